@@ -1,0 +1,2 @@
+//! The `nrt` command.
+fn main() {}

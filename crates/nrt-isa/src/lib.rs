@@ -1,0 +1,1 @@
+//! The bytes the NeuronCore executes.

@@ -1,0 +1,1 @@
+//! NEFF container: header, archive, typed def.json / engine JSON.
