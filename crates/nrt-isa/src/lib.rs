@@ -1,1 +1,20 @@
-//! The bytes the NeuronCore executes.
+//! The bytes the simulated (and real) NeuronCore executes.
+//!
+//! Module map (see docs/isa.md):
+//! - `record`, `opcode`, `operand`, `instr`, `addr`, `asm`: the 64-byte
+//!   instruction records, their opcodes, operand sub-structs, typed
+//!   instructions, the on-chip address map, and the text assembler /
+//!   disassembler.
+//! - `dtype`: element types (nrt_dtype_t) and their conversions.
+//! - `dma_desc`: the 16-byte DMA descriptors the DMA engines walk.
+//! - `notification`: the 16-byte notification-queue (NQ) records.
+
+pub mod addr;
+pub mod asm;
+pub mod dma_desc;
+pub mod dtype;
+pub mod instr;
+pub mod notification;
+pub mod opcode;
+pub mod operand;
+pub mod record;

@@ -1,1 +1,3 @@
 //! The simulated NeuronCore device.
+
+pub mod kernels;

@@ -1,0 +1,1 @@
+//! Numerical kernels of the simulated engines (being written).
