@@ -1,0 +1,469 @@
+//! A cache-blocked, register-blocked single-precision GEMM.
+//!
+//! The PE array's work (`PSUM += stationaryᵀ · moving`) is the hottest loop of
+//! the simulator, so it gets a real GEMM: the operands are packed into panels
+//! sized for the caches (`KC` deep, `MC` rows of A, `NC` columns of B), and a
+//! `MR x NR` = 6 x 16 micro-kernel accumulates in registers. On x86-64 with
+//! AVX2 + FMA (detected at run time) the micro-kernel uses explicit 256-bit
+//! FMAs; everywhere else a portable version written so LLVM vectorises the
+//! 16-wide inner loop is used. Accumulation is always fp32, as in PSUM.
+
+use std::cell::RefCell;
+
+use super::error::{KernelError, KernelResult};
+
+/// Rows of C produced by one micro-kernel call.
+const MR: usize = 6;
+/// Columns of C produced by one micro-kernel call.
+const NR: usize = 16;
+/// Depth of a packed panel (shared dimension per block).
+const KC: usize = 256;
+/// Rows of A packed per block (multiple of `MR`, sized for L2).
+const MC: usize = 96;
+/// Columns of B packed per block (multiple of `NR`).
+const NC: usize = 2048;
+
+/// A read-only strided view of an f32 matrix.
+///
+/// Element `(i, j)` lives at `data[i * row_stride + j * col_stride]`; strides
+/// let callers pass transposed operands (such as the stationary tile, whose
+/// transpose is what the PE multiplies) without copying.
+#[derive(Debug, Clone, Copy)]
+pub struct MatRef<'a> {
+    data: &'a [f32],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+/// A mutable strided view of an f32 matrix (the GEMM destination).
+#[derive(Debug)]
+pub struct MatMut<'a> {
+    data: &'a mut [f32],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+/// Checks that the largest index a strided view can touch is inside `len`.
+fn check_extent(what: &'static str, len: usize, rows: usize, cols: usize, rs: usize, cs: usize) -> KernelResult<()> {
+    if rows == 0 || cols == 0 {
+        return Ok(());
+    }
+    let last = (rows - 1)
+        .checked_mul(rs)
+        .and_then(|r| (cols - 1).checked_mul(cs).and_then(|c| r.checked_add(c)))
+        .ok_or(KernelError::BufferTooSmall { what, needed: usize::MAX, have: len })?;
+    if last >= len {
+        return Err(KernelError::BufferTooSmall { what, needed: last + 1, have: len });
+    }
+    Ok(())
+}
+
+impl<'a> MatRef<'a> {
+    /// A general strided view; fails if the view would read past `data`.
+    pub fn new(data: &'a [f32], rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> KernelResult<Self> {
+        check_extent("matrix operand", data.len(), rows, cols, row_stride, col_stride)?;
+        Ok(Self { data, rows, cols, row_stride, col_stride })
+    }
+
+    /// A dense row-major `rows x cols` view.
+    pub fn row_major(data: &'a [f32], rows: usize, cols: usize) -> KernelResult<Self> {
+        Self::new(data, rows, cols, cols, 1)
+    }
+
+    /// The transpose of this view (no data movement).
+    pub fn t(self) -> Self {
+        Self { data: self.data, rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    #[inline(always)]
+    fn at(&self, i: usize, j: usize) -> f32 {
+        self.data[i * self.row_stride + j * self.col_stride]
+    }
+}
+
+impl<'a> MatMut<'a> {
+    /// A general strided mutable view; fails if it would reach past `data`.
+    pub fn new(data: &'a mut [f32], rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> KernelResult<Self> {
+        check_extent("matrix destination", data.len(), rows, cols, row_stride, col_stride)?;
+        Ok(Self { data, rows, cols, row_stride, col_stride })
+    }
+
+    /// A dense row-major `rows x cols` destination.
+    pub fn row_major(data: &'a mut [f32], rows: usize, cols: usize) -> KernelResult<Self> {
+        Self::new(data, rows, cols, cols, 1)
+    }
+}
+
+/// Which micro-kernel implementation this CPU runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MicroKernel {
+    /// Explicit AVX2 + FMA intrinsics (x86-64 with both features).
+    Avx2Fma,
+    /// Portable Rust that LLVM auto-vectorises for the baseline target.
+    Portable,
+}
+
+/// The micro-kernel [`gemm`] will use on this machine (for reports/benches).
+pub fn micro_kernel() -> MicroKernel {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            return MicroKernel::Avx2Fma;
+        }
+    }
+    MicroKernel::Portable
+}
+
+thread_local! {
+    /// Packing buffers reused across calls so a matmul never allocates in steady state.
+    static PACK: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `C = A · B` (or `C += A · B` when `accumulate`), all in fp32.
+///
+/// Shapes: A is `m x k`, B is `k x n`, C is `m x n`; a mismatch is an error.
+/// With `k == 0` the product is zero, so C is zeroed (or left alone when
+/// accumulating).
+pub fn gemm(a: MatRef<'_>, b: MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool) -> KernelResult<()> {
+    gemm_with(micro_kernel(), a, b, c, accumulate)
+}
+
+/// [`gemm`] with an explicit micro-kernel choice (tests compare both paths).
+///
+/// Asking for [`MicroKernel::Avx2Fma`] on a CPU without it falls back to the
+/// portable kernel rather than faulting.
+pub fn gemm_with(kernel: MicroKernel, a: MatRef<'_>, b: MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool) -> KernelResult<()> {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    if b.rows != k || c.rows != m || c.cols != n {
+        return Err(KernelError::ShapeMismatch {
+            op: "gemm",
+            expected: format!("A {m}x{k}, B {k}x{n}, C {m}x{n}"),
+            got: format!("A {}x{}, B {}x{}, C {}x{}", a.rows, a.cols, b.rows, b.cols, c.rows, c.cols),
+        });
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        if !accumulate {
+            for i in 0..m {
+                for j in 0..n {
+                    c.data[i * c.row_stride + j * c.col_stride] = 0.0;
+                }
+            }
+        }
+        return Ok(());
+    }
+    let kernel = if kernel == MicroKernel::Avx2Fma && micro_kernel() != MicroKernel::Avx2Fma {
+        MicroKernel::Portable
+    } else {
+        kernel
+    };
+    PACK.with(|cell| {
+        let mut bufs = cell.borrow_mut();
+        let (pa, pb) = &mut *bufs;
+        blocked(kernel, &a, &b, c, accumulate, pa, pb);
+    });
+    Ok(())
+}
+
+/// The three-level blocking loop (Goto/BLIS order: jc, pc, ic, jr, ir).
+fn blocked(kernel: MicroKernel, a: &MatRef<'_>, b: &MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool, pa: &mut Vec<f32>, pb: &mut Vec<f32>) {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    let mut acc = [0.0f32; MR * NR];
+    for jc in (0..n).step_by(NC) {
+        let nc = NC.min(n - jc);
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            pack_b(b, pc, kc, jc, nc, pb);
+            let add = accumulate || pc > 0;
+            for ic in (0..m).step_by(MC) {
+                let mc = MC.min(m - ic);
+                pack_a(a, ic, mc, pc, kc, pa);
+                for jr in (0..nc).step_by(NR) {
+                    let nr = NR.min(nc - jr);
+                    let bp = &pb[jr * kc..jr * kc + kc * NR];
+                    for ir in (0..mc).step_by(MR) {
+                        let mr = MR.min(mc - ir);
+                        let ap = &pa[ir * kc..ir * kc + kc * MR];
+                        run_kernel(kernel, kc, ap, bp, &mut acc);
+                        store(c, ic + ir, jc + jr, mr, nr, &acc, add);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Packs `A[ic..ic+mc, pc..pc+kc]` into `MR`-row panels, zero-padding the last.
+fn pack_a(a: &MatRef<'_>, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<f32>) {
+    let panels = mc.div_ceil(MR);
+    out.clear();
+    out.resize(panels * MR * kc, 0.0);
+    for panel in 0..panels {
+        let i0 = ic + panel * MR;
+        let rows = MR.min(ic + mc - i0);
+        let dst = &mut out[panel * MR * kc..(panel + 1) * MR * kc];
+        if a.row_stride == 1 && rows == MR {
+            // Column of A is contiguous: copy MR values per k step.
+            for p in 0..kc {
+                let start = i0 + (pc + p) * a.col_stride;
+                dst[p * MR..p * MR + MR].copy_from_slice(&a.data[start..start + MR]);
+            }
+        } else {
+            for p in 0..kc {
+                for ii in 0..rows {
+                    dst[p * MR + ii] = a.at(i0 + ii, pc + p);
+                }
+            }
+        }
+    }
+}
+
+/// Packs `B[pc..pc+kc, jc..jc+nc]` into `NR`-column panels, zero-padding the last.
+fn pack_b(b: &MatRef<'_>, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<f32>) {
+    let panels = nc.div_ceil(NR);
+    out.clear();
+    out.resize(panels * NR * kc, 0.0);
+    for panel in 0..panels {
+        let j0 = jc + panel * NR;
+        let cols = NR.min(jc + nc - j0);
+        let dst = &mut out[panel * NR * kc..(panel + 1) * NR * kc];
+        if b.col_stride == 1 {
+            for p in 0..kc {
+                let start = (pc + p) * b.row_stride + j0;
+                dst[p * NR..p * NR + cols].copy_from_slice(&b.data[start..start + cols]);
+            }
+        } else {
+            for p in 0..kc {
+                for jj in 0..cols {
+                    dst[p * NR + jj] = b.at(pc + p, j0 + jj);
+                }
+            }
+        }
+    }
+}
+
+/// Writes (or adds) the valid `mr x nr` corner of a micro-tile into C.
+#[inline]
+fn store(c: &mut MatMut<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &[f32; MR * NR], add: bool) {
+    if c.col_stride == 1 {
+        for ii in 0..mr {
+            let start = (i0 + ii) * c.row_stride + j0;
+            let dst = &mut c.data[start..start + nr];
+            let src = &acc[ii * NR..ii * NR + nr];
+            if add {
+                for (d, s) in dst.iter_mut().zip(src) {
+                    *d += *s;
+                }
+            } else {
+                dst.copy_from_slice(src);
+            }
+        }
+    } else {
+        for ii in 0..mr {
+            for jj in 0..nr {
+                let idx = (i0 + ii) * c.row_stride + (j0 + jj) * c.col_stride;
+                let v = acc[ii * NR + jj];
+                c.data[idx] = if add { c.data[idx] + v } else { v };
+            }
+        }
+    }
+}
+
+#[inline]
+fn run_kernel(kernel: MicroKernel, kc: usize, ap: &[f32], bp: &[f32], acc: &mut [f32; MR * NR]) {
+    debug_assert!(ap.len() >= kc * MR && bp.len() >= kc * NR);
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Avx2Fma` is only selected after run-time detection of both
+        // features (see `gemm_with`); slice lengths are asserted above and the
+        // kernel reads exactly kc*MR and kc*NR elements.
+        MicroKernel::Avx2Fma => unsafe { avx2::kernel(kc, ap.as_ptr(), bp.as_ptr(), acc) },
+        _ => portable_kernel(kc, ap, bp, acc),
+    }
+}
+
+/// Portable 6x16 micro-kernel; the `j` loop is a fixed 16-wide array op that
+/// LLVM turns into SIMD adds/multiplies.
+fn portable_kernel(kc: usize, ap: &[f32], bp: &[f32], acc: &mut [f32; MR * NR]) {
+    let mut c = [[0.0f32; NR]; MR];
+    for (a, b) in ap.chunks_exact(MR).zip(bp.chunks_exact(NR)).take(kc) {
+        let b: &[f32; NR] = b.try_into().expect("chunk of NR");
+        for i in 0..MR {
+            let ai = a[i];
+            for j in 0..NR {
+                c[i][j] += ai * b[j];
+            }
+        }
+    }
+    for i in 0..MR {
+        acc[i * NR..(i + 1) * NR].copy_from_slice(&c[i]);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{MR, NR};
+    use std::arch::x86_64::*;
+
+    /// 6x16 FMA micro-kernel: 12 accumulators, two B vectors, one broadcast.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; `a` must be valid for `kc * MR`
+    /// reads and `b` for `kc * NR` reads.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn kernel(kc: usize, a: *const f32, b: *const f32, acc: &mut [f32; MR * NR]) {
+        let mut c = [[_mm256_setzero_ps(); 2]; MR];
+        for p in 0..kc {
+            // SAFETY: p < kc, so every offset is inside the caller's panels.
+            unsafe {
+                let b0 = _mm256_loadu_ps(b.add(p * NR));
+                let b1 = _mm256_loadu_ps(b.add(p * NR + 8));
+                let ap = a.add(p * MR);
+                for (i, ci) in c.iter_mut().enumerate() {
+                    let ai = _mm256_broadcast_ss(&*ap.add(i));
+                    ci[0] = _mm256_fmadd_ps(ai, b0, ci[0]);
+                    ci[1] = _mm256_fmadd_ps(ai, b1, ci[1]);
+                }
+            }
+        }
+        for (i, ci) in c.iter().enumerate() {
+            // SAFETY: acc has MR*NR elements; row i occupies [i*NR, i*NR+16).
+            unsafe {
+                _mm256_storeu_ps(acc.as_mut_ptr().add(i * NR), ci[0]);
+                _mm256_storeu_ps(acc.as_mut_ptr().add(i * NR + 8), ci[1]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The simplest possible reference: a triple loop accumulating in f64.
+    fn naive(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> (Vec<f64>, Vec<f64>) {
+        let mut c = vec![0.0f64; m * n];
+        let mut mag = vec![0.0f64; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                for p in 0..k {
+                    let prod = a[i * k + p] as f64 * b[p * n + j] as f64;
+                    c[i * n + j] += prod;
+                    mag[i * n + j] += prod.abs();
+                }
+            }
+        }
+        (c, mag)
+    }
+
+    /// fp32 summation of k products errs by at most about k·u·Σ|aᵢbᵢ|
+    /// (u = 2⁻²⁴); allow (k + 2)·ε to cover FMA vs separate rounding.
+    fn assert_close(got: &[f32], want: &[f64], mag: &[f64], k: usize) {
+        let tol_scale = (k as f64 + 2.0) * f32::EPSILON as f64;
+        for (idx, ((g, w), s)) in got.iter().zip(want).zip(mag).enumerate() {
+            let tol = tol_scale * s + f32::MIN_POSITIVE as f64;
+            assert!((*g as f64 - w).abs() <= tol, "element {idx}: got {g}, want {w}, tol {tol}");
+        }
+    }
+
+    fn values(len: usize, seed: u32) -> Vec<f32> {
+        (0..len).map(|i| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 16) % 2001) as f32 / 1000.0 - 1.0).collect()
+    }
+
+    fn check(kernel: MicroKernel, m: usize, n: usize, k: usize) {
+        let a = values(m * k, 1);
+        let b = values(k * n, 7);
+        let (want, mag) = naive(m, n, k, &a, &b);
+        let mut c = vec![f32::NAN; m * n];
+        gemm_with(kernel, MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut c, m, n).unwrap(), false).unwrap();
+        assert_close(&c, &want, &mag, k);
+    }
+
+    #[test]
+    fn matches_naive_on_edge_shapes() {
+        for kernel in [MicroKernel::Avx2Fma, MicroKernel::Portable] {
+            for &(m, n, k) in &[(1, 1, 1), (6, 16, 3), (7, 17, 300), (128, 128, 128), (97, 33, 513), (5, 2100, 4)] {
+                check(kernel, m, n, k);
+            }
+        }
+    }
+
+    #[test]
+    fn accumulate_adds_onto_existing() {
+        let (m, n, k) = (13, 19, 21);
+        let a = values(m * k, 3);
+        let b = values(k * n, 5);
+        let (want, mag) = naive(m, n, k, &a, &b);
+        let mut c = vec![1.5f32; m * n];
+        gemm(MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut c, m, n).unwrap(), true).unwrap();
+        let want: Vec<f64> = want.iter().map(|w| w + 1.5).collect();
+        assert_close(&c, &want, &mag, k + 1);
+    }
+
+    #[test]
+    fn zero_depth_zeroes_or_keeps() {
+        let mut c = vec![3.0f32; 4];
+        let a: [f32; 0] = [];
+        gemm(MatRef::new(&a, 2, 0, 0, 1).unwrap(), MatRef::new(&a, 0, 2, 2, 1).unwrap(), &mut MatMut::row_major(&mut c, 2, 2).unwrap(), true).unwrap();
+        assert_eq!(c, vec![3.0; 4]);
+        gemm(MatRef::new(&a, 2, 0, 0, 1).unwrap(), MatRef::new(&a, 0, 2, 2, 1).unwrap(), &mut MatMut::row_major(&mut c, 2, 2).unwrap(), false).unwrap();
+        assert_eq!(c, vec![0.0; 4]);
+    }
+
+    #[test]
+    fn shape_mismatch_is_an_error() {
+        let a = vec![0.0f32; 6];
+        let mut c = vec![0.0f32; 4];
+        let err = gemm(MatRef::row_major(&a, 2, 3).unwrap(), MatRef::row_major(&a, 2, 3).unwrap(), &mut MatMut::row_major(&mut c, 2, 2).unwrap(), false);
+        assert!(matches!(err, Err(KernelError::ShapeMismatch { .. })));
+        assert!(MatRef::row_major(&a, 3, 3).is_err());
+    }
+
+    #[test]
+    fn transposed_and_strided_views() {
+        // C = Aᵀ·B where A is stored k x m, as the PE's stationary operand is.
+        let (m, n, k) = (9, 11, 14);
+        let at = values(k * m, 9);
+        let b = values(k * n, 2);
+        let a: Vec<f32> = (0..m * k).map(|idx| at[(idx % k) * m + idx / k]).collect();
+        let (want, mag) = naive(m, n, k, &a, &b);
+        // Column-major destination exercises the strided store path.
+        let mut c = vec![0.0f32; m * n];
+        let mut cv = MatMut::new(&mut c, m, n, 1, m).unwrap();
+        gemm(MatRef::row_major(&at, k, m).unwrap().t(), MatRef::row_major(&b, k, n).unwrap(), &mut cv, false).unwrap();
+        let c_rm: Vec<f32> = (0..m * n).map(|idx| c[(idx % n) * m + idx / n]).collect();
+        assert_close(&c_rm, &want, &mag, k);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn random_shapes_match_naive(m in 1usize..40, n in 1usize..40, k in 1usize..300, seed in any::<u32>()) {
+            let a = values(m * k, seed);
+            let b = values(k * n, seed ^ 0x5555);
+            let (want, mag) = naive(m, n, k, &a, &b);
+            for kernel in [MicroKernel::Avx2Fma, MicroKernel::Portable] {
+                let mut c = vec![0.0f32; m * n];
+                gemm_with(kernel, MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut c, m, n).unwrap(), false).unwrap();
+                assert_close(&c, &want, &mag, k);
+            }
+        }
+    }
+}
