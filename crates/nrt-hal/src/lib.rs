@@ -1,1 +1,27 @@
-//! The driver portal.
+//! The driver portal: the `Device` trait every backend implements, and the
+//! per-architecture descriptions both sides read.
+//!
+//! - [`addr`]: typed device addresses and hardware ids.
+//! - [`arch`]: trn1 / inf2 / trn2 / trn3 numbers and instance types.
+//! - [`device`]: the `Device` trait, discovery info, NQ and DMA ring types.
+//! - [`error`]: the four device errors.
+//! - [`reservation`]: exclusive core reservation through lock files.
+//! - [`conformance`]: the backend-independent conformance suite.
+
+#![forbid(unsafe_code)]
+
+pub mod addr;
+pub mod arch;
+pub mod conformance;
+pub mod device;
+pub mod error;
+pub mod reservation;
+
+pub use addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
+pub use arch::{Arch, ArchDesc, HbmChannelDesc, InstanceType};
+pub use device::{
+    Device, DeviceInfo, DmaQueueState, DmaQueueStatus, DmaRingConfig, MemoryLocation, NqRing,
+    NqSpec, NqType, NQ_RECORD_BYTES,
+};
+pub use error::{HalError, HalResult};
+pub use reservation::CoreReservation;

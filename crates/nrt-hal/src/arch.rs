@@ -1,0 +1,421 @@
+//! Architecture descriptions as data.
+//!
+//! Every number the runtime or the simulator needs about a chip generation
+//! lives here, in one table per architecture, so neither side hard-codes
+//! sizes. Values come from the public driver and documentation (see
+//! `spec/neuron-facts.md` §3 and §5); the few that are guesses are marked
+//! `GUESS` in the comments and in [`ArchDesc::guesses`].
+
+use crate::addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
+use std::fmt;
+
+/// A NeuronCore chip generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// Trainium1 (NeuronCore-v2, driver arch V2).
+    Trn1,
+    /// Inferentia2 (same NeuronCore-v2 device as Trn1).
+    Inf2,
+    /// Trainium2 (NeuronCore-v3, driver arch V3).
+    Trn2,
+    /// Trainium3 (NeuronCore-v4); several numbers are guesses.
+    Trn3,
+}
+
+impl Arch {
+    /// The static description of this architecture.
+    pub fn desc(self) -> &'static ArchDesc {
+        match self {
+            Arch::Trn1 => &TRN1,
+            Arch::Inf2 => &INF2,
+            Arch::Trn2 => &TRN2,
+            Arch::Trn3 => &TRN3,
+        }
+    }
+
+    /// The lower-case family name (`trn1`, `inf2`, ...).
+    pub fn name(self) -> &'static str {
+        self.desc().name
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One HBM channel (stack) of a device: where it sits in the device address
+/// space and how many bytes of it are usable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HbmChannelDesc {
+    /// First device address of the channel.
+    pub base: DeviceAddr,
+    /// Usable bytes (the "active" size; the address window may be larger).
+    pub size: u64,
+}
+
+/// Offsets of the per-core register and memory windows inside a core's
+/// TPB window (`tpb_base + tpb_stride * core`).
+///
+/// SBUF and the semaphore block sit where the driver's mmap table puts
+/// them; the DMA queue register banks use the UDMA register offsets of
+/// `neuron-facts` §3.7 inside a bank layout chosen by this project (the
+/// real banks are reached through BAR0, not through device addresses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoreWindowLayout {
+    /// SBUF, partition-major: partition `p` starts at `p * sbuf_partition_bytes`.
+    pub sbuf: u64,
+    /// PSUM, partition-major: partition `p` starts at `p * psum_partition_bytes`.
+    pub psum: u64,
+    /// The EVT_SEM block: events at +0x0, semaphore read/set/inc/dec aliases
+    /// at +0x1000/+0x1400/+0x1800/+0x1C00, four bytes per register.
+    pub evt_sem: u64,
+    /// DMA queue register banks, one [`DMA_QUEUE_BANK_STRIDE`] bank per
+    /// (DMA engine, queue), in engine-major order.
+    pub dma_regs: u64,
+}
+
+/// Byte stride between two DMA queue register banks.
+pub const DMA_QUEUE_BANK_STRIDE: u64 = 0x1000;
+/// Offset of the M2S (transmit, source side) register group in a bank.
+pub const DMA_M2S_GROUP: u64 = 0x000;
+/// Offset of the S2M (receive, destination side) register group in a bank.
+pub const DMA_S2M_GROUP: u64 = 0x100;
+/// UDMA register: ring base, low 32 bits.
+pub const DMA_REG_DRBP_LOW: u64 = 0x28;
+/// UDMA register: ring base, high 32 bits.
+pub const DMA_REG_DRBP_HIGH: u64 = 0x2C;
+/// UDMA register: ring length in descriptors.
+pub const DMA_REG_DRL: u64 = 0x30;
+/// UDMA register: head (next descriptor the engine will process).
+pub const DMA_REG_DRHP: u64 = 0x34;
+/// UDMA register: tail increment doorbell (write the number of new descriptors).
+pub const DMA_REG_DRTP_INC: u64 = 0x38;
+/// UDMA register: tail (one past the last submitted descriptor).
+pub const DMA_REG_DRTP: u64 = 0x3C;
+
+/// EVT_SEM block offset of the event registers.
+pub const EVT_SEM_EVENTS: u64 = 0x0000;
+/// EVT_SEM block offset of the semaphore READ alias.
+pub const EVT_SEM_SEM_READ: u64 = 0x1000;
+/// EVT_SEM block offset of the semaphore SET alias.
+pub const EVT_SEM_SEM_SET: u64 = 0x1400;
+/// EVT_SEM block offset of the semaphore INC alias (a write adds the value).
+pub const EVT_SEM_SEM_INC: u64 = 0x1800;
+/// EVT_SEM block offset of the semaphore DEC alias (a write subtracts the value).
+pub const EVT_SEM_SEM_DEC: u64 = 0x1C00;
+/// Size of the EVT_SEM block as mapped by the driver.
+pub const EVT_SEM_SIZE: u64 = 0x2000;
+
+/// Everything that differs between chip generations, as data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArchDesc {
+    /// The generation.
+    pub arch: Arch,
+    /// Lower-case family name.
+    pub name: &'static str,
+    /// Driver `enum neuron_arch` value (V2 = 2, V3 = 3; trn3 = 4 is a GUESS).
+    pub driver_arch: u32,
+    /// PCI device id, when public.
+    pub pci_device_id: Option<u16>,
+    /// Physical NeuronCores per device.
+    pub cores_per_device: u32,
+    /// Default logical-core size (physical cores per LNC).
+    pub default_lnc: u32,
+    /// HBM channels in device-address order.
+    pub hbm: &'static [HbmChannelDesc],
+    /// Tag OR-ed into host-DMA addresses as the device sees them.
+    pub host_dma_base: DeviceAddr,
+    /// SBUF partitions (lanes).
+    pub sbuf_partitions: u32,
+    /// SBUF bytes per partition.
+    pub sbuf_partition_bytes: u64,
+    /// PSUM bytes per partition.
+    pub psum_partition_bytes: u64,
+    /// PSUM banks per partition (2 KiB each).
+    pub psum_banks: u32,
+    /// Semaphores per core.
+    pub semaphores: u32,
+    /// Events per core.
+    pub events: u32,
+    /// DMA engines per core.
+    pub dma_engines_per_core: u32,
+    /// Queues per DMA engine.
+    pub queues_per_dma_engine: u32,
+    /// The sequencer-driven engines of a core.
+    pub engines: &'static [EngineId],
+    /// Notification-queue types per core.
+    pub nq_types: u32,
+    /// Notification queues per type (indexed by engine index).
+    pub nqs_per_type: u32,
+    /// Programmable Q7 cores of the POOL engine.
+    pub pool_cores: u32,
+    /// Device address of core 0's TPB window.
+    pub tpb_base: DeviceAddr,
+    /// Distance between two cores' TPB windows.
+    pub tpb_stride: u64,
+    /// Layout inside one TPB window.
+    pub windows: CoreWindowLayout,
+    /// Which of the numbers above are guesses rather than public facts.
+    pub guesses: &'static str,
+}
+
+impl ArchDesc {
+    /// Total HBM bytes of one device.
+    pub fn hbm_total(&self) -> u64 {
+        self.hbm.iter().map(|c| c.size).sum()
+    }
+
+    /// SBUF bytes per core.
+    pub fn sbuf_bytes(&self) -> u64 {
+        self.sbuf_partition_bytes * u64::from(self.sbuf_partitions)
+    }
+
+    /// PSUM bytes per core.
+    pub fn psum_bytes(&self) -> u64 {
+        self.psum_partition_bytes * u64::from(self.sbuf_partitions)
+    }
+
+    /// DMA queues per core.
+    pub fn dma_queues_per_core(&self) -> u32 {
+        self.dma_engines_per_core * self.queues_per_dma_engine
+    }
+
+    /// Base of a core's TPB window.
+    pub fn tpb_window(&self, core: CoreId) -> DeviceAddr {
+        self.tpb_base.offset(self.tpb_stride * u64::from(core.0))
+    }
+
+    /// Device address of a core's SBUF (partition 0, byte 0).
+    pub fn sbuf_addr(&self, core: CoreId) -> DeviceAddr {
+        self.tpb_window(core).offset(self.windows.sbuf)
+    }
+
+    /// Device address of a core's PSUM (partition 0, byte 0).
+    pub fn psum_addr(&self, core: CoreId) -> DeviceAddr {
+        self.tpb_window(core).offset(self.windows.psum)
+    }
+
+    /// Device address of a core's EVT_SEM block.
+    pub fn evt_sem_addr(&self, core: CoreId) -> DeviceAddr {
+        self.tpb_window(core).offset(self.windows.evt_sem)
+    }
+
+    /// Device address of event `index`'s register (write 1 sets, 0 clears).
+    pub fn event_addr(&self, core: CoreId, index: u32) -> DeviceAddr {
+        self.evt_sem_addr(core)
+            .offset(EVT_SEM_EVENTS + 4 * u64::from(index))
+    }
+
+    /// Device address of semaphore `index` in the alias window `alias`
+    /// (one of the `EVT_SEM_SEM_*` offsets). A 32-bit write to the INC
+    /// alias is how a DMA descriptor rings a semaphore doorbell.
+    pub fn semaphore_addr(&self, core: CoreId, alias: u64, index: u32) -> DeviceAddr {
+        self.evt_sem_addr(core).offset(alias + 4 * u64::from(index))
+    }
+
+    /// Device address of a DMA queue's register bank.
+    pub fn dma_queue_bank(&self, core: CoreId, q: DmaQueueId) -> DeviceAddr {
+        let bank = u64::from(q.engine) * u64::from(self.queues_per_dma_engine) + u64::from(q.queue);
+        self.tpb_window(core)
+            .offset(self.windows.dma_regs + bank * DMA_QUEUE_BANK_STRIDE)
+    }
+
+    /// Device address of a queue's tail-increment doorbell for one
+    /// direction (`DMA_M2S_GROUP` or `DMA_S2M_GROUP`).
+    pub fn dma_tail_inc_addr(&self, core: CoreId, q: DmaQueueId, group: u64) -> DeviceAddr {
+        self.dma_queue_bank(core, q).offset(group + DMA_REG_DRTP_INC)
+    }
+}
+
+const V2_WINDOWS: CoreWindowLayout = CoreWindowLayout {
+    sbuf: 0,
+    psum: 0x0200_0000,
+    evt_sem: 0x0270_0000,
+    dma_regs: 0x0280_0000,
+};
+
+const ENGINES: [EngineId; 5] = EngineId::ALL;
+
+const V2_HBM: [HbmChannelDesc; 2] = [
+    HbmChannelDesc { base: DeviceAddr(0), size: 16 << 30 },
+    HbmChannelDesc { base: DeviceAddr(0x10_0000_0000), size: 16 << 30 },
+];
+
+const V3_HBM: [HbmChannelDesc; 4] = [
+    HbmChannelDesc { base: DeviceAddr(0), size: 24 << 30 },
+    HbmChannelDesc { base: DeviceAddr(0x40_0000_0000), size: 24 << 30 },
+    HbmChannelDesc { base: DeviceAddr(0x8000_0000_0000), size: 24 << 30 },
+    HbmChannelDesc { base: DeviceAddr(0x8040_0000_0000), size: 24 << 30 },
+];
+
+// GUESS: Trn3 is publicly 144 GB of HBM; the split into four 36 GiB stacks
+// at the Trn2 bases is our assumption.
+const V4_HBM: [HbmChannelDesc; 4] = [
+    HbmChannelDesc { base: DeviceAddr(0), size: 36 << 30 },
+    HbmChannelDesc { base: DeviceAddr(0x40_0000_0000), size: 36 << 30 },
+    HbmChannelDesc { base: DeviceAddr(0x8000_0000_0000), size: 36 << 30 },
+    HbmChannelDesc { base: DeviceAddr(0x8040_0000_0000), size: 36 << 30 },
+];
+
+/// Trainium1.
+pub static TRN1: ArchDesc = ArchDesc {
+    arch: Arch::Trn1,
+    name: "trn1",
+    driver_arch: 2,
+    pci_device_id: Some(0x7164),
+    cores_per_device: 2,
+    default_lnc: 1,
+    hbm: &V2_HBM,
+    host_dma_base: DeviceAddr(0x0000_1000_0000_0000),
+    sbuf_partitions: 128,
+    sbuf_partition_bytes: 192 << 10,
+    psum_partition_bytes: 16 << 10,
+    psum_banks: 8,
+    semaphores: 256,
+    events: 256,
+    dma_engines_per_core: 16,
+    queues_per_dma_engine: 16,
+    engines: &ENGINES,
+    nq_types: 6,
+    nqs_per_type: 16,
+    pool_cores: 8,
+    tpb_base: DeviceAddr(0x0FFF_C000_0000),
+    tpb_stride: 0x0400_0000,
+    windows: V2_WINDOWS,
+    guesses: "PSUM/DMA-register window offsets are this project's choice",
+};
+
+/// Inferentia2: the same NeuronCore-v2 device as Trn1.
+pub static INF2: ArchDesc = ArchDesc {
+    arch: Arch::Inf2,
+    name: "inf2",
+    pci_device_id: Some(0x7264),
+    ..TRN1
+};
+
+/// Trainium2.
+pub static TRN2: ArchDesc = ArchDesc {
+    arch: Arch::Trn2,
+    name: "trn2",
+    driver_arch: 3,
+    pci_device_id: Some(0x7364),
+    cores_per_device: 8,
+    default_lnc: 2,
+    hbm: &V3_HBM,
+    host_dma_base: DeviceAddr(0x0000_4000_0000_0000),
+    sbuf_partition_bytes: 224 << 10,
+    nq_types: 5,
+    tpb_base: DeviceAddr(0x20_0000_0000),
+    guesses: "PSUM/DMA-register window offsets are this project's choice",
+    ..TRN1
+};
+
+/// Trainium3. GUESS: core count, HBM layout, driver arch id and address map
+/// follow Trn2; only the SBUF (32 MiB) and PSUM (2 MiB) sizes are public.
+pub static TRN3: ArchDesc = ArchDesc {
+    arch: Arch::Trn3,
+    name: "trn3",
+    driver_arch: 4,
+    pci_device_id: None,
+    hbm: &V4_HBM,
+    sbuf_partition_bytes: 256 << 10,
+    guesses: "driver arch id, core count (8), HBM layout (4 x 36 GiB), address map",
+    ..TRN2
+};
+
+/// An EC2 instance type and the Neuron devices it carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceType {
+    /// The EC2 name, e.g. `trn1.32xlarge`.
+    pub name: &'static str,
+    /// Chip generation of every device.
+    pub arch: Arch,
+    /// Number of Neuron devices.
+    pub devices: u32,
+    /// Whether the device count is a guess.
+    pub guessed: bool,
+}
+
+/// The instance types the simulator can impersonate.
+pub static INSTANCE_TYPES: &[InstanceType] = &[
+    InstanceType { name: "trn1.2xlarge", arch: Arch::Trn1, devices: 1, guessed: false },
+    InstanceType { name: "trn1.32xlarge", arch: Arch::Trn1, devices: 16, guessed: false },
+    InstanceType { name: "trn1n.32xlarge", arch: Arch::Trn1, devices: 16, guessed: false },
+    InstanceType { name: "inf2.xlarge", arch: Arch::Inf2, devices: 1, guessed: false },
+    InstanceType { name: "inf2.8xlarge", arch: Arch::Inf2, devices: 1, guessed: false },
+    InstanceType { name: "inf2.24xlarge", arch: Arch::Inf2, devices: 6, guessed: false },
+    InstanceType { name: "inf2.48xlarge", arch: Arch::Inf2, devices: 12, guessed: false },
+    InstanceType { name: "trn2.3xlarge", arch: Arch::Trn2, devices: 1, guessed: true },
+    InstanceType { name: "trn2.48xlarge", arch: Arch::Trn2, devices: 16, guessed: false },
+    InstanceType { name: "trn2u.48xlarge", arch: Arch::Trn2, devices: 16, guessed: false },
+    InstanceType { name: "trn3.48xlarge", arch: Arch::Trn3, devices: 16, guessed: true },
+];
+
+/// Looks an instance type up by its EC2 name (case-insensitive).
+pub fn instance_type(name: &str) -> Option<&'static InstanceType> {
+    INSTANCE_TYPES
+        .iter()
+        .find(|t| t.name.eq_ignore_ascii_case(name.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_match_public_facts() {
+        assert_eq!(TRN1.hbm_total(), 32 << 30);
+        assert_eq!(INF2.hbm_total(), 32 << 30);
+        assert_eq!(TRN2.hbm_total(), 96 << 30);
+        assert_eq!(TRN1.sbuf_bytes(), 24 << 20);
+        assert_eq!(TRN2.sbuf_bytes(), 28 << 20);
+        assert_eq!(TRN3.sbuf_bytes(), 32 << 20);
+        for a in [&TRN1, &INF2, &TRN2, &TRN3] {
+            assert_eq!(a.psum_bytes(), 2 << 20);
+            assert_eq!(a.psum_partition_bytes, u64::from(a.psum_banks) * 2048);
+            assert_eq!(a.dma_queues_per_core(), 256);
+            assert_eq!(a.engines.len(), 5);
+        }
+        assert_eq!(TRN2.cores_per_device, 8);
+        assert_eq!(TRN2.default_lnc, 2);
+        assert_eq!(INF2.cores_per_device, 2);
+    }
+
+    #[test]
+    fn windows_do_not_overlap_memory() {
+        for a in [&TRN1, &TRN2, &TRN3] {
+            let first = a.tpb_window(CoreId(0)).get();
+            let last = a.tpb_window(CoreId(a.cores_per_device)).get();
+            for h in a.hbm {
+                let (lo, hi) = (h.base.get(), h.base.get() + h.size);
+                assert!(last <= lo || first >= hi, "{} TPB windows overlap HBM", a.name);
+            }
+            assert!(a.host_dma_base.get() >= last || a.host_dma_base.get() + (1 << 40) <= first);
+            // PSUM, EVT_SEM and DMA banks fit inside the TPB window.
+            let dma_end = a.windows.dma_regs + u64::from(a.dma_queues_per_core()) * DMA_QUEUE_BANK_STRIDE;
+            assert!(a.windows.psum >= a.sbuf_bytes());
+            assert!(a.windows.evt_sem >= a.windows.psum + a.psum_bytes());
+            assert!(dma_end <= a.tpb_stride);
+        }
+    }
+
+    #[test]
+    fn trn2_semaphore_window_matches_driver_mmap() {
+        assert_eq!(TRN2.evt_sem_addr(CoreId(0)), DeviceAddr(0x20_0270_0000));
+        assert_eq!(TRN1.evt_sem_addr(CoreId(1)), DeviceAddr(0x0FFF_C670_0000));
+        assert_eq!(
+            TRN2.semaphore_addr(CoreId(0), EVT_SEM_SEM_INC, 3),
+            DeviceAddr(0x20_0270_0000 + 0x1800 + 12)
+        );
+    }
+
+    #[test]
+    fn instance_lookup() {
+        let t = instance_type("TRN1.32xlarge").unwrap();
+        assert_eq!((t.arch, t.devices), (Arch::Trn1, 16));
+        assert_eq!(instance_type("trn2.48xlarge").unwrap().devices, 16);
+        assert!(instance_type("p4d.24xlarge").is_none());
+    }
+}

@@ -1,0 +1,289 @@
+//! The `Device` trait: what the runtime may ask of a NeuronCore device.
+//!
+//! It mirrors what libnrt's ndl layer gets from `/dev/neuronN` (one method
+//! per ioctl or register window) and nothing more. Backends implement it
+//! once; the runtime holds a `Box<dyn Device>` or `Arc<dyn Device>`.
+
+use crate::addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
+use crate::arch::{ArchDesc, HbmChannelDesc};
+use crate::error::HalResult;
+use crate::reservation::CoreReservation;
+use std::fmt;
+use std::sync::Arc;
+
+/// Which memory pool an allocation comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryLocation {
+    /// Device HBM of one channel (stack), `0..info().hbm.len()`.
+    Hbm {
+        /// HBM channel index.
+        channel: u32,
+    },
+    /// Host memory the device reaches by DMA (addresses carry the
+    /// architecture's PCI host tag).
+    Host,
+}
+
+impl fmt::Display for MemoryLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryLocation::Hbm { channel } => write!(f, "HBM channel {channel}"),
+            MemoryLocation::Host => f.write_str("host-DMA memory"),
+        }
+    }
+}
+
+/// What discovery tells the runtime about one device (the DEVICE_BASIC_INFO
+/// / DRIVER_INFO ioctls plus the architecture table).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Backend name, e.g. `sim` or `neuron`.
+    pub backend: &'static str,
+    /// Static architecture numbers.
+    pub arch: &'static ArchDesc,
+    /// Device index on the instance (`/dev/neuronN`).
+    pub device_index: u32,
+    /// Physical cores present (may be fewer than the arch maximum).
+    pub physical_cores: u32,
+    /// HBM channels with the sizes this device actually offers.
+    pub hbm: Vec<HbmChannelDesc>,
+    /// The host-DMA window (base carries the PCI host tag).
+    pub host_memory: HbmChannelDesc,
+}
+
+impl DeviceInfo {
+    /// The engines of every core.
+    pub fn engines(&self) -> &'static [EngineId] {
+        self.arch.engines
+    }
+    /// Semaphores per core.
+    pub fn semaphores(&self) -> u32 {
+        self.arch.semaphores
+    }
+    /// Events per core.
+    pub fn events(&self) -> u32 {
+        self.arch.events
+    }
+    /// DMA engines per core.
+    pub fn dma_engines(&self) -> u32 {
+        self.arch.dma_engines_per_core
+    }
+    /// Queues per DMA engine.
+    pub fn dma_queues_per_engine(&self) -> u32 {
+        self.arch.queues_per_dma_engine
+    }
+}
+
+/// Notification-queue classes (ndl `NQ_TYPE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum NqType {
+    /// Implicit per-instruction trace records.
+    Trace = 0,
+    /// Explicit NOTIFY records and the per-execution START / END records.
+    Notify = 1,
+    /// Event set / clear records.
+    Event = 2,
+    /// Error records (NaN, parity, DMA abort, ...).
+    Error = 3,
+    /// DMA-generated trace records.
+    TraceDma = 4,
+    /// Throttling notifications.
+    Throttle = 5,
+}
+
+impl NqType {
+    /// All types in numeric order.
+    pub const ALL: [NqType; 6] = [
+        NqType::Trace,
+        NqType::Notify,
+        NqType::Event,
+        NqType::Error,
+        NqType::TraceDma,
+        NqType::Throttle,
+    ];
+}
+
+/// Where and what a notification queue is: the arguments of
+/// `ndl_notification_init`, with the ring memory allocated by the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NqSpec {
+    /// Core whose engines write this queue.
+    pub core: CoreId,
+    /// Engine index (0..16; the five sequencer engines use 0..5).
+    pub engine_index: u8,
+    /// Notification class.
+    pub nq_type: NqType,
+    /// Ring memory (device or host-DMA memory), aligned to its size.
+    pub ring: DeviceAddr,
+    /// Ring size in bytes: a power of two, a multiple of 16.
+    pub size_bytes: u32,
+}
+
+/// Size of one notification record.
+pub const NQ_RECORD_BYTES: usize = 16;
+
+/// A mapped notification ring: the runtime reads records straight from it,
+/// without a device call per record (the equivalent of the mmap'd ring plus
+/// the tail register).
+///
+/// Indices are free-running record counters; the slot of record `i` is
+/// `i % capacity()`. The device publishes a record's bytes before it
+/// publishes the advanced tail (Release), and `produced` loads it with
+/// Acquire, so every record below the returned count is complete.
+pub trait NqRing: Send + Sync {
+    /// The queue this ring belongs to.
+    fn spec(&self) -> NqSpec;
+    /// Records the ring holds.
+    fn capacity(&self) -> u32;
+    /// Records written by the device so far (hardware tail, Acquire).
+    fn produced(&self) -> u64;
+    /// Records acknowledged by the consumer (the head register).
+    fn consumed(&self) -> u64;
+    /// Acknowledges records up to `count` (writes the head register), which
+    /// frees their slots for the producer.
+    fn set_consumed(&self, count: u64);
+    /// Copies records `from..` into `out` (at most `out.len()`, at most up
+    /// to `produced()`), returning how many were copied. Records that were
+    /// already overwritten are not returned: the copy starts no earlier than
+    /// `produced() - capacity()`.
+    fn read(&self, from: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize;
+    /// The software-queue-overflow flag (the INTC "SW NQ overflowed" bit):
+    /// set when the device had to drop or overwrite an unacknowledged record.
+    fn overflowed(&self) -> bool;
+}
+
+/// Descriptor-ring programming of one DMA queue (`DMA_QUEUE_INIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaRingConfig {
+    /// M2S (source side) ring of 16-byte descriptors.
+    pub tx_ring: DeviceAddr,
+    /// S2M (destination side) ring of 16-byte descriptors.
+    pub rx_ring: DeviceAddr,
+    /// Descriptors per ring (both rings have the same length).
+    pub descriptors: u32,
+    /// Semaphore incremented by one each time a packet (a descriptor pair
+    /// whose TX descriptor has the LAST bit) completes.
+    pub completion_semaphore: Option<u32>,
+    /// Event set each time a packet completes.
+    pub completion_event: Option<u32>,
+}
+
+/// Software status of a DMA queue (`neuron_dma_queue_state.sw_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DmaQueueStatus {
+    /// Not initialised (or reset).
+    Disabled,
+    /// Programmed and accepting descriptors.
+    Enabled,
+    /// Stopped by a transfer error; descriptors are no longer processed.
+    Aborted,
+}
+
+/// The registers of one DMA queue as `DMA_QUEUE_GET_STATE` reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaQueueState {
+    /// Software status.
+    pub status: DmaQueueStatus,
+    /// Descriptors the M2S side has processed (free-running).
+    pub tx_head: u64,
+    /// Descriptors submitted on the M2S side (free-running).
+    pub tx_tail: u64,
+    /// Descriptors the S2M side has processed (free-running).
+    pub rx_head: u64,
+    /// Descriptors submitted on the S2M side (free-running).
+    pub rx_tail: u64,
+}
+
+/// A NeuronCore device as the runtime sees it.
+///
+/// Thin and trusting: no policy, no validation beyond what keeps the
+/// device itself consistent. Every method is one driver call (or one
+/// register access) on real hardware; the doc of each says which.
+pub trait Device: Send + Sync {
+    /// Discovery: architecture, cores, memory (DEVICE_BASIC_INFO,
+    /// DRIVER_INFO, sysfs `core_count`).
+    fn info(&self) -> &DeviceInfo;
+
+    /// Allocates `size` bytes aligned to `align` (a power of two; 0 = page)
+    /// from `location` (MEM_ALLOC_V2MT64). Contents are unspecified.
+    fn alloc(&self, location: MemoryLocation, size: u64, align: u64) -> HalResult<DeviceAddr>;
+
+    /// Frees an allocation by its start address (MEM_FREE).
+    fn free(&self, addr: DeviceAddr) -> HalResult<()>;
+
+    /// Copies device bytes at `addr` into `buf` (MEM_BUF_COPY out, or a
+    /// read through the BAR4 mapping). Works on every mapped window,
+    /// including SBUF/PSUM and the semaphore READ alias.
+    fn read(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()>;
+
+    /// Copies `data` to device address `addr` (MEM_BUF_COPY in). A write to
+    /// a register window has the register's side effect (e.g. the
+    /// semaphore INC alias increments).
+    fn write(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()>;
+
+    /// Fills `len` bytes at `addr` with `value` (MEMSET).
+    fn memset(&self, addr: DeviceAddr, value: u8, len: u64) -> HalResult<()>;
+
+    /// Device-to-device copy of `len` bytes (MEM_COPY).
+    fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<()>;
+
+    /// Reads a semaphore (SEMAPHORE_READ).
+    fn semaphore_read(&self, core: CoreId, index: u32) -> HalResult<i32>;
+
+    /// Assigns a semaphore (SEMAPHORE_WRITE).
+    fn semaphore_set(&self, core: CoreId, index: u32, value: i32) -> HalResult<()>;
+
+    /// Adds to a semaphore (SEMAPHORE_INCREMENT, ioctl 0x80084E29): the
+    /// execute doorbell.
+    fn semaphore_increment(&self, core: CoreId, index: u32, by: u32) -> HalResult<()>;
+
+    /// Subtracts from a semaphore (SEMAPHORE_DECREMENT).
+    fn semaphore_decrement(&self, core: CoreId, index: u32, by: u32) -> HalResult<()>;
+
+    /// Reads an event register (EVENT_GET).
+    fn event_read(&self, core: CoreId, index: u32) -> HalResult<bool>;
+
+    /// Sets an event (EVENT_SET with 1).
+    fn event_set(&self, core: CoreId, index: u32) -> HalResult<()>;
+
+    /// Clears an event (EVENT_SET with 0).
+    fn event_clear(&self, core: CoreId, index: u32) -> HalResult<()>;
+
+    /// Programs a DMA queue's descriptor rings (DMA_QUEUE_INIT); resets its
+    /// head and tail and enables it.
+    fn dma_queue_init(&self, core: CoreId, queue: DmaQueueId, config: DmaRingConfig) -> HalResult<()>;
+
+    /// Reads a DMA queue's registers (DMA_QUEUE_GET_STATE).
+    fn dma_queue_state(&self, core: CoreId, queue: DmaQueueId) -> HalResult<DmaQueueState>;
+
+    /// Submits `tx` new M2S and `rx` new S2M descriptors by bumping the
+    /// tails (DMA_QUEUE_COPY_START, i.e. the drtp_inc registers). The same
+    /// effect is reachable by a 32-bit device write to
+    /// [`ArchDesc::dma_tail_inc_addr`], which is how trigger descriptors do it.
+    fn dma_tail_increment(&self, core: CoreId, queue: DmaQueueId, tx: u32, rx: u32) -> HalResult<()>;
+
+    /// Programs a notification queue on caller-allocated ring memory
+    /// (NOTIFICATIONS_INIT + mmap) and returns the mapped ring. Re-initialising
+    /// the same (core, engine, type) replaces the previous ring.
+    fn nq_init(&self, spec: NqSpec) -> HalResult<Arc<dyn NqRing>>;
+
+    /// Disables a notification queue (base/size written to 0); records for
+    /// it are dropped afterwards.
+    fn nq_destroy(&self, spec: NqSpec) -> HalResult<()>;
+
+    /// Reserves physical cores exclusively for this process (NC_RANGE_MARK /
+    /// CRWL); released when the returned guard drops or the process exits.
+    fn reserve_cores(&self, cores: &[CoreId]) -> HalResult<CoreReservation>;
+
+    /// Points an engine's sequencer at an instruction stream of `len` bytes
+    /// (64-byte records) at `addr` and lets it run (the instruction-pointer
+    /// registers loaded by the bring-up path). The stream is expected to
+    /// block on a semaphore at its top; at PSEUDO EXIT the sequencer
+    /// reports END and branches back to the top.
+    fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()>;
+
+    /// Resets a core (RESET_NCS for one core): stops its sequencers and DMA
+    /// queues, clears semaphores and events. Memory is kept.
+    fn reset_core(&self, core: CoreId) -> HalResult<()>;
+}
