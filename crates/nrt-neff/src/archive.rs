@@ -1,0 +1,337 @@
+//! The NEFF payload: a tar archive, gzip-compressed or plain.
+//!
+//! Reading detects gzip by its magic bytes, walks the tar entries and keeps
+//! every regular file in a sorted path -> bytes map. Paths that are absolute
+//! or climb out with `..` are refused, as are links and device entries;
+//! directories are skipped; a leading `./` is dropped. [`ReadLimits`] caps
+//! the member count and the decompressed total so a hostile archive cannot
+//! exhaust memory. Writing produces byte-stable archives: sorted members,
+//! ustar headers with mtime 0, uid/gid 0, mode 0644, and a gzip header with
+//! no file name and mtime 0.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+use crate::error::{NeffError, Result};
+
+/// Archive members: normalized relative path -> file bytes, in path order.
+pub type Members = BTreeMap<String, Vec<u8>>;
+
+/// The two magic bytes that open a gzip stream.
+pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Guards against archive bombs; reading fails with a typed error as soon as
+/// a limit would be crossed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Maximum number of regular-file members.
+    pub max_members: usize,
+    /// Maximum sum of the members' decompressed sizes, in bytes.
+    pub max_total_bytes: u64,
+}
+
+impl Default for ReadLimits {
+    /// 100 000 members and 16 GiB, far above any real NEFF.
+    fn default() -> Self {
+        ReadLimits { max_members: 100_000, max_total_bytes: 16 << 30 }
+    }
+}
+
+/// How the tar payload is stored after the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PayloadFormat {
+    /// gzip-compressed tar (what `pkg_version` 2 producers write).
+    Gzip,
+    /// Uncompressed tar (what `pkg_version` 1 producers write).
+    PlainTar,
+}
+
+impl PayloadFormat {
+    /// Detects the format of a payload from its first bytes.
+    pub fn detect(payload: &[u8]) -> Self {
+        if payload.starts_with(&GZIP_MAGIC) { PayloadFormat::Gzip } else { PayloadFormat::PlainTar }
+    }
+}
+
+/// Normalizes an archive path: drops leading `./` and empty or `.`
+/// components, and refuses absolute paths and `..`. Returns `None` for the
+/// archive root itself.
+pub fn normalize_member_path(raw: &str) -> Result<Option<String>> {
+    if raw.starts_with('/') {
+        return Err(NeffError::UnsafePath { path: raw.to_string(), reason: "absolute path" });
+    }
+    let mut parts = Vec::new();
+    for part in raw.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                return Err(NeffError::UnsafePath {
+                    path: raw.to_string(),
+                    reason: "path traversal through '..'",
+                });
+            }
+            p => parts.push(p),
+        }
+    }
+    Ok(if parts.is_empty() { None } else { Some(parts.join("/")) })
+}
+
+fn corrupt(path: Option<&str>, err: impl std::fmt::Display) -> NeffError {
+    NeffError::CorruptArchive { path: path.map(str::to_string), message: err.to_string() }
+}
+
+/// Reads every regular-file member of `payload` (gzip or plain tar).
+pub fn read_members(payload: &[u8], limits: &ReadLimits) -> Result<Members> {
+    match PayloadFormat::detect(payload) {
+        PayloadFormat::Gzip => read_tar(flate2::read::GzDecoder::new(payload), limits),
+        PayloadFormat::PlainTar => read_tar(payload, limits),
+    }
+}
+
+fn read_tar<R: Read>(reader: R, limits: &ReadLimits) -> Result<Members> {
+    let mut archive = tar::Archive::new(reader);
+    let mut members = Members::new();
+    let mut total: u64 = 0;
+    let entries = archive.entries().map_err(|e| corrupt(None, e))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| corrupt(None, e))?;
+        let raw = String::from_utf8(entry.path_bytes().into_owned())
+            .map_err(|_| corrupt(None, "member path is not UTF-8"))?;
+        let kind = entry.header().entry_type();
+        if kind.is_dir() || kind.is_pax_global_extensions() {
+            continue;
+        }
+        let Some(path) = normalize_member_path(&raw)? else { continue };
+        if !(kind.is_file() || kind.is_contiguous()) {
+            let name = if kind.is_symlink() {
+                "symlink".to_string()
+            } else if kind.is_hard_link() {
+                "hard link".to_string()
+            } else {
+                format!("{:?}", kind)
+            };
+            return Err(NeffError::UnsupportedEntry { path, kind: name });
+        }
+        if members.len() >= limits.max_members {
+            return Err(NeffError::TooManyMembers { limit: limits.max_members });
+        }
+        let size = entry.size();
+        total = total.saturating_add(size);
+        if total > limits.max_total_bytes {
+            return Err(NeffError::TooLarge { path, limit: limits.max_total_bytes });
+        }
+        // Never trust the declared size for the allocation itself.
+        let mut data = Vec::with_capacity(size.min(1 << 20) as usize);
+        (&mut entry)
+            .take(size)
+            .read_to_end(&mut data)
+            .map_err(|e| corrupt(Some(&path), e))?;
+        if data.len() as u64 != size {
+            return Err(corrupt(
+                Some(&path),
+                format!("member declares {size} bytes but only {} are present", data.len()),
+            ));
+        }
+        if members.contains_key(&path) {
+            return Err(NeffError::DuplicateMember { path });
+        }
+        members.insert(path, data);
+    }
+    Ok(members)
+}
+
+/// Builds a byte-stable tar (optionally gzip-compressed) of `members`.
+pub fn write_payload(members: &Members, format: PayloadFormat) -> Result<Vec<u8>> {
+    let tar = write_tar(members)?;
+    match format {
+        PayloadFormat::PlainTar => Ok(tar),
+        PayloadFormat::Gzip => {
+            let mut gz = flate2::GzBuilder::new()
+                .mtime(0)
+                .operating_system(255)
+                .write(Vec::new(), flate2::Compression::default());
+            gz.write_all(&tar).map_err(|e| corrupt(None, e))?;
+            gz.finish().map_err(|e| corrupt(None, e))
+        }
+    }
+}
+
+fn write_tar(members: &Members) -> Result<Vec<u8>> {
+    let mut builder = tar::Builder::new(Vec::new());
+    builder.mode(tar::HeaderMode::Deterministic);
+    for (path, data) in members {
+        let normalized = normalize_member_path(path)?;
+        if normalized.as_deref() != Some(path.as_str()) {
+            return Err(NeffError::UnsafePath {
+                path: path.clone(),
+                reason: "not a normalized relative path (no leading './', empty or '.' parts)",
+            });
+        }
+        let mut header = tar::Header::new_ustar();
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mtime(0);
+        builder
+            .append_data(&mut header, path, data.as_slice())
+            .map_err(|e| corrupt(Some(path), e))?;
+    }
+    builder.into_inner().map_err(|e| corrupt(None, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tar_with(path: &[u8], kind: tar::EntryType, data: &[u8]) -> Vec<u8> {
+        // Write the raw name bytes so unsafe names reach the reader unchanged.
+        let mut header = tar::Header::new_gnu();
+        header.as_old_mut().name[..path.len()].copy_from_slice(path);
+        header.set_entry_type(kind);
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        let mut b = tar::Builder::new(Vec::new());
+        b.append(&header, data).unwrap();
+        b.into_inner().unwrap()
+    }
+
+    #[test]
+    fn plain_and_gzip_read_the_same() {
+        let mut m = Members::new();
+        m.insert("sg00/def.json".into(), b"{}".to_vec());
+        m.insert("neff.json".into(), vec![1, 2, 3]);
+        for f in [PayloadFormat::Gzip, PayloadFormat::PlainTar] {
+            let p = write_payload(&m, f).unwrap();
+            assert_eq!(PayloadFormat::detect(&p), f);
+            assert_eq!(read_members(&p, &ReadLimits::default()).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn traversal_is_refused() {
+        let p = tar_with(b"sg00/../../etc/passwd", tar::EntryType::Regular, b"x");
+        assert!(matches!(
+            read_members(&p, &ReadLimits::default()),
+            Err(NeffError::UnsafePath { reason: "path traversal through '..'", .. })
+        ));
+    }
+
+    #[test]
+    fn absolute_path_is_refused() {
+        let p = tar_with(b"/etc/passwd", tar::EntryType::Regular, b"x");
+        assert!(matches!(
+            read_members(&p, &ReadLimits::default()),
+            Err(NeffError::UnsafePath { reason: "absolute path", .. })
+        ));
+    }
+
+    #[test]
+    fn links_are_refused() {
+        let p = tar_with(b"sg00/def.json", tar::EntryType::Symlink, b"");
+        assert!(matches!(
+            read_members(&p, &ReadLimits::default()),
+            Err(NeffError::UnsupportedEntry { .. })
+        ));
+        let p = tar_with(b"sg00/def.json", tar::EntryType::Link, b"");
+        assert!(matches!(
+            read_members(&p, &ReadLimits::default()),
+            Err(NeffError::UnsupportedEntry { .. })
+        ));
+    }
+
+    #[test]
+    fn dot_slash_prefix_is_dropped_and_dirs_skipped() {
+        let mut p = tar_with(b"./sg00/", tar::EntryType::Directory, b"");
+        p.truncate(512); // keep only the directory header, then add a file
+        p.extend_from_slice(&tar_with(b"./sg00/a.bin", tar::EntryType::Regular, b"abc"));
+        let m = read_members(&p, &ReadLimits::default()).unwrap();
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["sg00/a.bin"]);
+    }
+
+    #[test]
+    fn member_count_limit() {
+        let mut m = Members::new();
+        for i in 0..3 {
+            m.insert(format!("f{i}"), vec![]);
+        }
+        let p = write_payload(&m, PayloadFormat::PlainTar).unwrap();
+        let limits = ReadLimits { max_members: 2, ..ReadLimits::default() };
+        assert!(matches!(read_members(&p, &limits), Err(NeffError::TooManyMembers { limit: 2 })));
+    }
+
+    #[test]
+    fn total_size_limit() {
+        let mut m = Members::new();
+        m.insert("big".into(), vec![0; 4096]);
+        let p = write_payload(&m, PayloadFormat::Gzip).unwrap();
+        let limits = ReadLimits { max_total_bytes: 4095, ..ReadLimits::default() };
+        assert!(matches!(read_members(&p, &limits), Err(NeffError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn corrupt_gzip_is_reported() {
+        let mut m = Members::new();
+        m.insert("a".into(), vec![7; 1000]);
+        let mut p = write_payload(&m, PayloadFormat::Gzip).unwrap();
+        let n = p.len();
+        p.truncate(n / 2);
+        assert!(matches!(
+            read_members(&p, &ReadLimits::default()),
+            Err(NeffError::CorruptArchive { .. })
+        ));
+    }
+
+    #[test]
+    fn truncated_member_is_reported() {
+        let p = tar_with(b"a", tar::EntryType::Regular, &[1; 600]);
+        assert!(matches!(
+            read_members(&p[..700], &ReadLimits::default()),
+            Err(NeffError::CorruptArchive { .. })
+        ));
+    }
+
+    #[test]
+    fn writer_refuses_unnormalized_paths() {
+        let mut m = Members::new();
+        m.insert("./a".into(), vec![]);
+        assert!(matches!(
+            write_payload(&m, PayloadFormat::PlainTar),
+            Err(NeffError::UnsafePath { .. })
+        ));
+    }
+
+    #[test]
+    fn long_paths_survive() {
+        let mut m = Members::new();
+        m.insert(format!("sg00/{}/x.bin", "d".repeat(200)), vec![5; 3]);
+        let p = write_payload(&m, PayloadFormat::Gzip).unwrap();
+        assert_eq!(read_members(&p, &ReadLimits::default()).unwrap(), m);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn round_trip(files in proptest::collection::btree_map("[a-z]{1,8}(/[a-z0-9_.]{1,12}){0,2}",
+                                                               proptest::collection::vec(any::<u8>(), 0..600), 0..6),
+                      gzip in any::<bool>()) {
+            // A path cannot be both a file and a directory; drop such clashes.
+            let members: Members = files.iter()
+                .filter(|(p, _)| !files.keys().any(|q| q.starts_with(&format!("{p}/"))))
+                .map(|(p, d)| (p.clone(), d.clone())).collect();
+            let f = if gzip { PayloadFormat::Gzip } else { PayloadFormat::PlainTar };
+            let a = write_payload(&members, f).unwrap();
+            prop_assert_eq!(&a, &write_payload(&members, f).unwrap());
+            prop_assert_eq!(read_members(&a, &ReadLimits::default()).unwrap(), members);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+            let _ = read_members(&bytes, &ReadLimits::default());
+        }
+    }
+}
