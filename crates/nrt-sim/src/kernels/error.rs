@@ -49,6 +49,9 @@ pub enum KernelError {
         /// Bytes per partition the caller declared.
         partition_bytes: usize,
     },
+    /// The element conversion at the gather/scatter boundary failed.
+    #[error("dtype conversion failed: {0}")]
+    Convert(#[from] nrt_isa::dtype::ConvertError),
     /// A dtype the kernels cannot convert (e.g. the 0 "invalid" code).
     #[error("unsupported dtype {dtype} for {op}")]
     UnsupportedDtype {

@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod gemm;
+pub mod pattern;
 pub mod tile;
 
 pub use error::{KernelError, KernelResult};

@@ -1,0 +1,410 @@
+//! Operand access patterns and the dtype boundary (gather / scatter).
+//!
+//! On-chip memories (SBUF, PSUM) are `[partition][bytes per partition]`. A
+//! compute operand names a partition range plus a free-dimension access
+//! pattern: a start byte offset inside each partition and up to four
+//! `(step in elements, count)` axes, innermost first, exactly like the
+//! TENSOR3D / TENSOR4D operand fields of the instruction records. The same
+//! pattern applies to every partition of the range.
+//!
+//! [`gather`] reads such an operand into a dense f32 [`Tile`] (widening
+//! bf16 / fp16 / fp8 / integers through `nrt_isa::dtype`), and [`scatter`]
+//! writes a tile back, narrowing with round-to-nearest-even or seeded
+//! stochastic rounding. This module is the only place kernels meet dtypes.
+//! [`gather_raw`] / [`scatter_raw`] move elements bit-exactly (a COPY whose
+//! input and output dtypes match must not round-trip through f32: an int32
+//! COPY may be carrying fp16 pairs).
+
+use nrt_isa::dtype::{bytes_to_f32, f32_to_bytes, Dtype, Rounding};
+
+use super::error::{shape, KernelError, KernelResult};
+use super::tile::Tile;
+
+/// Most free-dimension axes an operand pattern can have (TENSOR4D).
+pub const MAX_AXES: usize = 4;
+
+/// One free-dimension axis: `count` elements, `step` elements apart.
+///
+/// Steps may be negative (the PE's LDWEIGHTS walks its tile backwards) or
+/// zero (broadcast).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axis {
+    /// Distance between consecutive elements along this axis, in elements.
+    pub step: i32,
+    /// Number of elements along this axis.
+    pub count: u32,
+}
+
+impl Axis {
+    /// Shorthand constructor.
+    pub const fn new(step: i32, count: u32) -> Self {
+        Self { step, count }
+    }
+}
+
+/// A compute operand's location: partitions plus a free-dim access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pattern {
+    start_partition: usize,
+    partitions: usize,
+    offset: usize,
+    axes: [Axis; MAX_AXES],
+    rank: usize,
+}
+
+impl Pattern {
+    /// A pattern over `partitions` partitions starting at `start_partition`,
+    /// whose first element sits `offset` bytes into each partition, walking
+    /// `axes` (innermost first, 1 to [`MAX_AXES`] of them).
+    pub fn new(start_partition: usize, partitions: usize, offset: usize, axes: &[Axis]) -> KernelResult<Self> {
+        if axes.is_empty() || axes.len() > MAX_AXES {
+            return Err(KernelError::InvalidPattern {
+                detail: format!("{} axes given, expected 1 to {MAX_AXES}", axes.len()),
+            });
+        }
+        let mut padded = [Axis::new(0, 1); MAX_AXES];
+        padded[..axes.len()].copy_from_slice(axes);
+        Ok(Self { start_partition, partitions, offset, axes: padded, rank: axes.len() })
+    }
+
+    /// A unit-step run of `len` elements per partition (the common case).
+    pub fn contiguous(start_partition: usize, partitions: usize, offset: usize, len: u32) -> Self {
+        let mut axes = [Axis::new(0, 1); MAX_AXES];
+        axes[0] = Axis::new(1, len);
+        Self { start_partition, partitions, offset, axes, rank: 1 }
+    }
+
+    /// First partition addressed.
+    pub fn start_partition(&self) -> usize {
+        self.start_partition
+    }
+
+    /// Number of partitions addressed.
+    pub fn partitions(&self) -> usize {
+        self.partitions
+    }
+
+    /// Byte offset of the first element inside each partition.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The free-dimension axes, innermost first.
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes[..self.rank]
+    }
+
+    /// Elements per partition (product of the axis counts).
+    pub fn free_len(&self) -> usize {
+        self.axes().iter().map(|a| a.count as usize).product()
+    }
+
+    /// Byte range `[lo, hi)` touched inside one partition for `esize`-byte
+    /// elements, or an error if it starts before byte 0.
+    pub fn byte_span(&self, esize: usize) -> KernelResult<(usize, usize)> {
+        if self.free_len() == 0 {
+            return Ok((self.offset, self.offset));
+        }
+        let (mut lo, mut hi) = (0i128, 0i128);
+        for a in self.axes() {
+            let reach = a.step as i128 * (a.count as i128 - 1);
+            if reach < 0 {
+                lo += reach;
+            } else {
+                hi += reach;
+            }
+        }
+        let e = esize as i128;
+        let lo = self.offset as i128 + lo * e;
+        let hi = self.offset as i128 + (hi + 1) * e;
+        if lo < 0 {
+            return Err(KernelError::OutOfBounds {
+                detail: format!("pattern reaches byte {lo} before the start of its partition (offset {})", self.offset),
+            });
+        }
+        Ok((lo as usize, hi as usize))
+    }
+
+    /// Merges axes that continue each other and drops unit axes, so that
+    /// e.g. `[1 x 64][64 x 2]` becomes one run of 128 elements.
+    fn canonical(&self) -> ([Axis; MAX_AXES], usize) {
+        let mut out = [Axis::new(0, 1); MAX_AXES];
+        let mut n = 0;
+        for a in self.axes() {
+            if a.count == 1 {
+                continue;
+            }
+            if n > 0 {
+                let last = out[n - 1];
+                if a.step as i64 == last.step as i64 * last.count as i64 {
+                    if let Some(count) = last.count.checked_mul(a.count) {
+                        out[n - 1].count = count;
+                        continue;
+                    }
+                }
+            }
+            out[n] = *a;
+            n += 1;
+        }
+        if n == 0 {
+            out[0] = Axis::new(1, 1);
+            n = 1;
+        }
+        (out, n)
+    }
+
+    /// The runs along the innermost (canonical) axis: for each, its position
+    /// in the free dimension and its element offset from the pattern start.
+    fn runs(&self) -> (Axis, Vec<(usize, i64)>) {
+        let (axes, rank) = self.canonical();
+        let inner = axes[0];
+        let outer = &axes[1..rank];
+        let total_runs: usize = outer.iter().map(|a| a.count as usize).product();
+        let mut runs = Vec::with_capacity(total_runs);
+        let mut idx = [0u32; MAX_AXES];
+        for r in 0..total_runs {
+            let elem: i64 = outer.iter().zip(&idx).map(|(a, &i)| a.step as i64 * i as i64).sum();
+            runs.push((r * inner.count as usize, elem));
+            for (a, i) in outer.iter().zip(idx.iter_mut()) {
+                *i += 1;
+                if *i < a.count {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+        (inner, runs)
+    }
+}
+
+/// A read-only view of an on-chip memory laid out `[partition][bytes]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Memory<'a> {
+    bytes: &'a [u8],
+    partition_bytes: usize,
+}
+
+/// A mutable view of an on-chip memory laid out `[partition][bytes]`.
+#[derive(Debug)]
+pub struct MemoryMut<'a> {
+    bytes: &'a mut [u8],
+    partition_bytes: usize,
+}
+
+fn check_layout(len: usize, partition_bytes: usize) -> KernelResult<()> {
+    if partition_bytes == 0 || len % partition_bytes != 0 {
+        return Err(KernelError::RaggedMemory { len, partition_bytes });
+    }
+    Ok(())
+}
+
+impl<'a> Memory<'a> {
+    /// Views `bytes` as partitions of `partition_bytes` each.
+    pub fn new(bytes: &'a [u8], partition_bytes: usize) -> KernelResult<Self> {
+        check_layout(bytes.len(), partition_bytes)?;
+        Ok(Self { bytes, partition_bytes })
+    }
+
+    /// Number of partitions in the view.
+    pub fn partitions(&self) -> usize {
+        self.bytes.len() / self.partition_bytes
+    }
+
+    /// Bytes per partition.
+    pub fn partition_bytes(&self) -> usize {
+        self.partition_bytes
+    }
+}
+
+impl<'a> MemoryMut<'a> {
+    /// Views `bytes` as partitions of `partition_bytes` each.
+    pub fn new(bytes: &'a mut [u8], partition_bytes: usize) -> KernelResult<Self> {
+        check_layout(bytes.len(), partition_bytes)?;
+        Ok(Self { bytes, partition_bytes })
+    }
+
+    /// Number of partitions in the view.
+    pub fn partitions(&self) -> usize {
+        self.bytes.len() / self.partition_bytes
+    }
+
+    /// A read-only view of the same memory (to gather from it).
+    pub fn as_ref(&self) -> Memory<'_> {
+        Memory { bytes: self.bytes, partition_bytes: self.partition_bytes }
+    }
+}
+
+fn element_size(dtype: Dtype, op: &'static str) -> KernelResult<usize> {
+    if dtype == Dtype::Unknown {
+        return Err(KernelError::UnsupportedDtype { dtype: format!("{dtype:?}"), op });
+    }
+    Ok(dtype.size_bytes())
+}
+
+/// Checks that `pat` with `esize`-byte elements fits in a memory of
+/// `partitions x partition_bytes`; returns nothing on success.
+fn check_bounds(pat: &Pattern, esize: usize, partitions: usize, partition_bytes: usize) -> KernelResult<()> {
+    let end = pat.start_partition.checked_add(pat.partitions).unwrap_or(usize::MAX);
+    if end > partitions {
+        return Err(KernelError::OutOfBounds {
+            detail: format!("partitions {}..{end} outside the {partitions} the memory has", pat.start_partition),
+        });
+    }
+    let (_, hi) = pat.byte_span(esize)?;
+    if hi > partition_bytes {
+        return Err(KernelError::OutOfBounds {
+            detail: format!("pattern reaches byte {hi} of a {partition_bytes}-byte partition"),
+        });
+    }
+    Ok(())
+}
+
+/// Reads the operand `pat` of element type `dtype` into a new f32 tile of
+/// shape `[pat.partitions() x pat.free_len()]`.
+pub fn gather(mem: &Memory<'_>, pat: &Pattern, dtype: Dtype) -> KernelResult<Tile> {
+    let mut tile = Tile::zeros(pat.partitions, pat.free_len());
+    gather_into(mem, pat, dtype, &mut tile)?;
+    Ok(tile)
+}
+
+/// [`gather`] into an existing tile of the right shape (no allocation).
+pub fn gather_into(mem: &Memory<'_>, pat: &Pattern, dtype: Dtype, tile: &mut Tile) -> KernelResult<()> {
+    let esize = element_size(dtype, "gather")?;
+    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
+    tile.expect_shape("gather destination", pat.partitions, pat.free_len())?;
+    let (inner, runs) = pat.runs();
+    let len = inner.count as usize;
+    let mut scratch = Vec::new();
+    for p in 0..pat.partitions {
+        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
+        let row = tile.row_mut(p);
+        for &(pos, elem) in &runs {
+            let start = (base as i64 + elem * esize as i64) as usize;
+            let dst = &mut row[pos..pos + len];
+            if inner.step == 1 {
+                bytes_to_f32(&mem.bytes[start..start + len * esize], dtype, dst)?;
+            } else {
+                scratch.clear();
+                for i in 0..len {
+                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
+                    scratch.extend_from_slice(&mem.bytes[at..at + esize]);
+                }
+                bytes_to_f32(&scratch, dtype, dst)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `tile` to the operand `pat` as elements of `dtype`, narrowing with
+/// `rounding` (a stochastic rounder advances one draw per element, in
+/// partition-major, free-order sequence, so results are reproducible).
+///
+/// If the pattern visits an address twice (a zero step), the later element
+/// in free order wins.
+pub fn scatter(mem: &mut MemoryMut<'_>, pat: &Pattern, dtype: Dtype, tile: &Tile, rounding: &mut Rounding) -> KernelResult<()> {
+    let esize = element_size(dtype, "scatter")?;
+    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
+    tile.expect_shape("scatter source", pat.partitions, pat.free_len())?;
+    let (inner, runs) = pat.runs();
+    let len = inner.count as usize;
+    let mut scratch = vec![0u8; len * esize];
+    for p in 0..pat.partitions {
+        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
+        let row = tile.row(p);
+        for &(pos, elem) in &runs {
+            let start = (base as i64 + elem * esize as i64) as usize;
+            let src = &row[pos..pos + len];
+            if inner.step == 1 {
+                f32_to_bytes(src, dtype, &mut mem.bytes[start..start + len * esize], rounding)?;
+            } else {
+                f32_to_bytes(src, dtype, &mut scratch, rounding)?;
+                for (i, chunk) in scratch.chunks_exact(esize).enumerate() {
+                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
+                    mem.bytes[at..at + esize].copy_from_slice(chunk);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Elements moved bit-exactly: `[partitions x free]` elements of `esize`
+/// bytes each, row-major.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawTile {
+    /// Number of partitions (rows).
+    pub partitions: usize,
+    /// Elements per partition.
+    pub free: usize,
+    /// Bytes per element.
+    pub esize: usize,
+    /// `partitions * free * esize` bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Reads the operand `pat` as raw `esize`-byte elements (no conversion).
+pub fn gather_raw(mem: &Memory<'_>, pat: &Pattern, esize: usize) -> KernelResult<RawTile> {
+    if esize == 0 {
+        return Err(KernelError::InvalidPattern { detail: "element size 0".into() });
+    }
+    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
+    let free = pat.free_len();
+    let (inner, runs) = pat.runs();
+    let len = inner.count as usize;
+    let mut bytes = Vec::with_capacity(pat.partitions * free * esize);
+    for p in 0..pat.partitions {
+        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
+        for &(_, elem) in &runs {
+            let start = (base as i64 + elem * esize as i64) as usize;
+            if inner.step == 1 {
+                bytes.extend_from_slice(&mem.bytes[start..start + len * esize]);
+            } else {
+                for i in 0..len {
+                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
+                    bytes.extend_from_slice(&mem.bytes[at..at + esize]);
+                }
+            }
+        }
+    }
+    Ok(RawTile { partitions: pat.partitions, free, esize, bytes })
+}
+
+/// Writes raw elements to the operand `pat` (no conversion).
+pub fn scatter_raw(mem: &mut MemoryMut<'_>, pat: &Pattern, raw: &RawTile) -> KernelResult<()> {
+    let esize = raw.esize;
+    if esize == 0 {
+        return Err(KernelError::InvalidPattern { detail: "element size 0".into() });
+    }
+    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
+    if (raw.partitions, raw.free) != (pat.partitions, pat.free_len()) || raw.bytes.len() != raw.partitions * raw.free * esize {
+        return Err(KernelError::ShapeMismatch {
+            op: "scatter_raw",
+            expected: shape(pat.partitions, pat.free_len()),
+            got: format!("{} ({} bytes of {esize}-byte elements)", shape(raw.partitions, raw.free), raw.bytes.len()),
+        });
+    }
+    let (inner, runs) = pat.runs();
+    let len = inner.count as usize;
+    let row_bytes = raw.free * esize;
+    for p in 0..pat.partitions {
+        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
+        let row = &raw.bytes[p * row_bytes..(p + 1) * row_bytes];
+        for &(pos, elem) in &runs {
+            let start = (base as i64 + elem * esize as i64) as usize;
+            let src = &row[pos * esize..(pos + len) * esize];
+            if inner.step == 1 {
+                mem.bytes[start..start + len * esize].copy_from_slice(src);
+            } else {
+                for (i, chunk) in src.chunks_exact(esize).enumerate() {
+                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
+                    mem.bytes[at..at + esize].copy_from_slice(chunk);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

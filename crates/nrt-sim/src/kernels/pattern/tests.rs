@@ -1,0 +1,175 @@
+//! Gather/scatter against a per-element reference walk, for all dtypes.
+
+use super::*;
+use proptest::prelude::*;
+
+/// Every dtype the engines compute on.
+pub(crate) const DTYPES: [Dtype; 14] = [
+    Dtype::Float32,
+    Dtype::Float32r,
+    Dtype::Bfloat16,
+    Dtype::Float16,
+    Dtype::Fp8E3,
+    Dtype::Fp8E4,
+    Dtype::Fp8E5,
+    Dtype::Int8,
+    Dtype::Uint8,
+    Dtype::Int16,
+    Dtype::Uint16,
+    Dtype::Int32,
+    Dtype::Uint32,
+    Dtype::Int64,
+];
+
+/// The byte address of every element, by the definition: nested loops over
+/// the axes (innermost first), nothing clever.
+fn reference_addresses(pat: &Pattern, esize: usize, partition_bytes: usize) -> Vec<Vec<usize>> {
+    let axes = pat.axes();
+    let mut out = Vec::new();
+    for p in 0..pat.partitions() {
+        let mut row = Vec::new();
+        let c: Vec<u32> = (0..MAX_AXES).map(|i| axes.get(i).map_or(1, |a| a.count)).collect();
+        let s: Vec<i64> = (0..MAX_AXES).map(|i| axes.get(i).map_or(0, |a| a.step as i64)).collect();
+        for i3 in 0..c[3] {
+            for i2 in 0..c[2] {
+                for i1 in 0..c[1] {
+                    for i0 in 0..c[0] {
+                        let elem = i0 as i64 * s[0] + i1 as i64 * s[1] + i2 as i64 * s[2] + i3 as i64 * s[3];
+                        let byte = pat.offset() as i64 + elem * esize as i64;
+                        row.push((pat.start_partition() + p) * partition_bytes + byte as usize);
+                    }
+                }
+            }
+        }
+        out.push(row);
+    }
+    out
+}
+
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+fn arb_pattern() -> impl Strategy<Value = (Pattern, usize)> {
+    let axis = (-5i32..=5, 1u32..=5).prop_map(|(s, c)| Axis::new(s, c));
+    (0usize..3, 1usize..4, prop::collection::vec(axis, 1..=4)).prop_map(|(sp, parts, axes)| {
+        // Place the start so the most negative reach lands at byte >= 0.
+        let neg: i64 = axes.iter().map(|a| (a.step as i64 * (a.count as i64 - 1)).min(0)).sum();
+        let start_elems = (-neg) as usize;
+        (Pattern::new(sp, parts, 0, &axes).unwrap(), start_elems)
+    })
+}
+
+fn with_offset(p: &Pattern, offset: usize) -> Pattern {
+    Pattern::new(p.start_partition(), p.partitions(), offset, p.axes()).unwrap()
+}
+
+const PB: usize = 512;
+const PARTS: usize = 6;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(192))]
+
+    #[test]
+    fn gather_matches_reference((pat, start) in arb_pattern(), dt in 0usize..DTYPES.len(), seed in any::<u64>(), extra in 0usize..8) {
+        let dtype = DTYPES[dt];
+        let esize = dtype.size_bytes();
+        let pat = with_offset(&pat, (start + extra) * esize);
+        let bytes = noise(PARTS * PB, seed);
+        let mem = Memory::new(&bytes, PB).unwrap();
+        let tile = gather(&mem, &pat, dtype).unwrap();
+        for (p, row) in reference_addresses(&pat, esize, PB).iter().enumerate() {
+            for (j, &at) in row.iter().enumerate() {
+                let mut want = [0f32];
+                bytes_to_f32(&bytes[at..at + esize], dtype, &mut want).unwrap();
+                let got = tile.get(p, j).unwrap();
+                prop_assert!(got.to_bits() == want[0].to_bits() || (got.is_nan() && want[0].is_nan()), "p{p} j{j}: {got} vs {}", want[0]);
+            }
+        }
+        let raw = gather_raw(&mem, &pat, esize).unwrap();
+        let flat: Vec<usize> = reference_addresses(&pat, esize, PB).concat();
+        let want: Vec<u8> = flat.iter().flat_map(|&at| bytes[at..at + esize].to_vec()).collect();
+        prop_assert_eq!(raw.bytes, want);
+    }
+
+    #[test]
+    fn scatter_matches_reference((pat, start) in arb_pattern(), dt in 0usize..DTYPES.len(), seed in any::<u64>(), sr in any::<bool>()) {
+        let dtype = DTYPES[dt];
+        let esize = dtype.size_bytes();
+        let pat = with_offset(&pat, start * esize);
+        let tile = Tile::from_fn(pat.partitions(), pat.free_len(), |p, j| ((p * 31 + j * 7) as f32 * 0.37 - 9.0) * (1.0 + (seed % 5) as f32));
+        let init = noise(PARTS * PB, seed);
+        let mut got = init.clone();
+        let mut rounding = if sr { Rounding::stochastic(seed) } else { Rounding::NearestEven };
+        scatter(&mut MemoryMut::new(&mut got, PB).unwrap(), &pat, dtype, &tile, &mut rounding).unwrap();
+        // Reference: one element at a time, same rounding stream order.
+        let mut want = init.clone();
+        let mut rounding = if sr { Rounding::stochastic(seed) } else { Rounding::NearestEven };
+        for (p, row) in reference_addresses(&pat, esize, PB).iter().enumerate() {
+            for (j, &at) in row.iter().enumerate() {
+                f32_to_bytes(&[tile.get(p, j).unwrap()], dtype, &mut want[at..at + esize], &mut rounding).unwrap();
+            }
+        }
+        prop_assert_eq!(&got, &want);
+        // Raw scatter of the raw gather restores the same bytes.
+        let raw = gather_raw(&Memory::new(&got, PB).unwrap(), &pat, esize).unwrap();
+        let mut again = init.clone();
+        scatter_raw(&mut MemoryMut::new(&mut again, PB).unwrap(), &pat, &raw).unwrap();
+        let raw2 = gather_raw(&Memory::new(&again, PB).unwrap(), &pat, esize).unwrap();
+        prop_assert_eq!(raw.bytes, raw2.bytes);
+    }
+}
+
+#[test]
+fn ldweights_reversed_walk_enumerates_backwards() {
+    // The compiler's LDWEIGHTS walk: start at element 127, steps [-1, 0, -32],
+    // counts [32, 1, 4] over fp16 → elements 127, 126, ..., 0.
+    let mut bytes = vec![0u8; 2 * 512];
+    for i in 0..128u16 {
+        let v = half::f16::from_f32(i as f32).to_bits().to_le_bytes();
+        bytes[2 * i as usize..2 * i as usize + 2].copy_from_slice(&v);
+    }
+    let pat = Pattern::new(0, 1, 0xfe, &[Axis::new(-1, 32), Axis::new(0, 1), Axis::new(-32, 4)]).unwrap();
+    let t = gather(&Memory::new(&bytes, 512).unwrap(), &pat, Dtype::Float16).unwrap();
+    let want: Vec<f32> = (0..128).rev().map(|i| i as f32).collect();
+    assert_eq!(t.as_slice(), &want[..]);
+}
+
+#[test]
+fn bounds_and_shape_errors() {
+    let bytes = vec![0u8; 4 * 64];
+    let mem = Memory::new(&bytes, 64).unwrap();
+    let too_far = Pattern::contiguous(0, 1, 60, 2);
+    assert!(matches!(gather(&mem, &too_far, Dtype::Float32), Err(KernelError::OutOfBounds { .. })));
+    let backwards = Pattern::new(0, 1, 4, &[Axis::new(-1, 3)]).unwrap();
+    assert!(matches!(gather(&mem, &backwards, Dtype::Float32), Err(KernelError::OutOfBounds { .. })));
+    let too_many_parts = Pattern::contiguous(3, 2, 0, 1);
+    assert!(matches!(gather(&mem, &too_many_parts, Dtype::Float32), Err(KernelError::OutOfBounds { .. })));
+    assert!(matches!(gather(&mem, &Pattern::contiguous(0, 1, 0, 1), Dtype::Unknown), Err(KernelError::UnsupportedDtype { .. })));
+    assert!(Pattern::new(0, 1, 0, &[Axis::new(1, 1); 5]).is_err());
+    assert!(Memory::new(&bytes, 48).is_err());
+    let mut buf = bytes.clone();
+    let mut m = MemoryMut::new(&mut buf, 64).unwrap();
+    let wrong = Tile::zeros(1, 3);
+    assert!(matches!(
+        scatter(&mut m, &Pattern::contiguous(0, 1, 0, 2), Dtype::Float32, &wrong, &mut Rounding::NearestEven),
+        Err(KernelError::ShapeMismatch { .. })
+    ));
+}
+
+#[test]
+fn contiguous_fp32_roundtrip_is_exact() {
+    let mut bytes = vec![0u8; 128 * 1024];
+    let pat = Pattern::contiguous(0, 128, 256, 64);
+    let tile = Tile::from_fn(128, 64, |p, j| p as f32 * 1000.0 + j as f32 + 0.125);
+    scatter(&mut MemoryMut::new(&mut bytes, 1024).unwrap(), &pat, Dtype::Float32, &tile, &mut Rounding::NearestEven).unwrap();
+    assert_eq!(gather(&Memory::new(&bytes, 1024).unwrap(), &pat, Dtype::Float32).unwrap(), tile);
+}
