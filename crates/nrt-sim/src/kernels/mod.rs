@@ -9,9 +9,12 @@
 //! - [`pe`]: matmul as the PE does it (stationary/moving, PSUM accumulation
 //!   groups, transpose pass-through).
 
+pub mod activation;
 pub mod error;
 pub mod gemm;
+pub mod math;
 pub mod pattern;
+pub mod simd;
 pub mod tile;
 
 pub use error::{KernelError, KernelResult};
