@@ -10,6 +10,7 @@
 //!   groups, transpose pass-through).
 
 pub mod activation;
+pub mod elementwise;
 pub mod error;
 pub mod gemm;
 pub mod math;
