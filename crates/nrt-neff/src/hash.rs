@@ -107,7 +107,7 @@ pub fn to_hex(bytes: &[u8]) -> String {
 /// non-hex digit.
 pub fn from_hex(text: &str) -> Option<Vec<u8>> {
     let text = text.trim();
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())

@@ -39,7 +39,7 @@
 //! * [`neff`]: the parsed [`Neff`] with subgraphs and engine programs.
 //! * [`writer`], [`layout`]: writing NEFFs and the compiler's member layout.
 //! * [`dir`]: unpack to / pack from a directory.
-//! * [`error`]: [`NeffError`].
+//! * [`error`]: the [`NeffError`] type and its [`Result`] alias.
 
 pub mod archive;
 pub mod dir;

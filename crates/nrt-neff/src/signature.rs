@@ -87,7 +87,7 @@ fn from_entries(path: &str, g: &NeffGraph, entries: &[(u64, usize)]) -> Result<V
         let base = *g.node_row_ptr.get(node_id as usize).ok_or_else(|| {
             NeffError::manifest(path, format!("node_row_ptr has no entry for node {node_id}"))
         })?;
-        let eid = (base as usize).checked_add(idx).unwrap_or(usize::MAX);
+        let eid = (base as usize).saturating_add(idx);
         let (Some(dtype), Some(shape)) = (dtypes.get(eid), shapes.get(eid)) else {
             return Err(NeffError::manifest(
                 path,

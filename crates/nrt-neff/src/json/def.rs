@@ -460,7 +460,7 @@ pub enum UcodeLibRef {
     /// Inline list of libraries.
     Libraries(Vec<UcodeLib>),
     /// A single inline library.
-    Library(UcodeLib),
+    Library(Box<UcodeLib>),
 }
 
 /// One GPSIMD microcode (custom-op) library.
