@@ -13,10 +13,13 @@ pub mod activation;
 pub mod elementwise;
 pub mod error;
 pub mod gemm;
+pub mod iota;
 pub mod math;
 pub mod pattern;
+pub mod reduce;
 pub mod simd;
 pub mod tile;
+pub mod transpose;
 
 pub use error::{KernelError, KernelResult};
 pub use tile::Tile;

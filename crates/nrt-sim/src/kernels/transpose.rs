@@ -1,0 +1,129 @@
+//! Partition <-> free transposes.
+//!
+//! [`transpose`] is the general `[P x F] -> [F x P]` (the PE transpose via
+//! identity matmul, and NKI `nc_transpose`), cache-blocked in 32x32 squares.
+//! [`transpose_blocks32`] models the vector engine's 32x32 transpose applied
+//! across a grid: every 32x32 block is transposed in place, blocks keep their
+//! grid position (our layout choice, documented in docs/isa.md by the ISA
+//! owner). [`transpose_raw`] does the same as [`transpose`] on raw elements of
+//! any size, bit-exactly, for same-dtype moves.
+
+use super::error::{KernelError, KernelResult};
+use super::pattern::RawTile;
+use super::tile::Tile;
+
+/// Side of the square blocks used for cache blocking and the DVE transpose.
+pub const BLOCK: usize = 32;
+
+/// `[P x F] -> [F x P]`: output partition `j` holds input column `j`.
+pub fn transpose(t: &Tile) -> Tile {
+    let (rows, cols) = t.shape();
+    let mut out = Tile::zeros(cols, rows);
+    let src = t.as_slice();
+    let dst = out.as_mut_slice();
+    for i0 in (0..rows).step_by(BLOCK) {
+        for j0 in (0..cols).step_by(BLOCK) {
+            for i in i0..(i0 + BLOCK).min(rows) {
+                for j in j0..(j0 + BLOCK).min(cols) {
+                    dst[j * rows + i] = src[i * cols + j];
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Transposes each 32x32 block in place within its grid position; both
+/// dimensions must be multiples of 32.
+pub fn transpose_blocks32(t: &Tile) -> KernelResult<Tile> {
+    let (rows, cols) = t.shape();
+    if rows % BLOCK != 0 || cols % BLOCK != 0 {
+        return Err(KernelError::ShapeMismatch {
+            op: "transpose_blocks32",
+            expected: "partitions and free size multiples of 32".into(),
+            got: format!("{rows}x{cols}"),
+        });
+    }
+    let mut out = Tile::zeros(rows, cols);
+    let src = t.as_slice();
+    let dst = out.as_mut_slice();
+    for i0 in (0..rows).step_by(BLOCK) {
+        for j0 in (0..cols).step_by(BLOCK) {
+            for a in 0..BLOCK {
+                for b in 0..BLOCK {
+                    dst[(i0 + b) * cols + j0 + a] = src[(i0 + a) * cols + j0 + b];
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// [`transpose`] on raw elements: bit-exact for every dtype.
+pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
+    let (rows, cols, e) = (raw.partitions, raw.free, raw.esize);
+    if raw.bytes.len() != rows * cols * e {
+        return Err(KernelError::BufferTooSmall { what: "raw tile", needed: rows * cols * e, have: raw.bytes.len() });
+    }
+    let mut bytes = vec![0u8; raw.bytes.len()];
+    for i in 0..rows {
+        for j in 0..cols {
+            let s = (i * cols + j) * e;
+            let d = (j * rows + i) * e;
+            bytes[d..d + e].copy_from_slice(&raw.bytes[s..s + e]);
+        }
+    }
+    Ok(RawTile { partitions: cols, free: rows, esize: e, bytes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        #[test]
+        fn transpose_matches_definition(rows in 0usize..70, cols in 0usize..70) {
+            let t = Tile::from_fn(rows, cols, |p, j| (p * 1000 + j) as f32);
+            let out = transpose(&t);
+            prop_assert_eq!(out.shape(), (cols, rows));
+            for p in 0..rows {
+                for j in 0..cols {
+                    prop_assert_eq!(out.get(j, p), t.get(p, j));
+                }
+            }
+            prop_assert_eq!(transpose(&out), t);
+            let raw = RawTile { partitions: rows, free: cols, esize: 2, bytes: (0..rows * cols * 2).map(|i| (i % 251) as u8).collect() };
+            let rt = transpose_raw(&raw).unwrap();
+            for p in 0..rows {
+                for j in 0..cols {
+                    let s = (p * cols + j) * 2;
+                    let d = (j * rows + p) * 2;
+                    prop_assert_eq!(&raw.bytes[s..s + 2], &rt.bytes[d..d + 2]);
+                }
+            }
+        }
+
+        #[test]
+        fn block_transpose_matches_definition(br in 1usize..4, bc in 1usize..4) {
+            let (rows, cols) = (br * 32, bc * 32);
+            let t = Tile::from_fn(rows, cols, |p, j| (p * 1000 + j) as f32);
+            let out = transpose_blocks32(&t).unwrap();
+            for p in 0..rows {
+                for j in 0..cols {
+                    let (bi, bj) = (p / 32 * 32, j / 32 * 32);
+                    let (a, b) = (p % 32, j % 32);
+                    prop_assert_eq!(out.get(bi + b, bj + a), t.get(p, j));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn block_transpose_needs_multiples_of_32() {
+        assert!(transpose_blocks32(&Tile::zeros(32, 33)).is_err());
+        let bad = RawTile { partitions: 2, free: 2, esize: 4, bytes: vec![0; 3] };
+        assert!(transpose_raw(&bad).is_err());
+    }
+}
