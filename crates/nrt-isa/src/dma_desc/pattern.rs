@@ -312,7 +312,7 @@ fn validate_side(side: Side, s: &PatternSide) -> Result<(), PatternError> {
     }
     let elem_size = s.dtype.size_bytes();
     let inner = s.dims[0].size;
-    if inner as usize % elem_size != 0 {
+    if !(inner as usize).is_multiple_of(elem_size) {
         return Err(PatternError::PartialElement { side, size: inner, elem_size });
     }
     Ok(())

@@ -67,7 +67,7 @@ impl DescRing {
 
     /// Check that a ring base address is 256-byte aligned.
     pub fn check_base(base: u64) -> Result<(), RingError> {
-        if base % RING_ALIGN == 0 { Ok(()) } else { Err(RingError::Misaligned(base)) }
+        if base.is_multiple_of(RING_ALIGN) { Ok(()) } else { Err(RingError::Misaligned(base)) }
     }
 
     /// Descriptor count.
