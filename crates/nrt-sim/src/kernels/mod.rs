@@ -1,21 +1,35 @@
 //! Numerical kernels of the simulated engines.
 //!
 //! The engine executors decode an instruction, [`pattern::gather`] its
-//! operands out of SBUF/PSUM into dense f32 [`tile::Tile`]s, run one of the
-//! kernels below, and [`pattern::scatter`] the result back with conversion to
-//! the destination dtype. Semantics follow the public NKI ISA descriptions.
+//! operands out of SBUF/PSUM into dense f32 [`Tile`]s, run one of the kernels
+//! below, and [`pattern::scatter`] the result back with conversion to the
+//! destination dtype (RNE or seeded stochastic rounding). Semantics follow
+//! the public NKI ISA descriptions; layouts follow spec/real-isa-observed.md.
 //!
-//! - [`gemm`]: cache-blocked fp32 GEMM (the PE's arithmetic).
-//! - [`pe`]: matmul as the PE does it (stationary/moving, PSUM accumulation
-//!   groups, transpose pass-through).
+//! - [`pattern`]: operand access patterns, memory views, gather / scatter
+//!   (the only place dtypes are handled), bit-exact raw moves.
+//! - [`tile`]: the dense `[partitions x free]` f32 working tile.
+//! - [`gemm`]: cache-blocked fp32 GEMM with an AVX2/FMA micro-kernel.
+//! - [`pe`]: matmul as the PE does it (LDWEIGHTS order, PSUM accumulation
+//!   groups, bit-exact transpose).
+//! - [`activation`]: ACT `func(in * scale + bias)` with reduce registers.
+//! - [`elementwise`]: tensor-tensor, tensor-scalar, select, memset.
+//! - [`reduce`]: free-dim and cross-partition reductions.
+//! - [`transpose`]: partition <-> free transposes.
+//! - [`iota`]: index generation.
+//! - [`copy`]: COPY / CAST between patterns.
+//! - [`math`]: vectorisable exp / tanh / erfc with documented accuracy.
+//! - [`simd`]: run-time AVX2 dispatch and scalar operands.
 
 pub mod activation;
+pub mod copy;
 pub mod elementwise;
 pub mod error;
 pub mod gemm;
 pub mod iota;
 pub mod math;
 pub mod pattern;
+pub mod pe;
 pub mod reduce;
 pub mod simd;
 pub mod tile;

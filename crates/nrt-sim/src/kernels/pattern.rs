@@ -407,4 +407,4 @@ pub fn scatter_raw(mem: &mut MemoryMut<'_>, pat: &Pattern, raw: &RawTile) -> Ker
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
