@@ -9,8 +9,10 @@
 //! ustar headers with mtime 0, uid/gid 0, mode 0644, and a gzip header with
 //! no file name and mtime 0.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::rc::Rc;
 
 use crate::error::{NeffError, Result};
 
@@ -88,13 +90,53 @@ pub fn read_members(payload: &[u8], limits: &ReadLimits) -> Result<Members> {
     }
 }
 
+/// Caps the bytes pulled from the (decompressed) tar stream. Member sizes
+/// are checked one by one below, but tar metadata entries (GNU long names,
+/// pax headers) are read whole by the tar crate, so the stream itself needs
+/// a ceiling too. Crossing it fails the read and raises `hit`.
+struct CappedReader<R> {
+    inner: R,
+    remaining: u64,
+    hit: Rc<Cell<bool>>,
+}
+
+impl<R: Read> Read for CappedReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.remaining == 0 {
+            // Only an error if the stream really has more to give.
+            let mut probe = [0u8; 1];
+            if self.inner.read(&mut probe)? == 0 {
+                return Ok(0);
+            }
+            self.hit.set(true);
+            return Err(std::io::Error::other("archive stream exceeds the size limit"));
+        }
+        let want = buf.len().min(self.remaining.min(usize::MAX as u64) as usize);
+        let n = self.inner.read(&mut buf[..want])?;
+        self.remaining -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Per-member allowance for tar headers and padding in the stream cap.
+const TAR_OVERHEAD_PER_MEMBER: u64 = 2048;
+
 fn read_tar<R: Read>(reader: R, limits: &ReadLimits) -> Result<Members> {
-    let mut archive = tar::Archive::new(reader);
+    let hit = Rc::new(Cell::new(false));
+    let cap = limits
+        .max_total_bytes
+        .saturating_add((limits.max_members as u64).saturating_add(16).saturating_mul(TAR_OVERHEAD_PER_MEMBER));
+    let capped = CappedReader { inner: reader, remaining: cap, hit: Rc::clone(&hit) };
+    let too_large = |path: Option<&str>| NeffError::TooLarge {
+        path: path.unwrap_or("<archive stream>").to_string(),
+        limit: limits.max_total_bytes,
+    };
+    let mut archive = tar::Archive::new(capped);
     let mut members = Members::new();
     let mut total: u64 = 0;
     let entries = archive.entries().map_err(|e| corrupt(None, e))?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| corrupt(None, e))?;
+        let mut entry = entry.map_err(|e| if hit.get() { too_large(None) } else { corrupt(None, e) })?;
         let raw = String::from_utf8(entry.path_bytes().into_owned())
             .map_err(|_| corrupt(None, "member path is not UTF-8"))?;
         let kind = entry.header().entry_type();
@@ -125,7 +167,7 @@ fn read_tar<R: Read>(reader: R, limits: &ReadLimits) -> Result<Members> {
         (&mut entry)
             .take(size)
             .read_to_end(&mut data)
-            .map_err(|e| corrupt(Some(&path), e))?;
+            .map_err(|e| if hit.get() { too_large(Some(&path)) } else { corrupt(Some(&path), e) })?;
         if data.len() as u64 != size {
             return Err(corrupt(
                 Some(&path),
@@ -269,6 +311,22 @@ mod tests {
         m.insert("big".into(), vec![0; 4096]);
         let p = write_payload(&m, PayloadFormat::Gzip).unwrap();
         let limits = ReadLimits { max_total_bytes: 4095, ..ReadLimits::default() };
+        assert!(matches!(read_members(&p, &limits), Err(NeffError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn oversized_long_name_entry_hits_the_stream_cap() {
+        // A GNU long-name entry is buffered whole by the tar crate; the
+        // stream cap must stop it even though it is not a member.
+        let mut h = tar::Header::new_gnu();
+        h.as_old_mut().name[..13].copy_from_slice(b"././@LongLink");
+        h.set_entry_type(tar::EntryType::GNULongName);
+        h.set_size(1 << 20);
+        h.set_cksum();
+        let mut b = tar::Builder::new(Vec::new());
+        b.append(&h, std::io::repeat(b'a').take(1 << 20)).unwrap();
+        let p = b.into_inner().unwrap();
+        let limits = ReadLimits { max_members: 1, max_total_bytes: 4096 };
         assert!(matches!(read_members(&p, &limits), Err(NeffError::TooLarge { .. })));
     }
 
