@@ -19,6 +19,10 @@ use crate::opcode::Opcode;
 use crate::record::{RECORD_SIZE, RecordBytes, StreamError, UpdateMode, WaitMode};
 use thiserror::Error;
 
+/// Keys every instruction line accepts for the header and events block;
+/// layouts never use them as field names.
+pub const HEAD_KEYS: &[&str] = &["wait", "update", "value", "dbg", "hint"];
+
 /// What went wrong on a line.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AsmErrorKind {
@@ -230,7 +234,7 @@ fn parse_line(mn: &lex::Token<'_>, operands: &[lex::Token<'_>]) -> Result<Instru
                 Err(SetFieldError::Value(expected)) => return Err(bad(expected)),
                 Err(SetFieldError::Unknown) => {
                     let mut names: Vec<&str> = instr.layout_fields().iter().map(|f| f.name).collect();
-                    names.extend(["wait", "update", "value", "dbg", "hint"]);
+                    names.extend(HEAD_KEYS);
                     return Err((
                         t.column,
                         AsmErrorKind::UnknownField {

@@ -191,3 +191,6 @@ pub fn decode_stream(bytes: &[u8]) -> Result<Vec<Instruction>, StreamError> {
 pub fn encode_stream(instrs: &[Instruction]) -> Vec<u8> {
     instrs.iter().flat_map(|i| i.encode()).collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -452,7 +452,7 @@ instructions! {
         /// Custom sub-id (subtype 6).
         sub_id: u16 = 0x10,
         /// Payload value.
-        value: u32 = 0x14,
+        payload: u32 = 0x14,
     }
     /// CTRL_AL 0xA8: sequencer register ALU, dst = src0 op (imm or register).
     CtrlAl = CtrlAl, "alu", Runtime {
