@@ -1,3 +1,41 @@
-//! The simulated NeuronCore device.
+//! The simulated NeuronCore device (the embedded default backend).
+//!
+//! It implements [`nrt_hal::Device`] by interpreting bytes in its own
+//! memory, as the hardware does: instruction records fetched by five
+//! sequencers per core, 16-byte DMA descriptors walked on a tail
+//! increment, semaphores and events behind the EVT_SEM window, and
+//! notification records written into rings the runtime polls.
+//!
+//! - [`config`]: `NEURON_SIM_*` configuration and its builder.
+//! - [`device`]: [`SimDevice`], address routing, the `Device` impl.
+//! - [`memory`]: lazily backed pools, allocator, address map.
+//! - [`core`]: one NeuronCore's state.
+//! - [`semaphore`]: the EVT_SEM unit.
+//! - [`dma`]: queues, descriptors and transfers.
+//! - [`nq`]: notification rings and the record format.
+//! - [`engine`]: sequencers and compute dispatch.
+//! - [`scheduler`]: cooperative stepping (pool or deterministic).
+//! - [`cost`]: virtual durations.
+//! - [`fault`]: fault injection.
+//! - [`kernels`]: the numerical kernels of the compute engines.
+//!
+//! The device infrastructure (everything but `kernels`) contains no
+//! `unsafe`; the memory core is built on per-page locks.
 
+
+pub mod config;
+pub mod core;
+pub mod cost;
+pub mod device;
+pub mod dma;
+pub mod engine;
+pub mod fault;
 pub mod kernels;
+pub mod memory;
+pub mod nq;
+pub mod scheduler;
+pub mod semaphore;
+
+pub use config::{ConfigError, SimConfig, SimConfigBuilder};
+pub use device::SimDevice;
+pub use fault::{FaultKind, FaultSpec, InstrSelector, Trigger};

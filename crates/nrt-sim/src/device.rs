@@ -1,0 +1,549 @@
+//! The simulated device: routes every device-address access, owns the
+//! lazily created cores, and implements [`nrt_hal::Device`].
+
+use crate::config::SimConfig;
+use crate::core::Core;
+use crate::dma::{self, transfer};
+use crate::engine::{RunState, StepOutcome};
+use crate::fault::{FaultSpec, FaultState};
+use crate::memory::{Memory, Target, decode};
+use crate::nq::{self, NqState, NqView, RingMemory};
+use crate::scheduler::{HasScheduler, Runner, Scheduler, Task};
+use crate::semaphore::window_op;
+use nrt_hal::{
+    ArchDesc, CoreId, CoreReservation, Device, DeviceAddr, DeviceInfo, DmaQueueId, DmaQueueState, DmaRingConfig,
+    EngineId, HalError, HalResult, HbmChannelDesc, MemoryLocation, NqRing, NqSpec, NqType, NQ_RECORD_BYTES,
+};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock, Weak};
+
+/// Instructions an engine runs per scheduling slice.
+const ENGINE_BUDGET: usize = 256;
+
+/// State shared by the device handle, its workers and mapped NQ views.
+#[derive(Debug)]
+pub struct Shared {
+    /// Architecture numbers.
+    pub arch: &'static ArchDesc,
+    /// Discovery answer.
+    pub info: DeviceInfo,
+    /// The configuration the device was built from.
+    pub config: SimConfig,
+    /// HBM and host pools.
+    pub memory: Memory,
+    /// Armed faults.
+    pub faults: FaultState,
+    scheduler: Scheduler,
+    cores: Box<[OnceLock<Arc<Core>>]>,
+    me: Weak<Shared>,
+}
+
+impl HasScheduler for Shared {
+    fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+}
+
+impl Runner for Shared {
+    fn run(self: &Arc<Self>, task: Task) {
+        match task {
+            Task::Engine(c, e) => {
+                let Some(core) = self.started_core(CoreId(c)) else { return };
+                let slot = &core.engines[e as usize];
+                slot.queued.store(false, Ordering::SeqCst);
+                let mut seq = slot.seq.lock().unwrap_or_else(|p| p.into_inner());
+                let outcome = seq.step(self, &core, ENGINE_BUDGET);
+                let running = seq.state() == RunState::Running;
+                drop(seq);
+                slot.active.store(running, Ordering::Release);
+                if outcome == StepOutcome::Yield {
+                    self.schedule_engine(&core, e as usize);
+                }
+            }
+            Task::Dma(c, q) => {
+                let Some(core) = self.started_core(CoreId(c)) else { return };
+                core.dma[q as usize].queued.store(false, Ordering::SeqCst);
+                if transfer::run_queue(self, &core, q as usize) {
+                    self.schedule_dma(&core, q as usize);
+                }
+            }
+        }
+    }
+}
+
+impl RingMemory for Shared {
+    fn read_ring(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()> {
+        self.read(addr, buf)
+    }
+    fn write_ring(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()> {
+        match self.target(addr, data.len() as u64)? {
+            Target::EvtSem(..) | Target::DmaRegs(..) => {
+                Err(HalError::invalid(addr, data.len() as u64, "notification rings must be in memory, not registers"))
+            }
+            _ => self.write_at(addr, data, 0),
+        }
+    }
+}
+
+impl Shared {
+    fn arc(&self) -> Arc<Shared> {
+        // `me` points at the Arc that owns `self`, which is alive while
+        // `&self` is.
+        self.me.upgrade().unwrap_or_else(|| unreachable!("Shared used after its Arc dropped"))
+    }
+
+    fn target(&self, addr: DeviceAddr, len: u64) -> HalResult<Target> {
+        decode(self.arch, &self.memory, self.info.physical_cores, addr, len)
+    }
+
+    fn check_core(&self, core: CoreId) -> HalResult<()> {
+        if core.0 < self.info.physical_cores {
+            Ok(())
+        } else {
+            Err(HalError::invalid(
+                DeviceAddr(0),
+                0,
+                format!("core {} does not exist; the device has {} physical cores", core.0, self.info.physical_cores),
+            ))
+        }
+    }
+
+    /// The core, creating it on first use.
+    pub fn core(&self, core: CoreId) -> HalResult<Arc<Core>> {
+        self.check_core(core)?;
+        Ok(self.cores[core.0 as usize].get_or_init(|| Arc::new(Core::new(core, self.arch))).clone())
+    }
+
+    /// The core if it was ever used.
+    pub fn started_core(&self, core: CoreId) -> Option<Arc<Core>> {
+        self.cores.get(core.0 as usize)?.get().cloned()
+    }
+
+    fn aligned_words(addr: DeviceAddr, len: u64) -> HalResult<()> {
+        if addr.is_aligned(4) && len % 4 == 0 {
+            Ok(())
+        } else {
+            Err(HalError::invalid(addr, len, "register windows take whole, 4-byte aligned 32-bit words"))
+        }
+    }
+
+    /// Reads device bytes from any window.
+    pub fn read(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()> {
+        let len = buf.len() as u64;
+        match self.target(addr, len)? {
+            Target::Pool(ch, off) => self.pool(ch).bytes.read(off, buf),
+            Target::Sbuf(c, off) => match self.started_core(c) {
+                Some(core) => core.sbuf.read(off, buf),
+                None => buf.fill(0),
+            },
+            Target::Psum(c, off) => match self.started_core(c) {
+                Some(core) => core.psum.read(off, buf),
+                None => buf.fill(0),
+            },
+            Target::EvtSem(c, off) => {
+                Self::aligned_words(addr, len)?;
+                let core = self.core(c)?;
+                for (k, word) in buf.chunks_exact_mut(4).enumerate() {
+                    let o = off + 4 * k as u64;
+                    let op = window_op(o, core.sync.semaphores(), core.sync.events())
+                        .ok_or_else(|| HalError::invalid(addr, len, format!("no register at EVT_SEM offset {o:#x}")))?;
+                    word.copy_from_slice(&core.sync.read_window(op).to_le_bytes());
+                }
+            }
+            Target::DmaRegs(c, off) => {
+                Self::aligned_words(addr, len)?;
+                let core = self.core(c)?;
+                for (k, word) in buf.chunks_exact_mut(4).enumerate() {
+                    let o = off + 4 * k as u64;
+                    let r = dma::reg_ref(o)
+                        .ok_or_else(|| HalError::invalid(addr, len, format!("no DMA register at offset {o:#x}")))?;
+                    word.copy_from_slice(&dma::read_reg(&core.dma[r.queue], r).to_le_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes device bytes; register windows take effect, stamped with
+    /// virtual time `now` (0 = the core's current time).
+    pub fn write_at(&self, addr: DeviceAddr, data: &[u8], now: u64) -> HalResult<()> {
+        let len = data.len() as u64;
+        match self.target(addr, len)? {
+            Target::Pool(ch, off) => self.pool(ch).bytes.write(off, data),
+            Target::Sbuf(c, off) => self.core(c)?.sbuf.write(off, data),
+            Target::Psum(c, off) => self.core(c)?.psum.write(off, data),
+            Target::EvtSem(c, off) => {
+                Self::aligned_words(addr, len)?;
+                let core = self.core(c)?;
+                let now = if now == 0 { core.now() } else { now };
+                for (k, word) in data.chunks_exact(4).enumerate() {
+                    let o = off + 4 * k as u64;
+                    let op = window_op(o, core.sync.semaphores(), core.sync.events())
+                        .ok_or_else(|| HalError::invalid(addr, len, format!("no register at EVT_SEM offset {o:#x}")))?;
+                    let v = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+                    core.sync.apply(op, v, now);
+                }
+                self.wake_core(&core);
+            }
+            Target::DmaRegs(c, off) => {
+                Self::aligned_words(addr, len)?;
+                let core = self.core(c)?;
+                for (k, word) in data.chunks_exact(4).enumerate() {
+                    let o = off + 4 * k as u64;
+                    let r = dma::reg_ref(o)
+                        .ok_or_else(|| HalError::invalid(addr, len, format!("no DMA register at offset {o:#x}")))?;
+                    let v = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+                    if dma::write_reg(&core.dma[r.queue], r, v) {
+                        self.schedule_dma(&core, r.queue);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn pool(&self, channel: Option<usize>) -> &crate::memory::Pool {
+        match channel {
+            Some(c) => &self.memory.hbm[c],
+            None => &self.memory.host,
+        }
+    }
+
+    /// Queues a step of engine `e` unless one is queued already.
+    pub fn schedule_engine(&self, core: &Core, e: usize) {
+        if !core.engines[e].queued.swap(true, Ordering::SeqCst) {
+            self.scheduler.submit(&self.arc(), Task::Engine(core.id.0, e as u8));
+        }
+    }
+
+    /// Queues a walk of DMA queue `q` unless one is queued already.
+    pub fn schedule_dma(&self, core: &Core, q: usize) {
+        if !core.dma[q].queued.swap(true, Ordering::SeqCst) {
+            self.scheduler.submit(&self.arc(), Task::Dma(core.id.0, q as u16));
+        }
+    }
+
+    /// Re-queues every active engine of the core after a register change,
+    /// in fixed engine order.
+    pub fn wake_core(&self, core: &Core) {
+        for e in 0..core.engines.len() {
+            if core.engines[e].active.load(Ordering::Acquire) {
+                self.schedule_engine(core, e);
+            }
+        }
+    }
+
+    /// Writes a record into the core's (engine, type) queue, if bound.
+    pub fn push_record(&self, core: &Core, engine_index: u8, ty: NqType, rec: [u8; NQ_RECORD_BYTES]) -> bool {
+        match core.nq(engine_index, ty) {
+            Some(nq) => nq.push(self, rec),
+            None => false,
+        }
+    }
+
+    /// Writes an error record into the engine's ERROR queue, falling back
+    /// to engine 0's ERROR queue (the core's error ring).
+    pub fn error_record(&self, core: &Core, engine_index: u8, pc: u64, subtype: u16, meta: u16, ts: u64) {
+        let rec = nq::record::build(nq::record::TYPE_ERROR, pc, 0, meta, subtype, ts);
+        if !self.push_record(core, engine_index, NqType::Error, rec) && engine_index != 0 {
+            self.push_record(core, 0, NqType::Error, rec);
+        }
+    }
+}
+
+/// A simulated Neuron device. Cheap to create: memory, cores and worker
+/// threads all appear on first use.
+#[derive(Debug)]
+pub struct SimDevice {
+    shared: Arc<Shared>,
+}
+
+impl SimDevice {
+    /// Device `index` of the instance described by `config`.
+    pub fn new(config: &SimConfig, index: u32) -> SimDevice {
+        let arch = config.arch.desc();
+        let hbm: Vec<HbmChannelDesc> = arch
+            .hbm
+            .iter()
+            .map(|c| HbmChannelDesc { base: c.base, size: config.hbm_bytes_per_channel.map_or(c.size, |s| s.min(c.size)) })
+            .collect();
+        let host = HbmChannelDesc { base: arch.host_dma_base, size: config.host_memory_bytes };
+        let info = DeviceInfo {
+            backend: "sim",
+            arch,
+            device_index: index,
+            physical_cores: arch.cores_per_device,
+            hbm: hbm.clone(),
+            host_memory: host,
+        };
+        let shared = Arc::new_cyclic(|me| Shared {
+            arch,
+            info,
+            config: config.clone(),
+            memory: Memory::new(&hbm, host),
+            faults: FaultState::default(),
+            scheduler: Scheduler::new(config.deterministic, config.threads),
+            cores: (0..arch.cores_per_device).map(|_| OnceLock::new()).collect(),
+            me: me.clone(),
+        });
+        shared.faults.arm_all(&config.faults);
+        SimDevice { shared }
+    }
+
+    /// Every device of the configured instance.
+    pub fn all(config: &SimConfig) -> Vec<SimDevice> {
+        (0..config.devices).map(|i| SimDevice::new(config, i)).collect()
+    }
+
+    /// Arms a fault at run time (the test API of fault injection).
+    pub fn inject(&self, fault: FaultSpec) {
+        self.shared.faults.arm(fault);
+    }
+
+    /// Worker threads started so far (0 for an idle or deterministic device).
+    pub fn worker_threads(&self) -> usize {
+        self.shared.scheduler().workers()
+    }
+
+    /// Cores that have been touched (an idle core is never created).
+    pub fn started_cores(&self) -> Vec<CoreId> {
+        (0..self.shared.info.physical_cores).map(CoreId).filter(|c| self.shared.started_core(*c).is_some()).collect()
+    }
+
+    /// Backing pages materialised across HBM and host memory (for
+    /// checking that untouched memory costs nothing).
+    pub fn resident_pages(&self) -> usize {
+        self.shared.memory.hbm.iter().map(|p| p.bytes.resident_pages()).sum::<usize>()
+            + self.shared.memory.host.bytes.resident_pages()
+    }
+
+    /// Virtual clock (ps) of an engine, for profiles and tests.
+    pub fn engine_clock(&self, core: CoreId, engine: EngineId) -> Option<u64> {
+        let c = self.shared.started_core(core)?;
+        let seq = c.engines[engine.index()].seq.lock().unwrap_or_else(|e| e.into_inner());
+        Some(seq.clock())
+    }
+
+    /// Run state of an engine's sequencer.
+    pub fn engine_state(&self, core: CoreId, engine: EngineId) -> Option<RunState> {
+        let c = self.shared.started_core(core)?;
+        let seq = c.engines[engine.index()].seq.lock().unwrap_or_else(|e| e.into_inner());
+        Some(seq.state())
+    }
+
+    fn index_check(&self, core: CoreId, index: u32, count: u32, what: &str) -> HalResult<Arc<Core>> {
+        let c = self.shared.core(core)?;
+        if index >= count {
+            return Err(HalError::invalid(
+                DeviceAddr(0),
+                0,
+                format!("{what} {index} does not exist; {core} has {count}"),
+            ));
+        }
+        Ok(c)
+    }
+
+    fn queue_index(&self, queue: DmaQueueId) -> HalResult<usize> {
+        let a = self.shared.arch;
+        if u32::from(queue.engine) >= a.dma_engines_per_core || u32::from(queue.queue) >= a.queues_per_dma_engine {
+            return Err(HalError::invalid(
+                DeviceAddr(0),
+                0,
+                format!(
+                    "DMA queue {queue} does not exist; cores have {} engines x {} queues",
+                    a.dma_engines_per_core, a.queues_per_dma_engine
+                ),
+            ));
+        }
+        Ok(usize::from(queue.engine) * a.queues_per_dma_engine as usize + usize::from(queue.queue))
+    }
+}
+
+impl Drop for SimDevice {
+    fn drop(&mut self) {
+        self.shared.scheduler().shutdown();
+    }
+}
+
+impl Device for SimDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.shared.info
+    }
+
+    fn alloc(&self, location: MemoryLocation, size: u64, align: u64) -> HalResult<DeviceAddr> {
+        self.shared.memory.pool(location)?.alloc(size, align)
+    }
+
+    fn free(&self, addr: DeviceAddr) -> HalResult<()> {
+        match self.shared.target(addr, 0)? {
+            Target::Pool(ch, _) => self.shared.pool(ch).free(addr),
+            _ => Err(HalError::invalid(addr, 0, "only HBM and host-DMA allocations can be freed")),
+        }
+    }
+
+    fn read(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()> {
+        self.shared.read(addr, buf)
+    }
+
+    fn write(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()> {
+        self.shared.write_at(addr, data, 0)
+    }
+
+    fn memset(&self, addr: DeviceAddr, value: u8, len: u64) -> HalResult<()> {
+        match self.shared.target(addr, len)? {
+            Target::Pool(ch, off) => self.shared.pool(ch).bytes.fill(off, len, value),
+            Target::Sbuf(c, off) => self.shared.core(c)?.sbuf.fill(off, len, value),
+            Target::Psum(c, off) => self.shared.core(c)?.psum.fill(off, len, value),
+            _ => {
+                let buf = vec![value; len as usize];
+                self.shared.write_at(addr, &buf, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<()> {
+        self.shared.target(src, len)?;
+        self.shared.target(dst, len)?;
+        let mut buf = vec![0u8; len.min(1 << 20) as usize];
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(buf.len() as u64) as usize;
+            self.shared.read(src.offset(done), &mut buf[..n])?;
+            self.shared.write_at(dst.offset(done), &buf[..n], 0)?;
+            done += n as u64;
+        }
+        Ok(())
+    }
+
+    fn semaphore_read(&self, core: CoreId, index: u32) -> HalResult<i32> {
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        Ok(c.sync.sem(index))
+    }
+
+    fn semaphore_set(&self, core: CoreId, index: u32, value: i32) -> HalResult<()> {
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        c.sync.set_sem(index, value, c.now());
+        self.shared.wake_core(&c);
+        Ok(())
+    }
+
+    fn semaphore_increment(&self, core: CoreId, index: u32, by: u32) -> HalResult<()> {
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        c.sync.add_sem(index, by as i32, c.now());
+        self.shared.wake_core(&c);
+        Ok(())
+    }
+
+    fn semaphore_decrement(&self, core: CoreId, index: u32, by: u32) -> HalResult<()> {
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        c.sync.add_sem(index, (by as i32).wrapping_neg(), c.now());
+        self.shared.wake_core(&c);
+        Ok(())
+    }
+
+    fn event_read(&self, core: CoreId, index: u32) -> HalResult<bool> {
+        let c = self.index_check(core, index, self.shared.arch.events, "event")?;
+        Ok(c.sync.event(index))
+    }
+
+    fn event_set(&self, core: CoreId, index: u32) -> HalResult<()> {
+        let c = self.index_check(core, index, self.shared.arch.events, "event")?;
+        c.sync.set_event(index, true, c.now());
+        self.shared.wake_core(&c);
+        Ok(())
+    }
+
+    fn event_clear(&self, core: CoreId, index: u32) -> HalResult<()> {
+        let c = self.index_check(core, index, self.shared.arch.events, "event")?;
+        c.sync.set_event(index, false, c.now());
+        self.shared.wake_core(&c);
+        Ok(())
+    }
+
+    fn dma_queue_init(&self, core: CoreId, queue: DmaQueueId, config: DmaRingConfig) -> HalResult<()> {
+        let qi = self.queue_index(queue)?;
+        let c = self.shared.core(core)?;
+        for ring in [config.tx_ring, config.rx_ring] {
+            self.shared.target(ring, u64::from(config.descriptors) * 16)?;
+        }
+        c.dma[qi].init(config);
+        Ok(())
+    }
+
+    fn dma_queue_state(&self, core: CoreId, queue: DmaQueueId) -> HalResult<DmaQueueState> {
+        let qi = self.queue_index(queue)?;
+        Ok(self.shared.core(core)?.dma[qi].state())
+    }
+
+    fn dma_tail_increment(&self, core: CoreId, queue: DmaQueueId, tx: u32, rx: u32) -> HalResult<()> {
+        let qi = self.queue_index(queue)?;
+        let c = self.shared.core(core)?;
+        c.dma[qi].ring_doorbell(tx, rx);
+        self.shared.schedule_dma(&c, qi);
+        Ok(())
+    }
+
+    fn nq_init(&self, spec: NqSpec) -> HalResult<Arc<dyn NqRing>> {
+        let c = self.shared.core(spec.core)?;
+        if !spec.size_bytes.is_power_of_two() || (spec.size_bytes as usize) < NQ_RECORD_BYTES {
+            return Err(HalError::invalid(
+                spec.ring,
+                u64::from(spec.size_bytes),
+                "NQ size must be a power of two of at least 16 bytes",
+            ));
+        }
+        match self.shared.target(spec.ring, u64::from(spec.size_bytes))? {
+            Target::EvtSem(..) | Target::DmaRegs(..) => {
+                return Err(HalError::invalid(spec.ring, u64::from(spec.size_bytes), "NQ ring must be memory"));
+            }
+            _ => {}
+        }
+        let state = Arc::new(NqState::new(spec));
+        if let Some(old) = c.nqs.lock().unwrap_or_else(|e| e.into_inner()).insert((spec.engine_index, spec.nq_type), state.clone()) {
+            old.disable();
+        }
+        let mem: Arc<dyn RingMemory> = self.shared.clone();
+        Ok(Arc::new(NqView::new(state, mem)))
+    }
+
+    fn nq_destroy(&self, spec: NqSpec) -> HalResult<()> {
+        let c = self.shared.core(spec.core)?;
+        if let Some(old) = c.nqs.lock().unwrap_or_else(|e| e.into_inner()).remove(&(spec.engine_index, spec.nq_type)) {
+            old.disable();
+        }
+        Ok(())
+    }
+
+    fn reserve_cores(&self, cores: &[CoreId]) -> HalResult<CoreReservation> {
+        for &c in cores {
+            self.shared.check_core(c)?;
+        }
+        let cfg = &self.shared.config;
+        CoreReservation::acquire(&cfg.lock_dir, &cfg.lock_namespace, self.shared.info.device_index, cores)
+    }
+
+    fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()> {
+        let c = self.shared.core(core)?;
+        self.shared.target(addr, len)?;
+        let slot = &c.engines[engine.index()];
+        slot.seq.lock().unwrap_or_else(|e| e.into_inner()).start(addr, len / 64);
+        slot.active.store(true, Ordering::Release);
+        self.shared.schedule_engine(&c, engine.index());
+        Ok(())
+    }
+
+    fn reset_core(&self, core: CoreId) -> HalResult<()> {
+        self.shared.check_core(core)?;
+        let Some(c) = self.shared.started_core(core) else { return Ok(()) };
+        for slot in c.engines.iter() {
+            slot.active.store(false, Ordering::Release);
+            slot.seq.lock().unwrap_or_else(|e| e.into_inner()).reset();
+        }
+        for q in c.dma.iter() {
+            q.reset();
+        }
+        c.sync.reset();
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! DMA queues: 16 engines x 16 queues per core, each with an M2S and an S2M
+//! ring of 16-byte descriptors in device memory.
+//!
+//! A doorbell (a `drtp_inc` register write, from the host or from a
+//! trigger descriptor) adds to a tail with `Release`; the queue's worker
+//! loads the tails with `Acquire`, so descriptor bytes written before the
+//! doorbell are visible when the engine walks them. Pairs (TX i, RX i) are
+//! consumed together; a pair whose TX has the LAST bit completes a packet,
+//! which bumps the queue's completion semaphore and sets its event.
+
+pub mod desc;
+pub mod transfer;
+
+use nrt_hal::arch::{
+    DMA_M2S_GROUP, DMA_QUEUE_BANK_STRIDE, DMA_REG_DRBP_HIGH, DMA_REG_DRBP_LOW, DMA_REG_DRHP, DMA_REG_DRL,
+    DMA_REG_DRTP, DMA_REG_DRTP_INC, DMA_S2M_GROUP,
+};
+use nrt_hal::{DeviceAddr, DmaQueueState, DmaQueueStatus, DmaRingConfig};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// UDMA register: queue status (ours: the software status code, DISABLED 1,
+/// ENABLED 2, ABORTED 3).
+pub const DMA_REG_STATUS: u64 = 0x24;
+
+/// Programming and progress of one queue, owned by whoever holds the lock
+/// (the queue worker while it walks, or the programming path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueRegs {
+    /// Software status.
+    pub status: DmaQueueStatus,
+    /// Rings, length and completion targets.
+    pub config: DmaRingConfig,
+    /// Descriptors processed on the TX side (free-running).
+    pub tx_head: u64,
+    /// Descriptors processed on the RX side (free-running).
+    pub rx_head: u64,
+    /// Virtual time (ps) at which the queue's last transfer finished.
+    pub clock: u64,
+}
+
+impl QueueRegs {
+    fn disabled() -> QueueRegs {
+        QueueRegs {
+            status: DmaQueueStatus::Disabled,
+            config: DmaRingConfig {
+                tx_ring: DeviceAddr(0),
+                rx_ring: DeviceAddr(0),
+                descriptors: 0,
+                completion_semaphore: None,
+                completion_event: None,
+            },
+            tx_head: 0,
+            rx_head: 0,
+            clock: 0,
+        }
+    }
+}
+
+/// One DMA queue.
+#[derive(Debug)]
+pub struct DmaQueue {
+    /// Programming and heads.
+    pub regs: Mutex<QueueRegs>,
+    /// Submitted TX descriptors (free-running; doorbells add with Release).
+    pub tx_tail: AtomicU64,
+    /// Submitted RX descriptors.
+    pub rx_tail: AtomicU64,
+    /// Mirrors of the heads for lock-free "is work pending" checks.
+    pub tx_head_pub: AtomicU64,
+    /// Mirror of the RX head.
+    pub rx_head_pub: AtomicU64,
+    /// Whether a worker task for this queue is already queued.
+    pub queued: AtomicBool,
+}
+
+impl Default for DmaQueue {
+    fn default() -> Self {
+        DmaQueue {
+            regs: Mutex::new(QueueRegs::disabled()),
+            tx_tail: AtomicU64::new(0),
+            rx_tail: AtomicU64::new(0),
+            tx_head_pub: AtomicU64::new(0),
+            rx_head_pub: AtomicU64::new(0),
+            queued: AtomicBool::new(false),
+        }
+    }
+}
+
+impl DmaQueue {
+    /// Programs the rings and enables the queue (heads and tails to zero).
+    pub fn init(&self, config: DmaRingConfig) {
+        let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
+        *r = QueueRegs { status: DmaQueueStatus::Enabled, config, tx_head: 0, rx_head: 0, clock: r.clock };
+        for a in [&self.tx_tail, &self.rx_tail, &self.tx_head_pub, &self.rx_head_pub] {
+            a.store(0, Ordering::Release);
+        }
+    }
+
+    /// Disables the queue (core reset).
+    pub fn reset(&self) {
+        *self.regs.lock().unwrap_or_else(|e| e.into_inner()) = QueueRegs::disabled();
+        for a in [&self.tx_tail, &self.rx_tail, &self.tx_head_pub, &self.rx_head_pub] {
+            a.store(0, Ordering::Release);
+        }
+    }
+
+    /// The doorbell: submits `tx` and `rx` more descriptors.
+    pub fn ring_doorbell(&self, tx: u32, rx: u32) {
+        self.tx_tail.fetch_add(u64::from(tx), Ordering::Release);
+        self.rx_tail.fetch_add(u64::from(rx), Ordering::Release);
+    }
+
+    /// Whether submitted pairs are waiting to be processed.
+    pub fn has_pending(&self) -> bool {
+        let tx = self.tx_tail.load(Ordering::Acquire) > self.tx_head_pub.load(Ordering::Acquire);
+        let rx = self.rx_tail.load(Ordering::Acquire) > self.rx_head_pub.load(Ordering::Acquire);
+        tx && rx
+    }
+
+    /// The registers as DMA_QUEUE_GET_STATE reports them.
+    pub fn state(&self) -> DmaQueueState {
+        let r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
+        DmaQueueState {
+            status: r.status,
+            tx_head: r.tx_head,
+            tx_tail: self.tx_tail.load(Ordering::Acquire),
+            rx_head: r.rx_head,
+            rx_tail: self.rx_tail.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// Which register of which queue a DMA-window offset names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegRef {
+    /// Queue index within the core (engine * 16 + queue).
+    pub queue: usize,
+    /// True for the S2M (RX) group.
+    pub rx: bool,
+    /// Register offset within the group.
+    pub reg: u64,
+}
+
+/// Decodes an offset inside the core's DMA register window.
+pub fn reg_ref(offset: u64) -> Option<RegRef> {
+    let queue = (offset / DMA_QUEUE_BANK_STRIDE) as usize;
+    let in_bank = offset % DMA_QUEUE_BANK_STRIDE;
+    let (rx, reg) = if in_bank >= DMA_S2M_GROUP && in_bank < DMA_S2M_GROUP + 0x100 {
+        (true, in_bank - DMA_S2M_GROUP)
+    } else if in_bank < DMA_M2S_GROUP + 0x100 {
+        (false, in_bank - DMA_M2S_GROUP)
+    } else {
+        return None;
+    };
+    Some(RegRef { queue, rx, reg })
+}
+
+/// The value of a 32-bit register read.
+pub fn read_reg(q: &DmaQueue, r: RegRef) -> u32 {
+    let regs = q.regs.lock().unwrap_or_else(|e| e.into_inner());
+    let n = u64::from(regs.config.descriptors.max(1));
+    let ring = if r.rx { regs.config.rx_ring } else { regs.config.tx_ring };
+    let (head, tail) = if r.rx {
+        (regs.rx_head, q.rx_tail.load(Ordering::Acquire))
+    } else {
+        (regs.tx_head, q.tx_tail.load(Ordering::Acquire))
+    };
+    match r.reg {
+        DMA_REG_STATUS => match regs.status {
+            DmaQueueStatus::Disabled => 1,
+            DmaQueueStatus::Enabled => 2,
+            DmaQueueStatus::Aborted => 3,
+        },
+        DMA_REG_DRBP_LOW => ring.get() as u32,
+        DMA_REG_DRBP_HIGH => (ring.get() >> 32) as u32,
+        DMA_REG_DRL => regs.config.descriptors,
+        DMA_REG_DRHP => (head % n) as u32,
+        DMA_REG_DRTP => (tail % n) as u32,
+        _ => 0,
+    }
+}
+
+/// Applies a 32-bit register write. Returns true when it was a doorbell
+/// (the caller schedules the queue). Ring programming through registers
+/// (base, length) is accepted while the queue is not being walked.
+pub fn write_reg(q: &DmaQueue, r: RegRef, value: u32) -> bool {
+    if r.reg == DMA_REG_DRTP_INC {
+        if r.rx {
+            q.ring_doorbell(0, value);
+        } else {
+            q.ring_doorbell(value, 0);
+        }
+        return true;
+    }
+    let Ok(mut regs) = q.regs.try_lock() else { return false };
+    let ring = if r.rx { &mut regs.config.rx_ring } else { &mut regs.config.tx_ring };
+    match r.reg {
+        DMA_REG_DRBP_LOW => *ring = DeviceAddr((ring.get() & !0xFFFF_FFFF) | u64::from(value)),
+        DMA_REG_DRBP_HIGH => *ring = DeviceAddr((ring.get() & 0xFFFF_FFFF) | (u64::from(value) << 32)),
+        DMA_REG_DRL => {
+            regs.config.descriptors = value;
+            if value > 0 && regs.status == DmaQueueStatus::Disabled {
+                regs.status = DmaQueueStatus::Enabled;
+            }
+        }
+        _ => {}
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_offsets_decode() {
+        assert_eq!(reg_ref(0x38), Some(RegRef { queue: 0, rx: false, reg: 0x38 }));
+        assert_eq!(reg_ref(0x5000 + 0x138), Some(RegRef { queue: 5, rx: true, reg: 0x38 }));
+        assert_eq!(reg_ref(0x5000 + 0x300), None);
+    }
+
+    #[test]
+    fn doorbells_and_state() {
+        let q = DmaQueue::default();
+        q.init(DmaRingConfig {
+            tx_ring: DeviceAddr(0x1000),
+            rx_ring: DeviceAddr(0x2000),
+            descriptors: 32,
+            completion_semaphore: None,
+            completion_event: None,
+        });
+        assert!(!q.has_pending());
+        assert!(write_reg(&q, RegRef { queue: 0, rx: false, reg: DMA_REG_DRTP_INC }, 3));
+        assert!(!q.has_pending(), "RX side not yet submitted");
+        assert!(write_reg(&q, RegRef { queue: 0, rx: true, reg: DMA_REG_DRTP_INC }, 3));
+        assert!(q.has_pending());
+        assert_eq!(read_reg(&q, RegRef { queue: 0, rx: true, reg: DMA_REG_DRBP_LOW }), 0x2000);
+        assert_eq!(read_reg(&q, RegRef { queue: 0, rx: false, reg: DMA_REG_DRTP }), 3);
+        assert_eq!(read_reg(&q, RegRef { queue: 0, rx: false, reg: DMA_REG_STATUS }), 2);
+        let s = q.state();
+        assert_eq!((s.tx_tail, s.rx_tail, s.tx_head), (3, 3, 0));
+    }
+}

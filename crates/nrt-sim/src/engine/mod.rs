@@ -1,0 +1,260 @@
+//! The engines' sequencers: fetch 64-byte records from device memory,
+//! wait on semaphore / event conditions, execute, update.
+//!
+//! Per record: (1) check the waits of the events block (and the extended
+//! block of EVENT_SEMAPHORE); if unmet, the engine blocks until a register
+//! of its core changes; (2) on the first record of an execution, write a
+//! START record into the engine's NOTIFY queue; (3) apply issue-time
+//! updates; (4) execute (control ops here, compute ops through
+//! [`compute::execute`]); (5) apply completion-time updates and advance the
+//! engine's virtual clock by the cost. PSEUDO EXIT writes END and branches
+//! back to the top of the stream; running off the end of the stream
+//! writes END and idles; HALT writes END and stops.
+
+pub mod compute;
+pub mod record;
+pub mod sync;
+
+use crate::core::Core;
+use crate::cost;
+use crate::device::Shared;
+use crate::fault::{FaultKind, InstrSite};
+use crate::nq::record as nqr;
+use nrt_hal::{DeviceAddr, EngineId, NqType};
+use record::{RECORD_BYTES, Record, op};
+use std::sync::Arc;
+use sync::WaitCheck;
+
+/// Sequencer run state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunState {
+    /// No program, or ran off the end of the stream.
+    Idle,
+    /// Fetching and executing.
+    Running,
+    /// Stopped by HALT or a fatal fault; needs a new start.
+    Halted,
+    /// Stopped silently by an injected hang.
+    Hung,
+}
+
+/// Result of one scheduling slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepOutcome {
+    /// Waiting on a semaphore, event or DMA drain.
+    Blocked,
+    /// Budget used up; more to do.
+    Yield,
+    /// Not running any more.
+    Stopped,
+}
+
+/// One engine's sequencer.
+#[derive(Debug)]
+pub struct Sequencer {
+    engine: EngineId,
+    program: Option<(DeviceAddr, u64)>,
+    pc: u64,
+    state: RunState,
+    in_execution: bool,
+    clock: u64,
+    executions: u64,
+}
+
+impl Sequencer {
+    /// An idle sequencer.
+    pub fn new(engine: EngineId) -> Sequencer {
+        Sequencer { engine, program: None, pc: 0, state: RunState::Idle, in_execution: false, clock: 0, executions: 0 }
+    }
+
+    /// Points the sequencer at `records` records at `addr` and runs it.
+    pub fn start(&mut self, addr: DeviceAddr, records: u64) {
+        self.program = Some((addr, records));
+        self.pc = 0;
+        self.in_execution = false;
+        self.state = RunState::Running;
+    }
+
+    /// Stops and forgets the program (core reset).
+    pub fn reset(&mut self) {
+        *self = Sequencer { clock: self.clock, ..Sequencer::new(self.engine) };
+    }
+
+    /// Run state.
+    pub fn state(&self) -> RunState {
+        self.state
+    }
+
+    /// Virtual clock in picoseconds.
+    pub fn clock(&self) -> u64 {
+        self.clock
+    }
+
+    /// Completed executions since start.
+    pub fn executions(&self) -> u64 {
+        self.executions
+    }
+
+    fn eidx(&self) -> u8 {
+        self.engine.index() as u8
+    }
+
+    fn notify(&self, dev: &Shared, core: &Core, ty_offset: u8, pc: u64, hint: u8, meta: u16, subtype: u16) {
+        let rec = nqr::build(nqr::engine_type_base(self.eidx()) + ty_offset, pc, hint, meta, subtype, self.clock);
+        dev.push_record(core, self.eidx(), NqType::Notify, rec);
+    }
+
+    fn end_execution(&mut self, dev: &Shared, core: &Core, pc: u64, hint: u8) {
+        if self.in_execution {
+            self.notify(dev, core, 1, pc, hint, 0, nqr::SUBTYPE_END);
+            self.in_execution = false;
+            self.executions += 1;
+        }
+    }
+
+    fn fatal(&mut self, dev: &Shared, core: &Core, subtype: u16, meta: u16) -> StepOutcome {
+        dev.error_record(core, self.eidx(), self.pc, subtype, meta, self.clock);
+        self.state = RunState::Halted;
+        StepOutcome::Stopped
+    }
+
+    /// Runs at most `budget` records.
+    pub fn step(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, budget: usize) -> StepOutcome {
+        for _ in 0..budget {
+            if self.state != RunState::Running {
+                return StepOutcome::Stopped;
+            }
+            let Some((base, count)) = self.program else {
+                self.state = RunState::Idle;
+                return StepOutcome::Stopped;
+            };
+            if self.pc >= count {
+                self.end_execution(dev, core, self.pc, 0);
+                self.state = RunState::Idle;
+                return StepOutcome::Stopped;
+            }
+            let mut bytes = [0u8; RECORD_BYTES];
+            if dev.read(base.offset(self.pc * RECORD_BYTES as u64), &mut bytes).is_err() {
+                return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, 0xFFFF);
+            }
+            let rec = Record::decode(&bytes);
+
+            // (1) DRAIN's wait for the DMA queues, then the waits, taking
+            // any issue-time updates with them.
+            if rec.opcode == op::DRAIN && core.dma_busy() {
+                return StepOutcome::Blocked;
+            }
+            let ready_at = match sync::claim(&rec, &core.sync, self.clock) {
+                WaitCheck::Met(t) => t,
+                WaitCheck::Unmet => return StepOutcome::Blocked,
+                WaitCheck::Unsupported(mode) => {
+                    return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, u16::from(mode));
+                }
+            };
+            self.clock = self.clock.max(ready_at);
+
+            // (2) start of an execution.
+            let first = !self.in_execution;
+            if first {
+                self.in_execution = true;
+                self.notify(dev, core, 0, self.pc, rec.debug_hint, 0, nqr::SUBTYPE_START);
+            }
+
+            // Injected faults fire here, before the instruction takes effect.
+            let site = InstrSite {
+                core: core.id.0,
+                executions: self.executions,
+                first_in_execution: first,
+                pc: self.pc,
+                opcode_name: op::name(rec.opcode),
+            };
+            if let Some(kind) = dev.faults.on_instruction(site) {
+                match kind {
+                    FaultKind::Hang => {
+                        self.state = RunState::Hung;
+                        return StepOutcome::Stopped;
+                    }
+                    FaultKind::HbmUe => return self.fatal(dev, core, nqr::ERR_HBM_UE, 0),
+                    FaultKind::HbmUeRepairable => return self.fatal(dev, core, nqr::ERR_HBM_UE_REPAIRABLE, 0),
+                    FaultKind::SramParity => return self.fatal(dev, core, nqr::ERR_SRAM_PARITY, 0),
+                    FaultKind::NqOverflow => {
+                        if let Some(nq) = core.nq(self.eidx(), NqType::Notify) {
+                            nq.inject_overflow();
+                        }
+                    }
+                    FaultKind::Oob => {
+                        self.notify(dev, core, 2, self.pc, 0, nqr::CUSTOM_OOB_INDIRECT, nqr::SUBTYPE_CUSTOM);
+                    }
+                    // DMA-side faults never fire on instructions.
+                    FaultKind::DmaAbort | FaultKind::Nan => {}
+                }
+            }
+
+            // (4) execute.
+            let mut cost_ps = cost::control(self.engine);
+            let next_pc = self.pc + 1;
+            match rec.opcode {
+                op::EVENT_SEMAPHORE | op::NOP | op::PROLOGUE_B1 | op::DRAIN => {}
+                op::HALT => {
+                    self.end_execution(dev, core, self.pc, rec.debug_hint);
+                    self.state = RunState::Halted;
+                }
+                op::NOTIFY => {
+                    self.notify(dev, core, 2, self.pc, rec.debug_hint, rec.u16_at(0x0C), nqr::SUBTYPE_CUSTOM);
+                }
+                op::WRITE => {
+                    let addr = DeviceAddr(rec.u64_at(0x10));
+                    let value = rec.u32_at(0x18);
+                    if dev.write_at(addr, &value.to_le_bytes(), self.clock).is_err() {
+                        return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, u16::from(op::WRITE));
+                    }
+                }
+                op::CTRL_ER => {
+                    let (first_i, last_i, events) = (rec.u8_at(0x0C), rec.u8_at(0x0D), rec.u8_at(0x0E) & 1 != 0);
+                    let limit = if events { core.sync.events() } else { core.sync.semaphores() };
+                    for i in u32::from(first_i)..=u32::from(last_i).min(limit.saturating_sub(1)) {
+                        if events {
+                            core.sync.set_event(i, false, self.clock);
+                        } else {
+                            core.sync.set_sem(i, 0, self.clock);
+                        }
+                    }
+                }
+                op::PSEUDO_INST if rec.u8_at(0x0C) == op::PSEUDO_EXIT => {
+                    self.clock += cost_ps;
+                    core.observe(self.clock);
+                    self.end_execution(dev, core, self.pc, rec.debug_hint);
+                    self.pc = 0;
+                    dev.wake_core(core);
+                    continue;
+                }
+                _ => {
+                    let mut ctx = compute::ComputeContext { engine: self.engine, core, memory: &dev.memory };
+                    match compute::execute(&rec, &mut ctx) {
+                        Ok(c) => cost_ps = cost::cycles(self.engine, c),
+                        Err(compute::DeviceFault::Numerical { .. }) => {
+                            dev.error_record(core, self.eidx(), self.pc, nqr::ERR_NUMERICAL, 0, self.clock);
+                        }
+                        Err(_) => {
+                            return self.fatal(dev, core, nqr::ERR_UNSUPPORTED_INSTRUCTION, u16::from(rec.opcode));
+                        }
+                    }
+                }
+            }
+
+            // (5) completion.
+            self.clock += cost_ps;
+            if let Err(mode) = sync::complete(&rec, &core.sync, self.clock) {
+                return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, u16::from(mode));
+            }
+            core.observe(self.clock);
+            if rec.updates.iter().any(|u| u.mode != 0) || rec.opcode == op::CTRL_ER {
+                dev.wake_core(core);
+            }
+            if self.state == RunState::Running {
+                self.pc = next_pc;
+            }
+        }
+        StepOutcome::Yield
+    }
+}

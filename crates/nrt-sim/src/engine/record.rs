@@ -1,0 +1,213 @@
+//! The parts of a 64-byte instruction record the sequencer itself needs:
+//! header, the 8-byte events block at +4, the extended events block of
+//! EVENT_SEMAPHORE at +0x20, and the payload words of the control
+//! instructions it executes (layout of `seed-siblings` §3.1 / §3.3).
+
+/// Bytes per record.
+pub const RECORD_BYTES: usize = 64;
+
+/// Opcodes the sequencer executes itself.
+pub mod op {
+    /// EVENT_SEMAPHORE / CTRL_ES: pure wait and update (with a second,
+    /// extended wait/update at +0x20).
+    pub const EVENT_SEMAPHORE: u8 = 0xA0;
+    /// HALT: stop the sequencer.
+    pub const HALT: u8 = 0xA1;
+    /// DRAIN: wait until the core's DMA queues have no pending work.
+    pub const DRAIN: u8 = 0xA2;
+    /// WRITE (ours, provisional; the real number is not public): a 32-bit
+    /// store of the u32 at +0x18 to the device address u64 at +0x10. This
+    /// is the lowered DMA trigger (a write to a queue's tail-increment
+    /// register) and the generic register poke.
+    pub const WRITE: u8 = 0xA3;
+    /// NOP.
+    pub const NOP: u8 = 0xA4;
+    /// NOTIFY: explicit record into the engine's NQ (sub-id u16 at +0x0C).
+    pub const NOTIFY: u8 = 0xA6;
+    /// CTRL_ER: reset a semaphore (or event) range. Our layout: first
+    /// index u8 at +0x0C, last index u8 at +0x0D, flags u8 at +0x0E
+    /// (bit 0 = events instead of semaphores).
+    pub const CTRL_ER: u8 = 0xB0;
+    /// The compiler's per-stream prologue record; a no-op.
+    pub const PROLOGUE_B1: u8 = 0xB1;
+    /// PSEUDO_INST: sub-op u8 at +0x0C, 1 = EXIT_EXECUTION.
+    pub const PSEUDO_INST: u8 = 0xDF;
+    /// PSEUDO_INST sub-op: end of execution.
+    pub const PSEUDO_EXIT: u8 = 1;
+
+    /// Names of the control opcodes, for `at=NAME` fault triggers and
+    /// error text. Compute opcodes are named by their kernels.
+    pub fn name(op: u8) -> Option<&'static str> {
+        Some(match op {
+            0x01 => "LDWEIGHTS",
+            0x02 => "MATMUL",
+            0x21 => "ACTIVATE",
+            0x41 => "TENSOR_TENSOR_ARITH_OP",
+            0x43 => "TENSOR_SCALAR_ARITH_OP",
+            0x46 => "COPY",
+            0x47 => "CAST",
+            EVENT_SEMAPHORE => "EVENT_SEMAPHORE",
+            HALT => "HALT",
+            DRAIN => "DRAIN",
+            WRITE => "WRITE",
+            NOP => "NOP",
+            NOTIFY => "NOTIFY",
+            CTRL_ER => "CTRL_ER",
+            PROLOGUE_B1 => "PROLOGUE_B1",
+            PSEUDO_INST => "PSEUDO_INST",
+            _ => return None,
+        })
+    }
+}
+
+/// A wait condition (mode, register index, compare value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// Wait mode (0 = none).
+    pub mode: u8,
+    /// Semaphore or event index.
+    pub index: u8,
+    /// Compare value.
+    pub value: u32,
+}
+
+/// An update applied at issue or at completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Update {
+    /// Update mode (0 = none; +16 = at completion).
+    pub mode: u8,
+    /// Semaphore or event index.
+    pub index: u8,
+    /// Immediate operand.
+    pub value: u32,
+}
+
+/// A decoded record header plus its synchronisation fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Opcode (byte 0).
+    pub opcode: u8,
+    /// Debug command (byte 2).
+    pub debug_cmd: u8,
+    /// Debug hint (byte 3).
+    pub debug_hint: u8,
+    /// Waits that must hold before issue (the events block, plus the
+    /// extended block for EVENT_SEMAPHORE).
+    pub waits: [Wait; 2],
+    /// Updates (same sources).
+    pub updates: [Update; 2],
+    /// The raw bytes, for payload fields.
+    pub bytes: [u8; RECORD_BYTES],
+}
+
+fn u32_at(b: &[u8; RECORD_BYTES], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+impl Record {
+    /// Decodes a record; every byte pattern decodes (semantic checks
+    /// happen at execution).
+    pub fn decode(b: &[u8; RECORD_BYTES]) -> Record {
+        let value = u32_at(b, 8);
+        let mut waits = [Wait { mode: b[4], index: b[5], value }, Wait { mode: 0, index: 0, value: 0 }];
+        let mut updates = [Update { mode: b[6], index: b[7], value }, Update { mode: 0, index: 0, value: 0 }];
+        if b[0] == op::EVENT_SEMAPHORE {
+            waits[1] = Wait { mode: b[0x20], index: b[0x21], value: u32_at(b, 0x24) };
+            updates[1] = Update { mode: b[0x22], index: b[0x23], value: u32_at(b, 0x28) };
+        }
+        Record { opcode: b[0], debug_cmd: b[2], debug_hint: b[3], waits, updates, bytes: *b }
+    }
+
+    /// u8 payload field.
+    pub fn u8_at(&self, o: usize) -> u8 {
+        self.bytes[o]
+    }
+    /// u16 payload field.
+    pub fn u16_at(&self, o: usize) -> u16 {
+        u16::from_le_bytes([self.bytes[o], self.bytes[o + 1]])
+    }
+    /// u32 payload field.
+    pub fn u32_at(&self, o: usize) -> u32 {
+        u32_at(&self.bytes, o)
+    }
+    /// u64 payload field.
+    pub fn u64_at(&self, o: usize) -> u64 {
+        u64::from(self.u32_at(o)) | (u64::from(self.u32_at(o + 4)) << 32)
+    }
+}
+
+/// Builders of raw records for tests and hand-written programs.
+pub mod build {
+    use super::{RECORD_BYTES, op};
+
+    /// A record with an opcode and an events block.
+    pub fn record(opcode: u8, wait: (u8, u8), update: (u8, u8), value: u32) -> [u8; RECORD_BYTES] {
+        let mut r = [0u8; RECORD_BYTES];
+        r[0] = opcode;
+        r[1] = 0x10;
+        r[4] = wait.0;
+        r[5] = wait.1;
+        r[6] = update.0;
+        r[7] = update.1;
+        r[8..12].copy_from_slice(&value.to_le_bytes());
+        r
+    }
+    /// A WRITE of `value` to `addr`.
+    pub fn write(addr: u64, value: u32) -> [u8; RECORD_BYTES] {
+        let mut r = record(op::WRITE, (0, 0), (0, 0), 0);
+        r[0x10..0x18].copy_from_slice(&addr.to_le_bytes());
+        r[0x18..0x1C].copy_from_slice(&value.to_le_bytes());
+        r
+    }
+    /// A NOTIFY with a custom sub-id.
+    pub fn notify(sub_id: u16) -> [u8; RECORD_BYTES] {
+        let mut r = record(op::NOTIFY, (0, 0), (0, 0), 0);
+        r[0x0C..0x0E].copy_from_slice(&sub_id.to_le_bytes());
+        r
+    }
+    /// EXIT_EXECUTION.
+    pub fn exit() -> [u8; RECORD_BYTES] {
+        let mut r = record(op::PSEUDO_INST, (0, 0), (0, 0), 0);
+        r[0x0C] = op::PSEUDO_EXIT;
+        r
+    }
+    /// CTRL_ER over semaphores `first..=last`.
+    pub fn reset_semaphores(first: u8, last: u8) -> [u8; RECORD_BYTES] {
+        let mut r = record(op::CTRL_ER, (0, 0), (0, 0), 0);
+        r[0x0C] = first;
+        r[0x0D] = last;
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn events_blocks_decode() {
+        let mut b = build::record(op::EVENT_SEMAPHORE, (5, 24), (0x13, 3), 16);
+        b[0x20] = 5;
+        b[0x21] = 6;
+        b[0x24..0x28].copy_from_slice(&12u32.to_le_bytes());
+        let r = Record::decode(&b);
+        assert_eq!(r.waits[0], Wait { mode: 5, index: 24, value: 16 });
+        assert_eq!(r.waits[1], Wait { mode: 5, index: 6, value: 12 });
+        assert_eq!(r.updates[0], Update { mode: 0x13, index: 3, value: 16 });
+        let w = Record::decode(&build::write(0x1234_5678_9ABC, 7));
+        assert_eq!((w.u64_at(0x10), w.u32_at(0x18)), (0x1234_5678_9ABC, 7));
+        assert_eq!(w.waits[1].mode, 0, "only EVENT_SEMAPHORE has the extended block");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn any_bytes_decode(b in prop::collection::vec(any::<u8>(), 64)) {
+            let arr: [u8; 64] = b.try_into().unwrap();
+            let r = Record::decode(&arr);
+            prop_assert_eq!(r.opcode, arr[0]);
+            prop_assert_eq!(r.waits[0].value, u32::from_le_bytes([arr[8], arr[9], arr[10], arr[11]]));
+        }
+    }
+}

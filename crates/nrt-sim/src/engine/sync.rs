@@ -1,0 +1,245 @@
+//! The per-instruction semaphore / event handshake.
+//!
+//! Wait modes (events block byte +4): NONE 0, SEM_EQ_IMM 1, SEM_LT_IMM 2,
+//! SEM_LE_IMM 3, SEM_GT_IMM 4, SEM_GE_IMM 5, EVT_SET 6, EVT_SET_THEN_CLEAR
+//! 7, EVT_CLEAR 14, EVT_CLEAR_THEN_SET 15. Update modes (byte +6): NONE 0,
+//! EVT_SET 1, EVT_CLR 2, SEM_INC 3, SEM_DEC 4, SEM_ADD_IMM 5, SEM_SUB_IMM
+//! 7, SEM_WR_IMM 9, each applied when the instruction issues (the `_READ`
+//! forms) or, +16, when it completes (the `_COMPLETE` forms). The
+//! register-sourced variants are not supported and raise a sequencer
+//! fault.
+//!
+//! A wait and an issue-time update of the same semaphore (e.g. "wait S >= 1,
+//! then take one") are applied as one compare-and-swap, so two engines
+//! can never both take the same unit.
+
+use crate::engine::record::{Record, Update, Wait};
+use crate::semaphore::SyncBlock;
+use std::sync::atomic::Ordering;
+
+/// Outcome of the wait check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitCheck {
+    /// All waits hold; the value is the virtual time at which the last
+    /// register they depend on changed.
+    Met(u64),
+    /// Some wait does not hold yet.
+    Unmet,
+    /// A wait mode the device does not implement.
+    Unsupported(u8),
+}
+
+enum Cond {
+    None,
+    Sem(u8, Box<dyn Fn(i32) -> bool>),
+    Evt(u8, bool, Option<bool>),
+}
+
+fn cond(w: &Wait) -> Result<Cond, u8> {
+    let v = w.value as i32;
+    Ok(match w.mode {
+        0 => Cond::None,
+        1 => Cond::Sem(w.index, Box::new(move |x| x == v)),
+        2 => Cond::Sem(w.index, Box::new(move |x| x < v)),
+        3 => Cond::Sem(w.index, Box::new(move |x| x <= v)),
+        4 => Cond::Sem(w.index, Box::new(move |x| x > v)),
+        5 => Cond::Sem(w.index, Box::new(move |x| x >= v)),
+        6 => Cond::Evt(w.index, true, None),
+        7 => Cond::Evt(w.index, true, Some(false)),
+        14 => Cond::Evt(w.index, false, None),
+        15 => Cond::Evt(w.index, false, Some(true)),
+        m => return Err(m),
+    })
+}
+
+/// What an update does to a semaphore value, or to an event.
+enum Effect {
+    None,
+    Sem(u8, Box<dyn Fn(i32) -> i32>),
+    Evt(u8, bool),
+}
+
+fn effect(u: &Update) -> Result<Effect, u8> {
+    let imm = u.value as i32;
+    Ok(match u.mode {
+        0 => Effect::None,
+        1 => Effect::Evt(u.index, true),
+        2 => Effect::Evt(u.index, false),
+        3 => Effect::Sem(u.index, Box::new(|x: i32| x.wrapping_add(1))),
+        4 => Effect::Sem(u.index, Box::new(|x: i32| x.wrapping_sub(1))),
+        5 => Effect::Sem(u.index, Box::new(move |x: i32| x.wrapping_add(imm))),
+        7 => Effect::Sem(u.index, Box::new(move |x: i32| x.wrapping_sub(imm))),
+        9 => Effect::Sem(u.index, Box::new(move |_| imm)),
+        _ => return Err(u.mode),
+    })
+}
+
+fn sem_ok(sync: &SyncBlock, i: u8) -> bool {
+    u32::from(i) < sync.semaphores()
+}
+fn evt_ok(sync: &SyncBlock, i: u8) -> bool {
+    u32::from(i) < sync.events()
+}
+
+/// Checks the waits and, if they hold, applies the issue-time updates
+/// (atomically with the wait when both name the same semaphore).
+pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
+    let mut conds = Vec::with_capacity(2);
+    for w in &rec.waits {
+        match cond(w) {
+            Ok(c) => conds.push(c),
+            Err(m) => return WaitCheck::Unsupported(m),
+        }
+    }
+    let mut effects = Vec::with_capacity(2);
+    for u in &rec.updates {
+        if u.mode >= 16 || u.mode == 0 {
+            continue; // completion-time or none
+        }
+        match effect(u) {
+            Ok(e) => effects.push(e),
+            Err(m) => return WaitCheck::Unsupported(m),
+        }
+    }
+    // Check every wait first, without side effects.
+    let mut ready = 0u64;
+    for c in &conds {
+        match c {
+            Cond::None => {}
+            Cond::Sem(i, p) => {
+                if !sem_ok(sync, *i) {
+                    return WaitCheck::Unsupported(rec.waits[0].mode);
+                }
+                if !p(sync.sem(u32::from(*i))) {
+                    return WaitCheck::Unmet;
+                }
+                ready = ready.max(sync.sem_time(u32::from(*i)));
+            }
+            Cond::Evt(i, want, _) => {
+                if !evt_ok(sync, *i) {
+                    return WaitCheck::Unsupported(rec.waits[0].mode);
+                }
+                if sync.event(u32::from(*i)) != *want {
+                    return WaitCheck::Unmet;
+                }
+                ready = ready.max(sync.event_time(u32::from(*i)));
+            }
+        }
+    }
+    // Take: the compare-and-swap of each issue-time semaphore update
+    // re-validates the waits on that semaphore.
+    for e in &effects {
+        if let Effect::Sem(i, f) = e {
+            if !sem_ok(sync, *i) {
+                return WaitCheck::Unsupported(0);
+            }
+            let guards: Vec<&Box<dyn Fn(i32) -> bool>> = conds
+                .iter()
+                .filter_map(|c| match c {
+                    Cond::Sem(j, p) if j == i => Some(p),
+                    _ => None,
+                })
+                .collect();
+            if !sync.update_sem_if(u32::from(*i), |x| guards.iter().all(|p| p(x)), f, now) {
+                return WaitCheck::Unmet;
+            }
+        }
+    }
+    for c in &conds {
+        if let Cond::Evt(i, _, Some(after)) = c {
+            sync.set_event(u32::from(*i), *after, now);
+        }
+    }
+    for e in &effects {
+        if let Effect::Evt(i, on) = e {
+            if !evt_ok(sync, *i) {
+                return WaitCheck::Unsupported(0);
+            }
+            sync.set_event(u32::from(*i), *on, now);
+        }
+    }
+    WaitCheck::Met(ready)
+}
+
+/// Applies the completion-time updates (modes 17..=25).
+pub fn complete(rec: &Record, sync: &SyncBlock, now: u64) -> Result<(), u8> {
+    for u in &rec.updates {
+        if u.mode < 16 {
+            continue;
+        }
+        let base = Update { mode: u.mode - 16, ..*u };
+        match effect(&base)? {
+            Effect::None => {}
+            Effect::Sem(i, f) => {
+                if !sem_ok(sync, i) {
+                    return Err(u.mode);
+                }
+                sync.update_sem_if(u32::from(i), |_| true, &f, now);
+            }
+            Effect::Evt(i, on) => {
+                if !evt_ok(sync, i) {
+                    return Err(u.mode);
+                }
+                sync.set_event(u32::from(i), on, now);
+            }
+        }
+    }
+    Ok(())
+}
+
+impl SyncBlock {
+    /// Compare-and-swap loop: if `pred(value)` holds, replace the value by
+    /// `f(value)` and return true; otherwise leave it and return false.
+    pub fn update_sem_if(&self, i: u32, pred: impl Fn(i32) -> bool, f: &dyn Fn(i32) -> i32, now: u64) -> bool {
+        let cell = self.sem_cell(i);
+        let mut cur = cell.load(Ordering::Acquire);
+        loop {
+            if !pred(cur) {
+                return false;
+            }
+            match cell.compare_exchange_weak(cur, f(cur), Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    self.touch_sem(i, now);
+                    return true;
+                }
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::record::build;
+
+    #[test]
+    fn wait_then_take_is_atomic_and_exact() {
+        let s = SyncBlock::new(8, 8);
+        let r = Record::decode(&build::record(0xA0, (5, 2), (7, 2), 3));
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet);
+        s.set_sem(2, 4, 100);
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Met(100));
+        assert_eq!(s.sem(2), 1);
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet);
+    }
+
+    #[test]
+    fn completion_updates_and_events() {
+        let s = SyncBlock::new(8, 8);
+        let r = Record::decode(&build::record(0xA4, (6, 1), (19, 3), 0));
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet);
+        s.set_event(1, true, 5);
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Met(5));
+        assert_eq!(s.sem(3), 0, "completion update not yet applied");
+        complete(&r, &s, 9).unwrap();
+        assert_eq!(s.sem(3), 1);
+        let clr = Record::decode(&build::record(0xA4, (7, 1), (0, 0), 0));
+        assert_eq!(claim(&clr, &s, 0), WaitCheck::Met(5));
+        assert!(!s.event(1), "EVT_SET_THEN_CLEAR clears");
+        let bad = Record::decode(&build::record(0xA4, (0x33, 1), (0, 0), 0));
+        assert_eq!(claim(&bad, &s, 0), WaitCheck::Unsupported(0x33));
+        let badu = Record::decode(&build::record(0xA4, (0, 0), (0x1F, 0), 0));
+        assert_eq!(complete(&badu, &s, 0), Err(0x1F));
+    }
+}

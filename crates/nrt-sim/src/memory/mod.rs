@@ -1,0 +1,208 @@
+//! Device memory: HBM channels and host-DMA memory (pools with an
+//! allocator and lazily backed bytes), and the address map that routes a
+//! device address to its region.
+//!
+//! # Address map
+//!
+//! | Range | Region |
+//! |---|---|
+//! | `hbm[c].base .. + size` | HBM channel `c` (bases from the arch table) |
+//! | `host_dma_base .. + host size` | host-DMA memory |
+//! | `tpb_base + tpb_stride*n + windows.sbuf` | core `n` SBUF, partition-major (`p * partition_bytes + offset`) |
+//! | `... + windows.psum` | core `n` PSUM, partition-major (16 KiB per partition = 8 banks of 2 KiB) |
+//! | `... + windows.evt_sem` | core `n` EVT_SEM block (events, semaphore READ/SET/INC/DEC aliases) |
+//! | `... + windows.dma_regs` | core `n` DMA queue register banks |
+//!
+//! Anything else is an invalid address. An access must lie inside one
+//! region.
+
+pub mod alloc;
+pub mod pages;
+
+use crate::memory::alloc::{AllocError, FreeListAllocator};
+use crate::memory::pages::SparsePages;
+use nrt_hal::arch::{ArchDesc, DMA_QUEUE_BANK_STRIDE, EVT_SEM_SIZE};
+use nrt_hal::{CoreId, DeviceAddr, HalError, HalResult, HbmChannelDesc, MemoryLocation};
+use std::sync::Mutex;
+
+/// One allocatable memory pool: an address window, its bytes and its
+/// allocator.
+#[derive(Debug)]
+pub struct Pool {
+    /// Pool identity, for errors.
+    pub location: MemoryLocation,
+    /// First device address.
+    pub base: DeviceAddr,
+    /// Backing bytes.
+    pub bytes: SparsePages,
+    allocator: Mutex<FreeListAllocator>,
+}
+
+impl Pool {
+    fn new(location: MemoryLocation, desc: HbmChannelDesc) -> Pool {
+        Pool {
+            location,
+            base: desc.base,
+            bytes: SparsePages::new(desc.size),
+            allocator: Mutex::new(FreeListAllocator::new(desc.size)),
+        }
+    }
+
+    /// Allocates and returns the device address.
+    pub fn alloc(&self, size: u64, align: u64) -> HalResult<DeviceAddr> {
+        let mut a = self.allocator.lock().unwrap_or_else(|e| e.into_inner());
+        match a.alloc(size, align) {
+            Ok(off) => Ok(self.base.offset(off)),
+            Err(AllocError::Exhausted { largest_free, .. }) => Err(HalError::OutOfMemory {
+                location: self.location,
+                requested: size,
+                align,
+                largest_free,
+                capacity: a.capacity(),
+            }),
+            Err(e) => Err(HalError::invalid(self.base, size, e.to_string())),
+        }
+    }
+
+    /// Frees the allocation starting at `addr`.
+    pub fn free(&self, addr: DeviceAddr) -> HalResult<()> {
+        let off = addr.get() - self.base.get();
+        self.allocator
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .free(off)
+            .map_err(|e| HalError::invalid(addr, 0, format!("free in {}: {e}", self.location)))
+    }
+
+    /// Bytes currently allocated.
+    pub fn used(&self) -> u64 {
+        self.allocator.lock().unwrap_or_else(|e| e.into_inner()).used()
+    }
+}
+
+/// The allocatable memory of one device.
+#[derive(Debug)]
+pub struct Memory {
+    /// HBM channels, by index.
+    pub hbm: Vec<Pool>,
+    /// Host-DMA memory.
+    pub host: Pool,
+}
+
+impl Memory {
+    /// Pools for the given channel sizes and host window.
+    pub fn new(hbm: &[HbmChannelDesc], host: HbmChannelDesc) -> Memory {
+        Memory {
+            hbm: hbm
+                .iter()
+                .enumerate()
+                .map(|(i, d)| Pool::new(MemoryLocation::Hbm { channel: i as u32 }, *d))
+                .collect(),
+            host: Pool::new(MemoryLocation::Host, host),
+        }
+    }
+
+    /// The pool for a location.
+    pub fn pool(&self, location: MemoryLocation) -> HalResult<&Pool> {
+        match location {
+            MemoryLocation::Host => Ok(&self.host),
+            MemoryLocation::Hbm { channel } => self.hbm.get(channel as usize).ok_or_else(|| {
+                HalError::invalid(
+                    DeviceAddr(0),
+                    0,
+                    format!("HBM channel {channel} does not exist; the device has {}", self.hbm.len()),
+                )
+            }),
+        }
+    }
+
+    fn pools(&self) -> impl Iterator<Item = &Pool> {
+        self.hbm.iter().chain(std::iter::once(&self.host))
+    }
+}
+
+/// Where a device address lands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An HBM channel (`Some(channel)`) or host memory (`None`), at an offset.
+    Pool(Option<usize>, u64),
+    /// A core's SBUF at an offset.
+    Sbuf(CoreId, u64),
+    /// A core's PSUM at an offset.
+    Psum(CoreId, u64),
+    /// A core's EVT_SEM block at an offset.
+    EvtSem(CoreId, u64),
+    /// A core's DMA register banks at an offset.
+    DmaRegs(CoreId, u64),
+}
+
+fn inside(addr: u64, len: u64, base: u64, size: u64) -> Option<u64> {
+    let off = addr.checked_sub(base)?;
+    (off < size && len <= size - off).then_some(off)
+}
+
+/// Routes `addr..addr+len` to one region, or explains why it cannot.
+pub fn decode(arch: &ArchDesc, memory: &Memory, cores: u32, addr: DeviceAddr, len: u64) -> HalResult<Target> {
+    let a = addr.get();
+    if a.checked_add(len).is_none() {
+        return Err(HalError::invalid(addr, len, "access wraps the 64-bit address space"));
+    }
+    for (i, p) in memory.pools().enumerate() {
+        if let Some(off) = inside(a, len.max(1), p.base.get(), p.bytes.len()) {
+            let which = (i < memory.hbm.len()).then_some(i);
+            return Ok(Target::Pool(which, off));
+        }
+    }
+    let window_span = arch.tpb_stride * u64::from(cores);
+    if let Some(rel) = inside(a, 0, arch.tpb_base.get(), window_span) {
+        let core = CoreId((rel / arch.tpb_stride) as u32);
+        let off = rel % arch.tpb_stride;
+        let w = &arch.windows;
+        let l = len.max(1);
+        if let Some(o) = inside(off, l, w.sbuf, arch.sbuf_bytes()) {
+            return Ok(Target::Sbuf(core, o));
+        }
+        if let Some(o) = inside(off, l, w.psum, arch.psum_bytes()) {
+            return Ok(Target::Psum(core, o));
+        }
+        if let Some(o) = inside(off, l, w.evt_sem, EVT_SEM_SIZE) {
+            return Ok(Target::EvtSem(core, o));
+        }
+        let dma_span = u64::from(arch.dma_queues_per_core()) * DMA_QUEUE_BANK_STRIDE;
+        if let Some(o) = inside(off, l, w.dma_regs, dma_span) {
+            return Ok(Target::DmaRegs(core, o));
+        }
+        return Err(HalError::invalid(
+            addr,
+            len,
+            format!("not inside one window of {core}'s TPB space (SBUF, PSUM, EVT_SEM or DMA registers)"),
+        ));
+    }
+    Err(HalError::invalid(
+        addr,
+        len,
+        "not inside one HBM channel, host-DMA memory or a core window",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_hal::arch::TRN2;
+
+    #[test]
+    fn routes_every_region() {
+        let m = Memory::new(TRN2.hbm, HbmChannelDesc { base: TRN2.host_dma_base, size: 1 << 30 });
+        let d = |a: u64, l: u64| decode(&TRN2, &m, 8, DeviceAddr(a), l);
+        assert_eq!(d(0x10, 4).unwrap(), Target::Pool(Some(0), 0x10));
+        assert_eq!(d(0x8040_0000_0000 + 5, 4).unwrap(), Target::Pool(Some(3), 5));
+        assert_eq!(d(TRN2.host_dma_base.get(), 4).unwrap(), Target::Pool(None, 0));
+        assert_eq!(d(TRN2.sbuf_addr(CoreId(1)).get() + 7, 1).unwrap(), Target::Sbuf(CoreId(1), 7));
+        assert_eq!(d(TRN2.psum_addr(CoreId(7)).get(), 2048).unwrap(), Target::Psum(CoreId(7), 0));
+        assert_eq!(d(TRN2.evt_sem_addr(CoreId(2)).get() + 0x1800, 4).unwrap(), Target::EvtSem(CoreId(2), 0x1800));
+        assert!(d((24 << 30) - 2, 4).is_err(), "straddles the end of HBM 0");
+        assert!(d(TRN2.tpb_window(CoreId(8)).get(), 4).is_err(), "core 8 does not exist");
+        assert!(d(TRN2.sbuf_addr(CoreId(0)).get() + TRN2.sbuf_bytes(), 4).is_err(), "gap after SBUF");
+        assert!(d(u64::MAX, 2).is_err());
+    }
+}

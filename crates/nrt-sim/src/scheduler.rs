@@ -1,0 +1,163 @@
+//! Cooperative stepping of engines and DMA queues.
+//!
+//! Work items are [`Task`]s: "step engine E of core C" or "walk DMA queue Q
+//! of core C". Each task runs a bounded slice and re-queues itself if it
+//! has more to do, so a small pool steps any number of engines fairly
+//! (there is no thread per engine; the machines have two cores).
+//!
+//! Two modes:
+//! - **pool**: up to `threads` workers, started on the first task (an idle
+//!   device has no thread), parked on a condition variable when the queue
+//!   is empty;
+//! - **deterministic**: no worker threads; whoever submits work drains
+//!   the queue on its own thread in FIFO order until the device is
+//!   quiescent. The same program therefore produces the same order of
+//!   events, bytes and timestamps on every run.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::Duration;
+
+/// One unit of device work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    /// Step a sequencer: (core, engine index).
+    Engine(u32, u8),
+    /// Walk a DMA queue: (core, queue index within the core).
+    Dma(u32, u16),
+}
+
+/// Something that can run tasks (the device).
+pub trait Runner: HasScheduler + Send + Sync + 'static {
+    /// Runs one bounded slice of `task`.
+    fn run(self: &Arc<Self>, task: Task);
+}
+
+/// The task queue and its workers.
+#[derive(Debug)]
+pub struct Scheduler {
+    queue: Mutex<VecDeque<Task>>,
+    ready: Condvar,
+    deterministic: bool,
+    threads: usize,
+    started: AtomicUsize,
+    drain: Mutex<()>,
+    shutdown: AtomicBool,
+}
+
+impl Scheduler {
+    /// A scheduler in deterministic or pool mode.
+    pub fn new(deterministic: bool, threads: usize) -> Scheduler {
+        Scheduler {
+            queue: Mutex::new(VecDeque::new()),
+            ready: Condvar::new(),
+            deterministic,
+            threads: threads.max(1),
+            started: AtomicUsize::new(0),
+            drain: Mutex::new(()),
+            shutdown: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the scheduler runs deterministically.
+    pub fn is_deterministic(&self) -> bool {
+        self.deterministic
+    }
+
+    /// Worker threads started so far.
+    pub fn workers(&self) -> usize {
+        self.started.load(Ordering::Acquire)
+    }
+
+    fn pop(&self) -> Option<Task> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+    }
+
+    /// Queues a task and makes sure someone runs it.
+    pub fn submit<R: Runner>(&self, runner: &Arc<R>, task: Task) {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push_back(task);
+        if self.deterministic {
+            self.drain_here(runner);
+        } else {
+            self.ensure_workers(runner);
+            self.ready.notify_one();
+        }
+    }
+
+    /// Deterministic mode: run the queue to empty on this thread unless
+    /// another thread (or an outer frame of this one) is already draining;
+    /// that drainer will pick the task up.
+    fn drain_here<R: Runner>(&self, runner: &Arc<R>) {
+        loop {
+            let Ok(guard) = self.drain.try_lock() else { return };
+            while let Some(t) = self.pop() {
+                runner.run(t);
+            }
+            drop(guard);
+            // A task pushed between our last pop and the unlock would be
+            // stranded: re-check after releasing.
+            if self.queue.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+                return;
+            }
+        }
+    }
+
+    fn ensure_workers<R: Runner>(&self, runner: &Arc<R>) {
+        while self.started.load(Ordering::Acquire) < self.threads {
+            let n = self.started.fetch_add(1, Ordering::AcqRel);
+            if n >= self.threads {
+                self.started.fetch_sub(1, Ordering::AcqRel);
+                break;
+            }
+            let weak: Weak<R> = Arc::downgrade(runner);
+            let spawned = std::thread::Builder::new()
+                .name(format!("nrt-sim-{n}"))
+                .spawn(move || worker(weak));
+            if spawned.is_err() {
+                // Without a worker the queue would stall; fall back to
+                // running on the submitting thread.
+                self.started.fetch_sub(1, Ordering::AcqRel);
+                self.drain_here(runner);
+                break;
+            }
+        }
+    }
+
+    /// Asks workers to exit (device drop).
+    pub fn shutdown(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        self.ready.notify_all();
+    }
+
+    fn next_for_worker(&self) -> Option<Task> {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if self.shutdown.load(Ordering::Acquire) {
+                return None;
+            }
+            if let Some(t) = q.pop_front() {
+                return Some(t);
+            }
+            q = self
+                .ready
+                .wait_timeout(q, Duration::from_millis(200))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// Something that owns a scheduler (so a worker can find it again).
+pub trait HasScheduler {
+    /// The scheduler.
+    fn scheduler(&self) -> &Scheduler;
+}
+
+fn worker<R: Runner>(weak: Weak<R>) {
+    loop {
+        let Some(runner) = weak.upgrade() else { return };
+        let Some(task) = runner.scheduler().next_for_worker() else { return };
+        runner.run(task);
+    }
+}

@@ -1,0 +1,185 @@
+//! The per-core EVT_SEM unit: 256 semaphores and 256 events.
+//!
+//! Semaphores are signed 32-bit registers; events are 0/1. Each register
+//! also remembers the virtual time of its last update, so an engine whose
+//! wait is satisfied by it can advance its clock to that moment.
+//! Registers are atomics; the caller (the device) wakes waiting engines
+//! after every change.
+
+use nrt_hal::arch::{EVT_SEM_EVENTS, EVT_SEM_SEM_DEC, EVT_SEM_SEM_INC, EVT_SEM_SEM_READ, EVT_SEM_SEM_SET};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+/// What a 32-bit write to the EVT_SEM block does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowOp {
+    /// Write an event register (non-zero sets, zero clears).
+    Event(u32),
+    /// Assign a semaphore (the SET alias, and writes to the READ alias).
+    Set(u32),
+    /// Add to a semaphore.
+    Inc(u32),
+    /// Subtract from a semaphore.
+    Dec(u32),
+}
+
+/// Decodes an EVT_SEM block offset (4-byte aligned) into the register it
+/// names. `None` for offsets past the last register of a window.
+pub fn window_op(offset: u64, semaphores: u32, events: u32) -> Option<WindowOp> {
+    let idx = |base: u64, count: u32| -> Option<u32> {
+        let i = (offset.checked_sub(base)? / 4) as u32;
+        (i < count).then_some(i)
+    };
+    match offset {
+        o if o < EVT_SEM_SEM_READ => idx(EVT_SEM_EVENTS, events).map(WindowOp::Event),
+        o if o < EVT_SEM_SEM_SET => idx(EVT_SEM_SEM_READ, semaphores).map(WindowOp::Set),
+        o if o < EVT_SEM_SEM_INC => idx(EVT_SEM_SEM_SET, semaphores).map(WindowOp::Set),
+        o if o < EVT_SEM_SEM_DEC => idx(EVT_SEM_SEM_INC, semaphores).map(WindowOp::Inc),
+        _ => idx(EVT_SEM_SEM_DEC, semaphores).map(WindowOp::Dec),
+    }
+}
+
+/// The semaphore and event registers of one core.
+#[derive(Debug)]
+pub struct SyncBlock {
+    sems: Box<[AtomicI32]>,
+    sem_time: Box<[AtomicU64]>,
+    events: Box<[AtomicU32]>,
+    event_time: Box<[AtomicU64]>,
+}
+
+impl SyncBlock {
+    /// All registers zero.
+    pub fn new(semaphores: u32, events: u32) -> SyncBlock {
+        let z32 = |n: u32| (0..n).map(|_| AtomicI32::new(0)).collect();
+        let zu = |n: u32| (0..n).map(|_| AtomicU32::new(0)).collect();
+        let z64 = |n: u32| (0..n).map(|_| AtomicU64::new(0)).collect();
+        SyncBlock { sems: z32(semaphores), sem_time: z64(semaphores), events: zu(events), event_time: z64(events) }
+    }
+
+    /// Number of semaphores.
+    pub fn semaphores(&self) -> u32 {
+        self.sems.len() as u32
+    }
+
+    /// Number of events.
+    pub fn events(&self) -> u32 {
+        self.events.len() as u32
+    }
+
+    /// Semaphore value (caller checked the index).
+    pub fn sem(&self, i: u32) -> i32 {
+        self.sems[i as usize].load(Ordering::Acquire)
+    }
+
+    /// Virtual time (ps) of the semaphore's last update.
+    pub fn sem_time(&self, i: u32) -> u64 {
+        self.sem_time[i as usize].load(Ordering::Acquire)
+    }
+
+    /// Assigns a semaphore at virtual time `now`.
+    pub fn set_sem(&self, i: u32, v: i32, now: u64) {
+        self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        self.sems[i as usize].store(v, Ordering::Release);
+    }
+
+    /// Adds (wrapping, as the 32-bit register does) and returns the new value.
+    pub fn add_sem(&self, i: u32, delta: i32, now: u64) -> i32 {
+        self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        self.sems[i as usize].fetch_add(delta, Ordering::AcqRel).wrapping_add(delta)
+    }
+
+    /// The atomic cell of a semaphore (for compare-and-swap updates).
+    pub(crate) fn sem_cell(&self, i: u32) -> &AtomicI32 {
+        &self.sems[i as usize]
+    }
+
+    /// Records an update of semaphore `i` at virtual time `now`.
+    pub(crate) fn touch_sem(&self, i: u32, now: u64) {
+        self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+    }
+
+    /// Event state.
+    pub fn event(&self, i: u32) -> bool {
+        self.events[i as usize].load(Ordering::Acquire) != 0
+    }
+
+    /// Virtual time (ps) of the event's last change.
+    pub fn event_time(&self, i: u32) -> u64 {
+        self.event_time[i as usize].load(Ordering::Acquire)
+    }
+
+    /// Sets or clears an event at virtual time `now`.
+    pub fn set_event(&self, i: u32, on: bool, now: u64) {
+        self.event_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        self.events[i as usize].store(u32::from(on), Ordering::Release);
+    }
+
+    /// Applies a window write of `value`.
+    pub fn apply(&self, op: WindowOp, value: u32, now: u64) {
+        match op {
+            WindowOp::Event(i) => self.set_event(i, value != 0, now),
+            WindowOp::Set(i) => self.set_sem(i, value as i32, now),
+            WindowOp::Inc(i) => {
+                self.add_sem(i, value as i32, now);
+            }
+            WindowOp::Dec(i) => {
+                self.add_sem(i, (value as i32).wrapping_neg(), now);
+            }
+        }
+    }
+
+    /// The value a 32-bit read of a window register returns.
+    pub fn read_window(&self, op: WindowOp) -> u32 {
+        match op {
+            WindowOp::Event(i) => u32::from(self.event(i)),
+            WindowOp::Set(i) | WindowOp::Inc(i) | WindowOp::Dec(i) => self.sem(i) as u32,
+        }
+    }
+
+    /// Zeroes every register (core reset).
+    pub fn reset(&self) {
+        for s in self.sems.iter() {
+            s.store(0, Ordering::Release);
+        }
+        for e in self.events.iter() {
+            e.store(0, Ordering::Release);
+        }
+        for t in self.sem_time.iter().chain(self.event_time.iter()) {
+            t.store(0, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_decode() {
+        assert_eq!(window_op(0x0, 256, 256), Some(WindowOp::Event(0)));
+        assert_eq!(window_op(0x3FC, 256, 256), Some(WindowOp::Event(255)));
+        assert_eq!(window_op(0x400, 256, 256), None);
+        assert_eq!(window_op(0x1004, 256, 256), Some(WindowOp::Set(1)));
+        assert_eq!(window_op(0x1400, 256, 256), Some(WindowOp::Set(0)));
+        assert_eq!(window_op(0x1808, 256, 256), Some(WindowOp::Inc(2)));
+        assert_eq!(window_op(0x1C00 + 4 * 255, 256, 256), Some(WindowOp::Dec(255)));
+        assert_eq!(window_op(0x2000, 256, 256), None);
+    }
+
+    #[test]
+    fn arithmetic_is_signed_and_wrapping() {
+        let s = SyncBlock::new(4, 4);
+        s.apply(WindowOp::Dec(1), 5, 10);
+        assert_eq!(s.sem(1), -5);
+        assert_eq!(s.sem_time(1), 10);
+        s.set_sem(2, i32::MAX, 0);
+        s.apply(WindowOp::Inc(2), 1, 0);
+        assert_eq!(s.sem(2), i32::MIN);
+        s.apply(WindowOp::Event(3), 7, 0);
+        assert!(s.event(3));
+        assert_eq!(s.read_window(WindowOp::Event(3)), 1);
+        s.reset();
+        assert_eq!(s.sem(1), 0);
+        assert!(!s.event(3));
+    }
+}
