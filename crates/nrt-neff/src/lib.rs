@@ -36,6 +36,7 @@
 //! * [`dtype`]: dtype names, sizes and `.npy` descriptors.
 //! * [`signature`]: the model's I/O tensors.
 //! * [`validate`]: DMA descriptor cross-checks.
+//! * [`summary`]: the serializable overview behind `nrt neff inspect`.
 //! * [`neff`]: the parsed [`Neff`] with subgraphs and engine programs.
 //! * [`writer`], [`layout`]: writing NEFFs and the compiler's member layout.
 //! * [`dir`]: unpack to / pack from a directory.
@@ -52,6 +53,7 @@ pub mod layout;
 pub mod neff;
 pub mod npy;
 pub mod signature;
+pub mod summary;
 pub mod validate;
 pub mod writer;
 
@@ -66,4 +68,5 @@ pub use layout::EngineFiles;
 pub use neff::{EngineProgram, Neff, ReadOptions, Subgraph};
 pub use npy::{Constant, NpyHeader};
 pub use signature::TensorSignature;
+pub use summary::NeffSummary;
 pub use writer::{NeffWriter, pack_members};

@@ -10,7 +10,7 @@ use crate::error::{NeffError, Result};
 use crate::hash::HashKind;
 use crate::header::{HEADER_SIZE, NeffHeader};
 use crate::json::def::{DefJson, EngineKind, VarType};
-use crate::json::engine::EngineJson;
+use crate::json::engine::{DmaBlock, EngineJson};
 use crate::json::graph::NeffGraph;
 use crate::json::kelf::{InfoJson, KelfJson};
 use crate::json::parse_member;
@@ -82,6 +82,17 @@ impl Subgraph {
     /// The program of `engine`, if the subgraph has one.
     pub fn engine(&self, engine: EngineKind) -> Option<&EngineProgram> {
         self.engines.iter().find(|p| p.engine == engine)
+    }
+
+    /// Every DMA block of the subgraph with the engine that owns it (`None`
+    /// for blocks listed in def.json itself) and the member it came from.
+    pub fn dma_blocks(&self) -> impl Iterator<Item = (Option<EngineKind>, &str, &DmaBlock)> {
+        let own = self.def.dma.iter().map(|b| (None, self.def_path.as_str(), b));
+        let engines = self.engines.iter().flat_map(|p| {
+            let path = p.json_path.as_deref().unwrap_or("");
+            p.json.iter().flat_map(move |j| j.dma.iter().map(move |b| (Some(p.engine), path, b)))
+        });
+        own.chain(engines)
     }
 
     /// Archive path of a file named relative to this subgraph.

@@ -180,3 +180,28 @@ fn repack_with_sha256_is_plain_tar_and_verifies() {
     assert_eq!(back.members, neff.members);
     assert_eq!(back.payload_format, nrt_neff::PayloadFormat::PlainTar);
 }
+
+#[test]
+fn summary_json_names_documented_fields() {
+    let Some(bytes) = sample() else { return };
+    let s = serde_json::to_value(Neff::parse(&bytes).unwrap().summary()).unwrap();
+    let h = &s["header"];
+    for key in [
+        "pkg_version", "header_size", "data_size", "neff_version_major", "neff_version_minor",
+        "neff_build_version", "num_tpb", "hash", "uuid", "name", "requested_tpb_count", "tpb_per_node",
+        "feature_bits", "lnc_size",
+    ] {
+        assert!(h.get(key).is_some(), "header key {key}");
+    }
+    assert_eq!(h["uuid"], "00a04c535fd94f07bffdd5eacdefc852");
+    assert_eq!(h["feature_bits"], 0x209c00);
+    assert_eq!(s["subgraphs"].as_array().unwrap().len(), 2);
+    let sg0 = &s["subgraphs"][0];
+    assert_eq!(sg0["vars"].as_array().unwrap().len(), 6);
+    assert_eq!(sg0["queue_sets"][0]["name"], "qPoolDynamic");
+    assert_eq!(sg0["queue_sets"][0]["semaphores"].as_array().unwrap().len(), 16);
+    assert_eq!(sg0["engines"][0]["engine"], "pe");
+    assert_eq!(sg0["engines"][0]["instructions"], 12);
+    assert_eq!(s["inputs"][1]["shape"], serde_json::json!([256, 128]));
+    assert_eq!(s["outputs"][0]["name"], "output0");
+}

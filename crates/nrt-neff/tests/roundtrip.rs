@@ -153,3 +153,13 @@ proptest! {
         let _ = Neff::parse(&b);
     }
 }
+
+#[test]
+fn dma_blocks_are_listed_with_their_engine() {
+    let n = Neff::parse(&good_neff()).unwrap();
+    let blocks: Vec<_> = n.subgraphs[0].dma_blocks().map(|(e, p, b)| (e, p.to_string(), b.id)).collect();
+    assert_eq!(blocks, [(Some(EngineKind::Sp), "sg00/SP.json".to_string(), 0)]);
+    let d = &n.subgraphs[0].dma_blocks().next().unwrap().2.desc[0];
+    assert_eq!(d.to_sizes.as_deref(), Some(&[2, 128][..]));
+    assert_eq!(d.op, None);
+}
