@@ -168,3 +168,42 @@ impl Neff {
         pack_members(&self.header, &self.members, hash, default_format(hash))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_member_refuses_unsafe_or_unnormalized_paths() {
+        let mut w = NeffWriter::new();
+        for bad in ["../x", "/abs", "./a", "a//b", ""] {
+            assert!(matches!(w.add_member(bad, vec![]), Err(NeffError::UnsafePath { .. })), "{bad:?}");
+        }
+        w.add_member("sg00/def.json", b"{}".to_vec()).unwrap();
+        assert_eq!(w.members().len(), 1);
+    }
+
+    #[test]
+    fn computed_fields_are_filled_in() {
+        let mut w = NeffWriter::new();
+        w.add_member("a.bin", vec![1, 2, 3]).unwrap();
+        w.header_mut().data_size = 999;
+        for (kind, pkg) in [(HashKind::Md5, 2), (HashKind::Sha256, 1)] {
+            let b = w.set_hash_kind(kind).to_bytes().unwrap();
+            let h = NeffHeader::parse(&b).unwrap();
+            assert_eq!(h.pkg_version, pkg);
+            assert_eq!(h.header_size, 1024);
+            assert_eq!(h.data_size as usize, b.len() - HEADER_SIZE);
+            kind.verify(&h.hash, &b[HEADER_SIZE..]).unwrap();
+        }
+    }
+
+    #[test]
+    fn payload_format_can_be_forced() {
+        let mut w = NeffWriter::new();
+        w.add_member("a.bin", vec![0; 10]).unwrap();
+        w.set_hash_kind(HashKind::Md5).set_payload_format(PayloadFormat::PlainTar);
+        let b = w.to_bytes().unwrap();
+        assert_eq!(PayloadFormat::detect(&b[HEADER_SIZE..]), PayloadFormat::PlainTar);
+    }
+}
