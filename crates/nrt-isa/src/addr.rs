@@ -120,7 +120,11 @@ pub fn classify(addr: u32) -> Region {
         let rel = addr - PSUM_BASE;
         let partition = rel / PSUM_PARTITION_BYTES;
         let offset = rel % PSUM_PARTITION_BYTES;
-        return Region::Psum { partition, offset, bank: offset / PSUM_BANK_BYTES };
+        return Region::Psum {
+            partition,
+            offset,
+            bank: offset / PSUM_BANK_BYTES,
+        };
     }
     Region::Unmapped
 }
@@ -132,9 +136,29 @@ mod tests {
 
     #[test]
     fn observed_addresses_classify() {
-        assert_eq!(classify(0x37b00), Region::Sbuf { partition: 0, offset: 0x37b00 });
-        assert_eq!(classify(0x2000800), Region::Psum { partition: 0, offset: 0x800, bank: 1 });
-        assert_eq!(classify(0x2000900), Region::Psum { partition: 0, offset: 0x900, bank: 1 });
+        assert_eq!(
+            classify(0x37b00),
+            Region::Sbuf {
+                partition: 0,
+                offset: 0x37b00
+            }
+        );
+        assert_eq!(
+            classify(0x2000800),
+            Region::Psum {
+                partition: 0,
+                offset: 0x800,
+                bank: 1
+            }
+        );
+        assert_eq!(
+            classify(0x2000900),
+            Region::Psum {
+                partition: 0,
+                offset: 0x900,
+                bank: 1
+            }
+        );
         assert_eq!(classify(0x38000), Region::Unmapped);
         assert_eq!(classify(PSUM_END), Region::Unmapped);
     }
@@ -149,12 +173,24 @@ mod tests {
 
     #[test]
     fn construction_checks_ranges() {
-        assert_eq!(sbuf_addr(128, 0), Err(AddrError::Partition { partition: 128 }));
+        assert_eq!(
+            sbuf_addr(128, 0),
+            Err(AddrError::Partition { partition: 128 })
+        );
         assert_eq!(
             sbuf_addr(0, 0x38000),
-            Err(AddrError::Offset { offset: 0x38000, limit: SBUF_PARTITION_BYTES })
+            Err(AddrError::Offset {
+                offset: 0x38000,
+                limit: SBUF_PARTITION_BYTES
+            })
         );
-        assert_eq!(psum_addr(0, 0x4000).unwrap_err(), AddrError::Offset { offset: 0x4000, limit: 0x4000 });
+        assert_eq!(
+            psum_addr(0, 0x4000).unwrap_err(),
+            AddrError::Offset {
+                offset: 0x4000,
+                limit: 0x4000
+            }
+        );
         assert_eq!(psum_addr(127, 0x3fff).unwrap(), 0x21FFFFF);
     }
 

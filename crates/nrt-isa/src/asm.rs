@@ -6,14 +6,18 @@
 //! and quoted names. The events block is spelled `wait=sem24>=16`,
 //! `update=sem5++`, `value=N` (when neither side uses the value),
 //! `dbg=N`, `hint=N`. Records without a layout are written
-//! `.raw` followed by the 64 bytes in hex (file order). See docs/isa.md.
+//! `.raw` followed by the 64 bytes in hex (file order). An IOTA whose steps
+//! are all zero is spelled `memset dtype=.. partitions=.. output=.. fill=V`.
+//! See docs/isa.md.
 //!
 //! The disassembler's output assembles back to the same bytes, and
 //! disassembling the assembled text gives the same (canonical) text.
 
 mod lex;
 
-use crate::instr::sync::{UPDATE_EXPECTED, WAIT_EXPECTED, parse_update, parse_wait, update_to_text, wait_to_text};
+use crate::instr::sync::{
+    UPDATE_EXPECTED, WAIT_EXPECTED, parse_update, parse_wait, update_to_text, wait_to_text,
+};
 use crate::instr::{Head, Instruction, SetFieldError, decode_stream};
 use crate::opcode::Opcode;
 use crate::record::{RECORD_SIZE, RecordBytes, StreamError, UpdateMode, WaitMode};
@@ -27,7 +31,9 @@ pub const HEAD_KEYS: &[&str] = &["wait", "update", "value", "dbg", "hint"];
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AsmErrorKind {
     /// The mnemonic is not known.
-    #[error("unknown mnemonic `{0}`, expected an instruction mnemonic (e.g. matmul, copy, nop) or .raw")]
+    #[error(
+        "unknown mnemonic `{0}`, expected an instruction mnemonic (e.g. matmul, copy, nop) or .raw"
+    )]
     UnknownMnemonic(String),
     /// The instruction has no such field.
     #[error("`{mnemonic}` has no field `{field}`, expected one of: {expected}")]
@@ -117,7 +123,11 @@ pub fn assemble(text: &str) -> Result<Vec<u8>, AsmError> {
 pub fn assemble_program(text: &str) -> Result<Program, AsmError> {
     let mut prog = Program::default();
     for (n, line) in text.lines().enumerate() {
-        let at = |column: usize, kind: AsmErrorKind| AsmError { line: n + 1, column, kind };
+        let at = |column: usize, kind: AsmErrorKind| AsmError {
+            line: n + 1,
+            column,
+            kind,
+        };
         let tokens = lex::tokenize(line).map_err(|(c, k)| at(c, k))?;
         let mut rest = &tokens[..];
         if let Some(first) = rest.first()
@@ -125,12 +135,18 @@ pub fn assemble_program(text: &str) -> Result<Program, AsmError> {
             && is_identifier(label)
         {
             if prog.labels.iter().any(|(l, _)| l == label) {
-                return Err(at(first.column, AsmErrorKind::DuplicateLabel(label.to_string())));
+                return Err(at(
+                    first.column,
+                    AsmErrorKind::DuplicateLabel(label.to_string()),
+                ));
             }
-            prog.labels.push((label.to_string(), prog.instructions.len()));
+            prog.labels
+                .push((label.to_string(), prog.instructions.len()));
             rest = &rest[1..];
         }
-        let Some((mn, operands)) = rest.split_first() else { continue };
+        let Some((mn, operands)) = rest.split_first() else {
+            continue;
+        };
         let instr = if mn.text == ".raw" {
             parse_raw(operands).map_err(|(c, k)| at(c, k))?
         } else {
@@ -158,7 +174,10 @@ fn parse_raw(operands: &[lex::Token<'_>]) -> Result<Instruction, LineError> {
             Some(_) => return Err(bad()),
             None => t.text,
         };
-        if digits.is_empty() || digits.len() % 2 != 0 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if digits.is_empty()
+            || digits.len() % 2 != 0
+            || !digits.bytes().all(|b| b.is_ascii_hexdigit())
+        {
             return Err(bad());
         }
         for i in (0..digits.len()).step_by(2) {
@@ -166,7 +185,10 @@ fn parse_raw(operands: &[lex::Token<'_>]) -> Result<Instruction, LineError> {
         }
     }
     let col = operands.first().map_or(1, |t| t.column);
-    let bytes: RecordBytes = bytes.as_slice().try_into().map_err(|_| (col, AsmErrorKind::RawLength(bytes.len())))?;
+    let bytes: RecordBytes = bytes
+        .as_slice()
+        .try_into()
+        .map_err(|_| (col, AsmErrorKind::RawLength(bytes.len())))?;
     Ok(Instruction::Raw { bytes })
 }
 
@@ -189,21 +211,62 @@ impl EventsText {
     }
 }
 
+/// Spelling of an IOTA whose steps are all +0.0: a fill with one value.
+const MEMSET: &str = "memset";
+/// Fields `memset` accepts, as (its key, the IOTA field it sets).
+const MEMSET_KEYS: &[(&str, &str)] = &[
+    ("dtype", "dtype"),
+    ("partitions", "partitions"),
+    ("output", "output"),
+    ("fill", "base"),
+];
+
+fn memset_view(instr: &Instruction) -> Option<&crate::instr::Iota> {
+    match instr {
+        Instruction::Iota(i)
+            if [i.partition_step, i.step0, i.step1, i.step2]
+                .iter()
+                .all(|s| s.0 == 0) =>
+        {
+            Some(i)
+        }
+        _ => None,
+    }
+}
+
 fn parse_line(mn: &lex::Token<'_>, operands: &[lex::Token<'_>]) -> Result<Instruction, LineError> {
-    let mut instr =
-        Instruction::from_mnemonic(mn.text).ok_or((mn.column, AsmErrorKind::UnknownMnemonic(mn.text.to_string())))?;
+    let memset = mn.text == MEMSET;
+    let mnemonic = if memset {
+        crate::instr::Iota::MNEMONIC
+    } else {
+        mn.text
+    };
+    let mut instr = Instruction::from_mnemonic(mnemonic).ok_or((
+        mn.column,
+        AsmErrorKind::UnknownMnemonic(mn.text.to_string()),
+    ))?;
     let mut seen: Vec<&str> = Vec::new();
     let mut ev = EventsText::default();
     let mut head = Head::default();
     for t in operands {
-        let (key, val) = t.text.split_once('=').ok_or((t.column, AsmErrorKind::MissingEquals(t.text.to_string())))?;
+        let (key, val) = t
+            .text
+            .split_once('=')
+            .ok_or((t.column, AsmErrorKind::MissingEquals(t.text.to_string())))?;
         if seen.contains(&key) {
             return Err((t.column, AsmErrorKind::DuplicateField(key.to_string())));
         }
         seen.push(key);
         let vcol = t.column + key.chars().count() + 1;
         let bad = |expected: &'static str| {
-            (vcol, AsmErrorKind::BadValue { field: key.to_string(), found: val.to_string(), expected })
+            (
+                vcol,
+                AsmErrorKind::BadValue {
+                    field: key.to_string(),
+                    found: val.to_string(),
+                    expected,
+                },
+            )
         };
         let byte = || crate::instr::field::parse_uint(val).and_then(|v| u8::try_from(v).ok());
         match key {
@@ -229,11 +292,15 @@ fn parse_line(mn: &lex::Token<'_>, operands: &[lex::Token<'_>]) -> Result<Instru
                     ev.set_value(v).map_err(|k| (vcol, k))?;
                 }
             }
-            _ => match instr.set_field(key, val) {
+            _ => match set_field(&mut instr, memset, key, val) {
                 Ok(()) => {}
                 Err(SetFieldError::Value(expected)) => return Err(bad(expected)),
                 Err(SetFieldError::Unknown) => {
-                    let mut names: Vec<&str> = instr.layout_fields().iter().map(|f| f.name).collect();
+                    let mut names: Vec<&str> = if memset {
+                        MEMSET_KEYS.iter().map(|(k, _)| *k).collect()
+                    } else {
+                        instr.layout_fields().iter().map(|f| f.name).collect()
+                    };
                     names.extend(HEAD_KEYS);
                     return Err((
                         t.column,
@@ -260,6 +327,21 @@ fn parse_line(mn: &lex::Token<'_>, operands: &[lex::Token<'_>]) -> Result<Instru
     Ok(instr)
 }
 
+fn set_field(
+    instr: &mut Instruction,
+    memset: bool,
+    key: &str,
+    val: &str,
+) -> Result<(), SetFieldError> {
+    if !memset {
+        return instr.set_field(key, val);
+    }
+    match MEMSET_KEYS.iter().find(|(k, _)| *k == key) {
+        Some((_, field)) => instr.set_field(field, val),
+        None => Err(SetFieldError::Unknown),
+    }
+}
+
 /// The canonical text of one instruction (no trailing newline).
 pub fn format_instruction(instr: &Instruction) -> String {
     let Some(mnemonic) = instr.mnemonic() else {
@@ -273,9 +355,20 @@ pub fn format_instruction(instr: &Instruction) -> String {
         }
         return s;
     };
-    let mut s = mnemonic.to_string();
-    for (k, v) in instr.fields_asm() {
-        s.push_str(&format!(" {k}={v}"));
+    let mut s;
+    if memset_view(instr).is_some() {
+        s = MEMSET.to_string();
+        let fields = instr.fields_asm();
+        for (key, field) in MEMSET_KEYS {
+            if let Some((_, v)) = fields.iter().find(|(name, _)| name == field) {
+                s.push_str(&format!(" {key}={v}"));
+            }
+        }
+    } else {
+        s = mnemonic.to_string();
+        for (k, v) in instr.fields_asm() {
+            s.push_str(&format!(" {k}={v}"));
+        }
     }
     if let Some(h) = instr.head() {
         let e = h.events;
@@ -308,7 +401,10 @@ pub fn disassemble(bytes: &[u8]) -> Result<String, StreamError> {
 /// Disassembles a stream, appending `names[i]` (e.g. the compiler's debug
 /// name of record `i`) as a comment where present. Raw records of a known
 /// opcode get the opcode name as a comment.
-pub fn disassemble_with_names(bytes: &[u8], names: &[Option<String>]) -> Result<String, StreamError> {
+pub fn disassemble_with_names(
+    bytes: &[u8],
+    names: &[Option<String>],
+) -> Result<String, StreamError> {
     let mut out = String::new();
     for (i, instr) in decode_stream(bytes)?.iter().enumerate() {
         out.push_str(&format_instruction(instr));
@@ -330,3 +426,6 @@ pub fn disassemble_with_names(bytes: &[u8], names: &[Option<String>]) -> Result<
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests;

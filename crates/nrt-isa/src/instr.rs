@@ -19,14 +19,17 @@ pub mod sync;
 
 pub use dma_operand::{DmaAccess, VarRef};
 pub use enums::{
-    Accumulate, ActFunc, AluOp, BranchCmp, BranchTarget, CollectiveType, DataSource, DtypeCode, DtypePair,
-    PseudoSub, ReduceOp, ResetTarget,
+    Accumulate, ActFunc, AluOp, BranchCmp, BranchTarget, CollectiveType, DataSource, DtypeCode,
+    DtypePair, PseudoSub, ReduceOp, ResetTarget,
 };
 pub use field::{F32Bits, Field, Name};
 pub use layouts::*;
 pub use sync::{ExtUpdate, ExtWait};
 
-use crate::record::{EVENTS_OFFSET, Events, INST_WORD_LEN, PAYLOAD_OFFSET, RECORD_SIZE, RecordBytes, RecordStream, StreamError};
+use crate::record::{
+    EVENTS_OFFSET, Events, INST_WORD_LEN, PAYLOAD_OFFSET, RECORD_SIZE, RecordBytes, RecordStream,
+    StreamError,
+};
 use thiserror::Error;
 
 /// Where a layout comes from; docs/isa.md tags every layout with it.
@@ -66,11 +69,18 @@ pub struct Head {
 impl Head {
     /// A head that only carries events.
     pub fn with_events(events: Events) -> Head {
-        Head { events, ..Head::default() }
+        Head {
+            events,
+            ..Head::default()
+        }
     }
 
     fn read(rec: &RecordBytes) -> Head {
-        Head { debug_cmd: rec[2], debug_hint: rec[3], events: Events::read_at(rec, EVENTS_OFFSET) }
+        Head {
+            debug_cmd: rec[2],
+            debug_hint: rec[3],
+            events: Events::read_at(rec, EVENTS_OFFSET),
+        }
     }
 
     fn write(&self, rec: &mut RecordBytes, opcode: u8) {
@@ -104,7 +114,9 @@ pub enum DecodeError {
         found: u8,
     },
     /// A byte the layout does not use is not zero.
-    #[error("{mnemonic}: byte +{offset:#04x} is {found:#04x}, expected 0 (not a field of this layout)")]
+    #[error(
+        "{mnemonic}: byte +{offset:#04x} is {found:#04x}, expected 0 (not a field of this layout)"
+    )]
     Reserved {
         /// Layout being decoded.
         mnemonic: &'static str,
@@ -136,9 +148,16 @@ pub enum SetFieldError {
     Value(&'static str),
 }
 
-fn check_layout(rec: &RecordBytes, mnemonic: &'static str, fields: &[FieldSpec]) -> Result<(), DecodeError> {
+fn check_layout(
+    rec: &RecordBytes,
+    mnemonic: &'static str,
+    fields: &[FieldSpec],
+) -> Result<(), DecodeError> {
     if rec[1] != INST_WORD_LEN {
-        return Err(DecodeError::WordLen { mnemonic, found: rec[1] });
+        return Err(DecodeError::WordLen {
+            mnemonic,
+            found: rec[1],
+        });
     }
     let mut owned = [false; RECORD_SIZE];
     for f in fields {
@@ -150,7 +169,11 @@ fn check_layout(rec: &RecordBytes, mnemonic: &'static str, fields: &[FieldSpec])
     }
     for offset in PAYLOAD_OFFSET..RECORD_SIZE {
         if !owned[offset] && rec[offset] != 0 {
-            return Err(DecodeError::Reserved { mnemonic, offset, found: rec[offset] });
+            return Err(DecodeError::Reserved {
+                mnemonic,
+                offset,
+                found: rec[offset],
+            });
         }
     }
     Ok(())
@@ -184,7 +207,10 @@ impl Instruction {
 
 /// Decodes a whole stream; records that fit no layout stay raw.
 pub fn decode_stream(bytes: &[u8]) -> Result<Vec<Instruction>, StreamError> {
-    Ok(RecordStream::new(bytes)?.iter().map(Instruction::decode_or_raw).collect())
+    Ok(RecordStream::new(bytes)?
+        .iter()
+        .map(Instruction::decode_or_raw)
+        .collect())
 }
 
 /// Encodes instructions back to a stream.

@@ -271,7 +271,10 @@ mod tests {
         assert_eq!(Opcode::Drain.header_word(), 0x10A2);
         assert_eq!(Opcode::Matmul.engine_class(), EngineClass::Pe);
         assert_eq!(Opcode::Copy.engine_class(), EngineClass::Tensor);
-        assert_eq!(Opcode::PseudoDmaDirect2d.engine_class(), EngineClass::Pseudo);
+        assert_eq!(
+            Opcode::PseudoDmaDirect2d.engine_class(),
+            EngineClass::Pseudo
+        );
         assert!(Opcode::PseudoInst.is_pseudo());
         assert!(!Opcode::CtrlBr.is_pseudo());
         assert_eq!(Opcode::from_u8(0xC2), Opcode::Unknown(0xC2));

@@ -144,7 +144,11 @@ impl Tensor3d {
 
     /// A contiguous run of `n` elements starting at `start`.
     pub fn contiguous(start: u32, n: u16) -> Tensor3d {
-        Tensor3d { start: Addr4(start), step: [1, 0, 0], num: [n, 1, 1] }
+        Tensor3d {
+            start: Addr4(start),
+            step: [1, 0, 0],
+            num: [n, 1, 1],
+        }
     }
 
     /// Number of elements the pattern visits.
@@ -154,7 +158,10 @@ impl Tensor3d {
 
     /// Reads the pattern at `off`.
     pub fn read_at(rec: &RecordBytes, off: usize) -> Tensor3d {
-        let mut t = Tensor3d { start: Addr4(read_u32(rec, off)), ..Tensor3d::default() };
+        let mut t = Tensor3d {
+            start: Addr4(read_u32(rec, off)),
+            ..Tensor3d::default()
+        };
         for k in 0..3 {
             t.step[k] = read_u16(rec, off + 4 + 2 * k) as i16;
             t.num[k] = read_u16(rec, off + 10 + 2 * k);
@@ -191,7 +198,11 @@ impl Tensor4d {
     /// A contiguous run of `n` elements starting at `start`, with the unit
     /// steps the compiler writes for unused dimensions.
     pub fn contiguous(start: u32, n: u16) -> Tensor4d {
-        Tensor4d { start: Addr4(start), step: [1, 1, 1, 1], num: [n, 1, 1, 1] }
+        Tensor4d {
+            start: Addr4(start),
+            step: [1, 1, 1, 1],
+            num: [n, 1, 1, 1],
+        }
     }
 
     /// Number of elements the pattern visits.
@@ -201,7 +212,10 @@ impl Tensor4d {
 
     /// Reads the frame at `off`.
     pub fn read_at(rec: &RecordBytes, off: usize) -> Tensor4d {
-        let mut t = Tensor4d { start: Addr4(read_u32(rec, off)), ..Tensor4d::default() };
+        let mut t = Tensor4d {
+            start: Addr4(read_u32(rec, off)),
+            ..Tensor4d::default()
+        };
         for k in 0..4 {
             t.step[k] = read_u16(rec, off + 4 + 2 * k) as i16;
             t.num[k] = read_u16(rec, off + 12 + 2 * k);
@@ -233,7 +247,12 @@ mod tests {
     #[test]
     fn observed_ldweights_pattern() {
         // fe7c0300 ffff0000 e0ff2000 01000400 from the real sample's LDWEIGHTS.
-        let rec = rec_with(0x10, &[0xfe, 0x7c, 3, 0, 0xff, 0xff, 0, 0, 0xe0, 0xff, 0x20, 0, 1, 0, 4, 0]);
+        let rec = rec_with(
+            0x10,
+            &[
+                0xfe, 0x7c, 3, 0, 0xff, 0xff, 0, 0, 0xe0, 0xff, 0x20, 0, 1, 0, 4, 0,
+            ],
+        );
         let t = Tensor3d::read_at(&rec, 0x10);
         assert_eq!(t.start, Addr4(0x37cfe));
         assert_eq!(t.step, [-1, 0, -32]);
@@ -246,7 +265,9 @@ mod tests {
         // 00080002 01000100 01000100 80000100 01000100 from ACT COPY.
         let rec = rec_with(
             0x0C,
-            &[0, 8, 0, 2, 1, 0, 1, 0, 1, 0, 1, 0, 0x80, 0, 1, 0, 1, 0, 1, 0],
+            &[
+                0, 8, 0, 2, 1, 0, 1, 0, 1, 0, 1, 0, 0x80, 0, 1, 0, 1, 0, 1, 0,
+            ],
         );
         let t = Tensor4d::read_at(&rec, 0x0C);
         assert_eq!(t, Tensor4d::contiguous(0x2000800, 128));
@@ -258,9 +279,15 @@ mod tests {
         assert_eq!(Addr4(0x8000_0005).form(), AddrForm::Register { reg: 5 });
         assert_eq!(Addr4(0x2000_0007).form(), AddrForm::Indirect { reg: 7 });
         assert_eq!(Addr4::immediate(0xFFFF_FFFF).0, ADDR4_IMM_MASK);
-        assert_eq!(Addr8(0x8000_0000_0000_0102).form(), AddrForm::Register { reg: 2 });
+        assert_eq!(
+            Addr8(0x8000_0000_0000_0102).form(),
+            AddrForm::Register { reg: 2 }
+        );
         let bc = BoundCheckReg(0xC5);
-        assert_eq!((bc.reg(), bc.oob_notification_disabled(), bc.enabled()), (5, true, true));
+        assert_eq!(
+            (bc.reg(), bc.oob_notification_disabled(), bc.enabled()),
+            (5, true, true)
+        );
     }
 
     proptest! {

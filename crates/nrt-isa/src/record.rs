@@ -10,7 +10,9 @@ mod events;
 mod fields;
 
 pub use events::{Events, EventsExtended, UpdateMode, WaitMode};
-pub use fields::{read_u16, read_u32, read_u64, read_u8, write_u16, write_u32, write_u64, write_u8};
+pub use fields::{
+    read_u8, read_u16, read_u32, read_u64, write_u8, write_u16, write_u32, write_u64,
+};
 
 use thiserror::Error;
 
@@ -63,7 +65,12 @@ pub struct Header {
 impl Header {
     /// Reads the header of a record.
     pub fn read(rec: &RecordBytes) -> Header {
-        Header { opcode: rec[0], inst_word_len: rec[1], debug_cmd: rec[2], debug_hint: rec[3] }
+        Header {
+            opcode: rec[0],
+            inst_word_len: rec[1],
+            debug_cmd: rec[2],
+            debug_hint: rec[3],
+        }
     }
 
     /// Writes the header into the first four bytes of a record.
@@ -79,7 +86,9 @@ impl Header {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum StreamError {
     /// The length is not a whole number of 64-byte records.
-    #[error("instruction stream is {len} bytes, expected a multiple of 64 (trailing {trailing} bytes)")]
+    #[error(
+        "instruction stream is {len} bytes, expected a multiple of 64 (trailing {trailing} bytes)"
+    )]
     Misaligned {
         /// Length of the slice in bytes.
         len: usize,
@@ -99,7 +108,10 @@ impl<'a> RecordStream<'a> {
     pub fn new(bytes: &'a [u8]) -> Result<Self, StreamError> {
         let trailing = bytes.len() % RECORD_SIZE;
         if trailing != 0 {
-            return Err(StreamError::Misaligned { len: bytes.len(), trailing });
+            return Err(StreamError::Misaligned {
+                len: bytes.len(),
+                trailing,
+            });
         }
         Ok(RecordStream { bytes })
     }
@@ -122,7 +134,9 @@ impl<'a> RecordStream<'a> {
 
     /// Iterates over the records in stream order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &'a RecordBytes> + 'a {
-        self.bytes.chunks_exact(RECORD_SIZE).map(|c| c.try_into().expect("chunks_exact yields 64 bytes"))
+        self.bytes
+            .chunks_exact(RECORD_SIZE)
+            .map(|c| c.try_into().expect("chunks_exact yields 64 bytes"))
     }
 
     /// The underlying bytes.
@@ -138,7 +152,13 @@ mod tests {
     #[test]
     fn stream_rejects_partial_records() {
         let err = RecordStream::new(&[0u8; 65]).unwrap_err();
-        assert_eq!(err, StreamError::Misaligned { len: 65, trailing: 1 });
+        assert_eq!(
+            err,
+            StreamError::Misaligned {
+                len: 65,
+                trailing: 1
+            }
+        );
     }
 
     #[test]
@@ -158,7 +178,12 @@ mod tests {
     #[test]
     fn header_round_trips() {
         let mut rec = [0u8; RECORD_SIZE];
-        let h = Header { opcode: 0xA9, inst_word_len: INST_WORD_LEN, debug_cmd: 3, debug_hint: 2 };
+        let h = Header {
+            opcode: 0xA9,
+            inst_word_len: INST_WORD_LEN,
+            debug_cmd: 3,
+            debug_hint: 2,
+        };
         h.write(&mut rec);
         assert_eq!(&rec[..4], &[0xA9, 0x10, 3, 2]);
         assert_eq!(Header::read(&rec), h);

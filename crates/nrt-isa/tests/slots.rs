@@ -47,7 +47,9 @@ fn load_pool_argument_slot_is_byte_exact() {
     assert_eq!(rec, expected);
     assert_eq!(u16::from_le_bytes([rec[0], rec[1]]), 0x107A);
 
-    let Instruction::LoadPoolArgument(lpa) = Instruction::decode(&rec).unwrap() else { panic!("not 0x7A") };
+    let Instruction::LoadPoolArgument(lpa) = Instruction::decode(&rec).unwrap() else {
+        panic!("not 0x7A")
+    };
     assert_eq!(lpa.move_source, 3);
     assert_eq!(lpa.embedding_table_hi, lpa.embedding_table_lo + 4);
     assert_eq!(lpa.completion_write_addr, 0x0102_0304_0506_0708);
@@ -85,7 +87,10 @@ fn drain_slot_is_byte_exact() {
     ];
     let rec = drain_slot(Some(EVENTS));
     assert_eq!(rec, with_events);
-    assert!(matches!(Instruction::decode(&rec), Ok(Instruction::Drain(_))));
+    assert!(matches!(
+        Instruction::decode(&rec),
+        Ok(Instruction::Drain(_))
+    ));
 }
 
 #[test]

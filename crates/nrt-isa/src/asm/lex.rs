@@ -52,7 +52,10 @@ pub fn tokenize(line: &str) -> Result<Vec<Token<'_>>, (usize, AsmErrorKind)> {
             }
             c if c.is_whitespace() && depth == 0 => {
                 if let Some(s) = start.take() {
-                    tokens.push(Token { text: &line[s..i], column: col(line, s) });
+                    tokens.push(Token {
+                        text: &line[s..i],
+                        column: col(line, s),
+                    });
                 }
             }
             _ => {
@@ -67,7 +70,10 @@ pub fn tokenize(line: &str) -> Result<Vec<Token<'_>>, (usize, AsmErrorKind)> {
         return Err((col(line, open_at), AsmErrorKind::Unterminated("bracket")));
     }
     if let Some(s) = start {
-        tokens.push(Token { text: &line[s..end_of_code], column: col(line, s) });
+        tokens.push(Token {
+            text: &line[s..end_of_code],
+            column: col(line, s),
+        });
     }
     Ok(tokens)
 }
@@ -84,7 +90,10 @@ mod tests {
     fn brackets_and_quotes_group() {
         let t = tokenize("  matmul psum=[0x2000000; 1,64; 0,1; 0,1] q=\"a b;#\" # tail").unwrap();
         let texts: Vec<&str> = t.iter().map(|t| t.text).collect();
-        assert_eq!(texts, vec!["matmul", "psum=[0x2000000; 1,64; 0,1; 0,1]", "q=\"a b;#\""]);
+        assert_eq!(
+            texts,
+            vec!["matmul", "psum=[0x2000000; 1,64; 0,1; 0,1]", "q=\"a b;#\""]
+        );
         assert_eq!(t[0].column, 3);
         assert_eq!(t[1].column, 10);
     }
@@ -92,8 +101,17 @@ mod tests {
     #[test]
     fn comments_and_errors() {
         assert!(tokenize("; only a comment").unwrap().is_empty());
-        assert_eq!(tokenize("nop x=[1; 2").unwrap_err(), (7, AsmErrorKind::Unterminated("bracket")));
-        assert_eq!(tokenize("nop q=\"abc").unwrap_err(), (7, AsmErrorKind::Unterminated("string")));
-        assert_eq!(tokenize("nop ]").unwrap_err(), (5, AsmErrorKind::Unbalanced));
+        assert_eq!(
+            tokenize("nop x=[1; 2").unwrap_err(),
+            (7, AsmErrorKind::Unterminated("bracket"))
+        );
+        assert_eq!(
+            tokenize("nop q=\"abc").unwrap_err(),
+            (7, AsmErrorKind::Unterminated("string"))
+        );
+        assert_eq!(
+            tokenize("nop ]").unwrap_err(),
+            (5, AsmErrorKind::Unbalanced)
+        );
     }
 }

@@ -1,9 +1,9 @@
 //! The two-dimensional access (22 bytes) each side of the 0xD4 DMA
 //! pseudo-instruction carries, and the var reference it names memory by.
 
-use super::field::{Field, bracket_parts, parse_uint};
 #[cfg(test)]
 use super::field::Entropy;
+use super::field::{Field, bracket_parts, parse_uint};
 use crate::record::{RecordBytes, read_u16, read_u32, write_u16, write_u32};
 
 /// Reference kind: the low 24 bits are a def.json var id.
@@ -45,7 +45,11 @@ impl VarRef {
     }
 
     fn parse(text: &str) -> Option<VarRef> {
-        let idx = |t: &str| parse_uint(t).and_then(|v| u32::try_from(v).ok()).filter(|&v| v <= 0xFF_FFFF);
+        let idx = |t: &str| {
+            parse_uint(t)
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|&v| v <= 0xFF_FFFF)
+        };
         if let Some(r) = text.strip_prefix("var") {
             return Some(VarRef::var(idx(r)?));
         }
@@ -154,10 +158,21 @@ mod tests {
 
     #[test]
     fn refs_print_by_kind() {
-        let a = DmaAccess { offset: 0x37c00, reference: VarRef::var(0), step0: 0x40000, step1: 1, num0: 128, num1: 1, row_bytes: 512 };
+        let a = DmaAccess {
+            offset: 0x37c00,
+            reference: VarRef::var(0),
+            step0: 0x40000,
+            step1: 1,
+            num0: 128,
+            num1: 1,
+            row_bytes: 512,
+        };
         assert_eq!(a.to_asm(), "[var0+0x37c00; 0x40000,128; 0x1,1; 512]");
         assert_eq!(DmaAccess::from_asm(&a.to_asm()), Ok(a));
-        let b = DmaAccess { reference: VarRef(0x3300_0005), ..a };
+        let b = DmaAccess {
+            reference: VarRef(0x3300_0005),
+            ..a
+        };
         assert_eq!(DmaAccess::from_asm(&b.to_asm()), Ok(b));
         assert_eq!(VarRef::dge(2).0, 0x2000_0002);
         assert!(DmaAccess::from_asm("[var0; 1,1; 1,1; 1]").is_err());

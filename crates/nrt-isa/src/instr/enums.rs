@@ -5,9 +5,9 @@
 //! A selector byte with no name here does not decode: the record falls back
 //! to a raw record, so nothing is lost and nothing is guessed.
 
-use super::field::{Field, parse_uint};
 #[cfg(test)]
 use super::field::Entropy;
+use super::field::{Field, parse_uint};
 use crate::dtype::Dtype;
 use crate::record::RecordBytes;
 
@@ -44,9 +44,13 @@ impl Field for DtypeCode {
     }
     fn from_asm(text: &str) -> Result<Self, &'static str> {
         if let Some(v) = parse_uint(text) {
-            return u8::try_from(v).map(DtypeCode).map_err(|_| "a dtype name or code 0..=255");
+            return u8::try_from(v)
+                .map(DtypeCode)
+                .map_err(|_| "a dtype name or code 0..=255");
         }
-        Dtype::from_name(text).map(DtypeCode::of).ok_or("a dtype name (float16, bfloat16, float32, int32, ...) or code")
+        Dtype::from_name(text)
+            .map(DtypeCode::of)
+            .ok_or("a dtype name (float16, bfloat16, float32, int32, ...) or code")
     }
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
@@ -67,7 +71,10 @@ pub struct DtypePair {
 impl Field for DtypePair {
     const SPANS: &'static [(usize, usize)] = &[(0, 1)];
     fn read(rec: &RecordBytes, off: usize) -> Result<Self, &'static str> {
-        Ok(DtypePair { first: DtypeCode(rec[off] & 0xF), second: DtypeCode(rec[off] >> 4) })
+        Ok(DtypePair {
+            first: DtypeCode(rec[off] & 0xF),
+            second: DtypeCode(rec[off] >> 4),
+        })
     }
     fn write(&self, rec: &mut RecordBytes, off: usize) {
         rec[off] = (self.first.0 & 0xF) | (self.second.0 << 4)
@@ -88,7 +95,10 @@ impl Field for DtypePair {
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
         let b = e.u8();
-        DtypePair { first: DtypeCode(b & 0xF), second: DtypeCode(b >> 4) }
+        DtypePair {
+            first: DtypeCode(b & 0xF),
+            second: DtypeCode(b >> 4),
+        }
     }
 }
 
@@ -395,7 +405,10 @@ mod tests {
         assert_eq!(DtypeCode(0x42).to_asm(), "66");
         assert_eq!(DtypeCode::from_asm("float32"), Ok(DtypeCode(10)));
         assert_eq!(DtypeCode::from_asm("66"), Ok(DtypeCode(66)));
-        let p = DtypePair { first: DtypeCode(10), second: DtypeCode(7) };
+        let p = DtypePair {
+            first: DtypeCode(10),
+            second: DtypeCode(7),
+        };
         assert_eq!(DtypePair::from_asm(&p.to_asm()), Ok(p));
         assert!(DtypePair::from_asm("66/float16").is_err());
     }

@@ -78,7 +78,11 @@ pub fn parse_int(text: &str) -> Option<i64> {
     match text.strip_prefix('-') {
         Some(rest) => {
             let v = parse_uint(rest)?;
-            if v <= i64::MAX as u64 + 1 { Some((v as i64).wrapping_neg()) } else { None }
+            if v <= i64::MAX as u64 + 1 {
+                Some((v as i64).wrapping_neg())
+            } else {
+                None
+            }
         }
         None => parse_uint(text).and_then(|v| i64::try_from(v).ok()),
     }
@@ -95,10 +99,16 @@ macro_rules! uint_field {
                 $write(rec, off, *self)
             }
             fn to_asm(&self) -> String {
-                if $hex { format!("{:#x}", self) } else { self.to_string() }
+                if $hex {
+                    format!("{:#x}", self)
+                } else {
+                    self.to_string()
+                }
             }
             fn from_asm(text: &str) -> Result<Self, &'static str> {
-                parse_uint(text).and_then(|v| <$ty>::try_from(v).ok()).ok_or($expected)
+                parse_uint(text)
+                    .and_then(|v| <$ty>::try_from(v).ok())
+                    .ok_or($expected)
             }
             #[cfg(test)]
             fn from_entropy(e: &mut Entropy) -> Self {
@@ -108,10 +118,31 @@ macro_rules! uint_field {
     };
 }
 
-uint_field!(u8, 1, |r: &RecordBytes, o: usize| r[o], |r: &mut RecordBytes, o: usize, v: u8| r[o] = v, false, "an integer 0..=255");
+uint_field!(
+    u8,
+    1,
+    |r: &RecordBytes, o: usize| r[o],
+    |r: &mut RecordBytes, o: usize, v: u8| r[o] = v,
+    false,
+    "an integer 0..=255"
+);
 uint_field!(u16, 2, read_u16, write_u16, false, "an integer 0..=65535");
-uint_field!(u32, 4, read_u32, write_u32, true, "a 32-bit unsigned integer");
-uint_field!(u64, 8, read_u64, write_u64, true, "a 64-bit unsigned integer");
+uint_field!(
+    u32,
+    4,
+    read_u32,
+    write_u32,
+    true,
+    "a 32-bit unsigned integer"
+);
+uint_field!(
+    u64,
+    8,
+    read_u64,
+    write_u64,
+    true,
+    "a 64-bit unsigned integer"
+);
 
 impl Field for i32 {
     const SPANS: &'static [(usize, usize)] = &[(0, 4)];
@@ -125,7 +156,9 @@ impl Field for i32 {
         self.to_string()
     }
     fn from_asm(text: &str) -> Result<Self, &'static str> {
-        parse_int(text).and_then(|v| i32::try_from(v).ok()).ok_or("a 32-bit signed integer")
+        parse_int(text)
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or("a 32-bit signed integer")
     }
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
@@ -217,7 +250,10 @@ impl Field for F32Bits {
     fn from_asm(text: &str) -> Result<Self, &'static str> {
         const EXPECTED: &str = "a float (e.g. 1.5, -inf) or its bits as 0x hexadecimal";
         if text.starts_with("0x") {
-            return parse_uint(text).and_then(|v| u32::try_from(v).ok()).map(F32Bits).ok_or(EXPECTED);
+            return parse_uint(text)
+                .and_then(|v| u32::try_from(v).ok())
+                .map(F32Bits)
+                .ok_or(EXPECTED);
         }
         text.parse::<f32>().map(F32Bits::new).map_err(|_| EXPECTED)
     }
@@ -257,7 +293,10 @@ impl<const N: usize> Field for Name<N> {
     }
     fn from_asm(text: &str) -> Result<Self, &'static str> {
         const EXPECTED: &str = "a quoted name of printable ASCII that fits the field";
-        let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).ok_or(EXPECTED)?;
+        let inner = text
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .ok_or(EXPECTED)?;
         if inner.len() > N || !inner.bytes().all(name_char_ok) {
             return Err(EXPECTED);
         }
@@ -266,7 +305,12 @@ impl<const N: usize> Field for Name<N> {
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
         let len = usize::from(e.u8()) % (N + 1);
-        Name((0..len).map(|_| (b' ' + e.u8() % 95) as char).filter(|&c| name_char_ok(c as u8)).collect())
+        Name(
+            (0..len)
+                .map(|_| (b' ' + e.u8() % 95) as char)
+                .filter(|&c| name_char_ok(c as u8))
+                .collect(),
+        )
     }
 }
 
@@ -322,7 +366,11 @@ impl Field for Tensor3d {
     }
     fn from_asm(text: &str) -> Result<Self, &'static str> {
         let (start, step, num) = parse_pattern::<3>(text).ok_or(T3_EXPECTED)?;
-        Ok(Tensor3d { start: Addr4(start), step, num })
+        Ok(Tensor3d {
+            start: Addr4(start),
+            step,
+            num,
+        })
     }
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
@@ -346,7 +394,11 @@ impl Field for Tensor4d {
     }
     fn from_asm(text: &str) -> Result<Self, &'static str> {
         let (start, step, num) = parse_pattern::<4>(text).ok_or(T4_EXPECTED)?;
-        Ok(Tensor4d { start: Addr4(start), step, num })
+        Ok(Tensor4d {
+            start: Addr4(start),
+            step,
+            num,
+        })
     }
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
@@ -374,7 +426,15 @@ mod tests {
 
     #[test]
     fn floats_keep_their_bits() {
-        for bits in [0u32, 0x8000_0000, 0x3f80_0000, 0x7f80_0000, 0x7fc0_0001, 0xffff_ffff, 1] {
+        for bits in [
+            0u32,
+            0x8000_0000,
+            0x3f80_0000,
+            0x7f80_0000,
+            0x7fc0_0001,
+            0xffff_ffff,
+            1,
+        ] {
             let f = F32Bits(bits);
             assert_eq!(F32Bits::from_asm(&f.to_asm()).unwrap(), f, "{}", f.to_asm());
         }
@@ -394,7 +454,11 @@ mod tests {
 
     #[test]
     fn patterns_print_and_parse() {
-        let t = Tensor3d { start: Addr4(0x37cfe), step: [-1, 0, -32], num: [32, 1, 4] };
+        let t = Tensor3d {
+            start: Addr4(0x37cfe),
+            step: [-1, 0, -32],
+            num: [32, 1, 4],
+        };
         assert_eq!(t.to_asm(), "[0x37cfe; -1,32; 0,1; -32,4]");
         assert_eq!(Tensor3d::from_asm(&t.to_asm()).unwrap(), t);
         assert_eq!(Tensor3d::from_asm("[0x10; 1,2]"), Err(T3_EXPECTED));

@@ -4,8 +4,8 @@
 
 use super::dma_operand::DmaAccess;
 use super::enums::{
-    Accumulate, ActFunc, AluOp, BranchCmp, BranchTarget, CollectiveType, DataSource, DtypeCode, DtypePair, PseudoSub,
-    ReduceOp, ResetTarget,
+    Accumulate, ActFunc, AluOp, BranchCmp, BranchTarget, CollectiveType, DataSource, DtypeCode,
+    DtypePair, PseudoSub, ReduceOp, ResetTarget,
 };
 #[cfg(test)]
 use super::field::Entropy;

@@ -8,9 +8,9 @@
 //! `sem5-=2`, `sem5:=0`, `evt1:set`, `evt1:clear`, each optionally suffixed
 //! `@read` for the at-read variants, and the same generic form.
 
-use super::field::Field;
 #[cfg(test)]
 use super::field::Entropy;
+use super::field::Field;
 use super::field::parse_uint;
 use crate::record::{RecordBytes, UpdateMode, WaitMode, read_u32, write_u32};
 
@@ -90,7 +90,10 @@ pub fn update_to_text(mode: UpdateMode, idx: u8, value: u32, own_value: bool) ->
 }
 
 fn split_index(text: &str) -> Option<(u8, &str)> {
-    let end = text.bytes().position(|b| !b.is_ascii_digit()).unwrap_or(text.len());
+    let end = text
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(text.len());
     let idx = text[..end].parse::<u8>().ok()?;
     Some((idx, &text[end..]))
 }
@@ -121,17 +124,31 @@ pub const UPDATE_EXPECTED: &str = "an update: none, semN++, semN--, semN+=V, sem
 /// Parses a wait.
 pub fn parse_wait(text: &str) -> Option<SyncText> {
     if text == "none" {
-        return Some(SyncText { mode: 0, idx: 0, value: None });
+        return Some(SyncText {
+            mode: 0,
+            idx: 0,
+            value: None,
+        });
     }
     if let Some(rest) = text.strip_prefix("mode") {
         return parse_generic(rest);
     }
     if let Some(rest) = text.strip_prefix("sem") {
         let (idx, rest) = split_index(rest)?;
-        let ops = [("==", WaitMode::SemEqImm), ("<=", WaitMode::SemLeImm), (">=", WaitMode::SemGeImm), ("<", WaitMode::SemLtImm), (">", WaitMode::SemGtImm)];
+        let ops = [
+            ("==", WaitMode::SemEqImm),
+            ("<=", WaitMode::SemLeImm),
+            (">=", WaitMode::SemGeImm),
+            ("<", WaitMode::SemLtImm),
+            (">", WaitMode::SemGtImm),
+        ];
         for (op, mode) in ops {
             if let Some(v) = rest.strip_prefix(op) {
-                return Some(SyncText { mode: mode.to_u8(), idx, value: Some(parse_u32(v)?) });
+                return Some(SyncText {
+                    mode: mode.to_u8(),
+                    idx,
+                    value: Some(parse_u32(v)?),
+                });
             }
         }
         return None;
@@ -145,14 +162,22 @@ pub fn parse_wait(text: &str) -> Option<SyncText> {
         "clear_then_set" => WaitMode::EvtClearThenSet,
         _ => return None,
     };
-    Some(SyncText { mode: mode.to_u8(), idx, value: None })
+    Some(SyncText {
+        mode: mode.to_u8(),
+        idx,
+        value: None,
+    })
 }
 
 /// Parses an update.
 pub fn parse_update(text: &str) -> Option<SyncText> {
     use UpdateMode as U;
     if text == "none" {
-        return Some(SyncText { mode: 0, idx: 0, value: None });
+        return Some(SyncText {
+            mode: 0,
+            idx: 0,
+            value: None,
+        });
     }
     if let Some(rest) = text.strip_prefix("mode") {
         return parse_generic(rest);
@@ -173,12 +198,19 @@ pub fn parse_update(text: &str) -> Option<SyncText> {
                 } else if let Some(v) = rest.strip_prefix("-=") {
                     (pick(U::SemSubImmRead, U::SemSubImmComplete), v)
                 } else {
-                    (pick(U::SemWrImmRead, U::SemWrImmComplete), rest.strip_prefix(":=")?)
+                    (
+                        pick(U::SemWrImmRead, U::SemWrImmComplete),
+                        rest.strip_prefix(":=")?,
+                    )
                 };
                 (mode, Some(parse_u32(v)?))
             }
         };
-        return Some(SyncText { mode: mode.to_u8(), idx, value });
+        return Some(SyncText {
+            mode: mode.to_u8(),
+            idx,
+            value,
+        });
     }
     let rest = body.strip_prefix("evt")?;
     let (idx, rest) = split_index(rest)?;
@@ -187,7 +219,11 @@ pub fn parse_update(text: &str) -> Option<SyncText> {
         "clear" => pick(U::EvtClrRead, U::EvtClrComplete),
         _ => return None,
     };
-    Some(SyncText { mode: mode.to_u8(), idx, value: None })
+    Some(SyncText {
+        mode: mode.to_u8(),
+        idx,
+        value: None,
+    })
 }
 
 /// The wait half of an extended events block: mode and index at +0/+1,
@@ -217,7 +253,11 @@ pub struct ExtUpdate {
 impl Field for ExtWait {
     const SPANS: &'static [(usize, usize)] = &[(0, 2), (4, 4)];
     fn read(rec: &RecordBytes, off: usize) -> Result<Self, &'static str> {
-        Ok(ExtWait { mode: WaitMode::from_u8(rec[off]), idx: rec[off + 1], value: read_u32(rec, off + 4) })
+        Ok(ExtWait {
+            mode: WaitMode::from_u8(rec[off]),
+            idx: rec[off + 1],
+            value: read_u32(rec, off + 4),
+        })
     }
     fn write(&self, rec: &mut RecordBytes, off: usize) {
         rec[off] = self.mode.to_u8();
@@ -229,18 +269,30 @@ impl Field for ExtWait {
     }
     fn from_asm(text: &str) -> Result<Self, &'static str> {
         let t = parse_wait(text).ok_or(WAIT_EXPECTED)?;
-        Ok(ExtWait { mode: WaitMode::from_u8(t.mode), idx: t.idx, value: t.value.unwrap_or(0) })
+        Ok(ExtWait {
+            mode: WaitMode::from_u8(t.mode),
+            idx: t.idx,
+            value: t.value.unwrap_or(0),
+        })
     }
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
-        ExtWait { mode: WaitMode::from_u8(e.u8()), idx: e.u8(), value: u32::from_le_bytes(e.array()) }
+        ExtWait {
+            mode: WaitMode::from_u8(e.u8()),
+            idx: e.u8(),
+            value: u32::from_le_bytes(e.array()),
+        }
     }
 }
 
 impl Field for ExtUpdate {
     const SPANS: &'static [(usize, usize)] = &[(0, 2), (6, 4)];
     fn read(rec: &RecordBytes, off: usize) -> Result<Self, &'static str> {
-        Ok(ExtUpdate { mode: UpdateMode::from_u8(rec[off]), idx: rec[off + 1], value: read_u32(rec, off + 6) })
+        Ok(ExtUpdate {
+            mode: UpdateMode::from_u8(rec[off]),
+            idx: rec[off + 1],
+            value: read_u32(rec, off + 6),
+        })
     }
     fn write(&self, rec: &mut RecordBytes, off: usize) {
         rec[off] = self.mode.to_u8();
@@ -252,11 +304,19 @@ impl Field for ExtUpdate {
     }
     fn from_asm(text: &str) -> Result<Self, &'static str> {
         let t = parse_update(text).ok_or(UPDATE_EXPECTED)?;
-        Ok(ExtUpdate { mode: UpdateMode::from_u8(t.mode), idx: t.idx, value: t.value.unwrap_or(0) })
+        Ok(ExtUpdate {
+            mode: UpdateMode::from_u8(t.mode),
+            idx: t.idx,
+            value: t.value.unwrap_or(0),
+        })
     }
     #[cfg(test)]
     fn from_entropy(e: &mut Entropy) -> Self {
-        ExtUpdate { mode: UpdateMode::from_u8(e.u8()), idx: e.u8(), value: u32::from_le_bytes(e.array()) }
+        ExtUpdate {
+            mode: UpdateMode::from_u8(e.u8()),
+            idx: e.u8(),
+            value: u32::from_le_bytes(e.array()),
+        }
     }
 }
 
@@ -267,14 +327,41 @@ mod tests {
     #[test]
     fn spellings() {
         assert_eq!(wait_to_text(WaitMode::SemGeImm, 24, 16, false), "sem24>=16");
-        assert_eq!(update_to_text(UpdateMode::SemIncComplete, 5, 0, false), "sem5++");
-        assert_eq!(update_to_text(UpdateMode::SemAddImmRead, 5, 3, false), "sem5+=3@read");
+        assert_eq!(
+            update_to_text(UpdateMode::SemIncComplete, 5, 0, false),
+            "sem5++"
+        );
+        assert_eq!(
+            update_to_text(UpdateMode::SemAddImmRead, 5, 3, false),
+            "sem5+=3@read"
+        );
         assert_eq!(wait_to_text(WaitMode::Other(9), 3, 7, true), "mode9:3:7");
         assert_eq!(wait_to_text(WaitMode::None, 0, 7, true), "mode0:0:7");
         assert_eq!(wait_to_text(WaitMode::None, 0, 7, false), "none");
-        assert_eq!(parse_wait("sem3>=1"), Some(SyncText { mode: 5, idx: 3, value: Some(1) }));
-        assert_eq!(parse_update("sem5+=1"), Some(SyncText { mode: 21, idx: 5, value: Some(1) }));
-        assert_eq!(parse_update("evt2:clear@read"), Some(SyncText { mode: 2, idx: 2, value: None }));
+        assert_eq!(
+            parse_wait("sem3>=1"),
+            Some(SyncText {
+                mode: 5,
+                idx: 3,
+                value: Some(1)
+            })
+        );
+        assert_eq!(
+            parse_update("sem5+=1"),
+            Some(SyncText {
+                mode: 21,
+                idx: 5,
+                value: Some(1)
+            })
+        );
+        assert_eq!(
+            parse_update("evt2:clear@read"),
+            Some(SyncText {
+                mode: 2,
+                idx: 2,
+                value: None
+            })
+        );
         assert_eq!(parse_wait("sem300>=1"), None);
         assert_eq!(parse_update("sem1+="), None);
     }
@@ -283,9 +370,17 @@ mod tests {
     fn every_mode_round_trips_with_own_value() {
         for m in 0..=255u8 {
             for (idx, value) in [(0u8, 0u32), (7, 0), (3, 99)] {
-                let w = ExtWait { mode: WaitMode::from_u8(m), idx, value };
+                let w = ExtWait {
+                    mode: WaitMode::from_u8(m),
+                    idx,
+                    value,
+                };
                 assert_eq!(ExtWait::from_asm(&w.to_asm()), Ok(w), "{}", w.to_asm());
-                let u = ExtUpdate { mode: UpdateMode::from_u8(m), idx, value };
+                let u = ExtUpdate {
+                    mode: UpdateMode::from_u8(m),
+                    idx,
+                    value,
+                };
                 assert_eq!(ExtUpdate::from_asm(&u.to_asm()), Ok(u), "{}", u.to_asm());
             }
         }

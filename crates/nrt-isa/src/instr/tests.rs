@@ -18,14 +18,32 @@ fn layouts_stay_inside_the_payload_and_do_not_overlap() {
         assert_eq!(instr.mnemonic(), Some(mnemonic));
         let mut owner: [Option<&str>; RECORD_SIZE] = [None; RECORD_SIZE];
         for f in instr.layout_fields() {
-            assert!(!crate::asm::HEAD_KEYS.contains(&f.name), "{mnemonic}.{} shadows an events key", f.name);
+            assert!(
+                !crate::asm::HEAD_KEYS.contains(&f.name),
+                "{mnemonic}.{} shadows an events key",
+                f.name
+            );
             for &(start, len) in f.spans {
-                for (b, slot) in owner.iter_mut().enumerate().skip(f.offset + start).take(len) {
+                for (b, slot) in owner
+                    .iter_mut()
+                    .enumerate()
+                    .skip(f.offset + start)
+                    .take(len)
+                {
                     assert!(b >= 0x0C, "{mnemonic}.{} reaches into the header", f.name);
-                    assert!(slot.is_none(), "{mnemonic}.{} overlaps {:?} at {b:#x}", f.name, slot);
+                    assert!(
+                        slot.is_none(),
+                        "{mnemonic}.{} overlaps {:?} at {b:#x}",
+                        f.name,
+                        slot
+                    );
                     *slot = Some(f.name);
                 }
-                assert!(f.offset + start + len <= RECORD_SIZE, "{mnemonic}.{} runs past the record", f.name);
+                assert!(
+                    f.offset + start + len <= RECORD_SIZE,
+                    "{mnemonic}.{} runs past the record",
+                    f.name
+                );
             }
         }
     }
@@ -49,7 +67,10 @@ fn opcodes_without_layout_stay_raw() {
     rec[0] = Opcode::MatmulSparse.to_u8();
     rec[1] = 0x10;
     rec[40] = 7;
-    assert_eq!(Instruction::decode(&rec).unwrap(), Instruction::Raw { bytes: rec });
+    assert_eq!(
+        Instruction::decode(&rec).unwrap(),
+        Instruction::Raw { bytes: rec }
+    );
 }
 
 #[test]
@@ -58,23 +79,52 @@ fn strict_decode_names_the_problem() {
     rec[0x30] = 1;
     assert_eq!(
         Instruction::decode(&rec),
-        Err(DecodeError::Reserved { mnemonic: "nop", offset: 0x30, found: 1 })
+        Err(DecodeError::Reserved {
+            mnemonic: "nop",
+            offset: 0x30,
+            found: 1
+        })
     );
-    assert_eq!(Instruction::decode_or_raw(&rec), Instruction::Raw { bytes: rec });
+    assert_eq!(
+        Instruction::decode_or_raw(&rec),
+        Instruction::Raw { bytes: rec }
+    );
 
     let mut rec = Nop::default().encode();
     rec[1] = 0x11;
-    assert_eq!(Instruction::decode(&rec), Err(DecodeError::WordLen { mnemonic: "nop", found: 0x11 }));
+    assert_eq!(
+        Instruction::decode(&rec),
+        Err(DecodeError::WordLen {
+            mnemonic: "nop",
+            found: 0x11
+        })
+    );
 
     let mut rec = Matmul::default().encode();
     rec[0x2B] = 4;
     let err = Instruction::decode(&rec).unwrap_err();
-    assert!(matches!(err, DecodeError::Field { field: "accumulate", offset: 0x2B, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            DecodeError::Field {
+                field: "accumulate",
+                offset: 0x2B,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("accumulate"));
 
     let mut rec = LdWeights::default().encode();
     rec[0x22] = 2;
-    assert!(matches!(Instruction::decode(&rec), Err(DecodeError::Field { field: "transpose", .. })));
+    assert!(matches!(
+        Instruction::decode(&rec),
+        Err(DecodeError::Field {
+            field: "transpose",
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -116,7 +166,12 @@ fn events_spelling_covers_shared_values() {
     let text = format_instruction(&nop.clone().into());
     assert_eq!(text, "nop wait=sem3>=9 update=sem5+=9");
     assert_eq!(assemble(&text).unwrap(), nop.encode().to_vec());
-    nop.head.events = Events { wait_mode: WaitMode::Other(11), wait_idx: 2, value: 77, ..Events::NONE };
+    nop.head.events = Events {
+        wait_mode: WaitMode::Other(11),
+        wait_idx: 2,
+        value: 77,
+        ..Events::NONE
+    };
     let text = format_instruction(&nop.clone().into());
     assert_eq!(text, "nop wait=mode11:2 value=77");
     assert_eq!(assemble(&text).unwrap(), nop.encode().to_vec());

@@ -71,7 +71,11 @@ impl WaitMode {
     pub fn uses_value(self) -> bool {
         matches!(
             self,
-            WaitMode::SemEqImm | WaitMode::SemLtImm | WaitMode::SemLeImm | WaitMode::SemGtImm | WaitMode::SemGeImm
+            WaitMode::SemEqImm
+                | WaitMode::SemLtImm
+                | WaitMode::SemLeImm
+                | WaitMode::SemGtImm
+                | WaitMode::SemGeImm
         )
     }
 }
@@ -170,7 +174,12 @@ impl UpdateMode {
         use UpdateMode::*;
         matches!(
             self,
-            SemAddImmRead | SemSubImmRead | SemWrImmRead | SemAddImmComplete | SemSubImmComplete | SemWrImmComplete
+            SemAddImmRead
+                | SemSubImmRead
+                | SemWrImmRead
+                | SemAddImmComplete
+                | SemSubImmComplete
+                | SemWrImmComplete
         )
     }
 
@@ -208,17 +217,30 @@ impl Events {
 
     /// Waits until semaphore `sem` >= `value`.
     pub fn wait_sem_ge(sem: u8, value: u32) -> Events {
-        Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem, value, ..Events::NONE }
+        Events {
+            wait_mode: WaitMode::SemGeImm,
+            wait_idx: sem,
+            value,
+            ..Events::NONE
+        }
     }
 
     /// Increments semaphore `sem` by one when the instruction completes.
     pub fn inc_on_complete(sem: u8) -> Events {
-        Events { update_mode: UpdateMode::SemIncComplete, update_idx: sem, ..Events::NONE }
+        Events {
+            update_mode: UpdateMode::SemIncComplete,
+            update_idx: sem,
+            ..Events::NONE
+        }
     }
 
     /// Adds this update to an existing events block.
     pub fn with_update(self, mode: UpdateMode, idx: u8) -> Events {
-        Events { update_mode: mode, update_idx: idx, ..self }
+        Events {
+            update_mode: mode,
+            update_idx: idx,
+            ..self
+        }
     }
 
     /// Reads the block at `off` (normally [`super::EVENTS_OFFSET`]).
