@@ -168,7 +168,7 @@ pub fn complete(rec: &Record, sync: &SyncBlock, now: u64) -> Result<(), u8> {
             continue;
         }
         let base = Update { mode: u.mode - 16, ..*u };
-        match effect(&base)? {
+        match effect(&base).map_err(|_| u.mode)? {
             Effect::None => {}
             Effect::Sem(i, f) => {
                 if !sem_ok(sync, i) {

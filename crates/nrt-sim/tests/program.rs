@@ -1,0 +1,307 @@
+//! Hand-written programs on the simulated device: two engines handshaking
+//! through semaphores around a DMA in and a DMA out, START/END records,
+//! virtual time, determinism, and every injected fault's evidence.
+
+use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP};
+use nrt_hal::conformance::{udma_copy_pair, wait_until};
+use nrt_hal::{CoreId, Device, DeviceAddr, DmaQueueId, DmaQueueStatus, DmaRingConfig, EngineId, MemoryLocation, NqRing, NqSpec, NqType};
+use nrt_sim::engine::record::build;
+use nrt_sim::engine::RunState;
+use nrt_sim::nq::record as nqr;
+use nrt_sim::{FaultKind, FaultSpec, InstrSelector, SimConfig, SimDevice};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const HBM0: MemoryLocation = MemoryLocation::Hbm { channel: 0 };
+const C0: CoreId = CoreId(0);
+const LEN: u32 = 4096;
+// Semaphores of the handshake.
+const DOORBELL: u8 = 1;
+const S_IN: u8 = 2;
+const S_OUT: u8 = 3;
+const TO_ACT: u8 = 4;
+const FROM_ACT: u8 = 5;
+// Wait / update modes (seed-siblings §3.1).
+const GE: u8 = 5;
+const SUB_IMM: u8 = 7;
+const INC_DONE: u8 = 19;
+const Q_IN: DmaQueueId = DmaQueueId { engine: 0, queue: 0 };
+const Q_OUT: DmaQueueId = DmaQueueId { engine: 1, queue: 0 };
+
+struct Rig {
+    dev: SimDevice,
+    input: DeviceAddr,
+    output: DeviceAddr,
+    sp_nq: Arc<dyn NqRing>,
+    act_nq: Arc<dyn NqRing>,
+    err_nq: Arc<dyn NqRing>,
+}
+
+fn device(deterministic: bool, faults: &[FaultSpec]) -> SimDevice {
+    let mut b = SimConfig::builder().deterministic(deterministic).hbm_bytes_per_channel(256 << 20);
+    for f in faults {
+        b = b.fault(f.clone());
+    }
+    SimDevice::new(&b.build(), 0)
+}
+
+fn stream(dev: &SimDevice, records: &[[u8; 64]]) -> (DeviceAddr, u64) {
+    let bytes: Vec<u8> = records.iter().flatten().copied().collect();
+    let a = dev.alloc(HBM0, bytes.len() as u64, 64).unwrap();
+    dev.write(a, &bytes).unwrap();
+    (a, bytes.len() as u64)
+}
+
+fn queue(dev: &SimDevice, q: DmaQueueId, src: DeviceAddr, dst: DeviceAddr, sem: u8) {
+    let tx = dev.alloc(HBM0, 32 * 16, 256).unwrap();
+    let rx = dev.alloc(HBM0, 32 * 16, 256).unwrap();
+    let (t, r) = udma_copy_pair(src, dst, LEN);
+    for slot in 0..32u64 {
+        dev.write(tx.offset(slot * 16), &t).unwrap();
+        dev.write(rx.offset(slot * 16), &r).unwrap();
+    }
+    let cfg = DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 32, completion_semaphore: Some(u32::from(sem)), completion_event: None };
+    dev.dma_queue_init(C0, q, cfg).unwrap();
+}
+
+fn ring(dev: &SimDevice, engine: u8, ty: NqType, cap: u32) -> Arc<dyn NqRing> {
+    let bytes = cap * 16;
+    let r = dev.alloc(HBM0, u64::from(bytes), u64::from(bytes)).unwrap();
+    dev.memset(r, 0, u64::from(bytes)).unwrap();
+    dev.nq_init(NqSpec { core: C0, engine_index: engine, nq_type: ty, ring: r, size_bytes: bytes }).unwrap()
+}
+
+/// SP: doorbell wait, DMA in, hand over to ACT, wait for ACT, DMA out,
+/// wait for it, exit. ACT: wait for SP, answer, exit.
+fn rig(dev: SimDevice) -> Rig {
+    let arch = dev.info().arch;
+    let input = dev.alloc(HBM0, u64::from(LEN), 0).unwrap();
+    let output = dev.alloc(HBM0, u64::from(LEN), 0).unwrap();
+    let data: Vec<u8> = (0..LEN).map(|i| (i * 7 % 251) as u8).collect();
+    dev.write(input, &data).unwrap();
+    dev.memset(output, 0, u64::from(LEN)).unwrap();
+    let sbuf = arch.sbuf_addr(C0).offset(3 * arch.sbuf_partition_bytes);
+    queue(&dev, Q_IN, input, sbuf, S_IN);
+    queue(&dev, Q_OUT, sbuf, output, S_OUT);
+    let sp_nq = ring(&dev, EngineId::Sp.index() as u8, NqType::Notify, 16);
+    let act_nq = ring(&dev, EngineId::Act.index() as u8, NqType::Notify, 16);
+    let err_nq = ring(&dev, 0, NqType::Error, 16);
+    let inc = |q, g| arch.dma_tail_inc_addr(C0, q, g).get();
+    let sp = [
+        build::record(0xA0, (GE, DOORBELL), (SUB_IMM, DOORBELL), 1),
+        build::write(inc(Q_IN, DMA_M2S_GROUP), 1),
+        build::write(inc(Q_IN, DMA_S2M_GROUP), 1),
+        build::record(0xA0, (GE, S_IN), (SUB_IMM, S_IN), 1),
+        build::record(0xA4, (0, 0), (INC_DONE, TO_ACT), 0),
+        build::record(0xA0, (GE, FROM_ACT), (SUB_IMM, FROM_ACT), 1),
+        build::write(inc(Q_OUT, DMA_M2S_GROUP), 1),
+        build::write(inc(Q_OUT, DMA_S2M_GROUP), 1),
+        build::record(0xA0, (GE, S_OUT), (SUB_IMM, S_OUT), 1),
+        build::exit(),
+    ];
+    let act = [
+        build::record(0xA0, (GE, TO_ACT), (SUB_IMM, TO_ACT), 1),
+        build::record(0xA4, (0, 0), (INC_DONE, FROM_ACT), 0),
+        build::exit(),
+    ];
+    let (sa, sl) = stream(&dev, &sp);
+    let (aa, al) = stream(&dev, &act);
+    dev.start_engine(C0, EngineId::Sp, sa, sl).unwrap();
+    dev.start_engine(C0, EngineId::Act, aa, al).unwrap();
+    Rig { dev, input, output, sp_nq, act_nq, err_nq }
+}
+
+fn records(nq: &Arc<dyn NqRing>) -> Vec<[u8; 16]> {
+    let mut out = vec![[0u8; 16]; 64];
+    let n = nq.read(0, &mut out);
+    out.truncate(n);
+    out
+}
+
+fn wait_records(nq: &Arc<dyn NqRing>, n: u64) {
+    wait_until("notification records", || nq.produced() >= n);
+}
+
+/// Gives a device that must *not* make progress a moment to go wrong.
+fn settle(dev: &SimDevice) {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_millis(50) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = dev.info();
+}
+
+fn run_once(deterministic: bool) -> (Vec<[u8; 16]>, Vec<[u8; 16]>, Vec<u8>) {
+    let r = rig(device(deterministic, &[]));
+    for exec in 1..=2u64 {
+        r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+        wait_records(&r.sp_nq, 2 * exec);
+        wait_records(&r.act_nq, 2 * exec);
+    }
+    let mut out = vec![0u8; LEN as usize];
+    r.dev.read(r.output, &mut out).unwrap();
+    (records(&r.sp_nq), records(&r.act_nq), out)
+}
+
+fn check_handshake(deterministic: bool) {
+    let (sp, act, out) = run_once(deterministic);
+    let expect: Vec<u8> = (0..LEN).map(|i| (i * 7 % 251) as u8).collect();
+    assert_eq!(out, expect, "DMA in then out must carry the input to the output");
+    for (recs, e) in [(&sp, EngineId::Sp), (&act, EngineId::Act)] {
+        assert_eq!(recs.len(), 4, "{e}: START, END per execution, two executions");
+        let base = nqr::engine_type_base(e.index() as u8);
+        let kinds: Vec<(u8, u16)> = recs.iter().map(|r| (nqr::notific_type(r), nqr::subtype(r))).collect();
+        assert_eq!(kinds, vec![(base, 2), (base + 1, 3), (base, 2), (base + 1, 3)], "{e} record sequence");
+        let ts: Vec<u64> = recs.iter().map(nqr::timestamp).collect();
+        assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{e}: timestamps must not go back: {ts:?}");
+    }
+    // ACT can only start after the DMA in completed, which takes virtual time.
+    assert!(nqr::timestamp(&act[0]) >= nrt_sim::cost::dma(u64::from(LEN)), "ACT START before the DMA could finish");
+    // SP's END comes after ACT's END (it waits for ACT, then the DMA out).
+    assert!(nqr::timestamp(&sp[1]) > nqr::timestamp(&act[1]));
+    assert_eq!(nqr::pc(&sp[1]), 9, "END carries the EXIT record's index");
+}
+
+#[test]
+fn two_engines_handshake_with_dma_pool() {
+    check_handshake(false);
+}
+
+#[test]
+fn two_engines_handshake_with_dma_deterministic() {
+    check_handshake(true);
+}
+
+#[test]
+fn deterministic_runs_are_bit_identical() {
+    let a = run_once(true);
+    let b = run_once(true);
+    assert_eq!(a, b, "records (with timestamps) and bytes must match run to run");
+}
+
+#[test]
+fn idle_device_costs_nothing() {
+    let dev = SimDevice::new(&SimConfig::default(), 0);
+    assert!(dev.started_cores().is_empty());
+    assert_eq!(dev.worker_threads(), 0);
+    let mut held = Vec::new();
+    for ch in 0..4 {
+        held.push(dev.alloc(MemoryLocation::Hbm { channel: ch }, 23 << 30, 0).unwrap());
+    }
+    assert_eq!(dev.resident_pages(), 0, "92 GiB allocated, nothing touched");
+    dev.write(held[2].offset(5 << 30), &[1, 2, 3]).unwrap();
+    assert_eq!(dev.resident_pages(), 1);
+    assert!(dev.started_cores().is_empty(), "memory traffic does not start cores");
+}
+
+fn error_records(r: &Rig) -> Vec<(u16, u16)> {
+    records(&r.err_nq).iter().map(|x| (nqr::subtype(x), nqr::meta(x))).collect()
+}
+
+#[test]
+fn hang_leaves_no_end_record() {
+    let r = rig(device(true, &[FaultSpec::new(FaultKind::Hang).on_core(0).at(InstrSelector::Index(1))]));
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.sp_nq, 1);
+    settle(&r.dev);
+    let sp = records(&r.sp_nq);
+    assert_eq!(sp.len(), 1, "START only: the hung engine never ends");
+    assert_eq!(r.dev.engine_state(C0, EngineId::Sp), Some(RunState::Hung));
+    assert!(error_records(&r).is_empty(), "a hang is silent");
+}
+
+#[test]
+fn hbm_ue_writes_an_error_record_and_stops() {
+    for (kind, sub) in [
+        (FaultKind::HbmUe, nqr::ERR_HBM_UE),
+        (FaultKind::HbmUeRepairable, nqr::ERR_HBM_UE_REPAIRABLE),
+        (FaultKind::SramParity, nqr::ERR_SRAM_PARITY),
+    ] {
+        let r = rig(device(true, &[FaultSpec::new(kind).at(InstrSelector::Name("NOP".into()))]));
+        r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+        wait_records(&r.err_nq, 1);
+        settle(&r.dev);
+        assert_eq!(error_records(&r)[0].0, sub, "{kind}");
+        assert_eq!(records(&r.sp_nq).len(), 1, "{kind}: SP (first NOP) never reaches END");
+    }
+}
+
+#[test]
+fn dma_abort_leaves_an_aborted_queue() {
+    let r = rig(device(true, &[FaultSpec::new(FaultKind::DmaAbort)]));
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.err_nq, 1);
+    settle(&r.dev);
+    assert_eq!(r.dev.dma_queue_state(C0, Q_IN).unwrap().status, DmaQueueStatus::Aborted);
+    assert_eq!(error_records(&r), vec![(nqr::ERR_DMA_ABORT, 0)]);
+    assert_eq!(r.dev.semaphore_read(C0, u32::from(S_IN)).unwrap(), 0, "no completion increment");
+    assert_eq!(records(&r.sp_nq).len(), 1, "SP waits forever: no END");
+}
+
+#[test]
+fn nan_reaches_memory_and_the_error_ring() {
+    // The first packet (DMA in) is clean, the second (DMA out) gets a NaN.
+    let r = rig(device(false, &[FaultSpec::new(FaultKind::Nan).after(1)]));
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.sp_nq, 2);
+    let mut out = [0u8; 4];
+    r.dev.read(r.output, &mut out).unwrap();
+    assert!(f32::from_le_bytes(out).is_nan());
+    // The error record names the queue: DMA engine 1, queue 0 = index 16.
+    assert_eq!(error_records(&r), vec![(nqr::ERR_NUMERICAL, 16)]);
+}
+
+#[test]
+fn nq_overflow_drops_a_record_and_raises_the_flag() {
+    let r = rig(device(true, &[FaultSpec::new(FaultKind::NqOverflow).at(InstrSelector::Index(1))]));
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.act_nq, 2);
+    settle(&r.dev);
+    let flagged = [&r.sp_nq, &r.act_nq].iter().filter(|q| q.overflowed()).count();
+    assert_eq!(flagged, 1, "exactly one ring overflowed");
+    let sp = records(&r.sp_nq);
+    let act = records(&r.act_nq);
+    assert_eq!(sp.len() + act.len(), 3, "one of the four START/END records was lost");
+}
+
+#[test]
+fn oob_reports_a_custom_notification() {
+    let r = rig(device(true, &[FaultSpec::new(FaultKind::Oob).on_core(0).at(InstrSelector::Index(1))]));
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.sp_nq, 3);
+    let custom: Vec<_> = records(&r.sp_nq)
+        .into_iter()
+        .chain(records(&r.act_nq))
+        .filter(|x| nqr::subtype(x) == nqr::SUBTYPE_CUSTOM)
+        .map(|x| nqr::meta(&x))
+        .collect();
+    assert_eq!(custom, vec![nqr::CUSTOM_OOB_INDIRECT]);
+}
+
+#[test]
+fn unsupported_instruction_is_a_device_fault() {
+    let dev = device(true, &[]);
+    let err = ring(&dev, 0, NqType::Error, 4);
+    let (a, l) = stream(&dev, &[build::record(0x02, (0, 0), (0, 0), 0), build::exit()]);
+    dev.start_engine(C0, EngineId::Pe, a, l).unwrap();
+    wait_until("error record", || err.produced() >= 1);
+    let rec = records(&err)[0];
+    assert_eq!((nqr::subtype(&rec), nqr::meta(&rec)), (nqr::ERR_UNSUPPORTED_INSTRUCTION, 0x02));
+    assert_eq!(dev.engine_state(C0, EngineId::Pe), Some(RunState::Halted));
+}
+
+#[test]
+fn runtime_injection_api_arms_faults() {
+    let r = rig(device(true, &[]));
+    r.dev.inject(FaultSpec::new(FaultKind::Hang).after(1));
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.sp_nq, 2);
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.sp_nq, 3);
+    settle(&r.dev);
+    // SP takes the second doorbell, starts, and hangs before handing over,
+    // so ACT never starts its second execution.
+    assert_eq!(records(&r.sp_nq).len(), 3, "SP: START, END, START");
+    assert_eq!(records(&r.act_nq).len(), 2, "ACT: first execution only");
+    assert_eq!(r.dev.engine_state(C0, EngineId::Sp), Some(RunState::Hung));
+}
