@@ -237,7 +237,7 @@ pub fn semaphore_windows(factory: Factory<'_>) {
 /// Encodes one UDMA plain-copy descriptor pair (TX source, RX destination)
 /// as `neuron-facts` §3.7 lays them out.
 pub fn udma_copy_pair(src: DeviceAddr, dst: DeviceAddr, len: u32) -> ([u8; 16], [u8; 16]) {
-    assert!(len >= 1 && len <= 65536);
+    assert!((1..=65536).contains(&len), "UDMA descriptors carry 1..=65536 bytes");
     let len_field = len & 0xFFFF; // 65536 encodes as 0
     let mut tx = [0u8; 16];
     let ctrl = len_field | (1 << 24) | (1 << 26) | (1 << 27);

@@ -120,7 +120,7 @@ impl Shared {
     }
 
     fn aligned_words(addr: DeviceAddr, len: u64) -> HalResult<()> {
-        if addr.is_aligned(4) && len % 4 == 0 {
+        if addr.is_aligned(4) && len.is_multiple_of(4) {
             Ok(())
         } else {
             Err(HalError::invalid(addr, len, "register windows take whole, 4-byte aligned 32-bit words"))

@@ -305,7 +305,7 @@ mod tests {
                 for (k, r) in out[..n].iter().enumerate() {
                     let idx = seen + k as u64;
                     prop_assert_eq!(record::timestamp(r), idx);
-                    prop_assert_eq!(record::phase(r), (idx / u64::from(cap)) % 2 == 0);
+                    prop_assert_eq!(record::phase(r), (idx / u64::from(cap)).is_multiple_of(2));
                 }
                 seen += n as u64;
                 view.set_consumed(seen);

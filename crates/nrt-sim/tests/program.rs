@@ -30,7 +30,6 @@ const Q_OUT: DmaQueueId = DmaQueueId { engine: 1, queue: 0 };
 
 struct Rig {
     dev: SimDevice,
-    input: DeviceAddr,
     output: DeviceAddr,
     sp_nq: Arc<dyn NqRing>,
     act_nq: Arc<dyn NqRing>,
@@ -108,7 +107,7 @@ fn rig(dev: SimDevice) -> Rig {
     let (aa, al) = stream(&dev, &act);
     dev.start_engine(C0, EngineId::Sp, sa, sl).unwrap();
     dev.start_engine(C0, EngineId::Act, aa, al).unwrap();
-    Rig { dev, input, output, sp_nq, act_nq, err_nq }
+    Rig { dev, output, sp_nq, act_nq, err_nq }
 }
 
 fn records(nq: &Arc<dyn NqRing>) -> Vec<[u8; 16]> {

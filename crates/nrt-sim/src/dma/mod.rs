@@ -146,7 +146,7 @@ pub struct RegRef {
 pub fn reg_ref(offset: u64) -> Option<RegRef> {
     let queue = (offset / DMA_QUEUE_BANK_STRIDE) as usize;
     let in_bank = offset % DMA_QUEUE_BANK_STRIDE;
-    let (rx, reg) = if in_bank >= DMA_S2M_GROUP && in_bank < DMA_S2M_GROUP + 0x100 {
+    let (rx, reg) = if (DMA_S2M_GROUP..DMA_S2M_GROUP + 0x100).contains(&in_bank) {
         (true, in_bank - DMA_S2M_GROUP)
     } else if in_bank < DMA_M2S_GROUP + 0x100 {
         (false, in_bank - DMA_M2S_GROUP)

@@ -99,14 +99,14 @@ impl Sequencer {
         self.engine.index() as u8
     }
 
-    fn notify(&self, dev: &Shared, core: &Core, ty_offset: u8, pc: u64, hint: u8, meta: u16, subtype: u16) {
-        let rec = nqr::build(nqr::engine_type_base(self.eidx()) + ty_offset, pc, hint, meta, subtype, self.clock);
+    fn notify(&self, dev: &Shared, core: &Core, ty_offset: u8, hint: u8, meta: u16, subtype: u16) {
+        let rec = nqr::build(nqr::engine_type_base(self.eidx()) + ty_offset, self.pc, hint, meta, subtype, self.clock);
         dev.push_record(core, self.eidx(), NqType::Notify, rec);
     }
 
-    fn end_execution(&mut self, dev: &Shared, core: &Core, pc: u64, hint: u8) {
+    fn end_execution(&mut self, dev: &Shared, core: &Core, hint: u8) {
         if self.in_execution {
-            self.notify(dev, core, 1, pc, hint, 0, nqr::SUBTYPE_END);
+            self.notify(dev, core, 1, hint, 0, nqr::SUBTYPE_END);
             self.in_execution = false;
             self.executions += 1;
         }
@@ -129,7 +129,7 @@ impl Sequencer {
                 return StepOutcome::Stopped;
             };
             if self.pc >= count {
-                self.end_execution(dev, core, self.pc, 0);
+                self.end_execution(dev, core, 0);
                 self.state = RunState::Idle;
                 return StepOutcome::Stopped;
             }
@@ -157,7 +157,7 @@ impl Sequencer {
             let first = !self.in_execution;
             if first {
                 self.in_execution = true;
-                self.notify(dev, core, 0, self.pc, rec.debug_hint, 0, nqr::SUBTYPE_START);
+                self.notify(dev, core, 0, rec.debug_hint, 0, nqr::SUBTYPE_START);
             }
 
             // Injected faults fire here, before the instruction takes effect.
@@ -183,7 +183,7 @@ impl Sequencer {
                         }
                     }
                     FaultKind::Oob => {
-                        self.notify(dev, core, 2, self.pc, 0, nqr::CUSTOM_OOB_INDIRECT, nqr::SUBTYPE_CUSTOM);
+                        self.notify(dev, core, 2, 0, nqr::CUSTOM_OOB_INDIRECT, nqr::SUBTYPE_CUSTOM);
                     }
                     // DMA-side faults never fire on instructions.
                     FaultKind::DmaAbort | FaultKind::Nan => {}
@@ -196,11 +196,11 @@ impl Sequencer {
             match rec.opcode {
                 op::EVENT_SEMAPHORE | op::NOP | op::PROLOGUE_B1 | op::DRAIN => {}
                 op::HALT => {
-                    self.end_execution(dev, core, self.pc, rec.debug_hint);
+                    self.end_execution(dev, core, rec.debug_hint);
                     self.state = RunState::Halted;
                 }
                 op::NOTIFY => {
-                    self.notify(dev, core, 2, self.pc, rec.debug_hint, rec.u16_at(0x0C), nqr::SUBTYPE_CUSTOM);
+                    self.notify(dev, core, 2, rec.debug_hint, rec.u16_at(0x0C), nqr::SUBTYPE_CUSTOM);
                 }
                 op::WRITE => {
                     let addr = DeviceAddr(rec.u64_at(0x10));
@@ -223,7 +223,7 @@ impl Sequencer {
                 op::PSEUDO_INST if rec.u8_at(0x0C) == op::PSEUDO_EXIT => {
                     self.clock += cost_ps;
                     core.observe(self.clock);
-                    self.end_execution(dev, core, self.pc, rec.debug_hint);
+                    self.end_execution(dev, core, rec.debug_hint);
                     self.pc = 0;
                     dev.wake_core(core);
                     continue;
