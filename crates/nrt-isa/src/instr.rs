@@ -53,6 +53,32 @@ pub struct FieldSpec {
     pub offset: usize,
     /// `(start, len)` spans relative to `offset`.
     pub spans: &'static [(usize, usize)],
+    /// Rust type of the field.
+    pub ty: &'static str,
+    /// What the field means.
+    pub doc: &'static str,
+}
+
+impl FieldSpec {
+    /// Total bytes the field owns.
+    pub fn width(&self) -> usize {
+        self.spans.iter().map(|&(_, len)| len).sum()
+    }
+}
+
+/// A layout as a whole: mnemonic, opcode, origin, meaning and fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayoutInfo {
+    /// Assembler mnemonic.
+    pub mnemonic: &'static str,
+    /// Opcode.
+    pub opcode: crate::opcode::Opcode,
+    /// Where the layout comes from.
+    pub origin: LayoutOrigin,
+    /// What the instruction does.
+    pub doc: &'static str,
+    /// Its fields.
+    pub fields: &'static [FieldSpec],
 }
 
 /// The parts of the header and events block every typed instruction keeps.

@@ -11,7 +11,7 @@ use super::enums::{
 use super::field::Entropy;
 use super::field::{F32Bits, Field, Name};
 use super::sync::{ExtUpdate, ExtWait};
-use super::{DecodeError, FieldSpec, Head, LayoutOrigin, SetFieldError, check_layout};
+use super::{DecodeError, FieldSpec, Head, LayoutInfo, LayoutOrigin, SetFieldError, check_layout};
 use crate::opcode::Opcode;
 use crate::operand::{Tensor3d, Tensor4d};
 use crate::record::{RECORD_SIZE, RecordBytes};
@@ -41,7 +41,13 @@ macro_rules! instructions {
                 pub const ORIGIN: LayoutOrigin = LayoutOrigin::$origin;
                 /// The fields of the layout, in assembler order.
                 pub const FIELDS: &'static [FieldSpec] = &[
-                    $( FieldSpec { name: stringify!($field), offset: $off, spans: <$ty as Field>::SPANS }, )*
+                    $( FieldSpec {
+                        name: stringify!($field),
+                        offset: $off,
+                        spans: <$ty as Field>::SPANS,
+                        ty: stringify!($ty),
+                        doc: concat!("" $(, $fdoc)*),
+                    }, )*
                 ];
 
                 /// Encodes to a 64-byte record.
@@ -89,6 +95,15 @@ macro_rules! instructions {
         impl Instruction {
             /// Every mnemonic the assembler knows, in table order.
             pub const MNEMONICS: &'static [&'static str] = &[ $( $mnemonic, )* ];
+
+            /// Every layout, in table order (for documentation and tools).
+            pub const LAYOUTS: &'static [LayoutInfo] = &[ $( LayoutInfo {
+                mnemonic: $mnemonic,
+                opcode: Opcode::$opcode,
+                origin: LayoutOrigin::$origin,
+                doc: concat!("" $(, $doc)*),
+                fields: $variant::FIELDS,
+            }, )* ];
 
             /// Encodes to a 64-byte record.
             pub fn encode(&self) -> RecordBytes {
