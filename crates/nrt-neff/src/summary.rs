@@ -51,6 +51,15 @@ pub struct VarSummary {
     /// Size in bytes, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Element type, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
+    /// Shape, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<u64>>,
+    /// Backing file of a `file` var.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_name: Option<String>,
 }
 
 /// One queue set.
@@ -91,7 +100,15 @@ fn subgraph_summary(sg: &Subgraph) -> SubgraphSummary {
         .def
         .var
         .iter()
-        .map(|(n, v)| VarSummary { name: n.clone(), ty: v.ty.to_string(), var_id: v.var_id, size: v.size })
+        .map(|(n, v)| VarSummary {
+            name: n.clone(),
+            ty: v.ty.to_string(),
+            var_id: v.var_id,
+            size: v.size,
+            dtype: v.dtype.clone(),
+            shape: v.shape.clone(),
+            file_name: v.file_name.clone(),
+        })
         .collect();
     vars.sort_by_key(|v| v.var_id);
     let queue_sets = sg

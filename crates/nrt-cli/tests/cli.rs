@@ -1,0 +1,257 @@
+//! End-to-end tests of the `nrt` binary: what a user runs and sees.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn nrt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nrt")).args(args).output().expect("run nrt")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The compiler sample beside the project, or None (with a note) when absent.
+fn real_neff() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/neff/matmul_small.neff");
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("note: {} not present; skipping", p.display());
+        None
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nrt-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn inspect_json_reports_the_real_neff() {
+    let Some(neff) = real_neff() else { return };
+    let out = nrt(&["neff", "inspect", neff.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
+    let h = &v["header"];
+    assert_eq!(h["pkg_version"], 2);
+    assert_eq!(h["header_size"], 1024);
+    assert_eq!(h["neff_version_major"], 2);
+    assert_eq!(h["neff_version_minor"], 0);
+    assert_eq!(h["neff_build_version"], "");
+    assert_eq!(h["num_tpb"], 1);
+    assert_eq!(h["name"], "file.neff");
+    assert_eq!(h["requested_tpb_count"], 1);
+    assert_eq!(h["feature_bits"], 0x209c00);
+    assert_eq!(h["lnc_size"], 2);
+    assert_eq!(h["hash"].as_str().unwrap().len(), 64, "hash in hex");
+    assert!(h["hash"].as_str().unwrap().starts_with("bcb3e9ef"));
+    assert_eq!(h["uuid"].as_str().unwrap().len(), 32, "uuid in hex");
+    assert!(h["data_size"].as_u64().unwrap() > 0);
+
+    let sgs = v["subgraphs"].as_array().unwrap();
+    assert_eq!(sgs.len(), 2);
+    assert_eq!(sgs[0]["name"], "sg00");
+    assert_eq!(sgs[1]["name"], "sg01");
+    for sg in sgs {
+        let vars: Vec<(&str, &str)> = sg["vars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["name"].as_str().unwrap(), v["type"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            vars,
+            [
+                ("SB", "state-buffer"),
+                ("x", "input"),
+                ("y", "input"),
+                ("output0", "output"),
+                ("identity_82_sg0000", "file"),
+                ("DGETable0", "dge-table")
+            ]
+        );
+        let qs: Vec<&str> = sg["queue_sets"].as_array().unwrap().iter().map(|q| q["name"].as_str().unwrap()).collect();
+        assert_eq!(qs, ["qPoolDynamic", "qSPDynamicHW"]);
+        for q in sg["queue_sets"].as_array().unwrap() {
+            assert_eq!(q["type"], "dynamic");
+            assert_eq!(q["num_queues"], 16);
+            assert_eq!(q["semaphores"].as_array().unwrap().len(), 16);
+        }
+    }
+    let io = |key: &str| -> Vec<(String, String, Vec<u64>)> {
+        v[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let shape = t["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+                (t["name"].as_str().unwrap().to_string(), t["dtype"].as_str().unwrap().to_string(), shape)
+            })
+            .collect()
+    };
+    assert_eq!(
+        io("inputs"),
+        [("x".into(), "float16".into(), vec![128, 256]), ("y".into(), "float16".into(), vec![256, 128])]
+    );
+    assert_eq!(io("outputs"), [("output0".into(), "float16".into(), vec![128, 128])]);
+
+    // Opcode histograms per engine, as decoded in spec/real-isa-observed.md.
+    let pe = &v["opcodes"]["sg00"]["pe"];
+    assert_eq!(pe["LDWEIGHTS"], 4);
+    assert_eq!(pe["MATMUL"], 4);
+    assert_eq!(pe["EVENT_SEMAPHORE"], 2);
+    let act = &v["opcodes"]["sg00"]["act"];
+    assert_eq!(act["COPY"], 2);
+    assert_eq!(act["ACTIVATION_TABLE_LOAD"], 1);
+    let total: u64 = ["pe", "act", "pool", "dve", "sp"]
+        .iter()
+        .map(|e| v["opcodes"]["sg01"][e].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum::<u64>())
+        .sum();
+    assert_eq!(total, 12 + 5 + 7 + 2 + 3);
+}
+
+#[test]
+fn inspect_tables_name_every_section() {
+    let Some(neff) = real_neff() else { return };
+    let out = nrt(&["neff", "inspect", neff.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for needle in ["NEFF header", "feature_bits", "0x209c00", "Subgraph sg00", "Subgraph sg01", "qPoolDynamic", "MATMULx4"] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn verify_hash_on_the_sample_reports_expected_and_found() {
+    // The sample's hash does not cover the payload (see its README), so a
+    // verification must fail and say both digests.
+    let Some(neff) = real_neff() else { return };
+    let out = nrt(&["neff", "inspect", neff.to_str().unwrap(), "--verify-hash"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains("bcb3e9ef"), "{err}");
+}
+
+#[test]
+fn a_bad_file_fails_with_one_line() {
+    let d = scratch("bad");
+    let f = d.join("short.neff");
+    std::fs::write(&f, b"not a neff").unwrap();
+    let out = nrt(&["neff", "inspect", f.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("nrt: error:"), "{err}");
+    assert!(err.to_lowercase().contains("header"), "{err}");
+
+    let missing = nrt(&["neff", "inspect", d.join("nope.neff").to_str().unwrap()]);
+    assert!(!missing.status.success());
+    assert!(stderr(&missing).contains("nope.neff"));
+}
+
+#[test]
+fn unpack_then_pack_reproduces_every_member() {
+    let Some(neff) = real_neff() else { return };
+    let d = scratch("roundtrip");
+    let dir = d.join("unpacked");
+    let repacked = d.join("repacked.neff");
+    let out = nrt(&["neff", "unpack", neff.to_str().unwrap(), dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = nrt(&["neff", "pack", dir.to_str().unwrap(), repacked.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let a = nrt_neff::Neff::parse(&std::fs::read(&neff).unwrap()).unwrap();
+    let b = nrt_neff::Neff::parse(&std::fs::read(&repacked).unwrap()).unwrap();
+    assert_eq!(a.members, b.members, "every member byte for byte");
+    assert_eq!(a.header.name(), b.header.name());
+    assert_eq!(a.header.uuid, b.header.uuid);
+    assert_eq!(a.header.feature_bits, b.header.feature_bits);
+    assert_eq!(a.header.lnc_size, b.header.lnc_size);
+    assert_eq!(b.header.pkg_version, 2);
+
+    // Packing twice gives the same bytes.
+    let again = d.join("again.neff");
+    assert!(nrt(&["neff", "pack", dir.to_str().unwrap(), again.to_str().unwrap()]).status.success());
+    assert_eq!(std::fs::read(&repacked).unwrap(), std::fs::read(&again).unwrap());
+
+    // A sha256 pack with a new name is a plain tar with pkg_version 1.
+    let sha = d.join("sha.neff");
+    let out = nrt(&["neff", "pack", dir.to_str().unwrap(), sha.to_str().unwrap(), "--hash", "sha256", "--name", "renamed"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c = nrt_neff::Neff::parse_with(
+        &std::fs::read(&sha).unwrap(),
+        &nrt_neff::ReadOptions { verify_hash: true, ..Default::default() },
+    )
+    .unwrap();
+    assert_eq!(c.header.pkg_version, 1);
+    assert_eq!(c.header.name(), "renamed");
+    assert_eq!(c.members, a.members);
+}
+
+#[test]
+fn pack_assembles_asm_programs_into_bin_members() {
+    let Some(neff) = real_neff() else { return };
+    let d = scratch("asm");
+    let dir = d.join("unpacked");
+    assert!(nrt(&["neff", "unpack", neff.to_str().unwrap(), dir.to_str().unwrap()]).status.success());
+    // Replace the PE stream by its disassembly; packing must reassemble it.
+    let pe_bin = dir.join("sg00/PE.bin");
+    let original = std::fs::read(&pe_bin).unwrap();
+    let text = nrt(&["disasm", pe_bin.to_str().unwrap()]);
+    assert!(text.status.success());
+    std::fs::write(dir.join("sg00/PE.asm"), &text.stdout).unwrap();
+    std::fs::remove_file(&pe_bin).unwrap();
+    let out_file = d.join("out.neff");
+    let out = nrt(&["neff", "pack", dir.to_str().unwrap(), out_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let packed = nrt_neff::Neff::parse(&std::fs::read(&out_file).unwrap()).unwrap();
+    assert_eq!(packed.member("sg00/PE.bin").unwrap(), &original[..]);
+    assert!(packed.member("sg00/PE.asm").is_none());
+
+    // Both forms present is ambiguous and refused.
+    std::fs::write(&pe_bin, &original).unwrap();
+    let out = nrt(&["neff", "pack", dir.to_str().unwrap(), out_file.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("PE.asm"), "{}", stderr(&out));
+}
+
+#[test]
+fn asm_and_disasm_round_trip_every_real_stream() {
+    let Some(neff) = real_neff() else { return };
+    let d = scratch("streams");
+    let dir = d.join("unpacked");
+    assert!(nrt(&["neff", "unpack", neff.to_str().unwrap(), dir.to_str().unwrap()]).status.success());
+    for sg in ["sg00", "sg01"] {
+        for engine in ["PE", "Activation", "Pool", "DVE", "SP"] {
+            let bin = dir.join(format!("{sg}/{engine}.bin"));
+            let text = nrt(&["disasm", bin.to_str().unwrap()]);
+            assert!(text.status.success(), "{}", stderr(&text));
+            let asm = d.join(format!("{sg}-{engine}.asm"));
+            std::fs::write(&asm, &text.stdout).unwrap();
+            let out_bin = d.join(format!("{sg}-{engine}.bin"));
+            let out = nrt(&["asm", asm.to_str().unwrap(), "-o", out_bin.to_str().unwrap()]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert_eq!(std::fs::read(&out_bin).unwrap(), std::fs::read(&bin).unwrap(), "{sg}/{engine}");
+        }
+    }
+}
+
+#[test]
+fn asm_errors_name_file_and_line() {
+    let d = scratch("asmerr");
+    let src = d.join("bad.asm");
+    std::fs::write(&src, "nop\nfrobnicate x=1\n").unwrap();
+    let out = nrt(&["asm", src.to_str().unwrap(), "-o", d.join("bad.bin").to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.asm") && err.contains('2'), "{err}");
+}
