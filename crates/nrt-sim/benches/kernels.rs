@@ -9,7 +9,14 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use nrt_sim::kernels::gemm::{self, MatMut, MatRef};
+use nrt_isa::dtype::{Dtype, Rounding};
+use nrt_sim::kernels::activation::{activation, ActFunc};
+use nrt_sim::kernels::elementwise::{tensor_scalar, tensor_tensor, AluOp, ScalarStage};
+use nrt_sim::kernels::gemm;
+use nrt_sim::kernels::pattern::{gather_into, scatter, Memory, MemoryMut, Pattern};
+use nrt_sim::kernels::pe::{matmul, AccFlags, Weights};
+use nrt_sim::kernels::simd::{avx2_available, ScalarOperand};
+use nrt_sim::kernels::Tile;
 
 /// Median wall time of `reps` runs of `f`, each repeated `inner` times.
 fn median_time(reps: usize, inner: usize, mut f: impl FnMut()) -> Duration {
@@ -37,23 +44,46 @@ fn inner_for(flops: f64) -> usize {
 }
 
 fn bench_gemm() {
-    println!("== matmul (PE: out[M x N] = stationary[K x M]^T . moving[K x N], fp32 accumulate) ==");
-    println!("micro-kernel: {:?}", gemm::micro_kernel());
-    println!("{:>18} {:>12} {:>14} {:>8}", "M x N x K", "ours GF/s", "sgemm GF/s", "ratio");
+    println!("== PE matmul: out[M x N] = stationary[K x M]^T . moving[K x N], fp32 accumulate ==");
+    println!("micro-kernel: {:?}; GFLOP/s = 2*M*N*K / median time of 9 samples", gemm::micro_kernel());
+    println!("{:>14} {:>10} {:>10} {:>10} {:>7} {:>7}", "M x N x K", "fp32", "bf16", "sgemm", "fp32/", "bf16/");
     let shapes = [(128, 128, 128), (128, 512, 128), (128, 64, 128), (128, 512, 512), (256, 256, 256), (512, 512, 512)];
     for &(m, n, k) in &shapes {
         let st = values(k * m, 1);
         let mv = values(k * n, 2);
-        let mut out = vec![0.0f32; m * n];
         let flops = 2.0 * (m * n * k) as f64;
         let inner = inner_for(flops);
-        let ours = median_time(9, inner, || {
-            let a = MatRef::row_major(&st, k, m).unwrap().t();
-            let b = MatRef::row_major(&mv, k, n).unwrap();
-            gemm::gemm(a, b, &mut MatMut::row_major(&mut out, m, n).unwrap(), false).unwrap();
-            black_box(&out);
+        // fp32 tiles straight into the PE matmul.
+        let w = Weights::from_columns(Tile::from_vec(k, m, st.clone()).unwrap());
+        let x = Tile::from_vec(k, n, mv.clone()).unwrap();
+        let mut psum = Tile::zeros(m, n);
+        let t32 = median_time(9, inner, || {
+            matmul(&w, &x, &mut psum, AccFlags::SINGLE).unwrap();
+            black_box(&psum);
         });
-        let reference = median_time(9, inner, || {
+        // bf16 tiles in an SBUF-like memory: gather (widen) both operands, then multiply.
+        let pb = (m + n) * 2;
+        let mut sb = vec![0u8; k * pb];
+        let w_pat = Pattern::contiguous(0, k, 0, m as u32);
+        let x_pat = Pattern::contiguous(0, k, m * 2, n as u32);
+        {
+            let mut mm = MemoryMut::new(&mut sb, pb).unwrap();
+            scatter(&mut mm, &w_pat, Dtype::Bfloat16, w.tile(), &mut Rounding::NearestEven).unwrap();
+            scatter(&mut mm, &x_pat, Dtype::Bfloat16, &x, &mut Rounding::NearestEven).unwrap();
+        }
+        let mem = Memory::new(&sb, pb).unwrap();
+        let mut wt = Tile::zeros(k, m);
+        let mut xt = Tile::zeros(k, n);
+        let t16 = median_time(9, inner, || {
+            gather_into(&mem, &w_pat, Dtype::Bfloat16, &mut wt).unwrap();
+            gather_into(&mem, &x_pat, Dtype::Bfloat16, &mut xt).unwrap();
+            let wb = Weights::from_columns(std::mem::replace(&mut wt, Tile::zeros(0, 0)));
+            matmul(&wb, &xt, &mut psum, AccFlags::SINGLE).unwrap();
+            wt = Tile::from_vec(k, m, wb.tile().as_slice().to_vec()).unwrap();
+            black_box(&psum);
+        });
+        let mut out = vec![0.0f32; m * n];
+        let tref = median_time(9, inner, || {
             // SAFETY: pointers and strides describe the same in-bounds
             // matrices as above (A = stationaryᵀ via strides 1, m).
             unsafe {
@@ -61,12 +91,65 @@ fn bench_gemm() {
             }
             black_box(&out);
         });
-        let g_ours = flops / ours.as_secs_f64() / 1e9;
-        let g_ref = flops / reference.as_secs_f64() / 1e9;
-        println!("{:>18} {:>12.1} {:>14.1} {:>8.2}", format!("{m}x{n}x{k}"), g_ours, g_ref, g_ours / g_ref);
+        let g = |t: Duration| flops / t.as_secs_f64() / 1e9;
+        println!(
+            "{:>14} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>7.2}",
+            format!("{m}x{n}x{k}"),
+            g(t32),
+            g(t16),
+            g(tref),
+            g(t32) / g(tref),
+            g(t16) / g(tref)
+        );
     }
+}
+
+/// Elements per second of one `[128 x free]` pass.
+fn rate(elems: usize, t: Duration) -> f64 {
+    elems as f64 / t.as_secs_f64()
+}
+
+fn bench_elementwise() {
+    let (parts, free) = (128, 2048);
+    let elems = parts * free;
+    let a = Tile::from_vec(parts, free, values(elems, 3).iter().map(|v| v * 4.0).collect()).unwrap();
+    let b = Tile::from_vec(parts, free, values(elems, 4).iter().map(|v| v + 1.5).collect()).unwrap();
+    let inner = 4;
+    println!();
+    println!("== ACT activation, [128 x 2048] fp32 tile, func(x * 1.5 + 0.25) (AVX2 dispatch: {}) ==", avx2_available());
+    for func in ActFunc::ALL {
+        let t = median_time(9, inner, || {
+            black_box(activation(&a, func, ScalarOperand::Imm(1.5), ScalarOperand::Imm(0.25)).unwrap());
+        });
+        println!("{:>16} {:>8.2} Gelem/s", func.name(), rate(elems, t) / 1e9);
+    }
+    println!();
+    println!("== DVE tensor_tensor / tensor_scalar, [128 x 2048] fp32 tiles ==");
+    for op in [AluOp::Add, AluOp::Multiply, AluOp::Divide, AluOp::Max, AluOp::Ge] {
+        let t = median_time(9, inner, || {
+            black_box(tensor_tensor(&a, &b, op).unwrap());
+        });
+        println!("{:>16} {:>8.2} Gelem/s", format!("tt {op:?}"), rate(elems, t) / 1e9);
+    }
+    let t = median_time(9, inner, || {
+        black_box(tensor_scalar(&a, ScalarStage::new(AluOp::Multiply, ScalarOperand::Imm(2.0)), Some(ScalarStage::new(AluOp::Add, ScalarOperand::Imm(1.0)))).unwrap());
+    });
+    println!("{:>16} {:>8.2} Gelem/s", "ts mul,add", rate(elems, t) / 1e9);
+    // The dtype boundary: bf16 gather + scatter of the same tile.
+    let pb = free * 2;
+    let mut sb = vec![0u8; parts * pb];
+    let pat = Pattern::contiguous(0, parts, 0, free as u32);
+    let mut tile = Tile::zeros(parts, free);
+    let t = median_time(9, inner, || {
+        let mut mm = MemoryMut::new(&mut sb, pb).unwrap();
+        scatter(&mut mm, &pat, Dtype::Bfloat16, &a, &mut Rounding::NearestEven).unwrap();
+        gather_into(&mm.as_ref(), &pat, Dtype::Bfloat16, &mut tile).unwrap();
+        black_box(&tile);
+    });
+    println!("{:>16} {:>8.2} Gelem/s", "bf16 scat+gath", rate(elems, t) / 1e9);
 }
 
 fn main() {
     bench_gemm();
+    bench_elementwise();
 }

@@ -84,7 +84,7 @@ mod tests {
                                               parts in 1usize..4, n in 1u32..20, rev in any::<bool>(), seed in any::<u64>(), sr in any::<bool>()) {
             let (sd, dd) = (DTYPES[si], DTYPES[di]);
             let (se, de) = (sd.size_bytes(), dd.size_bytes());
-            let src_bytes: Vec<u8> = (0..4 * PB).map(|i| ((i as u64 * 2654435761 ^ seed) >> 7) as u8).collect();
+            let src_bytes: Vec<u8> = (0..4 * PB).map(|i| (((i as u64 * 2654435761) ^ seed) >> 7) as u8).collect();
             let src_pat = Pattern::contiguous(0, parts, 0, n);
             // Destination walks backwards to exercise strided scatter.
             let dst_pat = if rev {

@@ -24,16 +24,20 @@ pub fn exp(x: f32) -> f32 {
     // without a rounding instruction (SSE2 has none).
     const ROUND: f32 = 12_582_912.0;
     let x = x.clamp(-104.0, 88.8);
-    let n = (x * LOG2E + ROUND) - ROUND;
+    let shifted = x * LOG2E + ROUND;
+    let n = shifted - ROUND;
     let r = (x - n * LN2_HI) - n * LN2_LO;
     // Taylor series of e^r to degree 7; |r| <= ln2/2 so the tail is < 2^-27.
     let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
     // Scale by 2^n in two halves so the subnormal range and 2^128 work.
-    let ni = n as i32;
+    // The low mantissa bits of `shifted` hold n in two's complement; reading
+    // them avoids a saturating float->int cast, which does not vectorise.
+    // (A NaN input leaves garbage here, but `p` is NaN and stays NaN.)
+    let ni = (shifted.to_bits() as i32).wrapping_sub(0x4B40_0000);
     let n1 = ni >> 1;
     let n2 = ni - n1;
-    let s1 = f32::from_bits(((n1 + 127) as u32) << 23);
-    let s2 = f32::from_bits(((n2 + 127) as u32) << 23);
+    let s1 = f32::from_bits((n1.wrapping_add(127) as u32) << 23);
+    let s2 = f32::from_bits((n2.wrapping_add(127) as u32) << 23);
     p * s1 * s2
 }
 
@@ -59,6 +63,8 @@ pub fn sigmoid(x: f32) -> f32 {
 }
 
 /// Complementary error function, f32 (relative error < 2e-6 for |x| < 4).
+// The fit's published coefficients are kept digit for digit.
+#[allow(clippy::excessive_precision)]
 #[inline(always)]
 pub fn erfc(x: f32) -> f32 {
     let z = x.abs();

@@ -136,11 +136,11 @@ impl Pattern {
             }
             if n > 0 {
                 let last = out[n - 1];
-                if a.step as i64 == last.step as i64 * last.count as i64 {
-                    if let Some(count) = last.count.checked_mul(a.count) {
-                        out[n - 1].count = count;
-                        continue;
-                    }
+                if a.step as i64 == last.step as i64 * last.count as i64
+                    && let Some(count) = last.count.checked_mul(a.count)
+                {
+                    out[n - 1].count = count;
+                    continue;
                 }
             }
             out[n] = *a;
@@ -192,7 +192,7 @@ pub struct MemoryMut<'a> {
 }
 
 fn check_layout(len: usize, partition_bytes: usize) -> KernelResult<()> {
-    if partition_bytes == 0 || len % partition_bytes != 0 {
+    if partition_bytes == 0 || !len.is_multiple_of(partition_bytes) {
         return Err(KernelError::RaggedMemory { len, partition_bytes });
     }
     Ok(())
@@ -244,7 +244,7 @@ fn element_size(dtype: Dtype, op: &'static str) -> KernelResult<usize> {
 /// Checks that `pat` with `esize`-byte elements fits in a memory of
 /// `partitions x partition_bytes`; returns nothing on success.
 fn check_bounds(pat: &Pattern, esize: usize, partitions: usize, partition_bytes: usize) -> KernelResult<()> {
-    let end = pat.start_partition.checked_add(pat.partitions).unwrap_or(usize::MAX);
+    let end = pat.start_partition.saturating_add(pat.partitions);
     if end > partitions {
         return Err(KernelError::OutOfBounds {
             detail: format!("partitions {}..{end} outside the {partitions} the memory has", pat.start_partition),

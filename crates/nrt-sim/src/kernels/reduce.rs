@@ -52,7 +52,7 @@ fn reduce_slice(op: ReduceOp, xs: &[f32]) -> f32 {
 /// Reduces every consecutive `group` elements of each partition to one
 /// value; `group` must be nonzero and divide the free size.
 pub fn reduce_free(data: &Tile, op: ReduceOp, group: usize) -> KernelResult<Tile> {
-    if group == 0 || data.free() % group != 0 {
+    if group == 0 || !data.free().is_multiple_of(group) {
         return Err(KernelError::ShapeMismatch {
             op: "reduce_free",
             expected: format!("a nonzero group dividing the free size {}", data.free()),

@@ -1,4 +1,5 @@
 //! Elementwise kernels against one-element-at-a-time reference code.
+#![allow(clippy::needless_range_loop)]
 
 use super::*;
 use proptest::prelude::*;
