@@ -14,6 +14,7 @@ use nrt_hal::{
     ArchDesc, CoreId, CoreReservation, Device, DeviceAddr, DeviceInfo, DmaQueueId, DmaQueueState, DmaRingConfig,
     EngineId, HalError, HalResult, HbmChannelDesc, MemoryLocation, NqRing, NqSpec, NqType, NQ_RECORD_BYTES,
 };
+use nrt_isa::notification::InferErrorSubtype;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -241,11 +242,13 @@ impl Shared {
         }
     }
 
-    /// Writes an error record into the engine's ERROR queue, falling back
-    /// to engine 0's ERROR queue (the core's error ring).
-    pub fn error_record(&self, core: &Core, engine_index: u8, pc: u64, subtype: u16, meta: u16, ts: u64) {
-        let rec = nq::record::build(nq::record::TYPE_ERROR, pc, 0, meta, subtype, ts);
-        if !self.push_record(core, engine_index, NqType::Error, rec) && engine_index != 0 {
+    /// Writes an error record into the reporting engine's ERROR queue,
+    /// falling back to engine 0's ERROR queue (the core's error ring).
+    /// `engine` is `None` for DMA-side errors, which go to the core ring.
+    pub fn error_record(&self, core: &Core, engine: Option<u8>, pc: u64, subtype: InferErrorSubtype, detail: u16, ts: u64) {
+        let rec = nq::record::error(engine, pc, subtype, detail, ts);
+        let e = engine.unwrap_or(0);
+        if !self.push_record(core, e, NqType::Error, rec) && e != 0 {
             self.push_record(core, 0, NqType::Error, rec);
         }
     }

@@ -18,12 +18,12 @@
 //!
 //! | kind | evidence |
 //! |---|---|
-//! | `hbm_ue`, `hbm_ue_repairable`, `sram_parity` | error NQ record with the subtype; the engine stops (no END) |
+//! | `hbm_ue`, `hbm_ue_repairable`, `sram_parity` | error NQ record (subtype HbmUncorrectable / HbmRepairable / EccUncorrectable of `nrt_isa::notification::InferErrorSubtype`); the engine stops (no END) |
 //! | `hang` | the engine stops silently (no END record) |
 //! | `nq_overflow` | the engine's next notification is dropped and the ring's overflow flag/bit is raised |
 //! | `oob` | a CUSTOM notification (subtype 6, sub-id 2: indirect copy out of bounds) on the engine's ring |
-//! | `dma_abort` | the queue goes to ABORTED, an error record is written, no completion semaphore |
-//! | `nan` | the DMA packet's first f32 at the destination becomes NaN and a NUMERICAL error record is written |
+//! | `dma_abort` | the queue goes to ABORTED, a DmaAbort error record (detail = queue index) is written, no completion semaphore |
+//! | `nan` | the DMA packet's first f32 at the destination becomes NaN and a Numerical error record (detail = queue index) is written |
 
 use std::fmt;
 use std::sync::Mutex;

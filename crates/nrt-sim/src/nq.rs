@@ -21,87 +21,63 @@ pub trait RingMemory: Send + Sync {
     fn write_ring(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()>;
 }
 
-/// Encoding of the 16-byte notification record.
+/// Building and reading the 16-byte records, on top of
+/// `nrt_isa::notification` (one layout shared with the runtime's decoder).
 pub mod record {
-    /// `notific_type`: a DMA record.
-    pub const TYPE_DMA: u8 = 0x02;
-    /// `notific_type`: an error record.
-    pub const TYPE_ERROR: u8 = 0x03;
-    /// `notific_type` of engine `e`'s INST_START records; +1 END, +2
-    /// EXPLICIT (NOTIFY), +3 EVT_SEM.
-    pub const fn engine_type_base(engine: u8) -> u8 {
-        0x04 + 4 * engine
-    }
-    /// Runtime subtype (u16 at +6): execution start.
-    pub const SUBTYPE_START: u16 = 2;
-    /// Runtime subtype: execution end.
-    pub const SUBTYPE_END: u16 = 3;
-    /// Runtime subtype: custom notification (sub-id at +4).
-    pub const SUBTYPE_CUSTOM: u16 = 6;
-    /// Error subtype (u16 at +6 of an error record): NaN / Inf produced.
-    pub const ERR_NUMERICAL: u16 = 1;
-    /// Error subtype: transient error.
-    pub const ERR_TRANSIENT: u16 = 2;
-    /// Error subtype: sequencer fault (bad fetch, unsupported wait/update
-    /// mode or instruction).
-    pub const ERR_SW_SEQUENCER: u16 = 8;
-    /// Error subtype (ours): uncorrectable HBM error.
-    pub const ERR_HBM_UE: u16 = 16;
-    /// Error subtype (ours): uncorrectable HBM error, repairable.
-    pub const ERR_HBM_UE_REPAIRABLE: u16 = 17;
-    /// Error subtype (ours): on-chip SRAM parity error.
-    pub const ERR_SRAM_PARITY: u16 = 18;
-    /// Error subtype (ours): DMA queue aborted (meta = queue index).
-    pub const ERR_DMA_ABORT: u16 = 19;
-    /// Error subtype (ours): unsupported instruction (meta = opcode).
-    pub const ERR_UNSUPPORTED_INSTRUCTION: u16 = 20;
-    /// Custom sub-id of an out-of-bounds indirect copy (runtime table §6.4).
-    pub const CUSTOM_OOB_INDIRECT: u16 = 2;
+    use nrt_isa::notification::{
+        CustomSubId, EngineEvent, ErrorRecord, InferErrorSubtype, NotificType, NotificationRecord, NqEngine,
+        RuntimeSubtype,
+    };
+
     /// Header-byte bit: software queue overflowed.
     pub const SW_OVERFLOW_BIT: u8 = 1 << 5;
     /// Header-byte bit: phase.
     pub const PHASE_BIT: u8 = 1 << 7;
 
-    /// Builds a record: 20-bit program counter (instruction index) in bits
-    /// 19:0, debug hint in bits 23:20, `notific_type` in byte 3 bits 4:0,
-    /// `meta` (custom sub-id / error detail) at +4, `subtype` at +6 and the
-    /// timestamp in picoseconds at +8. Phase and overflow bits are added by
-    /// the ring.
-    pub fn build(notific_type: u8, pc: u64, debug_hint: u8, meta: u16, subtype: u16, timestamp_ps: u64) -> [u8; 16] {
-        let mut r = [0u8; 16];
-        let pc = (pc & 0xF_FFFF) as u32;
-        let word0 = pc | (u32::from(debug_hint & 0xF) << 20) | (u32::from(notific_type & 0x1F) << 24);
-        r[0..4].copy_from_slice(&word0.to_le_bytes());
-        r[4..6].copy_from_slice(&meta.to_le_bytes());
-        r[6..8].copy_from_slice(&subtype.to_le_bytes());
-        r[8..16].copy_from_slice(&timestamp_ps.to_le_bytes());
-        r
+    fn bytes(r: NotificationRecord) -> [u8; 16] {
+        let r = NotificationRecord { program_counter: r.program_counter & 0xF_FFFF, debug_hint: r.debug_hint & 0xF, ..r };
+        // Every field is in range after masking, so encoding cannot fail;
+        // fall back to an all-zero record rather than panic.
+        r.to_bytes().unwrap_or([0; 16])
     }
 
-    /// The `notific_type` of a record.
-    pub fn notific_type(r: &[u8; 16]) -> u8 {
-        r[3] & 0x1F
+    fn nq_engine(engine: u8) -> NqEngine {
+        NqEngine::from_index(engine).unwrap_or(NqEngine::Sp)
     }
-    /// The program counter of a record.
-    pub fn pc(r: &[u8; 16]) -> u32 {
-        u32::from_le_bytes([r[0], r[1], r[2], 0]) & 0xF_FFFF
+
+    /// An infer-status record (START, END, CUSTOM) of an engine event.
+    pub fn infer_status(engine: u8, event: EngineEvent, subtype: RuntimeSubtype, sub_id: u16, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
+        let kind = NotificType::for_engine(nq_engine(engine), event);
+        let mut r = NotificationRecord::infer_status(kind, subtype, sub_id, (pc & 0xF_FFFF) as u32, ts);
+        r.debug_hint = hint;
+        bytes(r)
     }
-    /// The custom sub-id / error detail.
-    pub fn meta(r: &[u8; 16]) -> u16 {
-        u16::from_le_bytes([r[4], r[5]])
+
+    /// An error record (layout of `nrt_isa::notification::error`).
+    pub fn error(engine: Option<u8>, pc: u64, subtype: InferErrorSubtype, detail: u16, ts: u64) -> [u8; 16] {
+        let e = ErrorRecord {
+            kind: NotificType::Error,
+            program_counter: (pc & 0xF_FFFF) as u32,
+            subtype,
+            engine: engine.and_then(NqEngine::from_index),
+            detail,
+            timestamp_ps: ts,
+        };
+        bytes(e.to_record())
     }
-    /// The runtime subtype.
-    pub fn subtype(r: &[u8; 16]) -> u16 {
-        u16::from_le_bytes([r[6], r[7]])
+
+    /// Decodes a record.
+    pub fn decode(r: &[u8; 16]) -> NotificationRecord {
+        NotificationRecord::from_bytes(r)
     }
-    /// The timestamp in picoseconds.
-    pub fn timestamp(r: &[u8; 16]) -> u64 {
-        u64::from_le_bytes([r[8], r[9], r[10], r[11], r[12], r[13], r[14], r[15]])
+
+    /// Decodes an error record (`None` if it is not one).
+    pub fn decode_error(r: &[u8; 16]) -> Option<ErrorRecord> {
+        ErrorRecord::from_record(&decode(r)).ok()
     }
-    /// The phase bit.
-    pub fn phase(r: &[u8; 16]) -> bool {
-        r[3] & PHASE_BIT != 0
-    }
+
+    /// The custom sub-id the OOB fault reports.
+    pub const OOB_SUB_ID: CustomSubId = CustomSubId::IndirectCopyOob;
 }
 
 /// Producer-side state of one ring.
@@ -239,6 +215,7 @@ impl NqRing for NqView {
 mod tests {
     use super::*;
     use nrt_hal::{CoreId, NqType};
+    use nrt_isa::notification::{EngineEvent, InferErrorSubtype, NotificType, RuntimeSubtype};
     use proptest::prelude::*;
 
     struct Flat(Mutex<Vec<u8>>);
@@ -258,15 +235,21 @@ mod tests {
         NqSpec { core: CoreId(0), engine_index: 0, nq_type: NqType::Notify, ring: DeviceAddr(0), size_bytes: cap * 16 }
     }
 
+    fn rec(pc: u64, ts: u64) -> [u8; 16] {
+        record::infer_status(0, EngineEvent::InstStart, RuntimeSubtype::Start, 0, pc, 0, ts)
+    }
+
     #[test]
     fn record_fields_roundtrip() {
-        let r = record::build(0x15, 0xABCDE, 1, 7, record::SUBTYPE_END, 123_456);
-        assert_eq!(record::notific_type(&r), 0x15);
-        assert_eq!(record::pc(&r), 0xABCDE);
-        assert_eq!(r[2] >> 4, 1);
-        assert_eq!(record::meta(&r), 7);
-        assert_eq!(record::subtype(&r), 3);
-        assert_eq!(record::timestamp(&r), 123_456);
+        let r = record::infer_status(4, EngineEvent::InstEnd, RuntimeSubtype::End, 7, 0xABCDE, 1, 123_456);
+        let d = record::decode(&r);
+        assert_eq!(d.kind(), Some(NotificType::SpInstEnd));
+        assert_eq!((d.program_counter, d.debug_hint, d.custom_sub_id_code()), (0xABCDE, 1, 7));
+        assert_eq!((d.runtime_subtype(), d.timestamp_ps), (Some(RuntimeSubtype::End), 123_456));
+        let e = record::error(Some(1), 5, InferErrorSubtype::DmaAbort, 16, 9);
+        let de = record::decode_error(&e).unwrap();
+        assert_eq!((de.subtype, de.detail, de.program_counter), (InferErrorSubtype::DmaAbort, 16, 5));
+        assert!(record::decode_error(&r).is_none());
     }
 
     #[test]
@@ -274,8 +257,8 @@ mod tests {
         let mem: Arc<dyn RingMemory> = Arc::new(Flat(Mutex::new(vec![0; 64])));
         let s = Arc::new(NqState::new(spec(4)));
         s.inject_overflow();
-        assert!(!s.push(&*mem, record::build(4, 0, 0, 0, 2, 0)));
-        assert!(s.push(&*mem, record::build(4, 1, 0, 0, 2, 0)));
+        assert!(!s.push(&*mem, rec(0, 0)));
+        assert!(s.push(&*mem, rec(1, 0)));
         let v = NqView::new(s, mem);
         assert!(v.overflowed());
         let mut out = [[0u8; 16]; 4];
@@ -296,7 +279,7 @@ mod tests {
             for b in batches {
                 let b = b.min(cap as usize);
                 for _ in 0..b {
-                    prop_assert!(st.push(&*mem, record::build(4, next, 0, 0, 2, next)));
+                    prop_assert!(st.push(&*mem, rec(next, next)));
                     next += 1;
                 }
                 let mut out = vec![[0u8; 16]; 8];
@@ -304,8 +287,8 @@ mod tests {
                 prop_assert_eq!(n, b);
                 for (k, r) in out[..n].iter().enumerate() {
                     let idx = seen + k as u64;
-                    prop_assert_eq!(record::timestamp(r), idx);
-                    prop_assert_eq!(record::phase(r), (idx / u64::from(cap)).is_multiple_of(2));
+                    prop_assert_eq!(record::decode(r).timestamp_ps, idx);
+                    prop_assert_eq!(record::decode(r).phase, (idx / u64::from(cap)).is_multiple_of(2));
                 }
                 seen += n as u64;
                 view.set_consumed(seen);

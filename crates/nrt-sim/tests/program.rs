@@ -7,6 +7,7 @@ use nrt_hal::conformance::{udma_copy_pair, wait_until};
 use nrt_hal::{CoreId, Device, DeviceAddr, DmaQueueId, DmaQueueStatus, DmaRingConfig, EngineId, MemoryLocation, NqRing, NqSpec, NqType};
 use nrt_sim::engine::record::build;
 use nrt_sim::engine::RunState;
+use nrt_isa::notification::{EngineEvent, InferErrorSubtype, NotificType, NqEngine, RuntimeSubtype};
 use nrt_sim::nq::record as nqr;
 use nrt_sim::{FaultKind, FaultSpec, InstrSelector, SimConfig, SimDevice};
 use std::sync::Arc;
@@ -148,17 +149,20 @@ fn check_handshake(deterministic: bool) {
     assert_eq!(out, expect, "DMA in then out must carry the input to the output");
     for (recs, e) in [(&sp, EngineId::Sp), (&act, EngineId::Act)] {
         assert_eq!(recs.len(), 4, "{e}: START, END per execution, two executions");
-        let base = nqr::engine_type_base(e.index() as u8);
-        let kinds: Vec<(u8, u16)> = recs.iter().map(|r| (nqr::notific_type(r), nqr::subtype(r))).collect();
-        assert_eq!(kinds, vec![(base, 2), (base + 1, 3), (base, 2), (base + 1, 3)], "{e} record sequence");
-        let ts: Vec<u64> = recs.iter().map(nqr::timestamp).collect();
+        let ne = NqEngine::from_index(e.index() as u8).unwrap();
+        let start = (Some(NotificType::for_engine(ne, EngineEvent::InstStart)), Some(RuntimeSubtype::Start));
+        let end = (Some(NotificType::for_engine(ne, EngineEvent::InstEnd)), Some(RuntimeSubtype::End));
+        let kinds: Vec<_> = recs.iter().map(|r| (nqr::decode(r).kind(), nqr::decode(r).runtime_subtype())).collect();
+        assert_eq!(kinds, vec![start, end, start, end], "{e} record sequence");
+        let ts: Vec<u64> = recs.iter().map(|r| nqr::decode(r).timestamp_ps).collect();
         assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{e}: timestamps must not go back: {ts:?}");
     }
     // ACT can only start after the DMA in completed, which takes virtual time.
-    assert!(nqr::timestamp(&act[0]) >= nrt_sim::cost::dma(u64::from(LEN)), "ACT START before the DMA could finish");
+    let ts = |r: &[u8; 16]| nqr::decode(r).timestamp_ps;
+    assert!(ts(&act[0]) >= nrt_sim::cost::dma(u64::from(LEN)), "ACT START before the DMA could finish");
     // SP's END comes after ACT's END (it waits for ACT, then the DMA out).
-    assert!(nqr::timestamp(&sp[1]) > nqr::timestamp(&act[1]));
-    assert_eq!(nqr::pc(&sp[1]), 9, "END carries the EXIT record's index");
+    assert!(ts(&sp[1]) > ts(&act[1]));
+    assert_eq!(nqr::decode(&sp[1]).program_counter, 9, "END carries the EXIT record's index");
 }
 
 #[test]
@@ -193,8 +197,12 @@ fn idle_device_costs_nothing() {
     assert!(dev.started_cores().is_empty(), "memory traffic does not start cores");
 }
 
-fn error_records(r: &Rig) -> Vec<(u16, u16)> {
-    records(&r.err_nq).iter().map(|x| (nqr::subtype(x), nqr::meta(x))).collect()
+fn error_records(r: &Rig) -> Vec<(InferErrorSubtype, u16)> {
+    records(&r.err_nq)
+        .iter()
+        .map(|x| nqr::decode_error(x).expect("error ring holds error records"))
+        .map(|e| (e.subtype, e.detail))
+        .collect()
 }
 
 #[test]
@@ -212,9 +220,9 @@ fn hang_leaves_no_end_record() {
 #[test]
 fn hbm_ue_writes_an_error_record_and_stops() {
     for (kind, sub) in [
-        (FaultKind::HbmUe, nqr::ERR_HBM_UE),
-        (FaultKind::HbmUeRepairable, nqr::ERR_HBM_UE_REPAIRABLE),
-        (FaultKind::SramParity, nqr::ERR_SRAM_PARITY),
+        (FaultKind::HbmUe, InferErrorSubtype::HbmUncorrectable),
+        (FaultKind::HbmUeRepairable, InferErrorSubtype::HbmRepairable),
+        (FaultKind::SramParity, InferErrorSubtype::EccUncorrectable),
     ] {
         let r = rig(device(true, &[FaultSpec::new(kind).at(InstrSelector::Name("NOP".into()))]));
         r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
@@ -232,7 +240,7 @@ fn dma_abort_leaves_an_aborted_queue() {
     wait_records(&r.err_nq, 1);
     settle(&r.dev);
     assert_eq!(r.dev.dma_queue_state(C0, Q_IN).unwrap().status, DmaQueueStatus::Aborted);
-    assert_eq!(error_records(&r), vec![(nqr::ERR_DMA_ABORT, 0)]);
+    assert_eq!(error_records(&r), vec![(InferErrorSubtype::DmaAbort, 0)]);
     assert_eq!(r.dev.semaphore_read(C0, u32::from(S_IN)).unwrap(), 0, "no completion increment");
     assert_eq!(records(&r.sp_nq).len(), 1, "SP waits forever: no END");
 }
@@ -247,7 +255,7 @@ fn nan_reaches_memory_and_the_error_ring() {
     r.dev.read(r.output, &mut out).unwrap();
     assert!(f32::from_le_bytes(out).is_nan());
     // The error record names the queue: DMA engine 1, queue 0 = index 16.
-    assert_eq!(error_records(&r), vec![(nqr::ERR_NUMERICAL, 16)]);
+    assert_eq!(error_records(&r), vec![(InferErrorSubtype::Numerical, 16)]);
 }
 
 #[test]
@@ -271,10 +279,11 @@ fn oob_reports_a_custom_notification() {
     let custom: Vec<_> = records(&r.sp_nq)
         .into_iter()
         .chain(records(&r.act_nq))
-        .filter(|x| nqr::subtype(x) == nqr::SUBTYPE_CUSTOM)
-        .map(|x| nqr::meta(&x))
+        .map(|x| nqr::decode(&x))
+        .filter(|x| x.runtime_subtype() == Some(RuntimeSubtype::Custom))
+        .map(|x| x.custom_sub_id())
         .collect();
-    assert_eq!(custom, vec![nqr::CUSTOM_OOB_INDIRECT]);
+    assert_eq!(custom, vec![Some(nqr::OOB_SUB_ID)]);
 }
 
 #[test]
@@ -284,8 +293,8 @@ fn unsupported_instruction_is_a_device_fault() {
     let (a, l) = stream(&dev, &[build::record(0x02, (0, 0), (0, 0), 0), build::exit()]);
     dev.start_engine(C0, EngineId::Pe, a, l).unwrap();
     wait_until("error record", || err.produced() >= 1);
-    let rec = records(&err)[0];
-    assert_eq!((nqr::subtype(&rec), nqr::meta(&rec)), (nqr::ERR_UNSUPPORTED_INSTRUCTION, 0x02));
+    let rec = nqr::decode_error(&records(&err)[0]).unwrap();
+    assert_eq!((rec.subtype, rec.detail), (InferErrorSubtype::SwSequencer, 0x02), "sequencer fault naming the opcode");
     assert_eq!(dev.engine_state(C0, EngineId::Pe), Some(RunState::Halted));
 }
 

@@ -6,7 +6,7 @@ use crate::cost;
 use crate::device::Shared;
 use crate::dma::desc::Descriptor;
 use crate::fault::FaultKind;
-use crate::nq::record as nqr;
+use nrt_isa::notification::InferErrorSubtype;
 use nrt_hal::{DeviceAddr, DmaQueueStatus};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -39,7 +39,7 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         let start = regs.clock.max(core.now());
         let abort = |regs: &mut crate::dma::QueueRegs| {
             regs.status = DmaQueueStatus::Aborted;
-            dev.error_record(core, 0, qi as u64, nqr::ERR_DMA_ABORT, qi as u16, start);
+            dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, start);
         };
         if fetched.is_err() {
             abort(&mut regs);
@@ -63,7 +63,7 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         }
         if fault == Some(FaultKind::Nan) && tx.len >= 4 {
             let _ = dev.write_at(DeviceAddr(rx.addr), &f32::NAN.to_le_bytes(), end);
-            dev.error_record(core, 0, qi as u64, nqr::ERR_NUMERICAL, qi as u16, end);
+            dev.error_record(core, None, qi as u64, InferErrorSubtype::Numerical, qi as u16, end);
         }
         regs.clock = end;
         regs.tx_head += 1;

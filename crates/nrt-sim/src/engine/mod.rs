@@ -21,6 +21,7 @@ use crate::device::Shared;
 use crate::fault::{FaultKind, InstrSite};
 use crate::nq::record as nqr;
 use nrt_hal::{DeviceAddr, EngineId, NqType};
+use nrt_isa::notification::{EngineEvent, InferErrorSubtype, RuntimeSubtype};
 use record::{RECORD_BYTES, Record, op};
 use std::sync::Arc;
 use sync::WaitCheck;
@@ -99,21 +100,21 @@ impl Sequencer {
         self.engine.index() as u8
     }
 
-    fn notify(&self, dev: &Shared, core: &Core, ty_offset: u8, hint: u8, meta: u16, subtype: u16) {
-        let rec = nqr::build(nqr::engine_type_base(self.eidx()) + ty_offset, self.pc, hint, meta, subtype, self.clock);
+    fn notify(&self, dev: &Shared, core: &Core, event: EngineEvent, subtype: RuntimeSubtype, hint: u8, sub_id: u16) {
+        let rec = nqr::infer_status(self.eidx(), event, subtype, sub_id, self.pc, hint, self.clock);
         dev.push_record(core, self.eidx(), NqType::Notify, rec);
     }
 
     fn end_execution(&mut self, dev: &Shared, core: &Core, hint: u8) {
         if self.in_execution {
-            self.notify(dev, core, 1, hint, 0, nqr::SUBTYPE_END);
+            self.notify(dev, core, EngineEvent::InstEnd, RuntimeSubtype::End, hint, 0);
             self.in_execution = false;
             self.executions += 1;
         }
     }
 
-    fn fatal(&mut self, dev: &Shared, core: &Core, subtype: u16, meta: u16) -> StepOutcome {
-        dev.error_record(core, self.eidx(), self.pc, subtype, meta, self.clock);
+    fn fatal(&mut self, dev: &Shared, core: &Core, subtype: InferErrorSubtype, detail: u16) -> StepOutcome {
+        dev.error_record(core, Some(self.eidx()), self.pc, subtype, detail, self.clock);
         self.state = RunState::Halted;
         StepOutcome::Stopped
     }
@@ -135,7 +136,7 @@ impl Sequencer {
             }
             let mut bytes = [0u8; RECORD_BYTES];
             if dev.read(base.offset(self.pc * RECORD_BYTES as u64), &mut bytes).is_err() {
-                return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, 0xFFFF);
+                return self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
             }
             let rec = Record::decode(&bytes);
 
@@ -148,7 +149,7 @@ impl Sequencer {
                 WaitCheck::Met(t) => t,
                 WaitCheck::Unmet => return StepOutcome::Blocked,
                 WaitCheck::Unsupported(mode) => {
-                    return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, u16::from(mode));
+                    return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode));
                 }
             };
             self.clock = self.clock.max(ready_at);
@@ -157,7 +158,7 @@ impl Sequencer {
             let first = !self.in_execution;
             if first {
                 self.in_execution = true;
-                self.notify(dev, core, 0, rec.debug_hint, 0, nqr::SUBTYPE_START);
+                self.notify(dev, core, EngineEvent::InstStart, RuntimeSubtype::Start, rec.debug_hint, 0);
             }
 
             // Injected faults fire here, before the instruction takes effect.
@@ -174,16 +175,16 @@ impl Sequencer {
                         self.state = RunState::Hung;
                         return StepOutcome::Stopped;
                     }
-                    FaultKind::HbmUe => return self.fatal(dev, core, nqr::ERR_HBM_UE, 0),
-                    FaultKind::HbmUeRepairable => return self.fatal(dev, core, nqr::ERR_HBM_UE_REPAIRABLE, 0),
-                    FaultKind::SramParity => return self.fatal(dev, core, nqr::ERR_SRAM_PARITY, 0),
+                    FaultKind::HbmUe => return self.fatal(dev, core, InferErrorSubtype::HbmUncorrectable, 0),
+                    FaultKind::HbmUeRepairable => return self.fatal(dev, core, InferErrorSubtype::HbmRepairable, 0),
+                    FaultKind::SramParity => return self.fatal(dev, core, InferErrorSubtype::EccUncorrectable, 0),
                     FaultKind::NqOverflow => {
                         if let Some(nq) = core.nq(self.eidx(), NqType::Notify) {
                             nq.inject_overflow();
                         }
                     }
                     FaultKind::Oob => {
-                        self.notify(dev, core, 2, 0, nqr::CUSTOM_OOB_INDIRECT, nqr::SUBTYPE_CUSTOM);
+                        self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
                     }
                     // DMA-side faults never fire on instructions.
                     FaultKind::DmaAbort | FaultKind::Nan => {}
@@ -200,13 +201,13 @@ impl Sequencer {
                     self.state = RunState::Halted;
                 }
                 op::NOTIFY => {
-                    self.notify(dev, core, 2, rec.debug_hint, rec.u16_at(0x0C), nqr::SUBTYPE_CUSTOM);
+                    self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, rec.debug_hint, rec.u16_at(0x0C));
                 }
                 op::WRITE => {
                     let addr = DeviceAddr(rec.u64_at(0x10));
                     let value = rec.u32_at(0x18);
                     if dev.write_at(addr, &value.to_le_bytes(), self.clock).is_err() {
-                        return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, u16::from(op::WRITE));
+                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE));
                     }
                 }
                 op::CTRL_ER => {
@@ -233,10 +234,10 @@ impl Sequencer {
                     match compute::execute(&rec, &mut ctx) {
                         Ok(c) => cost_ps = cost::cycles(self.engine, c),
                         Err(compute::DeviceFault::Numerical { .. }) => {
-                            dev.error_record(core, self.eidx(), self.pc, nqr::ERR_NUMERICAL, 0, self.clock);
+                            dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, 0, self.clock);
                         }
                         Err(_) => {
-                            return self.fatal(dev, core, nqr::ERR_UNSUPPORTED_INSTRUCTION, u16::from(rec.opcode));
+                            return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode));
                         }
                     }
                 }
@@ -245,7 +246,7 @@ impl Sequencer {
             // (5) completion.
             self.clock += cost_ps;
             if let Err(mode) = sync::complete(&rec, &core.sync, self.clock) {
-                return self.fatal(dev, core, nqr::ERR_SW_SEQUENCER, u16::from(mode));
+                return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode));
             }
             core.observe(self.clock);
             if rec.updates.iter().any(|u| u.mode != 0) || rec.opcode == op::CTRL_ER {
