@@ -9,7 +9,7 @@
 use nrt_isa::dtype::{Dtype, Rounding};
 
 use super::error::{shape, KernelError, KernelResult};
-use super::pattern::{gather, gather_raw, scatter, scatter_raw, Memory, MemoryMut, Pattern};
+use super::pattern::{gather, gather_raw, scatter, scatter_raw, OnChipRead, OnChipWrite, Pattern};
 
 /// Whether `a` and `b` store elements identically (so a copy is a byte move).
 pub fn same_storage(a: Dtype, b: Dtype) -> bool {
@@ -28,11 +28,11 @@ fn check_shapes(src: &Pattern, dst: &Pattern) -> KernelResult<()> {
 }
 
 /// Copies (and casts) from one memory to another, e.g. PSUM to SBUF.
-pub fn copy_cast(
-    src: &Memory<'_>,
+pub fn copy_cast<S: OnChipRead + ?Sized, D: OnChipWrite + ?Sized>(
+    src: &S,
     src_pat: &Pattern,
     src_dtype: Dtype,
-    dst: &mut MemoryMut<'_>,
+    dst: &mut D,
     dst_pat: &Pattern,
     dst_dtype: Dtype,
     rounding: &mut Rounding,
@@ -49,8 +49,8 @@ pub fn copy_cast(
 /// Copies (and casts) within one memory, e.g. SBUF to SBUF. The whole
 /// source is read before anything is written, so overlapping operands
 /// behave as if the source were snapshotted first.
-pub fn copy_cast_within(
-    mem: &mut MemoryMut<'_>,
+pub fn copy_cast_within<M: OnChipWrite + ?Sized>(
+    mem: &mut M,
     src_pat: &Pattern,
     src_dtype: Dtype,
     dst_pat: &Pattern,
@@ -59,17 +59,17 @@ pub fn copy_cast_within(
 ) -> KernelResult<()> {
     check_shapes(src_pat, dst_pat)?;
     if same_storage(src_dtype, dst_dtype) && src_dtype != Dtype::Unknown {
-        let raw = gather_raw(&mem.as_ref(), src_pat, src_dtype.size_bytes())?;
+        let raw = gather_raw(&*mem, src_pat, src_dtype.size_bytes())?;
         return scatter_raw(mem, dst_pat, &raw);
     }
-    let tile = gather(&mem.as_ref(), src_pat, src_dtype)?;
+    let tile = gather(&*mem, src_pat, src_dtype)?;
     scatter(mem, dst_pat, dst_dtype, &tile, rounding)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::pattern::{tests::DTYPES, Axis};
+    use crate::kernels::pattern::{tests::DTYPES, Axis, Memory, MemoryMut};
     use nrt_isa::dtype::{bytes_to_f32, f32_to_bytes};
     use proptest::prelude::*;
 

@@ -11,6 +11,9 @@
 //! bf16 / fp16 / fp8 / integers through `nrt_isa::dtype`), and [`scatter`]
 //! writes a tile back, narrowing with round-to-nearest-even or seeded
 //! stochastic rounding. This module is the only place kernels meet dtypes.
+//! Memories are reached through the [`OnChipRead`] / [`OnChipWrite`] traits,
+//! so the device's own SBUF/PSUM storage can be read in place; [`Memory`] and
+//! [`MemoryMut`] implement them over plain byte slices.
 //! [`gather_raw`] / [`scatter_raw`] move elements bit-exactly (a COPY whose
 //! input and output dtypes match must not round-trip through f32: an int32
 //! COPY may be carrying fp16 pairs).
@@ -177,14 +180,35 @@ impl Pattern {
     }
 }
 
-/// A read-only view of an on-chip memory laid out `[partition][bytes]`.
+/// Read access to an on-chip memory laid out `[partition][bytes]`.
+///
+/// Implemented here for plain byte slices ([`Memory`], [`MemoryMut`]); the
+/// device implements it over its lazily backed SBUF / PSUM pages so the
+/// kernels read operands in place. Callers of `read_partition` have already
+/// checked bounds against [`Self::partitions`] / [`Self::partition_bytes`].
+pub trait OnChipRead {
+    /// Number of partitions.
+    fn partitions(&self) -> usize;
+    /// Bytes per partition.
+    fn partition_bytes(&self) -> usize;
+    /// Fills `buf` with the bytes at `offset..offset + buf.len()` of `partition`.
+    fn read_partition(&self, partition: usize, offset: usize, buf: &mut [u8]);
+}
+
+/// Write access to an on-chip memory laid out `[partition][bytes]`.
+pub trait OnChipWrite: OnChipRead {
+    /// Stores `data` at `offset..offset + data.len()` of `partition`.
+    fn write_partition(&mut self, partition: usize, offset: usize, data: &[u8]);
+}
+
+/// A read-only view of a byte slice as `[partition][bytes]`.
 #[derive(Debug, Clone, Copy)]
 pub struct Memory<'a> {
     bytes: &'a [u8],
     partition_bytes: usize,
 }
 
-/// A mutable view of an on-chip memory laid out `[partition][bytes]`.
+/// A mutable view of a byte slice as `[partition][bytes]`.
 #[derive(Debug)]
 pub struct MemoryMut<'a> {
     bytes: &'a mut [u8],
@@ -204,16 +228,6 @@ impl<'a> Memory<'a> {
         check_layout(bytes.len(), partition_bytes)?;
         Ok(Self { bytes, partition_bytes })
     }
-
-    /// Number of partitions in the view.
-    pub fn partitions(&self) -> usize {
-        self.bytes.len() / self.partition_bytes
-    }
-
-    /// Bytes per partition.
-    pub fn partition_bytes(&self) -> usize {
-        self.partition_bytes
-    }
 }
 
 impl<'a> MemoryMut<'a> {
@@ -223,14 +237,41 @@ impl<'a> MemoryMut<'a> {
         Ok(Self { bytes, partition_bytes })
     }
 
-    /// Number of partitions in the view.
-    pub fn partitions(&self) -> usize {
-        self.bytes.len() / self.partition_bytes
-    }
-
-    /// A read-only view of the same memory (to gather from it).
+    /// A read-only view of the same memory.
     pub fn as_ref(&self) -> Memory<'_> {
         Memory { bytes: self.bytes, partition_bytes: self.partition_bytes }
+    }
+}
+
+impl OnChipRead for Memory<'_> {
+    fn partitions(&self) -> usize {
+        self.bytes.len() / self.partition_bytes
+    }
+    fn partition_bytes(&self) -> usize {
+        self.partition_bytes
+    }
+    fn read_partition(&self, partition: usize, offset: usize, buf: &mut [u8]) {
+        let at = partition * self.partition_bytes + offset;
+        buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
+    }
+}
+
+impl OnChipRead for MemoryMut<'_> {
+    fn partitions(&self) -> usize {
+        self.bytes.len() / self.partition_bytes
+    }
+    fn partition_bytes(&self) -> usize {
+        self.partition_bytes
+    }
+    fn read_partition(&self, partition: usize, offset: usize, buf: &mut [u8]) {
+        self.as_ref().read_partition(partition, offset, buf)
+    }
+}
+
+impl OnChipWrite for MemoryMut<'_> {
+    fn write_partition(&mut self, partition: usize, offset: usize, data: &[u8]) {
+        let at = partition * self.partition_bytes + offset;
+        self.bytes[at..at + data.len()].copy_from_slice(data);
     }
 }
 
@@ -241,59 +282,127 @@ fn element_size(dtype: Dtype, op: &'static str) -> KernelResult<usize> {
     Ok(dtype.size_bytes())
 }
 
-/// Checks that `pat` with `esize`-byte elements fits in a memory of
-/// `partitions x partition_bytes`; returns nothing on success.
-fn check_bounds(pat: &Pattern, esize: usize, partitions: usize, partition_bytes: usize) -> KernelResult<()> {
+/// Checks that `pat` with `esize`-byte elements fits in `mem`; returns the
+/// byte span `[lo, hi)` it touches inside each partition.
+fn check_bounds<M: OnChipRead + ?Sized>(pat: &Pattern, esize: usize, mem: &M) -> KernelResult<(usize, usize)> {
+    if esize == 0 {
+        return Err(KernelError::InvalidPattern { detail: "element size 0".into() });
+    }
+    let partitions = mem.partitions();
     let end = pat.start_partition.saturating_add(pat.partitions);
     if end > partitions {
         return Err(KernelError::OutOfBounds {
             detail: format!("partitions {}..{end} outside the {partitions} the memory has", pat.start_partition),
         });
     }
-    let (_, hi) = pat.byte_span(esize)?;
-    if hi > partition_bytes {
+    let (lo, hi) = pat.byte_span(esize)?;
+    if hi > mem.partition_bytes() {
         return Err(KernelError::OutOfBounds {
-            detail: format!("pattern reaches byte {hi} of a {partition_bytes}-byte partition"),
+            detail: format!("pattern reaches byte {hi} of a {}-byte partition", mem.partition_bytes()),
         });
+    }
+    Ok((lo, hi))
+}
+
+/// Walks the operand partition by partition, handing `visit(row, pos,
+/// bytes)` the elements of each innermost run, in free order, as
+/// contiguous bytes. Each partition's touched span is read once.
+fn walk_read<M: OnChipRead + ?Sized>(
+    mem: &M,
+    pat: &Pattern,
+    esize: usize,
+    mut visit: impl FnMut(usize, usize, &[u8]) -> KernelResult<()>,
+) -> KernelResult<()> {
+    let (lo, hi) = check_bounds(pat, esize, mem)?;
+    if pat.free_len() == 0 {
+        return Ok(());
+    }
+    let (inner, runs) = pat.runs();
+    let len = inner.count as usize;
+    let mut span = vec![0u8; hi - lo];
+    let mut strided = Vec::with_capacity(len * esize);
+    let first = (pat.offset - lo) as i64;
+    for p in 0..pat.partitions {
+        mem.read_partition(pat.start_partition + p, lo, &mut span);
+        for &(pos, elem) in &runs {
+            let start = first + elem * esize as i64;
+            if inner.step == 1 {
+                let s = start as usize;
+                visit(p, pos, &span[s..s + len * esize])?;
+            } else {
+                strided.clear();
+                for i in 0..len as i64 {
+                    let at = (start + i * inner.step as i64 * esize as i64) as usize;
+                    strided.extend_from_slice(&span[at..at + esize]);
+                }
+                visit(p, pos, &strided)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Walks the operand partition by partition; `fill(row, pos, bytes)` writes
+/// each innermost run's elements (free order) into `bytes`, which are then
+/// stored. Unit-step and reversed unit-step runs are stored as one block;
+/// other strides element by element, so bytes between elements are never
+/// rewritten (another engine may own them).
+fn walk_write<M: OnChipWrite + ?Sized>(
+    mem: &mut M,
+    pat: &Pattern,
+    esize: usize,
+    mut fill: impl FnMut(usize, usize, &mut [u8]) -> KernelResult<()>,
+) -> KernelResult<()> {
+    check_bounds(pat, esize, mem)?;
+    if pat.free_len() == 0 {
+        return Ok(());
+    }
+    let (inner, runs) = pat.runs();
+    let len = inner.count as usize;
+    let mut buf = vec![0u8; len * esize];
+    let mut rev = vec![0u8; len * esize];
+    for p in 0..pat.partitions {
+        let part = pat.start_partition + p;
+        for &(pos, elem) in &runs {
+            let start = pat.offset as i64 + elem * esize as i64;
+            fill(p, pos, &mut buf)?;
+            match inner.step {
+                1 => mem.write_partition(part, start as usize, &buf),
+                -1 => {
+                    for (d, s) in rev.chunks_exact_mut(esize).zip(buf.chunks_exact(esize).rev()) {
+                        d.copy_from_slice(s);
+                    }
+                    mem.write_partition(part, (start - (len as i64 - 1) * esize as i64) as usize, &rev);
+                }
+                step => {
+                    for (i, chunk) in buf.chunks_exact(esize).enumerate() {
+                        let at = start + i as i64 * step as i64 * esize as i64;
+                        mem.write_partition(part, at as usize, chunk);
+                    }
+                }
+            }
+        }
     }
     Ok(())
 }
 
 /// Reads the operand `pat` of element type `dtype` into a new f32 tile of
 /// shape `[pat.partitions() x pat.free_len()]`.
-pub fn gather(mem: &Memory<'_>, pat: &Pattern, dtype: Dtype) -> KernelResult<Tile> {
+pub fn gather<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, dtype: Dtype) -> KernelResult<Tile> {
     let mut tile = Tile::zeros(pat.partitions, pat.free_len());
     gather_into(mem, pat, dtype, &mut tile)?;
     Ok(tile)
 }
 
-/// [`gather`] into an existing tile of the right shape (no allocation).
-pub fn gather_into(mem: &Memory<'_>, pat: &Pattern, dtype: Dtype, tile: &mut Tile) -> KernelResult<()> {
+/// [`gather`] into an existing tile of the right shape.
+pub fn gather_into<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, dtype: Dtype, tile: &mut Tile) -> KernelResult<()> {
     let esize = element_size(dtype, "gather")?;
-    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
     tile.expect_shape("gather destination", pat.partitions, pat.free_len())?;
-    let (inner, runs) = pat.runs();
-    let len = inner.count as usize;
-    let mut scratch = Vec::new();
-    for p in 0..pat.partitions {
-        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
-        let row = tile.row_mut(p);
-        for &(pos, elem) in &runs {
-            let start = (base as i64 + elem * esize as i64) as usize;
-            let dst = &mut row[pos..pos + len];
-            if inner.step == 1 {
-                bytes_to_f32(&mem.bytes[start..start + len * esize], dtype, dst)?;
-            } else {
-                scratch.clear();
-                for i in 0..len {
-                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
-                    scratch.extend_from_slice(&mem.bytes[at..at + esize]);
-                }
-                bytes_to_f32(&scratch, dtype, dst)?;
-            }
-        }
-    }
-    Ok(())
+    walk_read(mem, pat, esize, |p, pos, bytes| {
+        let n = bytes.len() / esize;
+        bytes_to_f32(bytes, dtype, &mut tile.row_mut(p)[pos..pos + n])?;
+        Ok(())
+    })
 }
 
 /// Writes `tile` to the operand `pat` as elements of `dtype`, narrowing with
@@ -302,31 +411,14 @@ pub fn gather_into(mem: &Memory<'_>, pat: &Pattern, dtype: Dtype, tile: &mut Til
 ///
 /// If the pattern visits an address twice (a zero step), the later element
 /// in free order wins.
-pub fn scatter(mem: &mut MemoryMut<'_>, pat: &Pattern, dtype: Dtype, tile: &Tile, rounding: &mut Rounding) -> KernelResult<()> {
+pub fn scatter<M: OnChipWrite + ?Sized>(mem: &mut M, pat: &Pattern, dtype: Dtype, tile: &Tile, rounding: &mut Rounding) -> KernelResult<()> {
     let esize = element_size(dtype, "scatter")?;
-    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
     tile.expect_shape("scatter source", pat.partitions, pat.free_len())?;
-    let (inner, runs) = pat.runs();
-    let len = inner.count as usize;
-    let mut scratch = vec![0u8; len * esize];
-    for p in 0..pat.partitions {
-        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
-        let row = tile.row(p);
-        for &(pos, elem) in &runs {
-            let start = (base as i64 + elem * esize as i64) as usize;
-            let src = &row[pos..pos + len];
-            if inner.step == 1 {
-                f32_to_bytes(src, dtype, &mut mem.bytes[start..start + len * esize], rounding)?;
-            } else {
-                f32_to_bytes(src, dtype, &mut scratch, rounding)?;
-                for (i, chunk) in scratch.chunks_exact(esize).enumerate() {
-                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
-                    mem.bytes[at..at + esize].copy_from_slice(chunk);
-                }
-            }
-        }
-    }
-    Ok(())
+    walk_write(mem, pat, esize, |p, pos, bytes| {
+        let n = bytes.len() / esize;
+        f32_to_bytes(&tile.row(p)[pos..pos + n], dtype, bytes, rounding)?;
+        Ok(())
+    })
 }
 
 /// Elements moved bit-exactly: `[partitions x free]` elements of `esize`
@@ -344,39 +436,19 @@ pub struct RawTile {
 }
 
 /// Reads the operand `pat` as raw `esize`-byte elements (no conversion).
-pub fn gather_raw(mem: &Memory<'_>, pat: &Pattern, esize: usize) -> KernelResult<RawTile> {
-    if esize == 0 {
-        return Err(KernelError::InvalidPattern { detail: "element size 0".into() });
-    }
-    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
+pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) -> KernelResult<RawTile> {
     let free = pat.free_len();
-    let (inner, runs) = pat.runs();
-    let len = inner.count as usize;
     let mut bytes = Vec::with_capacity(pat.partitions * free * esize);
-    for p in 0..pat.partitions {
-        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
-        for &(_, elem) in &runs {
-            let start = (base as i64 + elem * esize as i64) as usize;
-            if inner.step == 1 {
-                bytes.extend_from_slice(&mem.bytes[start..start + len * esize]);
-            } else {
-                for i in 0..len {
-                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
-                    bytes.extend_from_slice(&mem.bytes[at..at + esize]);
-                }
-            }
-        }
-    }
+    walk_read(mem, pat, esize, |_, _, run| {
+        bytes.extend_from_slice(run);
+        Ok(())
+    })?;
     Ok(RawTile { partitions: pat.partitions, free, esize, bytes })
 }
 
 /// Writes raw elements to the operand `pat` (no conversion).
-pub fn scatter_raw(mem: &mut MemoryMut<'_>, pat: &Pattern, raw: &RawTile) -> KernelResult<()> {
+pub fn scatter_raw<M: OnChipWrite + ?Sized>(mem: &mut M, pat: &Pattern, raw: &RawTile) -> KernelResult<()> {
     let esize = raw.esize;
-    if esize == 0 {
-        return Err(KernelError::InvalidPattern { detail: "element size 0".into() });
-    }
-    check_bounds(pat, esize, mem.partitions(), mem.partition_bytes)?;
     if (raw.partitions, raw.free) != (pat.partitions, pat.free_len()) || raw.bytes.len() != raw.partitions * raw.free * esize {
         return Err(KernelError::ShapeMismatch {
             op: "scatter_raw",
@@ -384,26 +456,12 @@ pub fn scatter_raw(mem: &mut MemoryMut<'_>, pat: &Pattern, raw: &RawTile) -> Ker
             got: format!("{} ({} bytes of {esize}-byte elements)", shape(raw.partitions, raw.free), raw.bytes.len()),
         });
     }
-    let (inner, runs) = pat.runs();
-    let len = inner.count as usize;
     let row_bytes = raw.free * esize;
-    for p in 0..pat.partitions {
-        let base = (pat.start_partition + p) * mem.partition_bytes + pat.offset;
-        let row = &raw.bytes[p * row_bytes..(p + 1) * row_bytes];
-        for &(pos, elem) in &runs {
-            let start = (base as i64 + elem * esize as i64) as usize;
-            let src = &row[pos * esize..(pos + len) * esize];
-            if inner.step == 1 {
-                mem.bytes[start..start + len * esize].copy_from_slice(src);
-            } else {
-                for (i, chunk) in src.chunks_exact(esize).enumerate() {
-                    let at = (start as i64 + i as i64 * inner.step as i64 * esize as i64) as usize;
-                    mem.bytes[at..at + esize].copy_from_slice(chunk);
-                }
-            }
-        }
-    }
-    Ok(())
+    walk_write(mem, pat, esize, |p, pos, out| {
+        let at = p * row_bytes + pos * esize;
+        out.copy_from_slice(&raw.bytes[at..at + out.len()]);
+        Ok(())
+    })
 }
 
 #[cfg(test)]

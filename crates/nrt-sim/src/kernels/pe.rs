@@ -19,7 +19,7 @@ use nrt_isa::dtype::{Dtype, Rounding};
 
 use super::error::{shape, KernelError, KernelResult};
 use super::gemm::{gemm, MatMut, MatRef};
-use super::pattern::{gather_into, scatter, MemoryMut, Pattern};
+use super::pattern::{gather_into, scatter, OnChipWrite, Pattern};
 use super::tile::Tile;
 use super::transpose::transpose;
 
@@ -135,7 +135,7 @@ pub fn matmul_transpose(weights: &Weights, moving: &Tile) -> KernelResult<Tile> 
 /// A full MATMUL into fp32 PSUM bytes: reads the current PSUM values when
 /// accumulating, multiplies, and writes the fp32 result back through `out`
 /// (an `M`-partition, `N`-element pattern).
-pub fn matmul_into_psum(psum: &mut MemoryMut<'_>, out: &Pattern, weights: &Weights, moving: &Tile, flags: AccFlags) -> KernelResult<()> {
+pub fn matmul_into_psum<M: OnChipWrite + ?Sized>(psum: &mut M, out: &Pattern, weights: &Weights, moving: &Tile, flags: AccFlags) -> KernelResult<()> {
     check_moving(weights, moving)?;
     let (m, n) = (weights.columns(), moving.free());
     if (out.partitions(), out.free_len()) != (m, n) {
@@ -143,7 +143,7 @@ pub fn matmul_into_psum(psum: &mut MemoryMut<'_>, out: &Pattern, weights: &Weigh
     }
     let mut acc = Tile::zeros(m, n);
     if !flags.start {
-        gather_into(&psum.as_ref(), out, Dtype::Float32, &mut acc)?;
+        gather_into(&*psum, out, Dtype::Float32, &mut acc)?;
     }
     matmul(weights, moving, &mut acc, flags)?;
     scatter(psum, out, Dtype::Float32, &acc, &mut Rounding::NearestEven)

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::kernels::copy::copy_cast;
-use crate::kernels::pattern::{gather, Axis, Memory};
+use crate::kernels::pattern::{gather, Axis, Memory, MemoryMut};
 use proptest::prelude::*;
 
 /// out[m][n] = Σ_k w[k][m] · x[k][n] in f64, plus Σ|w·x| for the tolerance.
