@@ -313,3 +313,56 @@ fn runtime_injection_api_arms_faults() {
     assert_eq!(records(&r.act_nq).len(), 2, "ACT: first execution only");
     assert_eq!(r.dev.engine_state(C0, EngineId::Sp), Some(RunState::Hung));
 }
+
+#[test]
+fn pattern_dma_casts_and_transposes_through_the_ring() {
+    use nrt_isa::dma_desc::{DmaOp, PATTERN_BIT, PATTERN_BLOCK_SIZE, PatternBlock, PatternDim, PatternSide, TransposeSpec};
+    use nrt_isa::dtype::Dtype;
+    let dev = device(false, &[]);
+    let (rows, cols) = (3u32, 5u32);
+    let n = rows * cols;
+    let src = dev.alloc(HBM0, u64::from(4 * n), 0).unwrap();
+    let mid = dev.alloc(HBM0, u64::from(4 * n), 0).unwrap();
+    let dst = dev.alloc(HBM0, u64::from(2 * n), 0).unwrap();
+    let vals: Vec<f32> = (0..n).map(|i| i as f32 + 0.5).collect();
+    dev.write(src, &vals.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+    let side = |addr: DeviceAddr, dtype: Dtype| {
+        let mut dims = [PatternDim::default(); 4];
+        dims[0] = PatternDim { step: dtype.size_bytes() as i32, size: n * dtype.size_bytes() as u32 };
+        PatternSide { addr: addr.get(), dtype, ndims: 1, dims }
+    };
+    // Packet 1: transpose the 3x5 f32 matrix; packet 2: cast to bf16.
+    let transpose = PatternBlock {
+        op: DmaOp::Transpose,
+        src: side(src, Dtype::Float32),
+        dst: side(mid, Dtype::Float32),
+        scale: 1.0,
+        constant: None,
+        transpose: Some(TransposeSpec { shape: [cols, rows, 0, 0], elem_size: 4 }),
+    };
+    let cast = PatternBlock::contiguous_copy(mid.get(), Dtype::Float32, dst.get(), Dtype::Bfloat16, n);
+    let tx = dev.alloc(HBM0, 32 * 16, 256).unwrap();
+    let rx = dev.alloc(HBM0, 32 * 16, 256).unwrap();
+    for (slot, block) in [transpose, cast].iter().enumerate() {
+        let at = dev.alloc(HBM0, PATTERN_BLOCK_SIZE as u64, 64).unwrap();
+        dev.write(at, &block.to_bytes().unwrap()).unwrap();
+        let (mut t, mut r) = udma_copy_pair(at, at, PATTERN_BLOCK_SIZE as u32);
+        t[3] |= (PATTERN_BIT >> 24) as u8;
+        r[3] |= (PATTERN_BIT >> 24) as u8;
+        dev.write(tx.offset(slot as u64 * 16), &t).unwrap();
+        dev.write(rx.offset(slot as u64 * 16), &r).unwrap();
+    }
+    let q = DmaQueueId { engine: 2, queue: 3 };
+    dev.dma_queue_init(C0, q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 32, completion_semaphore: Some(9), completion_event: None }).unwrap();
+    dev.dma_tail_increment(C0, q, 2, 2).unwrap();
+    wait_until("two pattern packets", || dev.semaphore_read(C0, 9).unwrap() >= 2);
+    let mut out = vec![0u8; 2 * n as usize];
+    dev.read(dst, &mut out).unwrap();
+    let got: Vec<f32> = out.chunks(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect();
+    for r in 0..rows as usize {
+        for c in 0..cols as usize {
+            let want = half::bf16::from_f32(vals[r * cols as usize + c]).to_f32();
+            assert_eq!(got[c * rows as usize + r], want, "element ({r},{c}) after transpose + cast");
+        }
+    }
+}

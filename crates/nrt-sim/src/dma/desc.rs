@@ -8,6 +8,9 @@ pub const FIRST: u32 = 1 << 26;
 pub const LAST: u32 = 1 << 27;
 /// Bit of `len_ctrl`: memory barrier.
 pub const DMB: u32 = 1 << 30;
+/// Bit of `len_ctrl` (ours, `nrt_isa::dma_desc::PATTERN_BIT`): the buffer
+/// is a pattern block describing the whole transfer.
+pub const PATTERN: u32 = nrt_isa::dma_desc::PATTERN_BIT;
 
 /// The fields of one descriptor the simulator uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +21,8 @@ pub struct Descriptor {
     pub first: bool,
     /// LAST bit.
     pub last: bool,
+    /// Pattern-block extension bit.
+    pub pattern: bool,
     /// `meta_ctrl` (TX) or `buf2_ptr_lo` (RX) word.
     pub meta: u32,
     /// Buffer address: source for TX, destination for RX.
@@ -35,7 +40,7 @@ impl Descriptor {
             0 => 65536,
             n => n,
         };
-        Descriptor { len, first: ctrl & FIRST != 0, last: ctrl & LAST != 0, meta, addr }
+        Descriptor { len, first: ctrl & FIRST != 0, last: ctrl & LAST != 0, pattern: ctrl & PATTERN != 0, meta, addr }
     }
 }
 

@@ -9,6 +9,7 @@
 //! which bumps the queue's completion semaphore and sets its event.
 
 pub mod desc;
+pub mod pattern;
 pub mod transfer;
 
 use nrt_hal::arch::{

@@ -7,7 +7,9 @@ use crate::device::Shared;
 use crate::dma::desc::Descriptor;
 use crate::fault::FaultKind;
 use nrt_isa::notification::InferErrorSubtype;
-use nrt_hal::{DeviceAddr, DmaQueueStatus};
+use crate::dma::pattern::{self, Bytes};
+use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult};
+use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -52,17 +54,35 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
             abort(&mut regs);
             break;
         }
-        buf.resize(tx.len as usize, 0);
-        let end = start + cost::dma(u64::from(tx.len));
-        let moved = dev
-            .read(DeviceAddr(tx.addr), &mut buf)
-            .and_then(|_| dev.write_at(DeviceAddr(rx.addr), &buf, end));
-        if moved.is_err() {
+        let (moved, nan_at) = if tx.pattern {
+            let mut block = [0u8; PATTERN_BLOCK_SIZE];
+            let at = Stamped { dev, now: start };
+            let done = dev
+                .read(DeviceAddr(tx.addr), &mut block)
+                .and_then(|_| {
+                    PatternBlock::from_bytes(&block)
+                        .map_err(|e| HalError::invalid(DeviceAddr(tx.addr), PATTERN_BLOCK_SIZE as u64, e.to_string()))
+                })
+                .and_then(|b| pattern::execute(&at, &b).map(|n| (n, b.dst.addr)));
+            match done {
+                Ok((n, dst)) => (Ok(n), dst),
+                Err(e) => (Err(e), 0),
+            }
+        } else {
+            buf.resize(tx.len as usize, 0);
+            let r = dev
+                .read(DeviceAddr(tx.addr), &mut buf)
+                .and_then(|_| dev.write_at(DeviceAddr(rx.addr), &buf, start + cost::dma(u64::from(tx.len))))
+                .map(|_| u64::from(tx.len));
+            (r, rx.addr)
+        };
+        let Ok(bytes) = moved else {
             abort(&mut regs);
             break;
-        }
-        if fault == Some(FaultKind::Nan) && tx.len >= 4 {
-            let _ = dev.write_at(DeviceAddr(rx.addr), &f32::NAN.to_le_bytes(), end);
+        };
+        let end = start + cost::dma(bytes);
+        if fault == Some(FaultKind::Nan) && bytes >= 4 {
+            let _ = dev.write_at(DeviceAddr(nan_at), &f32::NAN.to_le_bytes(), end);
             dev.error_record(core, None, qi as u64, InferErrorSubtype::Numerical, qi as u16, end);
         }
         regs.clock = end;
@@ -88,4 +108,20 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         dev.wake_core(core);
     }
     more
+}
+
+/// Device memory seen by a pattern transfer, with register writes stamped
+/// at the transfer's virtual time.
+struct Stamped<'a> {
+    dev: &'a Shared,
+    now: u64,
+}
+
+impl Bytes for Stamped<'_> {
+    fn read_bytes(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()> {
+        self.dev.read(addr, buf)
+    }
+    fn write_bytes(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()> {
+        self.dev.write_at(addr, data, self.now)
+    }
 }
