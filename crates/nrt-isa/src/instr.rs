@@ -7,7 +7,7 @@
 //! re-encodes exactly; [`Instruction::decode_or_raw`] also falls back to raw
 //! for records that break their layout, so any stream decodes losslessly.
 //!
-//! All layouts live in [`layouts`] (one table entry each), with the origin of
+//! All layouts live in `instr/layouts.rs` (one table entry each), with the origin of
 //! each (observed in a real NEFF, taken from the runtime, or ours).
 
 pub mod dma_operand;
@@ -215,11 +215,6 @@ impl Instruction {
     /// Decodes a record, keeping it raw if it does not fit its layout.
     pub fn decode_or_raw(rec: &RecordBytes) -> Instruction {
         Instruction::decode(rec).unwrap_or(Instruction::Raw { bytes: *rec })
-    }
-
-    /// The opcode of the instruction.
-    pub fn opcode(&self) -> crate::opcode::Opcode {
-        crate::opcode::Opcode::from_u8(self.encode()[0])
     }
 
     /// The events block (read from the bytes for raw records).

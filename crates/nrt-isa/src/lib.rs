@@ -8,6 +8,13 @@
 //! - `dtype`: element types (nrt_dtype_t) and their conversions.
 //! - `dma_desc`: the 16-byte DMA descriptors the DMA engines walk.
 //! - `notification`: the 16-byte notification-queue (NQ) records.
+//!
+//! Typical use: [`instr::decode_stream`] turns an engine's `.bin` stream into
+//! [`instr::Instruction`]s (typed where the layout is known, raw otherwise,
+//! always re-encodable byte for byte); [`asm::assemble`] and
+//! [`asm::disassemble`] convert between bytes and the text form;
+//! [`instr::slots`] builds the exact records the runtime emits when it lowers
+//! pseudo-instructions.
 
 pub mod addr;
 pub mod asm;

@@ -156,6 +156,12 @@ impl Tensor3d {
         self.num.iter().map(|&n| u64::from(n)).product()
     }
 
+    /// Element offsets (in elements, relative to `start`) in enumeration
+    /// order, dimension 0 innermost.
+    pub fn element_offsets(&self) -> impl Iterator<Item = i64> + '_ {
+        pattern_offsets(&self.step, &self.num)
+    }
+
     /// Reads the pattern at `off`.
     pub fn read_at(rec: &RecordBytes, off: usize) -> Tensor3d {
         let mut t = Tensor3d {
@@ -210,6 +216,12 @@ impl Tensor4d {
         self.num.iter().map(|&n| u64::from(n)).product()
     }
 
+    /// Element offsets (in elements, relative to `start`) in enumeration
+    /// order, dimension 0 innermost.
+    pub fn element_offsets(&self) -> impl Iterator<Item = i64> + '_ {
+        pattern_offsets(&self.step, &self.num)
+    }
+
     /// Reads the frame at `off`.
     pub fn read_at(rec: &RecordBytes, off: usize) -> Tensor4d {
         let mut t = Tensor4d {
@@ -231,6 +243,21 @@ impl Tensor4d {
             write_u16(rec, off + 12 + 2 * k, self.num[k]);
         }
     }
+}
+
+/// Walks a step/count pattern, innermost dimension first. A zero count
+/// anywhere yields no element.
+fn pattern_offsets<'a>(step: &'a [i16], num: &'a [u16]) -> impl Iterator<Item = i64> + 'a {
+    let total: u64 = num.iter().map(|&n| u64::from(n)).product();
+    (0..total).map(move |mut linear| {
+        let mut off = 0i64;
+        for (&s, &n) in step.iter().zip(num) {
+            let n = u64::from(n);
+            off += i64::from(s) * (linear % n) as i64;
+            linear /= n;
+        }
+        off
+    })
 }
 
 #[cfg(test)]
@@ -271,6 +298,34 @@ mod tests {
         );
         let t = Tensor4d::read_at(&rec, 0x0C);
         assert_eq!(t, Tensor4d::contiguous(0x2000800, 128));
+    }
+
+    #[test]
+    fn offsets_follow_the_reversed_ldweights_walk() {
+        let t = Tensor3d {
+            start: Addr4(0x37cfe),
+            step: [-1, 0, -32],
+            num: [32, 1, 4],
+        };
+        let offs: Vec<i64> = t.element_offsets().collect();
+        assert_eq!(offs.len(), 128);
+        assert_eq!(&offs[..3], &[0, -1, -2]);
+        assert_eq!(offs[32], -32);
+        assert_eq!(offs[127], -127);
+        let empty = Tensor3d {
+            num: [4, 0, 1],
+            ..t
+        };
+        assert_eq!(empty.element_offsets().count(), 0);
+        let f = Tensor4d {
+            start: Addr4(0),
+            step: [1, 8, 0, 0],
+            num: [2, 3, 1, 1],
+        };
+        assert_eq!(
+            f.element_offsets().collect::<Vec<_>>(),
+            vec![0, 1, 8, 9, 16, 17]
+        );
     }
 
     #[test]

@@ -127,6 +127,14 @@ macro_rules! instructions {
                 false
             }
 
+            /// The opcode of the instruction.
+            pub fn opcode(&self) -> Opcode {
+                match self {
+                    $( Instruction::$variant(_) => Opcode::$opcode, )*
+                    Instruction::Raw { bytes } => Opcode::from_u8(bytes[0]),
+                }
+            }
+
             /// The assembler mnemonic (`None` for raw records).
             pub fn mnemonic(&self) -> Option<&'static str> {
                 match self {
@@ -240,7 +248,7 @@ instructions! {
     }
     /// MATMUL 0x02: stream the moving operand through the loaded weights into PSUM.
     Matmul = Matmul, "matmul", Observed {
-        /// Moving operand pattern (SBUF), num[0] = moving free size (N).
+        /// Moving operand pattern (SBUF), `num[0]` = moving free size (N).
         moving: Tensor3d = 0x10,
         /// Element type of the moving data.
         dtype: DtypeCode = 0x20,
@@ -374,7 +382,7 @@ instructions! {
         /// Destination frame.
         dst: Tensor4d = 0x2C,
     }
-    /// STREAM_TRANSPOSE 0x6B (ours): out[j][i] = in[i][j] across partitions and the free dimension.
+    /// STREAM_TRANSPOSE 0x6B (ours): `out[j][i] = in[i][j]` across partitions and the free dimension.
     StreamTranspose = StreamTranspose, "transpose", Ours {
         /// Input dtype.
         in_dtype: DtypeCode = 0x0D,
@@ -387,7 +395,7 @@ instructions! {
         /// Output.
         output: Tensor3d = 0x20,
     }
-    /// EMBEDDING_UPDATE 0x79 (ours): table[indices[i]] += updates[i], row by row.
+    /// EMBEDDING_UPDATE 0x79 (ours): `table[indices[i]] += updates[i]`, row by row.
     EmbeddingUpdate = EmbeddingUpdate, "embedding_update", Ours {
         /// Table and update element type.
         dtype: DtypeCode = 0x0C,
@@ -425,7 +433,7 @@ instructions! {
         /// Semaphore-increment address the kernel writes on completion.
         completion_write_addr: u64 = 0x38,
     }
-    /// IOTA 0x7E (ours): out[p][i0][i1][i2] = base + p*partition_step + i0*step0 + i1*step1 + i2*step2 (f32 math); all steps 0 = memset.
+    /// IOTA 0x7E (ours): `out[p][i0][i1][i2] = base + p*partition_step + i0*step0 + i1*step1 + i2*step2` (f32 math); all steps 0 = memset.
     Iota = Iota, "iota", Ours {
         /// Output dtype.
         dtype: DtypeCode = 0x0D,
