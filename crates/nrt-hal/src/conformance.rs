@@ -337,7 +337,8 @@ pub fn dma_doorbell_by_device_write(factory: Factory<'_>) {
 pub mod records {
     /// EVENT_SEMAPHORE (pure wait / update).
     pub const EVENT_SEMAPHORE: u8 = 0xA0;
-    /// NOTIFY: write an explicit record into the engine's NQ.
+    /// NOTIFY: write an explicit record into the NOTIFY queue of the
+    /// engine index at +0x0C (subtype u16 at +0x0E, sub-id u16 at +0x10).
     pub const NOTIFY: u8 = 0xA6;
     /// PSEUDO_INST prefix; sub-op 1 at +12 = EXIT_EXECUTION.
     pub const PSEUDO_INST: u8 = 0xDF;
@@ -361,6 +362,16 @@ pub mod records {
         r
     }
 
+    /// A NOTIFY of a CUSTOM record (subtype 6, debug-value sub-id 6) into
+    /// engine `engine`'s NOTIFY queue.
+    pub fn notify(engine: u8) -> [u8; 64] {
+        let mut r = record(NOTIFY, (0, 0), (0, 0), 0);
+        r[0x0C] = engine;
+        r[0x0E] = 6;
+        r[0x10] = 6;
+        r
+    }
+
     /// The EXIT_EXECUTION terminator.
     pub fn exit() -> [u8; 64] {
         let mut r = record(PSEUDO_INST, (0, 0), (0, 0), 0);
@@ -379,7 +390,7 @@ fn nq_program(dev: &dyn Device, core: CoreId, engine: EngineId, doorbell: u8, no
     let mut stream = Vec::new();
     stream.extend_from_slice(&records::doorbell_wait(doorbell));
     for _ in 0..notifies {
-        stream.extend_from_slice(&records::record(records::NOTIFY, (0, 0), (0, 0), 0));
+        stream.extend_from_slice(&records::notify(engine.index() as u8));
     }
     stream.extend_from_slice(&records::exit());
     let addr = dev.alloc(HBM0, stream.len() as u64, 64).unwrap();

@@ -203,6 +203,22 @@ impl Shared {
         Ok(())
     }
 
+    /// Device-to-device copy in 1 MiB chunks, register writes stamped at
+    /// `now` (0 = the core's current time).
+    pub fn copy_at(&self, src: DeviceAddr, dst: DeviceAddr, len: u64, now: u64) -> HalResult<()> {
+        self.target(src, len)?;
+        self.target(dst, len)?;
+        let mut buf = vec![0u8; len.min(1 << 20) as usize];
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(buf.len() as u64) as usize;
+            self.read(src.offset(done), &mut buf[..n])?;
+            self.write_at(dst.offset(done), &buf[..n], now)?;
+            done += n as u64;
+        }
+        Ok(())
+    }
+
     fn pool(&self, channel: Option<usize>) -> &crate::memory::Pool {
         match channel {
             Some(c) => &self.memory.hbm[c],
@@ -406,17 +422,7 @@ impl Device for SimDevice {
     }
 
     fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<()> {
-        self.shared.target(src, len)?;
-        self.shared.target(dst, len)?;
-        let mut buf = vec![0u8; len.min(1 << 20) as usize];
-        let mut done = 0u64;
-        while done < len {
-            let n = (len - done).min(buf.len() as u64) as usize;
-            self.shared.read(src.offset(done), &mut buf[..n])?;
-            self.shared.write_at(dst.offset(done), &buf[..n], 0)?;
-            done += n as u64;
-        }
-        Ok(())
+        self.shared.copy_at(src, dst, len, 0)
     }
 
     fn semaphore_read(&self, core: CoreId, index: u32) -> HalResult<i32> {

@@ -53,6 +53,20 @@ pub mod record {
         bytes(r)
     }
 
+    /// An explicit (NOTIFY) record of `engine` with a raw runtime subtype
+    /// and custom sub-id.
+    pub fn explicit(engine: u8, subtype: u16, sub_id: u16, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
+        let kind = NotificType::for_engine(nq_engine(engine), EngineEvent::Explicit);
+        bytes(NotificationRecord {
+            program_counter: (pc & 0xF_FFFF) as u32,
+            debug_hint: hint,
+            notific_type: kind.code(),
+            metadata_2: (u32::from(subtype) << 16) | u32::from(sub_id),
+            timestamp_ps: ts,
+            ..Default::default()
+        })
+    }
+
     /// An error record (layout of `nrt_isa::notification::error`).
     pub fn error(engine: Option<u8>, pc: u64, subtype: InferErrorSubtype, detail: u16, ts: u64) -> [u8; 16] {
         let e = ErrorRecord {

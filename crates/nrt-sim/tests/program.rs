@@ -366,3 +366,42 @@ fn pattern_dma_casts_and_transposes_through_the_ring() {
         }
     }
 }
+
+#[test]
+fn isa_encoded_control_stream_runs() {
+    use nrt_isa::instr::{CtrlEr, DmaMemcpy, EventSemaphore, Head, Notify, PseudoInst, PseudoSub, ResetTarget};
+    use nrt_isa::record::{Events, UpdateMode, WaitMode};
+    let dev = device(true, &[]);
+    let pool = EngineId::Pool.index() as u8;
+    let nq = ring(&dev, pool, NqType::Notify, 16);
+    let src = dev.alloc(HBM0, 256, 0).unwrap();
+    let dst = dev.alloc(HBM0, 256, 0).unwrap();
+    dev.write(src, &[0x5A; 256]).unwrap();
+    dev.semaphore_set(C0, 40, 7).unwrap();
+    dev.semaphore_set(C0, 41, 8).unwrap();
+    let wait = Events {
+        wait_mode: WaitMode::SemGeImm,
+        wait_idx: DOORBELL,
+        update_mode: UpdateMode::SemSubImmRead,
+        update_idx: DOORBELL,
+        value: 1,
+    };
+    let stream_bytes: Vec<[u8; 64]> = vec![
+        EventSemaphore { head: Head::with_events(wait), ..Default::default() }.encode(),
+        DmaMemcpy { queue: 3, sem: 12, sem_add: 2, src: src.get(), dst: dst.get(), bytes: 256, ..Default::default() }.encode(),
+        Notify { queue: pool, subtype: 6, sub_id: 6, payload: 0, ..Default::default() }.encode(),
+        CtrlEr { target: ResetTarget::Semaphores, first: 40, last: 41, ..Default::default() }.encode(),
+        PseudoInst { sub: PseudoSub::ExitExecution, ..Default::default() }.encode(),
+    ];
+    let (a, l) = stream(&dev, &stream_bytes);
+    dev.start_engine(C0, EngineId::Pool, a, l).unwrap();
+    dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&nq, 3);
+    let kinds: Vec<_> = records(&nq).iter().map(|r| nqr::decode(r).runtime_subtype()).collect();
+    assert_eq!(kinds, vec![Some(RuntimeSubtype::Start), Some(RuntimeSubtype::Custom), Some(RuntimeSubtype::End)]);
+    let mut out = [0u8; 256];
+    dev.read(dst, &mut out).unwrap();
+    assert_eq!(out, [0x5A; 256], "DMAMEMCPY copied");
+    assert_eq!(dev.semaphore_read(C0, 12).unwrap(), 2, "DMAMEMCPY added its increment");
+    assert_eq!((dev.semaphore_read(C0, 40).unwrap(), dev.semaphore_read(C0, 41).unwrap()), (0, 0), "CTRL_ER reset the range");
+}

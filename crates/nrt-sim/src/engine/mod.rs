@@ -201,7 +201,21 @@ impl Sequencer {
                     self.state = RunState::Halted;
                 }
                 op::NOTIFY => {
-                    self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, rec.debug_hint, rec.u16_at(0x0C));
+                    let ring = rec.u8_at(0x0C);
+                    let r = nqr::explicit(self.eidx(), rec.u16_at(0x0E), rec.u16_at(0x10), self.pc, rec.debug_hint, self.clock);
+                    dev.push_record(core, ring, NqType::Notify, r);
+                }
+                op::DMA_MEMCPY => {
+                    let (src, dst, bytes) = (rec.u64_at(0x10), rec.u64_at(0x18), rec.u64_at(0x20));
+                    if dev.copy_at(DeviceAddr(src), DeviceAddr(dst), bytes, self.clock).is_err() {
+                        return self.fatal(dev, core, InferErrorSubtype::DmaAbort, u16::from(rec.u8_at(0x0C)));
+                    }
+                    cost_ps = cost::dma(bytes);
+                    let sem = u32::from(rec.u8_at(0x0D));
+                    if sem < core.sync.semaphores() {
+                        core.sync.add_sem(sem, i32::from(rec.u8_at(0x0E)), self.clock + cost_ps);
+                        dev.wake_core(core);
+                    }
                 }
                 op::WRITE => {
                     let addr = DeviceAddr(rec.u64_at(0x10));
@@ -211,7 +225,7 @@ impl Sequencer {
                     }
                 }
                 op::CTRL_ER => {
-                    let (first_i, last_i, events) = (rec.u8_at(0x0C), rec.u8_at(0x0D), rec.u8_at(0x0E) & 1 != 0);
+                    let (events, first_i, last_i) = (rec.u8_at(0x0C) == 1, rec.u8_at(0x0D), rec.u8_at(0x0E));
                     let limit = if events { core.sync.events() } else { core.sync.semaphores() };
                     for i in u32::from(first_i)..=u32::from(last_i).min(limit.saturating_sub(1)) {
                         if events {

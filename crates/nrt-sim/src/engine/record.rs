@@ -22,14 +22,20 @@ pub mod op {
     pub const WRITE: u8 = 0xA3;
     /// NOP.
     pub const NOP: u8 = 0xA4;
-    /// NOTIFY: explicit record into the engine's NQ (sub-id u16 at +0x0C).
+    /// NOTIFY (layout of `nrt_isa::instr::Notify`): target ring u8 at +0x0C
+    /// (the engine index of the NOTIFY-type queue), runtime subtype u16 at
+    /// +0x0E, custom sub-id u16 at +0x10.
     pub const NOTIFY: u8 = 0xA6;
-    /// CTRL_ER: reset a semaphore (or event) range. Our layout: first
-    /// index u8 at +0x0C, last index u8 at +0x0D, flags u8 at +0x0E
-    /// (bit 0 = events instead of semaphores).
+    /// CTRL_ER (layout of `nrt_isa::instr::CtrlEr`): target u8 at +0x0C
+    /// (0 semaphores, 1 events), first index at +0x0D, last at +0x0E.
     pub const CTRL_ER: u8 = 0xB0;
     /// The compiler's per-stream prologue record; a no-op.
     pub const PROLOGUE_B1: u8 = 0xB1;
+    /// DMAMEMCPY (layout of `nrt_isa::instr::DmaMemcpy`): queue u8 at
+    /// +0x0C, semaphore u8 at +0x0D, increment u8 at +0x0E, source u64 at
+    /// +0x10, destination u64 at +0x18, byte count u64 at +0x20. The
+    /// sequencer performs the copy and then adds to the semaphore.
+    pub const DMA_MEMCPY: u8 = 0xB8;
     /// PSEUDO_INST: sub-op u8 at +0x0C, 1 = EXIT_EXECUTION.
     pub const PSEUDO_INST: u8 = 0xDF;
     /// PSEUDO_INST sub-op: end of execution.
@@ -53,6 +59,7 @@ pub mod op {
             NOP => "NOP",
             NOTIFY => "NOTIFY",
             CTRL_ER => "CTRL_ER",
+            DMA_MEMCPY => "DMAMEMCPY",
             PROLOGUE_B1 => "PROLOGUE_B1",
             PSEUDO_INST => "PSEUDO_INST",
             _ => return None,
@@ -159,10 +166,23 @@ pub mod build {
         r[0x18..0x1C].copy_from_slice(&value.to_le_bytes());
         r
     }
-    /// A NOTIFY with a custom sub-id.
-    pub fn notify(sub_id: u16) -> [u8; RECORD_BYTES] {
+    /// A NOTIFY of a CUSTOM (subtype 6) record with `sub_id` into the
+    /// NOTIFY queue of engine index `queue`.
+    pub fn notify(queue: u8, sub_id: u16) -> [u8; RECORD_BYTES] {
         let mut r = record(op::NOTIFY, (0, 0), (0, 0), 0);
-        r[0x0C..0x0E].copy_from_slice(&sub_id.to_le_bytes());
+        r[0x0C] = queue;
+        r[0x0E..0x10].copy_from_slice(&6u16.to_le_bytes());
+        r[0x10..0x12].copy_from_slice(&sub_id.to_le_bytes());
+        r
+    }
+    /// A DMAMEMCPY of `bytes` from `src` to `dst`, then `sem += add`.
+    pub fn dma_memcpy(src: u64, dst: u64, bytes: u64, sem: u8, add: u8) -> [u8; RECORD_BYTES] {
+        let mut r = record(op::DMA_MEMCPY, (0, 0), (0, 0), 0);
+        r[0x0D] = sem;
+        r[0x0E] = add;
+        r[0x10..0x18].copy_from_slice(&src.to_le_bytes());
+        r[0x18..0x20].copy_from_slice(&dst.to_le_bytes());
+        r[0x20..0x28].copy_from_slice(&bytes.to_le_bytes());
         r
     }
     /// EXIT_EXECUTION.
@@ -171,11 +191,12 @@ pub mod build {
         r[0x0C] = op::PSEUDO_EXIT;
         r
     }
-    /// CTRL_ER over semaphores `first..=last`.
-    pub fn reset_semaphores(first: u8, last: u8) -> [u8; RECORD_BYTES] {
+    /// CTRL_ER over semaphores (`events` false) or events `first..=last`.
+    pub fn reset_range(events: bool, first: u8, last: u8) -> [u8; RECORD_BYTES] {
         let mut r = record(op::CTRL_ER, (0, 0), (0, 0), 0);
-        r[0x0C] = first;
-        r[0x0D] = last;
+        r[0x0C] = u8::from(events);
+        r[0x0D] = first;
+        r[0x0E] = last;
         r
     }
 }
