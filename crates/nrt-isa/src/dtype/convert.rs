@@ -20,7 +20,7 @@
 //! - Little-endian element storage throughout.
 
 use super::Dtype;
-use super::minifloat::Fp8Kind;
+use super::minifloat::{FP8_E3, FP8_E4, FP8_E5, FP16, Fp8Kind};
 use super::rounding::Rounding;
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
@@ -187,8 +187,14 @@ fn decode_f32(dtype: Dtype, src: &[u8], out: &mut [f32]) {
             }
         }
         Dtype::Float16 => {
-            for (o, w) in out.iter_mut().zip(src.as_chunks::<2>().0) {
-                *o = f16::from_bits(u16::from_le_bytes(*w)).to_f32();
+            // Stage through an f16 buffer so half's SIMD slice path applies.
+            let mut halves = [f16::ZERO; BLOCK];
+            for (o, s) in out.chunks_mut(BLOCK).zip(src.chunks(2 * BLOCK)) {
+                let staged = &mut halves[..o.len()];
+                for (h, w) in staged.iter_mut().zip(s.as_chunks::<2>().0) {
+                    *h = f16::from_bits(u16::from_le_bytes(*w));
+                }
+                staged.convert_to_f32_slice(o);
             }
         }
         Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => {
@@ -213,12 +219,25 @@ macro_rules! f32_to_int_arms {
                 let (words, _) = $dst.as_chunks_mut::<{ size_of::<$t>() }>();
                 for (w, x) in words.iter_mut().zip($input) {
                     // `as` saturates and maps NaN to 0.
-                    *w = (x.round_ties_even() as $t).to_le_bytes();
+                    *w = (round_half_even(*x) as $t).to_le_bytes();
                 }
             })*
             _ => {}
         }
     };
+}
+
+/// `x.round_ties_even()` without a libm call, so integer stores
+/// vectorise: below 2^23, adding and removing 2^23 leaves the magnitude
+/// rounded to an integer by the FPU's round-to-nearest-even; from 2^23 up
+/// every f32 is already an integer.
+#[inline(always)]
+fn round_half_even(x: f32) -> f32 {
+    const TWO_23: f32 = 8_388_608.0;
+    let a = x.abs();
+    let rounded = if a < TWO_23 { (a + TWO_23) - TWO_23 } else { a };
+    // NaN stays NaN (the comparison is false), and the sign is restored.
+    rounded.copysign(x)
 }
 
 /// Encode from f32; callers have validated lengths and excluded `Unknown`.
@@ -236,13 +255,18 @@ fn encode_f32(dtype: Dtype, input: &[f32], dst: &mut [u8], rounding: &mut Roundi
                 Rounding::Stochastic(r) => words.for_each(|(w, x)| *w = r.f32_to_bf16(*x).to_le_bytes()),
             }
         }
-        Dtype::Float16 => {
-            let words = dst.as_chunks_mut::<2>().0.iter_mut().zip(input);
-            match rounding {
-                Rounding::NearestEven => words.for_each(|(w, x)| *w = f16::from_f32(*x).to_le_bytes()),
-                Rounding::Stochastic(r) => words.for_each(|(w, x)| *w = r.f32_to_f16(*x).to_le_bytes()),
+        Dtype::Float16 => match rounding {
+            Rounding::NearestEven => {
+                for (w, x) in dst.as_chunks_mut::<2>().0.iter_mut().zip(input) {
+                    *w = (FP16.encode_rne_fast(*x) as u16).to_le_bytes();
+                }
             }
-        }
+            Rounding::Stochastic(r) => {
+                for (w, x) in dst.as_chunks_mut::<2>().0.iter_mut().zip(input) {
+                    *w = r.f32_to_f16(*x).to_le_bytes();
+                }
+            }
+        },
         Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => {
             if let Some(kind) = dtype.fp8_kind() {
                 encode_fp8(kind, input, dst, rounding);
@@ -257,9 +281,12 @@ fn encode_f32(dtype: Dtype, input: &[f32], dst: &mut [u8], rounding: &mut Roundi
 
 fn encode_fp8(kind: Fp8Kind, input: &[f32], dst: &mut [u8], rounding: &mut Rounding) {
     let pairs = dst.iter_mut().zip(input);
-    match rounding {
-        Rounding::NearestEven => pairs.for_each(|(b, x)| *b = kind.encode(*x)),
-        Rounding::Stochastic(r) => pairs.for_each(|(b, x)| *b = r.f32_to_fp8(kind, *x)),
+    match (rounding, kind) {
+        // Each arm names a constant format so the encoder is specialised.
+        (Rounding::NearestEven, Fp8Kind::E3) => pairs.for_each(|(b, x)| *b = FP8_E3.encode_rne_fast(*x) as u8),
+        (Rounding::NearestEven, Fp8Kind::E4) => pairs.for_each(|(b, x)| *b = FP8_E4.encode_rne_fast(*x) as u8),
+        (Rounding::NearestEven, Fp8Kind::E5) => pairs.for_each(|(b, x)| *b = FP8_E5.encode_rne_fast(*x) as u8),
+        (Rounding::Stochastic(r), _) => pairs.for_each(|(b, x)| *b = r.f32_to_fp8(kind, *x)),
     }
 }
 
@@ -428,6 +455,14 @@ mod tests {
     }
 
     #[test]
+    fn round_half_even_matches_std() {
+        for x in [0.5f32, 1.5, 2.5, -0.5, -2.5, 8388607.5, 4194303.5, 1e30, -0.0, 0.49999997] {
+            assert_eq!(round_half_even(x).to_bits(), x.round_ties_even().to_bits(), "{x}");
+        }
+        assert!(round_half_even(f32::NAN).is_nan());
+    }
+
+    #[test]
     fn fp32_and_fp32r_share_storage() {
         let src = f32::from_bits(0x7FC1_2345).to_le_bytes();
         assert_eq!(conv(&src, Dtype::Float32, Dtype::Float32r), src);
@@ -516,6 +551,13 @@ mod tests {
             } else {
                 prop_assert_eq!(out, expected);
             }
+        }
+
+        #[test]
+        fn round_half_even_matches_std_everywhere(bits in any::<u32>()) {
+            let x = f32::from_bits(bits);
+            let (got, want) = (round_half_even(x), x.round_ties_even());
+            prop_assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()));
         }
 
         #[test]

@@ -39,7 +39,17 @@ impl StochasticRounder {
     /// fraction of an ulp. Overflow may round to ±inf, as IEEE bf16 does.
     #[inline]
     pub fn f32_to_bf16(&mut self, x: f32) -> bf16 {
-        bf16::from_bits(BF16.encode_stochastic(x, self.next_u64()) as u16)
+        let bits = x.to_bits();
+        let random = self.next_u64() as u32 & 0xFFFF;
+        // bf16 is the top half of f32, so adding 16 random bits below the
+        // cut and truncating is exactly the generic stochastic rule
+        // (a carry can reach the exponent and give inf, as IEEE allows).
+        let code = if bits & 0x7FFF_FFFF > 0x7F80_0000 {
+            BF16.encode_rne(x) as u16
+        } else {
+            ((bits & 0x7FFF_FFFF).wrapping_add(random) >> 16) as u16 | ((bits >> 16) as u16 & 0x8000)
+        };
+        bf16::from_bits(code)
     }
 
     /// Round `x` into fp16 stochastically (overflow may give ±inf).
@@ -112,6 +122,22 @@ mod tests {
         let ups = (0..n).filter(|_| r.f32_to_f16(x).to_bits() == 0x3C01).count();
         let frac = ups as f64 / f64::from(n);
         assert!((frac - 0.5).abs() < 0.02, "fp16 up fraction {frac}");
+    }
+
+    #[test]
+    fn bf16_fast_path_matches_generic_rule() {
+        let mut fast = StochasticRounder::new(11);
+        let mut reference = StochasticRounder::new(11);
+        let mut x = 1.0e-40f32; // start among the f32 subnormals
+        while x.is_finite() {
+            for v in [x, -x, x * 1.001, f32::MAX] {
+                let got = fast.f32_to_bf16(v).to_bits();
+                let want = BF16.encode_stochastic(v, reference.next_u64()) as u16;
+                assert_eq!(got, want, "x = {v:e}");
+            }
+            x *= 1.37;
+        }
+        assert!(fast.f32_to_bf16(f32::NAN).is_nan());
     }
 
     #[test]
