@@ -353,5 +353,19 @@ pub fn plain_copy_pairs(src: u64, dst: u64, len: u64, ring_id: u8) -> Result<Vec
     Ok(pairs)
 }
 
+/// Build the TX/RX pair that runs the [`PatternBlock`] stored at
+/// `block_addr` (ours; see [`pattern`]): both descriptors carry
+/// [`PATTERN_BIT`], length [`PATTERN_BLOCK_SIZE`] and the block address;
+/// the TX one is FIRST|LAST with the plain-copy `meta_ctrl`.
+pub fn pattern_pair(block_addr: u64, ring_id: u8) -> Result<(TxDescriptor, RxDescriptor), DmaDescError> {
+    let mut ctrl = LenCtrl::new(PATTERN_BLOCK_SIZE as u32, ring_id)?;
+    ctrl.pattern = true;
+    let rx = RxDescriptor { len_ctrl: ctrl, buf2_ptr_lo: 0, buf_ptr: block_addr };
+    ctrl.first = true;
+    ctrl.last = true;
+    let tx = TxDescriptor { len_ctrl: ctrl, meta_ctrl: MetaCtrl::plain_copy(), buf_ptr: block_addr };
+    Ok((tx, rx))
+}
+
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,18 @@ fn full_64k_length_is_stored_as_zero() {
 }
 
 #[test]
+fn pattern_pair_bytes() {
+    let (tx, rx) = pattern_pair(0x7700, 2).unwrap();
+    let tx = DmaDescriptor::Tx(tx).to_bytes().unwrap();
+    let rx = DmaDescriptor::Rx(rx).to_bytes().unwrap();
+    assert_eq!(&tx[0..8], &[0x80, 0x00, 0x00, 0x8E, 0x03, 0x00, 0x08, 0x01]);
+    assert_eq!(&rx[0..8], &[0x80, 0x00, 0x00, 0x82, 0, 0, 0, 0]);
+    assert_eq!(&tx[8..], &0x7700u64.to_le_bytes());
+    assert_eq!(&rx[8..], &0x7700u64.to_le_bytes());
+    assert_eq!(pattern_pair(0, 4), Err(DmaDescError::BadRingId(4)));
+}
+
+#[test]
 fn chunked_copies_split_at_64k() {
     let pairs = plain_copy_pairs(0x10, 0x8000, 0x2_5000, 3).unwrap();
     let lens: Vec<u32> = pairs.iter().map(|(t, _)| t.len_ctrl.length).collect();
