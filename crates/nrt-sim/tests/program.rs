@@ -405,3 +405,45 @@ fn isa_encoded_control_stream_runs() {
     assert_eq!(dev.semaphore_read(C0, 12).unwrap(), 2, "DMAMEMCPY added its increment");
     assert_eq!((dev.semaphore_read(C0, 40).unwrap(), dev.semaphore_read(C0, 41).unwrap()), (0, 0), "CTRL_ER reset the range");
 }
+
+#[test]
+fn register_loop_runs_three_times() {
+    use nrt_isa::instr::{AluOp, BranchCmp, BranchTarget, CtrlAl, CtrlBr, DataSource, DtypeCode, Notify, PseudoInst, PseudoSub};
+    let dev = device(true, &[]);
+    let sp = EngineId::Sp.index() as u8;
+    let nq = ring(&dev, sp, NqType::Notify, 16);
+    let int32 = DtypeCode(8);
+    let program: Vec<[u8; 64]> = vec![
+        build::record(0xA0, (GE, DOORBELL), (SUB_IMM, DOORBELL), 1),
+        // r1 = r1 bypass (r1 starts at 0 every start)
+        CtrlAl { op: AluOp::Bypass, dtype: int32, src1: DataSource::Imm, src0_reg: 1, dst_reg: 1, imm: 0, ..Default::default() }.encode(),
+        Notify { queue: sp, subtype: 6, sub_id: 6, payload: 0, ..Default::default() }.encode(),
+        CtrlAl { op: AluOp::Add, dtype: int32, src1: DataSource::Imm, src0_reg: 1, dst_reg: 1, imm: 1, ..Default::default() }.encode(),
+        CtrlBr { cmp: BranchCmp::Lt, dtype: int32, target: BranchTarget::RelImm, imm: 3, cmp_reg: 1, rel_offset: -2, ..Default::default() }.encode(),
+        PseudoInst { sub: PseudoSub::ExitExecution, ..Default::default() }.encode(),
+    ];
+    let (a, l) = stream(&dev, &program);
+    dev.start_engine(C0, EngineId::Sp, a, l).unwrap();
+    dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&nq, 5);
+    settle(&dev);
+    let subtypes: Vec<_> = records(&nq).iter().map(|r| nqr::decode(r).runtime_subtype()).collect();
+    let (s, c, e) = (Some(RuntimeSubtype::Start), Some(RuntimeSubtype::Custom), Some(RuntimeSubtype::End));
+    assert_eq!(subtypes, vec![s, c, c, c, e], "the loop body ran three times");
+}
+
+#[test]
+fn deterministic_runaway_loop_does_not_capture_the_host() {
+    use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlBr, DtypeCode};
+    let dev = device(true, &[]);
+    let spin = CtrlBr { cmp: BranchCmp::Always, dtype: DtypeCode(8), target: BranchTarget::RelImm, rel_offset: 0, ..Default::default() };
+    let program = vec![build::record(0xA0, (GE, DOORBELL), (SUB_IMM, DOORBELL), 1), spin.encode()];
+    let (a, l) = stream(&dev, &program);
+    dev.start_engine(C0, EngineId::Dve, a, l).unwrap();
+    let t = Instant::now();
+    // Without the hand-off this call would never return.
+    dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(60));
+    assert_eq!(dev.worker_threads(), 1, "the loop continues on one background worker");
+    dev.reset_core(C0).unwrap();
+}

@@ -13,6 +13,7 @@
 
 pub mod compute;
 pub mod record;
+pub mod regs;
 pub mod sync;
 
 use crate::core::Core;
@@ -60,12 +61,22 @@ pub struct Sequencer {
     in_execution: bool,
     clock: u64,
     executions: u64,
+    regs: regs::Registers,
 }
 
 impl Sequencer {
     /// An idle sequencer.
     pub fn new(engine: EngineId) -> Sequencer {
-        Sequencer { engine, program: None, pc: 0, state: RunState::Idle, in_execution: false, clock: 0, executions: 0 }
+        Sequencer {
+            engine,
+            program: None,
+            pc: 0,
+            state: RunState::Idle,
+            in_execution: false,
+            clock: 0,
+            executions: 0,
+            regs: regs::Registers::default(),
+        }
     }
 
     /// Points the sequencer at `records` records at `addr` and runs it.
@@ -74,6 +85,7 @@ impl Sequencer {
         self.pc = 0;
         self.in_execution = false;
         self.state = RunState::Running;
+        self.regs = regs::Registers::default();
     }
 
     /// Stops and forgets the program (core reset).
@@ -193,7 +205,7 @@ impl Sequencer {
 
             // (4) execute.
             let mut cost_ps = cost::control(self.engine);
-            let next_pc = self.pc + 1;
+            let mut next_pc = self.pc + 1;
             match rec.opcode {
                 op::EVENT_SEMAPHORE | op::NOP | op::PROLOGUE_B1 | op::DRAIN => {}
                 op::HALT => {
@@ -223,6 +235,25 @@ impl Sequencer {
                     if dev.write_at(addr, &value.to_le_bytes(), self.clock).is_err() {
                         return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE));
                     }
+                }
+                regs::CTRL_AL => {
+                    if let Err(f) = regs::ctrl_al(&rec, &mut self.regs) {
+                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f));
+                    }
+                }
+                regs::CTRL_BR => match regs::ctrl_br(&rec, &self.regs, self.pc, base.get(), count) {
+                    Ok(Some(target)) => next_pc = target,
+                    Ok(None) => {}
+                    Err(f) => return self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f)),
+                },
+                regs::CTRL_POLL_SEM => {
+                    let mut w = [0u8; 4];
+                    if dev.read(DeviceAddr(rec.u64_at(0x10)), &mut w).is_err() {
+                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode));
+                    }
+                    // Every poll of a quiescent register reads the same value,
+                    // so the minimum over `count` reads is that value.
+                    self.regs.set(rec.u8_at(0x0C), u32::from_le_bytes(w));
                 }
                 op::CTRL_ER => {
                     let (events, first_i, last_i) = (rec.u8_at(0x0C) == 1, rec.u8_at(0x0D), rec.u8_at(0x0E));
@@ -271,5 +302,14 @@ impl Sequencer {
             }
         }
         StepOutcome::Yield
+    }
+}
+
+/// Error-record detail of a register-instruction fault.
+fn reg_fault_detail(f: regs::RegFault) -> u16 {
+    match f {
+        regs::RegFault::DivideByZero => 0x100,
+        regs::RegFault::BadTarget => 0x101,
+        regs::RegFault::BadCode(c) => 0x200 | u16::from(c),
     }
 }
