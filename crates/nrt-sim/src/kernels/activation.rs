@@ -14,7 +14,7 @@
 
 use super::error::{KernelError, KernelResult};
 use super::math;
-use super::simd::{sum_row, with_simd, ScalarOperand};
+use super::simd::{ScalarOperand, multiversion, sum_row};
 use super::tile::Tile;
 
 /// Activation functions of the ACT engine.
@@ -146,7 +146,9 @@ fn dispatch(func: ActFunc, row: &mut [f32], s: f32, b: f32) {
         ActFunc::Identity => map_row(row, s, b, |x| x),
         ActFunc::Relu => map_row(row, s, b, |x| if x > 0.0 { x } else { 0.0 }),
         ActFunc::Gelu => map_row(row, s, b, |x| 0.5 * x * math::erfc(-x * FRAC_1_SQRT_2)),
-        ActFunc::GeluTanh => map_row(row, s, b, |x| 0.5 * x * (1.0 + math::tanh(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)))),
+        ActFunc::GeluTanh => map_row(row, s, b, |x| {
+            0.5 * x * (1.0 + math::tanh(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)))
+        }),
         ActFunc::Tanh => map_row(row, s, b, math::tanh),
         ActFunc::Sigmoid => map_row(row, s, b, math::sigmoid),
         ActFunc::Exp => map_row(row, s, b, math::exp),
@@ -157,7 +159,15 @@ fn dispatch(func: ActFunc, row: &mut [f32], s: f32, b: f32) {
         ActFunc::Square => map_row(row, s, b, |x| x * x),
         ActFunc::Sqrt => map_row(row, s, b, f32::sqrt),
         ActFunc::Abs => map_row(row, s, b, f32::abs),
-        ActFunc::Sign => map_row(row, s, b, |x| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x }),
+        ActFunc::Sign => map_row(row, s, b, |x| {
+            if x > 0.0 {
+                1.0
+            } else if x < 0.0 {
+                -1.0
+            } else {
+                x
+            }
+        }),
         ActFunc::Softplus => map_row(row, s, b, softplus),
         ActFunc::Mish => map_row(row, s, b, |x| x * math::tanh(softplus(x))),
     }
@@ -169,13 +179,18 @@ pub fn activation(input: &Tile, func: ActFunc, scale: ScalarOperand<'_>, bias: S
     scale.check("activation scale", input.partitions())?;
     bias.check("activation bias", input.partitions())?;
     let mut out = input.clone();
-    with_simd(|| {
+    activation_rows(&mut out, func, scale, bias);
+    Ok(out)
+}
+
+multiversion! {
+    /// The per-row loops of [`activation`], in place.
+    fn activation_rows(out: &mut Tile, func: ActFunc, scale: ScalarOperand<'_>, bias: ScalarOperand<'_>) {
         for p in 0..out.partitions() {
             let (s, b) = (scale.at(p), bias.at(p));
             dispatch(func, out.row_mut(p), s, b);
         }
-    });
-    Ok(out)
+    }
 }
 
 /// [`activation`] plus the reduce-register update selected by `cmd`.

@@ -8,8 +8,8 @@
 
 use nrt_isa::dtype::{Dtype, Rounding};
 
-use super::error::{shape, KernelError, KernelResult};
-use super::pattern::{gather, gather_raw, scatter, scatter_raw, OnChipRead, OnChipWrite, Pattern};
+use super::error::{KernelError, KernelResult, shape};
+use super::pattern::{OnChipRead, OnChipWrite, Pattern, gather, gather_raw, scatter, scatter_raw};
 
 /// Whether `a` and `b` store elements identically (so a copy is a byte move).
 pub fn same_storage(a: Dtype, b: Dtype) -> bool {
@@ -69,7 +69,7 @@ pub fn copy_cast_within<M: OnChipWrite + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::pattern::{tests::DTYPES, Axis, Memory, MemoryMut};
+    use crate::kernels::pattern::{Axis, Memory, MemoryMut, tests::DTYPES};
     use nrt_isa::dtype::{bytes_to_f32, f32_to_bytes};
     use proptest::prelude::*;
 
@@ -122,7 +122,15 @@ mod tests {
         let mut bytes = vec![0u8; 2 * PB];
         bytes[..4].copy_from_slice(&[0x01, 0x7e, 0xff, 0xff]);
         let mut m = MemoryMut::new(&mut bytes, PB).unwrap();
-        copy_cast_within(&mut m, &Pattern::contiguous(0, 1, 0, 1), Dtype::Int32, &Pattern::contiguous(1, 1, 16, 1), Dtype::Int32, &mut Rounding::NearestEven).unwrap();
+        copy_cast_within(
+            &mut m,
+            &Pattern::contiguous(0, 1, 0, 1),
+            Dtype::Int32,
+            &Pattern::contiguous(1, 1, 16, 1),
+            Dtype::Int32,
+            &mut Rounding::NearestEven,
+        )
+        .unwrap();
         assert_eq!(&bytes[PB + 16..PB + 20], &[0x01, 0x7e, 0xff, 0xff]);
     }
 
@@ -131,10 +139,25 @@ mod tests {
         let mut bytes = vec![0u8; 2 * PB];
         bytes[..4].copy_from_slice(&1.5f32.to_le_bytes());
         let mut m = MemoryMut::new(&mut bytes, PB).unwrap();
-        copy_cast_within(&mut m, &Pattern::contiguous(0, 1, 0, 1), Dtype::Float32, &Pattern::contiguous(0, 1, 4, 1), Dtype::Bfloat16, &mut Rounding::NearestEven).unwrap();
+        copy_cast_within(
+            &mut m,
+            &Pattern::contiguous(0, 1, 0, 1),
+            Dtype::Float32,
+            &Pattern::contiguous(0, 1, 4, 1),
+            Dtype::Bfloat16,
+            &mut Rounding::NearestEven,
+        )
+        .unwrap();
         assert_eq!(&bytes[4..6], &half::bf16::from_f32(1.5).to_bits().to_le_bytes());
         let mut m = MemoryMut::new(&mut bytes, PB).unwrap();
-        let err = copy_cast_within(&mut m, &Pattern::contiguous(0, 1, 0, 2), Dtype::Float32, &Pattern::contiguous(0, 1, 8, 3), Dtype::Float32, &mut Rounding::NearestEven);
+        let err = copy_cast_within(
+            &mut m,
+            &Pattern::contiguous(0, 1, 0, 2),
+            Dtype::Float32,
+            &Pattern::contiguous(0, 1, 8, 3),
+            Dtype::Float32,
+            &mut Rounding::NearestEven,
+        );
         assert!(matches!(err, Err(KernelError::ShapeMismatch { .. })));
     }
 }

@@ -12,8 +12,8 @@
 //! The operator is matched once per call; each arm is a tight loop over rows
 //! that vectorises (with AVX2 when present, see [`super::simd`]).
 
-use super::error::{shape, KernelError, KernelResult};
-use super::simd::{with_simd, ScalarOperand};
+use super::error::{KernelError, KernelResult, shape};
+use super::simd::{ScalarOperand, multiversion};
 use super::tile::Tile;
 
 /// A binary ALU operator of the vector engines.
@@ -138,7 +138,11 @@ fn binary_rows(op: AluOp, out: &mut [f32], rhs: Rhs<'_>, reverse: bool) {
 
 fn same_shape(op: &'static str, a: &Tile, b: &Tile) -> KernelResult<()> {
     if a.shape() != b.shape() {
-        return Err(KernelError::ShapeMismatch { op, expected: shape(a.partitions(), a.free()), got: shape(b.partitions(), b.free()) });
+        return Err(KernelError::ShapeMismatch {
+            op,
+            expected: shape(a.partitions(), a.free()),
+            got: shape(b.partitions(), b.free()),
+        });
     }
     Ok(())
 }
@@ -147,12 +151,17 @@ fn same_shape(op: &'static str, a: &Tile, b: &Tile) -> KernelResult<()> {
 pub fn tensor_tensor(a: &Tile, b: &Tile, op: AluOp) -> KernelResult<Tile> {
     same_shape("tensor_tensor", a, b)?;
     let mut out = a.clone();
-    with_simd(|| {
+    tensor_tensor_rows(&mut out, b, op);
+    Ok(out)
+}
+
+multiversion! {
+    /// `out <op>= b`, row by row.
+    fn tensor_tensor_rows(out: &mut Tile, b: &Tile, op: AluOp) {
         for p in 0..out.partitions() {
             binary_rows(op, out.row_mut(p), Rhs::Row(b.row(p)), false);
         }
-    });
-    Ok(out)
+    }
 }
 
 /// One stage of a tensor-scalar chain: operator, scalar operand, and
@@ -170,12 +179,20 @@ pub struct ScalarStage<'a> {
 impl<'a> ScalarStage<'a> {
     /// `data <op> operand`.
     pub fn new(op: AluOp, operand: ScalarOperand<'a>) -> Self {
-        Self { op, operand, reverse: false }
+        Self {
+            op,
+            operand,
+            reverse: false,
+        }
     }
 
     /// `operand <op> data`.
     pub fn reversed(op: AluOp, operand: ScalarOperand<'a>) -> Self {
-        Self { op, operand, reverse: true }
+        Self {
+            op,
+            operand,
+            reverse: true,
+        }
     }
 }
 
@@ -187,16 +204,21 @@ pub fn tensor_scalar(data: &Tile, first: ScalarStage<'_>, second: Option<ScalarS
         s.operand.check("tensor_scalar operand1", data.partitions())?;
     }
     let mut out = data.clone();
-    with_simd(|| {
+    tensor_scalar_rows(&mut out, &first, second.as_ref());
+    Ok(out)
+}
+
+multiversion! {
+    /// The one- or two-stage scalar chain, row by row, in place.
+    fn tensor_scalar_rows(out: &mut Tile, first: &ScalarStage<'_>, second: Option<&ScalarStage<'_>>) {
         for p in 0..out.partitions() {
             let row = out.row_mut(p);
             binary_rows(first.op, row, Rhs::Scalar(first.operand.at(p)), first.reverse);
-            if let Some(s) = &second {
+            if let Some(s) = second {
                 binary_rows(s.op, row, Rhs::Scalar(s.operand.at(p)), s.reverse);
             }
         }
-    });
-    Ok(out)
+    }
 }
 
 /// NKI `scalar_tensor_tensor`: `(data <op0> operand0) <op1> other`, where
@@ -205,14 +227,19 @@ pub fn scalar_tensor_tensor(data: &Tile, first: ScalarStage<'_>, op1: AluOp, oth
     same_shape("scalar_tensor_tensor", data, other)?;
     first.operand.check("scalar_tensor_tensor operand0", data.partitions())?;
     let mut out = data.clone();
-    with_simd(|| {
+    scalar_tensor_tensor_rows(&mut out, &first, op1, other, reverse1);
+    Ok(out)
+}
+
+multiversion! {
+    /// `(out <op0> scalar) <op1> other`, row by row, in place.
+    fn scalar_tensor_tensor_rows(out: &mut Tile, first: &ScalarStage<'_>, op1: AluOp, other: &Tile, reverse1: bool) {
         for p in 0..out.partitions() {
             let row = out.row_mut(p);
             binary_rows(first.op, row, Rhs::Scalar(first.operand.at(p)), first.reverse);
             binary_rows(op1, row, Rhs::Row(other.row(p)), reverse1);
         }
-    });
-    Ok(out)
+    }
 }
 
 /// `mask != 0 ? on_true : on_false`, elementwise (a NaN mask counts as true).
@@ -220,7 +247,13 @@ pub fn select(mask: &Tile, on_true: &Tile, on_false: &Tile) -> KernelResult<Tile
     same_shape("select on_true", mask, on_true)?;
     same_shape("select on_false", mask, on_false)?;
     let mut out = on_false.clone();
-    with_simd(|| {
+    select_rows(&mut out, mask, on_true);
+    Ok(out)
+}
+
+multiversion! {
+    /// Overwrites `out` with `on_true` where `mask` is nonzero.
+    fn select_rows(out: &mut Tile, mask: &Tile, on_true: &Tile) {
         for p in 0..out.partitions() {
             for ((o, &m), &t) in out.row_mut(p).iter_mut().zip(mask.row(p)).zip(on_true.row(p)) {
                 if m != 0.0 {
@@ -228,8 +261,7 @@ pub fn select(mask: &Tile, on_true: &Tile, on_false: &Tile) -> KernelResult<Tile
                 }
             }
         }
-    });
-    Ok(out)
+    }
 }
 
 /// A `[partitions x free]` tile filled with `value` (NKI `memset`); the

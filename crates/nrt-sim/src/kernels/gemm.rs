@@ -55,9 +55,17 @@ fn check_extent(what: &'static str, len: usize, rows: usize, cols: usize, rs: us
     let last = (rows - 1)
         .checked_mul(rs)
         .and_then(|r| (cols - 1).checked_mul(cs).and_then(|c| r.checked_add(c)))
-        .ok_or(KernelError::BufferTooSmall { what, needed: usize::MAX, have: len })?;
+        .ok_or(KernelError::BufferTooSmall {
+            what,
+            needed: usize::MAX,
+            have: len,
+        })?;
     if last >= len {
-        return Err(KernelError::BufferTooSmall { what, needed: last + 1, have: len });
+        return Err(KernelError::BufferTooSmall {
+            what,
+            needed: last + 1,
+            have: len,
+        });
     }
     Ok(())
 }
@@ -66,7 +74,13 @@ impl<'a> MatRef<'a> {
     /// A general strided view; fails if the view would read past `data`.
     pub fn new(data: &'a [f32], rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> KernelResult<Self> {
         check_extent("matrix operand", data.len(), rows, cols, row_stride, col_stride)?;
-        Ok(Self { data, rows, cols, row_stride, col_stride })
+        Ok(Self {
+            data,
+            rows,
+            cols,
+            row_stride,
+            col_stride,
+        })
     }
 
     /// A dense row-major `rows x cols` view.
@@ -76,7 +90,13 @@ impl<'a> MatRef<'a> {
 
     /// The transpose of this view (no data movement).
     pub fn t(self) -> Self {
-        Self { data: self.data, rows: self.cols, cols: self.rows, row_stride: self.col_stride, col_stride: self.row_stride }
+        Self {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            row_stride: self.col_stride,
+            col_stride: self.row_stride,
+        }
     }
 
     /// Number of rows.
@@ -99,7 +119,13 @@ impl<'a> MatMut<'a> {
     /// A general strided mutable view; fails if it would reach past `data`.
     pub fn new(data: &'a mut [f32], rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> KernelResult<Self> {
         check_extent("matrix destination", data.len(), rows, cols, row_stride, col_stride)?;
-        Ok(Self { data, rows, cols, row_stride, col_stride })
+        Ok(Self {
+            data,
+            rows,
+            cols,
+            row_stride,
+            col_stride,
+        })
     }
 
     /// A dense row-major `rows x cols` destination.
@@ -182,7 +208,15 @@ pub fn gemm_with(kernel: MicroKernel, a: MatRef<'_>, b: MatRef<'_>, c: &mut MatM
 }
 
 /// The three-level blocking loop (Goto/BLIS order: jc, pc, ic, jr, ir).
-fn blocked(kernel: MicroKernel, a: &MatRef<'_>, b: &MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool, pa: &mut Vec<f32>, pb: &mut Vec<f32>) {
+fn blocked(
+    kernel: MicroKernel,
+    a: &MatRef<'_>,
+    b: &MatRef<'_>,
+    c: &mut MatMut<'_>,
+    accumulate: bool,
+    pa: &mut Vec<f32>,
+    pb: &mut Vec<f32>,
+) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     let mut acc = [0.0f32; MR * NR];
     for jc in (0..n).step_by(NC) {
@@ -200,8 +234,16 @@ fn blocked(kernel: MicroKernel, a: &MatRef<'_>, b: &MatRef<'_>, c: &mut MatMut<'
                     for ir in (0..mc).step_by(MR) {
                         let mr = MR.min(mc - ir);
                         let ap = &pa[ir * kc..ir * kc + kc * MR];
-                        run_kernel(kernel, kc, ap, bp, &mut acc);
-                        store(c, ic + ir, jc + jr, mr, nr, &acc, add);
+                        let (i0, j0) = (ic + ir, jc + jr);
+                        if kernel == MicroKernel::Avx2Fma && mr == MR && nr == NR && c.col_stride == 1 {
+                            // Full tile, unit columns: the kernel updates C from registers.
+                            let at = i0 * c.row_stride + j0;
+                            let end = at + (MR - 1) * c.row_stride + NR;
+                            run_kernel_direct(kc, ap, bp, &mut c.data[at..end], c.row_stride, add);
+                        } else {
+                            run_kernel(kernel, kc, ap, bp, &mut acc);
+                            store(c, i0, j0, mr, nr, &acc, add);
+                        }
                     }
                 }
             }
@@ -209,15 +251,25 @@ fn blocked(kernel: MicroKernel, a: &MatRef<'_>, b: &MatRef<'_>, c: &mut MatMut<'
     }
 }
 
+/// Makes `buf` at least `len` long without rewriting what it holds: every
+/// packed element is overwritten before use, so only growth needs zeroing.
+fn grow(buf: &mut Vec<f32>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0.0);
+    }
+}
+
 /// Packs `A[ic..ic+mc, pc..pc+kc]` into `MR`-row panels, zero-padding the last.
 fn pack_a(a: &MatRef<'_>, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<f32>) {
     let panels = mc.div_ceil(MR);
-    out.clear();
-    out.resize(panels * MR * kc, 0.0);
+    grow(out, panels * MR * kc);
     for panel in 0..panels {
         let i0 = ic + panel * MR;
         let rows = MR.min(ic + mc - i0);
         let dst = &mut out[panel * MR * kc..(panel + 1) * MR * kc];
+        if rows < MR {
+            dst.fill(0.0); // zero padding rows of the last panel
+        }
         if a.row_stride == 1 && rows == MR {
             // Column of A is contiguous: copy MR values per k step.
             for p in 0..kc {
@@ -237,12 +289,14 @@ fn pack_a(a: &MatRef<'_>, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut 
 /// Packs `B[pc..pc+kc, jc..jc+nc]` into `NR`-column panels, zero-padding the last.
 fn pack_b(b: &MatRef<'_>, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<f32>) {
     let panels = nc.div_ceil(NR);
-    out.clear();
-    out.resize(panels * NR * kc, 0.0);
+    grow(out, panels * NR * kc);
     for panel in 0..panels {
         let j0 = jc + panel * NR;
         let cols = NR.min(jc + nc - j0);
         let dst = &mut out[panel * NR * kc..(panel + 1) * NR * kc];
+        if cols < NR {
+            dst.fill(0.0); // zero padding columns of the last panel
+        }
         if b.col_stride == 1 {
             for p in 0..kc {
                 let start = (pc + p) * b.row_stride + j0;
@@ -298,6 +352,31 @@ fn run_kernel(kernel: MicroKernel, kc: usize, ap: &[f32], bp: &[f32], acc: &mut 
     }
 }
 
+/// The AVX2 kernel writing straight into a full `MR x NR` tile of C whose
+/// rows are `rs` apart (`c` starts at the tile's first element).
+#[inline]
+fn run_kernel_direct(kc: usize, ap: &[f32], bp: &[f32], c: &mut [f32], rs: usize, add: bool) {
+    assert!(ap.len() >= kc * MR && bp.len() >= kc * NR && c.len() > (MR - 1) * rs + NR - 1 && rs >= NR);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: only called when `gemm_with` selected Avx2Fma after run-time
+    // detection; the assert above bounds every read of the panels and every
+    // load/store of the C tile (rows i*rs .. i*rs+16 for i < MR).
+    unsafe {
+        avx2::kernel_direct(kc, ap.as_ptr(), bp.as_ptr(), c.as_mut_ptr(), rs, add)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut acc = [0.0f32; MR * NR];
+        portable_kernel(kc, ap, bp, &mut acc);
+        for i in 0..MR {
+            for j in 0..NR {
+                let v = acc[i * NR + j];
+                c[i * rs + j] = if add { c[i * rs + j] + v } else { v };
+            }
+        }
+    }
+}
+
 /// Portable 6x16 micro-kernel; the `j` loop is a fixed 16-wide array op that
 /// LLVM turns into SIMD adds/multiplies.
 fn portable_kernel(kc: usize, ap: &[f32], bp: &[f32], acc: &mut [f32; MR * NR]) {
@@ -321,13 +400,14 @@ mod avx2 {
     use super::{MR, NR};
     use std::arch::x86_64::*;
 
-    /// 6x16 FMA micro-kernel: 12 accumulators, two B vectors, one broadcast.
+    /// The register-blocked product of one A panel and one B panel.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; `a` must be valid for `kc * MR`
     /// reads and `b` for `kc * NR` reads.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn kernel(kc: usize, a: *const f32, b: *const f32, acc: &mut [f32; MR * NR]) {
+    #[inline]
+    unsafe fn product(kc: usize, a: *const f32, b: *const f32) -> [[__m256; 2]; MR] {
         let mut c = [[_mm256_setzero_ps(); 2]; MR];
         for p in 0..kc {
             // SAFETY: p < kc, so every offset is inside the caller's panels.
@@ -342,11 +422,48 @@ mod avx2 {
                 }
             }
         }
+        c
+    }
+
+    /// 6x16 FMA micro-kernel (12 accumulators, two B vectors, one
+    /// broadcast) storing into a packed 6x16 buffer.
+    ///
+    /// # Safety
+    /// As [`product`].
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn kernel(kc: usize, a: *const f32, b: *const f32, acc: &mut [f32; MR * NR]) {
+        // SAFETY: forwarded from the caller.
+        let c = unsafe { product(kc, a, b) };
         for (i, ci) in c.iter().enumerate() {
             // SAFETY: acc has MR*NR elements; row i occupies [i*NR, i*NR+16).
             unsafe {
                 _mm256_storeu_ps(acc.as_mut_ptr().add(i * NR), ci[0]);
                 _mm256_storeu_ps(acc.as_mut_ptr().add(i * NR + 8), ci[1]);
+            }
+        }
+    }
+
+    /// The same micro-kernel updating C in place: row `i` of the tile is the
+    /// 16 floats at `out + i * rs`, overwritten or (with `add`) added to.
+    ///
+    /// # Safety
+    /// As [`product`], and `out` must be valid for reads and writes of
+    /// `(MR - 1) * rs + NR` floats.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn kernel_direct(kc: usize, a: *const f32, b: *const f32, out: *mut f32, rs: usize, add: bool) {
+        // SAFETY: forwarded from the caller.
+        let c = unsafe { product(kc, a, b) };
+        for (i, ci) in c.iter().enumerate() {
+            // SAFETY: row i lies inside the caller-guaranteed extent.
+            unsafe {
+                let row = out.add(i * rs);
+                let (mut v0, mut v1) = (ci[0], ci[1]);
+                if add {
+                    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(row));
+                    v1 = _mm256_add_ps(v1, _mm256_loadu_ps(row.add(8)));
+                }
+                _mm256_storeu_ps(row, v0);
+                _mm256_storeu_ps(row.add(8), v1);
             }
         }
     }
@@ -384,7 +501,9 @@ mod tests {
     }
 
     fn values(len: usize, seed: u32) -> Vec<f32> {
-        (0..len).map(|i| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 16) % 2001) as f32 / 1000.0 - 1.0).collect()
+        (0..len)
+            .map(|i| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 16) % 2001) as f32 / 1000.0 - 1.0)
+            .collect()
     }
 
     fn check(kernel: MicroKernel, m: usize, n: usize, k: usize) {
@@ -392,7 +511,14 @@ mod tests {
         let b = values(k * n, 7);
         let (want, mag) = naive(m, n, k, &a, &b);
         let mut c = vec![f32::NAN; m * n];
-        gemm_with(kernel, MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut c, m, n).unwrap(), false).unwrap();
+        gemm_with(
+            kernel,
+            MatRef::row_major(&a, m, k).unwrap(),
+            MatRef::row_major(&b, k, n).unwrap(),
+            &mut MatMut::row_major(&mut c, m, n).unwrap(),
+            false,
+        )
+        .unwrap();
         assert_close(&c, &want, &mag, k);
     }
 
@@ -412,7 +538,13 @@ mod tests {
         let b = values(k * n, 5);
         let (want, mag) = naive(m, n, k, &a, &b);
         let mut c = vec![1.5f32; m * n];
-        gemm(MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut c, m, n).unwrap(), true).unwrap();
+        gemm(
+            MatRef::row_major(&a, m, k).unwrap(),
+            MatRef::row_major(&b, k, n).unwrap(),
+            &mut MatMut::row_major(&mut c, m, n).unwrap(),
+            true,
+        )
+        .unwrap();
         let want: Vec<f64> = want.iter().map(|w| w + 1.5).collect();
         assert_close(&c, &want, &mag, k + 1);
     }
@@ -421,9 +553,21 @@ mod tests {
     fn zero_depth_zeroes_or_keeps() {
         let mut c = vec![3.0f32; 4];
         let a: [f32; 0] = [];
-        gemm(MatRef::new(&a, 2, 0, 0, 1).unwrap(), MatRef::new(&a, 0, 2, 2, 1).unwrap(), &mut MatMut::row_major(&mut c, 2, 2).unwrap(), true).unwrap();
+        gemm(
+            MatRef::new(&a, 2, 0, 0, 1).unwrap(),
+            MatRef::new(&a, 0, 2, 2, 1).unwrap(),
+            &mut MatMut::row_major(&mut c, 2, 2).unwrap(),
+            true,
+        )
+        .unwrap();
         assert_eq!(c, vec![3.0; 4]);
-        gemm(MatRef::new(&a, 2, 0, 0, 1).unwrap(), MatRef::new(&a, 0, 2, 2, 1).unwrap(), &mut MatMut::row_major(&mut c, 2, 2).unwrap(), false).unwrap();
+        gemm(
+            MatRef::new(&a, 2, 0, 0, 1).unwrap(),
+            MatRef::new(&a, 0, 2, 2, 1).unwrap(),
+            &mut MatMut::row_major(&mut c, 2, 2).unwrap(),
+            false,
+        )
+        .unwrap();
         assert_eq!(c, vec![0.0; 4]);
     }
 
@@ -431,7 +575,12 @@ mod tests {
     fn shape_mismatch_is_an_error() {
         let a = vec![0.0f32; 6];
         let mut c = vec![0.0f32; 4];
-        let err = gemm(MatRef::row_major(&a, 2, 3).unwrap(), MatRef::row_major(&a, 2, 3).unwrap(), &mut MatMut::row_major(&mut c, 2, 2).unwrap(), false);
+        let err = gemm(
+            MatRef::row_major(&a, 2, 3).unwrap(),
+            MatRef::row_major(&a, 2, 3).unwrap(),
+            &mut MatMut::row_major(&mut c, 2, 2).unwrap(),
+            false,
+        );
         assert!(matches!(err, Err(KernelError::ShapeMismatch { .. })));
         assert!(MatRef::row_major(&a, 3, 3).is_err());
     }
@@ -447,7 +596,13 @@ mod tests {
         // Column-major destination exercises the strided store path.
         let mut c = vec![0.0f32; m * n];
         let mut cv = MatMut::new(&mut c, m, n, 1, m).unwrap();
-        gemm(MatRef::row_major(&at, k, m).unwrap().t(), MatRef::row_major(&b, k, n).unwrap(), &mut cv, false).unwrap();
+        gemm(
+            MatRef::row_major(&at, k, m).unwrap().t(),
+            MatRef::row_major(&b, k, n).unwrap(),
+            &mut cv,
+            false,
+        )
+        .unwrap();
         let c_rm: Vec<f32> = (0..m * n).map(|idx| c[(idx % n) * m + idx / n]).collect();
         assert_close(&c_rm, &want, &mag, k);
     }

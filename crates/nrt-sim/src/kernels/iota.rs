@@ -14,7 +14,9 @@ use super::tile::Tile;
 /// Generates the `[partitions x Π counts]` index tile.
 pub fn iota(partitions: usize, base: i64, channel_multiplier: i64, axes: &[Axis]) -> KernelResult<Tile> {
     if axes.is_empty() || axes.len() > MAX_AXES {
-        return Err(KernelError::InvalidPattern { detail: format!("{} iota axes, expected 1 to {MAX_AXES}", axes.len()) });
+        return Err(KernelError::InvalidPattern {
+            detail: format!("{} iota axes, expected 1 to {MAX_AXES}", axes.len()),
+        });
     }
     let free: usize = axes.iter().map(|a| a.count as usize).product();
     // Offsets of each free position from the partition's base, computed once.

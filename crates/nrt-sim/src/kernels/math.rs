@@ -47,13 +47,19 @@ pub fn tanh(x: f32) -> f32 {
     let ax = x.abs();
     // Small |x|: odd Taylor polynomial to x^11 (next term < 1e-10 relative).
     let x2 = x * x;
-    let small = x * (1.0
-        + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0 + x2 * (62.0 / 2835.0 + x2 * (-1382.0 / 155_925.0))))));
+    let small =
+        x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0 + x2 * (62.0 / 2835.0 + x2 * (-1382.0 / 155_925.0))))));
     // Large |x|: 1 - 2 / (e^{2|x|} + 1), with the sign restored.
     let e = exp(2.0 * ax);
     let large = (1.0 - 2.0 / (e + 1.0)).copysign(x);
     let large = if e.is_infinite() { 1.0f32.copysign(x) } else { large };
-    if ax < 0.25 { small } else if x.is_nan() { x } else { large }
+    if ax < 0.25 {
+        small
+    } else if x.is_nan() {
+        x
+    } else {
+        large
+    }
 }
 
 /// `1 / (1 + e^-x)`.

@@ -18,9 +18,9 @@
 //! input and output dtypes match must not round-trip through f32: an int32
 //! COPY may be carrying fp16 pairs).
 
-use nrt_isa::dtype::{bytes_to_f32, f32_to_bytes, Dtype, Rounding};
+use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32, f32_to_bytes};
 
-use super::error::{shape, KernelError, KernelResult};
+use super::error::{KernelError, KernelResult, shape};
 use super::tile::Tile;
 
 /// Most free-dimension axes an operand pattern can have (TENSOR4D).
@@ -67,14 +67,26 @@ impl Pattern {
         }
         let mut padded = [Axis::new(0, 1); MAX_AXES];
         padded[..axes.len()].copy_from_slice(axes);
-        Ok(Self { start_partition, partitions, offset, axes: padded, rank: axes.len() })
+        Ok(Self {
+            start_partition,
+            partitions,
+            offset,
+            axes: padded,
+            rank: axes.len(),
+        })
     }
 
     /// A unit-step run of `len` elements per partition (the common case).
     pub fn contiguous(start_partition: usize, partitions: usize, offset: usize, len: u32) -> Self {
         let mut axes = [Axis::new(0, 1); MAX_AXES];
         axes[0] = Axis::new(1, len);
-        Self { start_partition, partitions, offset, axes, rank: 1 }
+        Self {
+            start_partition,
+            partitions,
+            offset,
+            axes,
+            rank: 1,
+        }
     }
 
     /// First partition addressed.
@@ -122,7 +134,10 @@ impl Pattern {
         let hi = self.offset as i128 + (hi + 1) * e;
         if lo < 0 {
             return Err(KernelError::OutOfBounds {
-                detail: format!("pattern reaches byte {lo} before the start of its partition (offset {})", self.offset),
+                detail: format!(
+                    "pattern reaches byte {lo} before the start of its partition (offset {})",
+                    self.offset
+                ),
             });
         }
         Ok((lo as usize, hi as usize))
@@ -239,7 +254,10 @@ impl<'a> MemoryMut<'a> {
 
     /// A read-only view of the same memory.
     pub fn as_ref(&self) -> Memory<'_> {
-        Memory { bytes: self.bytes, partition_bytes: self.partition_bytes }
+        Memory {
+            bytes: self.bytes,
+            partition_bytes: self.partition_bytes,
+        }
     }
 }
 
@@ -277,7 +295,10 @@ impl OnChipWrite for MemoryMut<'_> {
 
 fn element_size(dtype: Dtype, op: &'static str) -> KernelResult<usize> {
     if dtype == Dtype::Unknown {
-        return Err(KernelError::UnsupportedDtype { dtype: format!("{dtype:?}"), op });
+        return Err(KernelError::UnsupportedDtype {
+            dtype: format!("{dtype:?}"),
+            op,
+        });
     }
     Ok(dtype.size_bytes())
 }
@@ -286,7 +307,9 @@ fn element_size(dtype: Dtype, op: &'static str) -> KernelResult<usize> {
 /// byte span `[lo, hi)` it touches inside each partition.
 fn check_bounds<M: OnChipRead + ?Sized>(pat: &Pattern, esize: usize, mem: &M) -> KernelResult<(usize, usize)> {
     if esize == 0 {
-        return Err(KernelError::InvalidPattern { detail: "element size 0".into() });
+        return Err(KernelError::InvalidPattern {
+            detail: "element size 0".into(),
+        });
     }
     let partitions = mem.partitions();
     let end = pat.start_partition.saturating_add(pat.partitions);
@@ -411,7 +434,13 @@ pub fn gather_into<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, dtype: Dtype,
 ///
 /// If the pattern visits an address twice (a zero step), the later element
 /// in free order wins.
-pub fn scatter<M: OnChipWrite + ?Sized>(mem: &mut M, pat: &Pattern, dtype: Dtype, tile: &Tile, rounding: &mut Rounding) -> KernelResult<()> {
+pub fn scatter<M: OnChipWrite + ?Sized>(
+    mem: &mut M,
+    pat: &Pattern,
+    dtype: Dtype,
+    tile: &Tile,
+    rounding: &mut Rounding,
+) -> KernelResult<()> {
     let esize = element_size(dtype, "scatter")?;
     tile.expect_shape("scatter source", pat.partitions, pat.free_len())?;
     walk_write(mem, pat, esize, |p, pos, bytes| {
@@ -443,7 +472,12 @@ pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) 
         bytes.extend_from_slice(run);
         Ok(())
     })?;
-    Ok(RawTile { partitions: pat.partitions, free, esize, bytes })
+    Ok(RawTile {
+        partitions: pat.partitions,
+        free,
+        esize,
+        bytes,
+    })
 }
 
 /// Writes raw elements to the operand `pat` (no conversion).
@@ -453,7 +487,11 @@ pub fn scatter_raw<M: OnChipWrite + ?Sized>(mem: &mut M, pat: &Pattern, raw: &Ra
         return Err(KernelError::ShapeMismatch {
             op: "scatter_raw",
             expected: shape(pat.partitions, pat.free_len()),
-            got: format!("{} ({} bytes of {esize}-byte elements)", shape(raw.partitions, raw.free), raw.bytes.len()),
+            got: format!(
+                "{} ({} bytes of {esize}-byte elements)",
+                shape(raw.partitions, raw.free),
+                raw.bytes.len()
+            ),
         });
     }
     let row_bytes = raw.free * esize;

@@ -17,9 +17,9 @@
 
 use nrt_isa::dtype::{Dtype, Rounding};
 
-use super::error::{shape, KernelError, KernelResult};
-use super::gemm::{gemm, MatMut, MatRef};
-use super::pattern::{gather_into, scatter, OnChipWrite, Pattern};
+use super::error::{KernelError, KernelResult, shape};
+use super::gemm::{MatMut, MatRef, gemm};
+use super::pattern::{OnChipWrite, Pattern, gather_into, scatter};
 use super::tile::Tile;
 use super::transpose::transpose;
 
@@ -41,9 +41,14 @@ impl AccFlags {
     /// Decodes the flags byte; bits above 1 are not defined and rejected.
     pub fn from_bits(bits: u8) -> KernelResult<Self> {
         if bits & !3 != 0 {
-            return Err(KernelError::InvalidPattern { detail: format!("matmul accumulate flags {bits:#04x}: only bits 0 (start) and 1 (stop) exist") });
+            return Err(KernelError::InvalidPattern {
+                detail: format!("matmul accumulate flags {bits:#04x}: only bits 0 (start) and 1 (stop) exist"),
+            });
         }
-        Ok(Self { start: bits & 1 != 0, stop: bits & 2 != 0 })
+        Ok(Self {
+            start: bits & 1 != 0,
+            stop: bits & 2 != 0,
+        })
     }
 
     /// The flags byte.
@@ -115,7 +120,8 @@ pub fn matmul(weights: &Weights, moving: &Tile, psum: &mut Tile, flags: AccFlags
 
 /// Whether `t` is a square identity matrix.
 fn is_identity(t: &Tile) -> bool {
-    t.partitions() == t.free() && (0..t.partitions()).all(|p| t.row(p).iter().enumerate().all(|(j, &v)| v == if j == p { 1.0 } else { 0.0 }))
+    t.partitions() == t.free()
+        && (0..t.partitions()).all(|p| t.row(p).iter().enumerate().all(|(j, &v)| v == if j == p { 1.0 } else { 0.0 }))
 }
 
 /// A MATMUL with the transpose flag: returns the fresh `M x N` product,
@@ -135,11 +141,21 @@ pub fn matmul_transpose(weights: &Weights, moving: &Tile) -> KernelResult<Tile> 
 /// A full MATMUL into fp32 PSUM bytes: reads the current PSUM values when
 /// accumulating, multiplies, and writes the fp32 result back through `out`
 /// (an `M`-partition, `N`-element pattern).
-pub fn matmul_into_psum<M: OnChipWrite + ?Sized>(psum: &mut M, out: &Pattern, weights: &Weights, moving: &Tile, flags: AccFlags) -> KernelResult<()> {
+pub fn matmul_into_psum<M: OnChipWrite + ?Sized>(
+    psum: &mut M,
+    out: &Pattern,
+    weights: &Weights,
+    moving: &Tile,
+    flags: AccFlags,
+) -> KernelResult<()> {
     check_moving(weights, moving)?;
     let (m, n) = (weights.columns(), moving.free());
     if (out.partitions(), out.free_len()) != (m, n) {
-        return Err(KernelError::ShapeMismatch { op: "matmul PSUM pattern", expected: shape(m, n), got: shape(out.partitions(), out.free_len()) });
+        return Err(KernelError::ShapeMismatch {
+            op: "matmul PSUM pattern",
+            expected: shape(m, n),
+            got: shape(out.partitions(), out.free_len()),
+        });
     }
     let mut acc = Tile::zeros(m, n);
     if !flags.start {

@@ -12,7 +12,7 @@
 //! so results are deterministic run to run.
 
 use super::error::{KernelError, KernelResult};
-use super::simd::{sum_row, with_simd};
+use super::simd::{multiversion, sum_row};
 use super::tile::Tile;
 
 /// A reduction operator.
@@ -34,7 +34,14 @@ pub enum ReduceOp {
 
 impl ReduceOp {
     /// Every operator, for tests.
-    pub const ALL: [ReduceOp; 6] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Mean, ReduceOp::Prod, ReduceOp::AbsMax];
+    pub const ALL: [ReduceOp; 6] = [
+        ReduceOp::Sum,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::Mean,
+        ReduceOp::Prod,
+        ReduceOp::AbsMax,
+    ];
 }
 
 #[inline(always)]
@@ -61,14 +68,19 @@ pub fn reduce_free(data: &Tile, op: ReduceOp, group: usize) -> KernelResult<Tile
     }
     let groups = data.free() / group;
     let mut out = Tile::zeros(data.partitions(), groups);
-    with_simd(|| {
+    reduce_free_rows(&mut out, data, op, group);
+    Ok(out)
+}
+
+multiversion! {
+    /// One output element per `group` input elements, row by row.
+    fn reduce_free_rows(out: &mut Tile, data: &Tile, op: ReduceOp, group: usize) {
         for p in 0..data.partitions() {
             for (o, xs) in out.row_mut(p).iter_mut().zip(data.row(p).chunks_exact(group)) {
                 *o = reduce_slice(op, xs);
             }
         }
-    });
-    Ok(out)
+    }
 }
 
 /// Reduces the whole free dimension: `[P x F] -> [P x 1]` (F must be > 0).
@@ -80,14 +92,23 @@ pub fn reduce_all_free(data: &Tile, op: ReduceOp) -> KernelResult<Tile> {
 /// partition order (P must be > 0).
 pub fn reduce_partitions(data: &Tile, op: ReduceOp) -> KernelResult<Tile> {
     if data.partitions() == 0 {
-        return Err(KernelError::ShapeMismatch { op: "reduce_partitions", expected: "at least one partition".into(), got: "0".into() });
+        return Err(KernelError::ShapeMismatch {
+            op: "reduce_partitions",
+            expected: "at least one partition".into(),
+            got: "0".into(),
+        });
     }
     let mut out = Tile::from_vec(1, data.free(), data.row(0).to_vec())?;
     if op == ReduceOp::AbsMax {
         out.as_mut_slice().iter_mut().for_each(|v| *v = v.abs());
     }
-    with_simd(|| {
-        let acc = out.as_mut_slice();
+    reduce_partition_rows(out.as_mut_slice(), data, op);
+    Ok(out)
+}
+
+multiversion! {
+    /// Folds partitions 1.. of `data` into `acc` (which holds partition 0).
+    fn reduce_partition_rows(acc: &mut [f32], data: &Tile, op: ReduceOp) {
         for p in 1..data.partitions() {
             let row = data.row(p);
             match op {
@@ -102,8 +123,7 @@ pub fn reduce_partitions(data: &Tile, op: ReduceOp) -> KernelResult<Tile> {
             let n = data.partitions() as f32;
             acc.iter_mut().for_each(|a| *a /= n);
         }
-    });
-    Ok(out)
+    }
 }
 
 #[cfg(test)]

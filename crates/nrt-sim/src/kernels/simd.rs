@@ -1,10 +1,11 @@
 //! Run-time SIMD dispatch for the elementwise loops, and scalar operands.
 //!
 //! The crate is compiled for the baseline x86-64 target (SSE2), so loops
-//! vectorise 4 lanes wide by default. [`with_simd`] re-runs a loop body inside
-//! a function compiled for AVX2 + FMA when the CPU has them, letting the same
-//! generic code vectorise 8 lanes wide. Loop helpers are `#[inline(always)]`
-//! so they inherit the wider target when inlined there.
+//! vectorise 4 lanes wide by default. The `multiversion!` macro compiles a
+//! loop body a second time inside a function built for AVX2 + FMA and picks
+//! it when the CPU has them, so the same generic code vectorises 8 lanes
+//! wide. Loop helpers are `#[inline(always)]` so they inherit the wider
+//! target when inlined there.
 
 use super::error::{KernelError, KernelResult};
 
@@ -21,23 +22,30 @@ pub fn avx2_available() -> bool {
     }
 }
 
-/// Runs `body`, compiled for AVX2 + FMA when available (same results: the
-/// loops use no fused operations, so only the vector width changes).
-#[inline(always)]
-pub(crate) fn with_simd<R>(body: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx2,fma")]
-        fn wide<R>(body: impl FnOnce() -> R) -> R {
-            body()
+/// Defines a function whose body is compiled twice, for AVX2 + FMA and for
+/// the baseline target, and picks one at run time. The body is expanded
+/// lexically inside a `#[target_feature]` function, so the
+/// `#[inline(always)]` loop helpers it calls are compiled 8 lanes wide.
+/// Results are identical on both paths: the loops use no fused operations.
+macro_rules! multiversion {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
+        $(#[$m])*
+        $vis fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,fma")]
+                fn wide($($arg: $ty),*) $body
+                if $crate::kernels::simd::avx2_available() {
+                    // SAFETY: the features `wide` is compiled for were detected.
+                    return unsafe { wide($($arg),*) };
+                }
+            }
+            fn narrow($($arg: $ty),*) $body
+            narrow($($arg),*)
         }
-        if avx2_available() {
-            // SAFETY: the features `wide` is compiled for were detected above.
-            return unsafe { wide(body) };
-        }
-    }
-    body()
+    };
 }
+pub(crate) use multiversion;
 
 /// A scalar operand of ACT / DVE instructions: an immediate broadcast to
 /// every element, or one value per partition (an SBUF/PSUM `[P x 1]` vector)

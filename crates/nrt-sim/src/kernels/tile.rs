@@ -5,7 +5,7 @@
 //! Keeping the arithmetic on one contiguous f32 layout is what lets the loops
 //! vectorise; dtype handling lives only at the gather/scatter boundary.
 
-use super::error::{shape, KernelError, KernelResult};
+use super::error::{KernelError, KernelResult, shape};
 
 /// A row-major `[partitions x free]` block of f32 values.
 ///
@@ -26,7 +26,11 @@ impl Tile {
 
     /// A tile with every element set to `value` (memset semantics).
     pub fn filled(partitions: usize, free: usize, value: f32) -> Self {
-        Self { partitions, free, data: vec![value; partitions * free] }
+        Self {
+            partitions,
+            free,
+            data: vec![value; partitions * free],
+        }
     }
 
     /// Wraps existing row-major data, checking that its length matches.

@@ -63,7 +63,11 @@ pub fn transpose_blocks32(t: &Tile) -> KernelResult<Tile> {
 pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
     let (rows, cols, e) = (raw.partitions, raw.free, raw.esize);
     if raw.bytes.len() != rows * cols * e {
-        return Err(KernelError::BufferTooSmall { what: "raw tile", needed: rows * cols * e, have: raw.bytes.len() });
+        return Err(KernelError::BufferTooSmall {
+            what: "raw tile",
+            needed: rows * cols * e,
+            have: raw.bytes.len(),
+        });
     }
     let mut bytes = vec![0u8; raw.bytes.len()];
     for i in 0..rows {
@@ -73,7 +77,12 @@ pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
             bytes[d..d + e].copy_from_slice(&raw.bytes[s..s + e]);
         }
     }
-    Ok(RawTile { partitions: cols, free: rows, esize: e, bytes })
+    Ok(RawTile {
+        partitions: cols,
+        free: rows,
+        esize: e,
+        bytes,
+    })
 }
 
 #[cfg(test)]
@@ -123,7 +132,12 @@ mod tests {
     #[test]
     fn block_transpose_needs_multiples_of_32() {
         assert!(transpose_blocks32(&Tile::zeros(32, 33)).is_err());
-        let bad = RawTile { partitions: 2, free: 2, esize: 4, bytes: vec![0; 3] };
+        let bad = RawTile {
+            partitions: 2,
+            free: 2,
+            esize: 4,
+            bytes: vec![0; 3],
+        };
         assert!(transpose_raw(&bad).is_err());
     }
 }

@@ -128,7 +128,11 @@ fn apply_matches_tile_path() {
 #[test]
 fn special_values() {
     let x = Tile::from_vec(1, 5, vec![0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]).unwrap();
-    let out = |f| activation(&x, f, ScalarOperand::Imm(1.0), ScalarOperand::Imm(0.0)).unwrap().into_vec();
+    let out = |f| {
+        activation(&x, f, ScalarOperand::Imm(1.0), ScalarOperand::Imm(0.0))
+            .unwrap()
+            .into_vec()
+    };
     assert_eq!(out(ActFunc::Exp)[..4], [1.0, 1.0, f32::INFINITY, 0.0]);
     assert_eq!(out(ActFunc::Sigmoid)[2..4], [1.0, 0.0]);
     assert_eq!(out(ActFunc::Tanh)[2..4], [1.0, -1.0]);
@@ -145,7 +149,9 @@ fn special_values() {
 #[test]
 fn reduce_commands() {
     let x = input(3, 40, -1.0, 1.0);
-    let sums: Vec<f32> = (0..3).map(|p| (0..40).map(|j| x.get(p, j).unwrap() as f64).sum::<f64>() as f32).collect();
+    let sums: Vec<f32> = (0..3)
+        .map(|p| (0..40).map(|j| x.get(p, j).unwrap() as f64).sum::<f64>() as f32)
+        .collect();
     let one = ScalarOperand::Imm(1.0);
     let zero = ScalarOperand::Imm(0.0);
     let mut regs = vec![10.0f32; 3];

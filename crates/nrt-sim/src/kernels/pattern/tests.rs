@@ -148,19 +148,37 @@ fn bounds_and_shape_errors() {
     let bytes = vec![0u8; 4 * 64];
     let mem = Memory::new(&bytes, 64).unwrap();
     let too_far = Pattern::contiguous(0, 1, 60, 2);
-    assert!(matches!(gather(&mem, &too_far, Dtype::Float32), Err(KernelError::OutOfBounds { .. })));
+    assert!(matches!(
+        gather(&mem, &too_far, Dtype::Float32),
+        Err(KernelError::OutOfBounds { .. })
+    ));
     let backwards = Pattern::new(0, 1, 4, &[Axis::new(-1, 3)]).unwrap();
-    assert!(matches!(gather(&mem, &backwards, Dtype::Float32), Err(KernelError::OutOfBounds { .. })));
+    assert!(matches!(
+        gather(&mem, &backwards, Dtype::Float32),
+        Err(KernelError::OutOfBounds { .. })
+    ));
     let too_many_parts = Pattern::contiguous(3, 2, 0, 1);
-    assert!(matches!(gather(&mem, &too_many_parts, Dtype::Float32), Err(KernelError::OutOfBounds { .. })));
-    assert!(matches!(gather(&mem, &Pattern::contiguous(0, 1, 0, 1), Dtype::Unknown), Err(KernelError::UnsupportedDtype { .. })));
+    assert!(matches!(
+        gather(&mem, &too_many_parts, Dtype::Float32),
+        Err(KernelError::OutOfBounds { .. })
+    ));
+    assert!(matches!(
+        gather(&mem, &Pattern::contiguous(0, 1, 0, 1), Dtype::Unknown),
+        Err(KernelError::UnsupportedDtype { .. })
+    ));
     assert!(Pattern::new(0, 1, 0, &[Axis::new(1, 1); 5]).is_err());
     assert!(Memory::new(&bytes, 48).is_err());
     let mut buf = bytes.clone();
     let mut m = MemoryMut::new(&mut buf, 64).unwrap();
     let wrong = Tile::zeros(1, 3);
     assert!(matches!(
-        scatter(&mut m, &Pattern::contiguous(0, 1, 0, 2), Dtype::Float32, &wrong, &mut Rounding::NearestEven),
+        scatter(
+            &mut m,
+            &Pattern::contiguous(0, 1, 0, 2),
+            Dtype::Float32,
+            &wrong,
+            &mut Rounding::NearestEven
+        ),
         Err(KernelError::ShapeMismatch { .. })
     ));
 }
@@ -170,6 +188,13 @@ fn contiguous_fp32_roundtrip_is_exact() {
     let mut bytes = vec![0u8; 128 * 1024];
     let pat = Pattern::contiguous(0, 128, 256, 64);
     let tile = Tile::from_fn(128, 64, |p, j| p as f32 * 1000.0 + j as f32 + 0.125);
-    scatter(&mut MemoryMut::new(&mut bytes, 1024).unwrap(), &pat, Dtype::Float32, &tile, &mut Rounding::NearestEven).unwrap();
+    scatter(
+        &mut MemoryMut::new(&mut bytes, 1024).unwrap(),
+        &pat,
+        Dtype::Float32,
+        &tile,
+        &mut Rounding::NearestEven,
+    )
+    .unwrap();
     assert_eq!(gather(&Memory::new(&bytes, 1024).unwrap(), &pat, Dtype::Float32).unwrap(), tile);
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::kernels::copy::copy_cast;
-use crate::kernels::pattern::{gather, Axis, Memory, MemoryMut};
+use crate::kernels::pattern::{Axis, Memory, MemoryMut, gather};
 use proptest::prelude::*;
 
 /// out[m][n] = Σ_k w[k][m] · x[k][n] in f64, plus Σ|w·x| for the tolerance.
@@ -105,7 +105,14 @@ fn transpose_is_bit_exact_with_identity_and_arithmetic_otherwise() {
 fn low_precision_inputs_widen_through_gather() {
     // bf16 / fp16 / fp8 operands: the product must match the naive loop over
     // the *decoded* operand values (widening is exact, accumulation fp32).
-    for dtype in [Dtype::Bfloat16, Dtype::Float16, Dtype::Fp8E4, Dtype::Fp8E5, Dtype::Fp8E3, Dtype::Int8] {
+    for dtype in [
+        Dtype::Bfloat16,
+        Dtype::Float16,
+        Dtype::Fp8E4,
+        Dtype::Fp8E5,
+        Dtype::Fp8E3,
+        Dtype::Int8,
+    ] {
         let (k, m, n) = (32, 16, 24);
         let es = dtype.size_bytes();
         let pb = 256;
@@ -155,15 +162,34 @@ fn real_program_pe_act_steps_compute_the_product() {
     }
     let walk = [Axis::new(-1, 32), Axis::new(0, 1), Axis::new(-32, 4)];
     let ldweights = |sb: &[u8], start: usize| {
-        let t = gather(&Memory::new(sb, SB_PB).unwrap(), &Pattern::new(0, 128, start, &walk).unwrap(), Dtype::Float16).unwrap();
+        let t = gather(
+            &Memory::new(sb, SB_PB).unwrap(),
+            &Pattern::new(0, 128, start, &walk).unwrap(),
+            Dtype::Float16,
+        )
+        .unwrap();
         Weights::from_ldweights_order(t)
     };
-    let moving = |sb: &[u8], start: usize, n: u32| gather(&Memory::new(sb, SB_PB).unwrap(), &Pattern::contiguous(0, 128, start, n), Dtype::Float16).unwrap();
+    let moving = |sb: &[u8], start: usize, n: u32| {
+        gather(
+            &Memory::new(sb, SB_PB).unwrap(),
+            &Pattern::contiguous(0, 128, start, n),
+            Dtype::Float16,
+        )
+        .unwrap()
+    };
     // PE[3..6]: two transposes into PSUM bank 1 (fp16 output, flags 3).
     for (ld, out) in [(0x37cfe, 0x800), (0x37dfe, 0x900)] {
         let w = ldweights(&sb, ld);
         let t = matmul_transpose(&w, &moving(&sb, 0x37b00, 128)).unwrap();
-        scatter(&mut MemoryMut::new(&mut ps, PSUM_PB).unwrap(), &Pattern::contiguous(0, 128, out, 128), Dtype::Float16, &t, &mut Rounding::NearestEven).unwrap();
+        scatter(
+            &mut MemoryMut::new(&mut ps, PSUM_PB).unwrap(),
+            &Pattern::contiguous(0, 128, out, 128),
+            Dtype::Float16,
+            &t,
+            &mut Rounding::NearestEven,
+        )
+        .unwrap();
     }
     // ACT[3]: COPY int32 -> int32, 128 words per partition, PSUM 0x800 -> SBUF 0x4000.
     copy_cast(
@@ -180,7 +206,14 @@ fn real_program_pe_act_steps_compute_the_product() {
     for (ld, mv, flags) in [(0x40fe, 0x37f00, 1u8), (0x41fe, 0x37e00, 2u8)] {
         let w = ldweights(&sb, ld);
         let mvt = moving(&sb, mv, 64);
-        matmul_into_psum(&mut MemoryMut::new(&mut ps, PSUM_PB).unwrap(), &Pattern::contiguous(0, 128, 0, 64), &w, &mvt, AccFlags::from_bits(flags).unwrap()).unwrap();
+        matmul_into_psum(
+            &mut MemoryMut::new(&mut ps, PSUM_PB).unwrap(),
+            &Pattern::contiguous(0, 128, 0, 64),
+            &w,
+            &mvt,
+            AccFlags::from_bits(flags).unwrap(),
+        )
+        .unwrap();
     }
     // ACT[4]: COPY fp32 PSUM 0x0 -> SBUF 0x4200, 64 elements.
     copy_cast(
@@ -193,7 +226,12 @@ fn real_program_pe_act_steps_compute_the_product() {
         &mut Rounding::NearestEven,
     )
     .unwrap();
-    let result = gather(&Memory::new(&sb, SB_PB).unwrap(), &Pattern::contiguous(0, 128, 0x4200, 64), Dtype::Float32).unwrap();
+    let result = gather(
+        &Memory::new(&sb, SB_PB).unwrap(),
+        &Pattern::contiguous(0, 128, 0x4200, 64),
+        Dtype::Float32,
+    )
+    .unwrap();
     for m in 0..mdim {
         for n in 0..ndim {
             // All inputs are exact in fp16 with few mantissa bits, so the
