@@ -74,7 +74,7 @@ pub enum NqError {
     #[error("NQ ring full: {entries} records pending and the overflow policy is lossless")]
     RingFull {
         /// Ring capacity in records.
-        entries: u32,
+        entries: u64,
     },
     /// An error-ring record with an unknown subtype.
     #[error("error record subtype {0} is unknown")]

@@ -55,20 +55,18 @@ pub enum Overflow {
 
 /// A binary floating-point format of at most 16 bits: sign, `exp_bits`
 /// exponent bits, `man_bits` mantissa bits.
+///
+/// Only the constants of this module exist (fields are private), so every
+/// codec below runs on a known-good format: 2..=8 exponent bits, 2..=10
+/// mantissa bits, bias within the f32 range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MiniFloat {
-    /// Human-readable name used in docs and test messages.
-    pub name: &'static str,
-    /// Exponent field width.
-    pub exp_bits: u32,
-    /// Explicit mantissa field width.
-    pub man_bits: u32,
-    /// Exponent bias.
-    pub bias: i32,
-    /// Meaning of the all-ones exponent.
-    pub specials: Specials,
-    /// Behaviour of finite values beyond the largest finite value.
-    pub overflow: Overflow,
+    name: &'static str,
+    exp_bits: u32,
+    man_bits: u32,
+    bias: i32,
+    specials: Specials,
+    overflow: Overflow,
 }
 
 /// Neuron `FP8_E3` (1.3.4, bias 3, IEEE-style specials, saturating).
@@ -127,6 +125,36 @@ const fn pow2_f64(k: i32) -> f64 {
 }
 
 impl MiniFloat {
+    /// Name used in docs and test messages (e.g. `fp8_e4m3fn`).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Exponent field width.
+    pub const fn exp_bits(&self) -> u32 {
+        self.exp_bits
+    }
+
+    /// Explicit mantissa field width.
+    pub const fn man_bits(&self) -> u32 {
+        self.man_bits
+    }
+
+    /// Exponent bias.
+    pub const fn bias(&self) -> i32 {
+        self.bias
+    }
+
+    /// Meaning of the all-ones exponent.
+    pub const fn specials(&self) -> Specials {
+        self.specials
+    }
+
+    /// Behaviour of finite values beyond the largest finite value.
+    pub const fn overflow(&self) -> Overflow {
+        self.overflow
+    }
+
     /// The sign bit of an encoded value.
     pub const fn sign_bit(&self) -> u32 {
         1 << (self.exp_bits + self.man_bits)

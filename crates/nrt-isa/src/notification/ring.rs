@@ -116,7 +116,7 @@ impl NqProducer {
         self.ring.check_memory(mem.len())?;
         let full = self.ring.used(head, self.tail) >= self.ring.entries;
         if full && policy == OverflowPolicy::Lossless {
-            return Err(NqError::RingFull { entries: self.ring.entries as u32 });
+            return Err(NqError::RingFull { entries: self.ring.entries });
         }
         record.phase = self.ring.phase(self.tail);
         record.sw_overflow |= full;
