@@ -531,8 +531,52 @@ mod tests {
         }
     }
 
+    /// Reference: decode one element of `d` to f32.
+    fn scalar_decode(b: &[u8], d: Dtype) -> f32 {
+        let w2 = || u16::from_le_bytes([b[0], b[1]]);
+        let w4 = || [b[0], b[1], b[2], b[3]];
+        let w8 = || [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+        match d {
+            Dtype::Bfloat16 => bf16::from_bits(w2()).to_f32(),
+            Dtype::Float16 => f16::from_bits(w2()).to_f32(),
+            Dtype::Float32 | Dtype::Float32r => f32::from_le_bytes(w4()),
+            Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => d.fp8_kind().unwrap().decode(b[0]),
+            Dtype::Int8 => b[0] as i8 as f32,
+            Dtype::Uint8 => f32::from(b[0]),
+            Dtype::Int16 => w2() as i16 as f32,
+            Dtype::Uint16 => f32::from(w2()),
+            Dtype::Int32 => i32::from_le_bytes(w4()) as f32,
+            Dtype::Uint32 => u32::from_le_bytes(w4()) as f32,
+            Dtype::Int64 => i64::from_le_bytes(w8()) as f32,
+            Dtype::Uint64 => u64::from_le_bytes(w8()) as f32,
+            Dtype::Unknown => f32::NAN,
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn any_float_pair_matches_scalar(raw in proptest::collection::vec(any::<u8>(), 0..2048), si in 0usize..15, di in 0usize..15) {
+            let all = Dtype::ALL;
+            let (sd, dd) = (all[si + 1], all[di + 1]);
+            prop_assume!(!(sd.is_int() && dd.is_int()));
+            let n = raw.len() / sd.size_bytes();
+            let src = &raw[..n * sd.size_bytes()];
+            let out = conv(src, sd, dd);
+            for (i, (s, o)) in src.chunks(sd.size_bytes()).zip(out.chunks(dd.size_bytes())).enumerate() {
+                let want = scalar_encode(scalar_decode(s, sd), dd);
+                let same_storage = sd == dd || (sd.size_bytes() == 4 && dd.size_bytes() == 4 && sd.is_float() && dd.is_float());
+                if same_storage {
+                    prop_assert_eq!(o, s, "bit copy at {}", i);
+                } else if dd.is_float() {
+                    let (a, b) = (scalar_decode(o, dd), scalar_decode(&want, dd));
+                    prop_assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{} -> {} at {}", sd, dd, i);
+                } else {
+                    prop_assert_eq!(o, &want[..], "{} -> {} at {}", sd, dd, i);
+                }
+            }
+        }
 
         #[test]
         fn bulk_f32_encode_matches_scalar(xs in proptest::collection::vec(any::<f32>(), 0..600), di in 0usize..14) {
