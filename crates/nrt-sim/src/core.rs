@@ -6,6 +6,7 @@
 
 use crate::dma::DmaQueue;
 use crate::engine::Sequencer;
+use crate::memory::onchip::OnChipView;
 use crate::memory::pages::SparsePages;
 use crate::nq::NqState;
 use crate::semaphore::SyncBlock;
@@ -81,6 +82,16 @@ impl Core {
     /// The NQ bound to (engine index, type), if any.
     pub fn nq(&self, engine_index: u8, ty: NqType) -> Option<Arc<NqState>> {
         self.nqs.lock().unwrap_or_else(|e| e.into_inner()).get(&(engine_index, ty)).cloned()
+    }
+
+    /// SBUF as `[partition][bytes]` for the numerical kernels.
+    pub fn sbuf_view(&self, arch: &ArchDesc) -> OnChipView<'_> {
+        OnChipView::new(&self.sbuf, arch.sbuf_partitions as usize, arch.sbuf_partition_bytes as usize)
+    }
+
+    /// PSUM as `[partition][bytes]` for the numerical kernels.
+    pub fn psum_view(&self, arch: &ArchDesc) -> OnChipView<'_> {
+        OnChipView::new(&self.psum, arch.sbuf_partitions as usize, arch.psum_partition_bytes as usize)
     }
 
     /// Whether any DMA queue has submitted work not yet processed.

@@ -67,6 +67,33 @@ pub mod record {
         })
     }
 
+    /// A per-instruction trace record (INST_START / INST_END of the
+    /// engine) carrying the opcode in `metadata_2`.
+    pub fn trace(engine: u8, event: EngineEvent, opcode: u8, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
+        let kind = NotificType::for_engine(nq_engine(engine), event);
+        bytes(NotificationRecord {
+            program_counter: (pc & 0xF_FFFF) as u32,
+            debug_hint: hint,
+            notific_type: kind.code(),
+            metadata_2: u32::from(opcode),
+            timestamp_ps: ts,
+            ..Default::default()
+        })
+    }
+
+    /// A DMA trace record: packet completion of queue `queue` (core-relative
+    /// index) after `descriptor` (free-running TX index, low 20 bits), with
+    /// the bytes moved (saturated to 16 bits) in the high half of `metadata_2`.
+    pub fn dma(queue: u16, descriptor: u64, moved: u64, ts: u64) -> [u8; 16] {
+        bytes(NotificationRecord {
+            program_counter: (descriptor & 0xF_FFFF) as u32,
+            notific_type: NotificType::Dma.code(),
+            metadata_2: u32::from(queue) | (moved.min(0xFFFF) as u32) << 16,
+            timestamp_ps: ts,
+            ..Default::default()
+        })
+    }
+
     /// An error record (layout of `nrt_isa::notification::error`).
     pub fn error(engine: Option<u8>, pc: u64, subtype: InferErrorSubtype, detail: u16, ts: u64) -> [u8; 16] {
         let e = ErrorRecord {

@@ -447,3 +447,42 @@ fn deterministic_runaway_loop_does_not_capture_the_host() {
     assert_eq!(dev.worker_threads(), 1, "the loop continues on one background worker");
     dev.reset_core(C0).unwrap();
 }
+
+#[test]
+fn trace_rings_record_instructions_and_dma_packets() {
+    let r = rig(device(true, &[]));
+    let sp = EngineId::Sp.index() as u8;
+    let trace = ring(&r.dev, sp, NqType::Trace, 64);
+    let dma_trace = ring(&r.dev, Q_OUT.engine, NqType::TraceDma, 16);
+    // Re-write SP's fourth record (the handover NOP) with debug_cmd START_END.
+    let mut nop = build::record(0xA4, (0, 0), (INC_DONE, TO_ACT), 0);
+    nop[2] = 7;
+    let arch = r.dev.info().arch;
+    let inc = |q, g| arch.dma_tail_inc_addr(C0, q, g).get();
+    let sp_prog = [
+        build::record(0xA0, (GE, DOORBELL), (SUB_IMM, DOORBELL), 1),
+        build::write(inc(Q_IN, DMA_M2S_GROUP), 1),
+        build::write(inc(Q_IN, DMA_S2M_GROUP), 1),
+        build::record(0xA0, (GE, S_IN), (SUB_IMM, S_IN), 1),
+        nop,
+        build::record(0xA0, (GE, FROM_ACT), (SUB_IMM, FROM_ACT), 1),
+        build::write(inc(Q_OUT, DMA_M2S_GROUP), 1),
+        build::write(inc(Q_OUT, DMA_S2M_GROUP), 1),
+        build::record(0xA0, (GE, S_OUT), (SUB_IMM, S_OUT), 1),
+        build::exit(),
+    ];
+    let (a, l) = stream(&r.dev, &sp_prog);
+    r.dev.start_engine(C0, EngineId::Sp, a, l).unwrap();
+    r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+    wait_records(&r.sp_nq, 2);
+    let t: Vec<_> = records(&trace).iter().map(nqr::decode).collect();
+    assert_eq!(t.len(), 2, "START and END trace of the one traced record");
+    assert_eq!(t[0].kind(), Some(NotificType::SpInstStart));
+    assert_eq!(t[1].kind(), Some(NotificType::SpInstEnd));
+    assert_eq!((t[0].program_counter, t[0].metadata_2), (4, 0xA4));
+    assert!(t[1].timestamp_ps > t[0].timestamp_ps, "the instruction took virtual time");
+    let d: Vec<_> = records(&dma_trace).iter().map(nqr::decode).collect();
+    assert_eq!(d.len(), 1, "one packet on DMA engine 1 (the output queue)");
+    assert_eq!(d[0].kind(), Some(NotificType::Dma));
+    assert_eq!(d[0].metadata_2, 16 | (LEN << 16));
+}

@@ -8,7 +8,7 @@ use crate::dma::desc::Descriptor;
 use crate::fault::FaultKind;
 use nrt_isa::notification::InferErrorSubtype;
 use crate::dma::pattern::{self, Bytes};
-use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult};
+use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
 use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -92,6 +92,10 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         q.rx_head_pub.store(regs.rx_head, Ordering::Release);
         core.observe(end);
         if tx.last {
+            // The trace ring of the queue's DMA engine (queue 0 of its block).
+            let dma_engine = (qi / dev.arch.queues_per_dma_engine.max(1) as usize) as u8;
+            let rec = crate::nq::record::dma(qi as u16, regs.tx_head, bytes, end);
+            dev.push_record(core, dma_engine, NqType::TraceDma, rec);
             if let Some(s) = regs.config.completion_semaphore.filter(|&s| s < core.sync.semaphores()) {
                 core.sync.add_sem(s, 1, end);
             }

@@ -13,8 +13,12 @@ use crate::engine::record::{Record, op};
 use crate::memory::Memory;
 use nrt_hal::EngineId;
 
-/// What a compute instruction may touch.
+/// What a compute instruction may touch. SBUF and PSUM are reached as
+/// `[partition][bytes]` through [`Core::sbuf_view`] / [`Core::psum_view`]
+/// (adapters to the kernels' `OnChipRead` / `OnChipWrite`).
 pub struct ComputeContext<'a> {
+    /// Architecture numbers (partition sizes).
+    pub arch: &'static nrt_hal::ArchDesc,
     /// The engine executing.
     pub engine: EngineId,
     /// The core (SBUF, PSUM, semaphores).

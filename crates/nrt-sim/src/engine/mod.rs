@@ -173,6 +173,13 @@ impl Sequencer {
                 self.notify(dev, core, EngineEvent::InstStart, RuntimeSubtype::Start, rec.debug_hint, 0);
             }
 
+            // Per-instruction trace (debug_cmd START 3 / END 5 / START_END 7).
+            let (trace_start, trace_end) = (matches!(rec.debug_cmd, 3 | 7), matches!(rec.debug_cmd, 5 | 7));
+            if trace_start {
+                let r = nqr::trace(self.eidx(), EngineEvent::InstStart, rec.opcode, self.pc, rec.debug_hint, self.clock);
+                dev.push_record(core, self.eidx(), NqType::Trace, r);
+            }
+
             // Injected faults fire here, before the instruction takes effect.
             let site = InstrSite {
                 core: core.id.0,
@@ -275,7 +282,7 @@ impl Sequencer {
                     continue;
                 }
                 _ => {
-                    let mut ctx = compute::ComputeContext { engine: self.engine, core, memory: &dev.memory };
+                    let mut ctx = compute::ComputeContext { arch: dev.arch, engine: self.engine, core, memory: &dev.memory };
                     match compute::execute(&rec, &mut ctx) {
                         Ok(c) => cost_ps = cost::cycles(self.engine, c),
                         Err(compute::DeviceFault::Numerical { .. }) => {
@@ -294,6 +301,10 @@ impl Sequencer {
                 return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode));
             }
             core.observe(self.clock);
+            if trace_end {
+                let r = nqr::trace(self.eidx(), EngineEvent::InstEnd, rec.opcode, self.pc, rec.debug_hint, self.clock);
+                dev.push_record(core, self.eidx(), NqType::Trace, r);
+            }
             if rec.updates.iter().any(|u| u.mode != 0) || rec.opcode == op::CTRL_ER {
                 dev.wake_core(core);
             }

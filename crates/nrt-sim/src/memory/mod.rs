@@ -17,6 +17,7 @@
 //! region.
 
 pub mod alloc;
+pub mod onchip;
 pub mod pages;
 
 use crate::memory::alloc::{AllocError, FreeListAllocator};
