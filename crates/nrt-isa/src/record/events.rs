@@ -265,12 +265,12 @@ impl Events {
 
     /// The block packed as the u64 the host builders pass around:
     /// `value << 32 | update_idx << 24 | update_mode << 16 | wait_idx << 8 | wait_mode`.
-    pub fn to_u64(&self) -> u64 {
-        (u64::from(self.value) << 32)
-            | (u64::from(self.update_idx) << 24)
-            | (u64::from(self.update_mode.to_u8()) << 16)
-            | (u64::from(self.wait_idx) << 8)
-            | u64::from(self.wait_mode.to_u8())
+    pub const fn to_u64(&self) -> u64 {
+        (self.value as u64) << 32
+            | (self.update_idx as u64) << 24
+            | (self.update_mode.to_u8() as u64) << 16
+            | (self.wait_idx as u64) << 8
+            | self.wait_mode.to_u8() as u64
     }
 
     /// Unpacks the u64 form (inverse of [`Events::to_u64`]).
