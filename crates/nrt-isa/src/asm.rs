@@ -393,6 +393,13 @@ pub fn format_instruction(instr: &Instruction) -> String {
     s
 }
 
+/// Displays an instruction in its canonical assembler spelling.
+impl std::fmt::Display for Instruction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_instruction(self))
+    }
+}
+
 /// Disassembles a stream; every record becomes one line.
 pub fn disassemble(bytes: &[u8]) -> Result<String, StreamError> {
     disassemble_with_names(bytes, &[])

@@ -70,6 +70,7 @@ fn names_become_comments() {
     let names = vec![Some("I-87-0".to_string()), None];
     let text = disassemble_with_names(&bytes, &names).unwrap();
     assert_eq!(text, "nop # I-87-0\nnop\n");
+    assert_eq!(Instruction::from(Nop::default()).to_string(), "nop");
     assert_eq!(assemble(&text).unwrap(), bytes);
 }
 
