@@ -23,6 +23,8 @@
 
 pub mod activation;
 pub mod copy;
+#[cfg(test)]
+mod dtype_sweep;
 pub mod elementwise;
 pub mod error;
 pub mod gemm;

@@ -4,8 +4,8 @@
 //! identity matmul, and NKI `nc_transpose`), cache-blocked in 32x32 squares.
 //! [`transpose_blocks32`] models the vector engine's 32x32 transpose applied
 //! across a grid: every 32x32 block is transposed in place, blocks keep their
-//! grid position (our layout choice, documented in docs/isa.md by the ISA
-//! owner). [`transpose_raw`] does the same as [`transpose`] on raw elements of
+//! grid position (our modelling choice: NKI documents the 32x32 limit, not
+//! how larger operands are tiled). [`transpose_raw`] does the same as [`transpose`] on raw elements of
 //! any size, bit-exactly, for same-dtype moves.
 
 use super::error::{KernelError, KernelResult};
