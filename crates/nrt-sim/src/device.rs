@@ -203,11 +203,45 @@ impl Shared {
         Ok(())
     }
 
+    /// The backing pages of a memory target (not a register window), with
+    /// the core that owns them kept alive.
+    fn pages_of(&self, t: Target) -> HalResult<Option<(Option<Arc<Core>>, u64)>> {
+        Ok(match t {
+            Target::Pool(_, off) => Some((None, off)),
+            Target::Sbuf(c, off) | Target::Psum(c, off) => Some((Some(self.core(c)?), off)),
+            Target::EvtSem(..) | Target::DmaRegs(..) => None,
+        })
+    }
+
+    /// Copies memory to memory without a bounce buffer when neither side
+    /// is a register window; returns false (nothing done) otherwise.
+    pub fn copy_direct(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<bool> {
+        let (ts, td) = (self.target(src, len)?, self.target(dst, len)?);
+        let (Some((sc, so)), Some((dc, doff))) = (self.pages_of(ts)?, self.pages_of(td)?) else {
+            return Ok(false);
+        };
+        let sp = match (ts, &sc) {
+            (Target::Pool(ch, _), _) => &self.pool(ch).bytes,
+            (Target::Sbuf(..), Some(c)) => &c.sbuf,
+            (_, Some(c)) => &c.psum,
+            (_, None) => return Ok(false),
+        };
+        let dp = match (td, &dc) {
+            (Target::Pool(ch, _), _) => &self.pool(ch).bytes,
+            (Target::Sbuf(..), Some(c)) => &c.sbuf,
+            (_, Some(c)) => &c.psum,
+            (_, None) => return Ok(false),
+        };
+        crate::memory::pages::SparsePages::copy_between(sp, so, dp, doff, len);
+        Ok(true)
+    }
+
     /// Device-to-device copy in 1 MiB chunks, register writes stamped at
     /// `now` (0 = the core's current time).
     pub fn copy_at(&self, src: DeviceAddr, dst: DeviceAddr, len: u64, now: u64) -> HalResult<()> {
-        self.target(src, len)?;
-        self.target(dst, len)?;
+        if self.copy_direct(src, dst, len)? {
+            return Ok(());
+        }
         let mut buf = vec![0u8; len.min(1 << 20) as usize];
         let mut done = 0u64;
         while done < len {

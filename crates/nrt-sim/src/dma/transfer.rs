@@ -69,11 +69,19 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
                 Err(e) => (Err(e), 0),
             }
         } else {
-            buf.resize(tx.len as usize, 0);
-            let r = dev
-                .read(DeviceAddr(tx.addr), &mut buf)
-                .and_then(|_| dev.write_at(DeviceAddr(rx.addr), &buf, start + cost::dma(u64::from(tx.len))))
-                .map(|_| u64::from(tx.len));
+            let len = u64::from(tx.len);
+            let r = match dev.copy_direct(DeviceAddr(tx.addr), DeviceAddr(rx.addr), len) {
+                Ok(true) => Ok(len),
+                // A register window on either side (a doorbell or semaphore
+                // write): go through the bounce buffer so writes take effect.
+                Ok(false) => {
+                    buf.resize(tx.len as usize, 0);
+                    dev.read(DeviceAddr(tx.addr), &mut buf)
+                        .and_then(|_| dev.write_at(DeviceAddr(rx.addr), &buf, start + cost::dma(len)))
+                        .map(|_| len)
+                }
+                Err(e) => Err(e),
+            };
             (r, rx.addr)
         };
         let Ok(bytes) = moved else {
