@@ -9,6 +9,7 @@
 //! - [`conformance`]: the backend-independent conformance suite.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod addr;
 pub mod arch;

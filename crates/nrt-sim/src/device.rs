@@ -348,6 +348,12 @@ impl SimDevice {
         (0..config.devices).map(|i| SimDevice::new(config, i)).collect()
     }
 
+    /// Every device of the instance the `NEURON_SIM_*` environment
+    /// describes (the runtime's default backend).
+    pub fn all_from_env() -> Result<Vec<SimDevice>, crate::config::ConfigError> {
+        Ok(SimDevice::all(&SimConfig::from_env()?))
+    }
+
     /// Arms a fault at run time (the test API of fault injection).
     pub fn inject(&self, fault: FaultSpec) {
         self.shared.faults.arm(fault);
