@@ -48,3 +48,27 @@ mod trn1_small {
     }
     nrt_hal::device_conformance_tests!(make);
 }
+
+mod inf2_deterministic {
+    use super::*;
+    fn make() -> Box<dyn Device> {
+        let cfg = SimConfig::builder()
+            .instance("inf2.xlarge")
+            .unwrap()
+            .deterministic(true)
+            .hbm_bytes_per_channel(32 << 20)
+            .locks(lock_dir(), &unique_namespace("inf2"))
+            .build();
+        Box::new(SimDevice::new(&cfg, 0))
+    }
+    nrt_hal::device_conformance_tests!(make);
+}
+
+mod trn3_pool {
+    use super::*;
+    fn make() -> Box<dyn Device> {
+        let cfg = SimConfig::builder().arch(nrt_hal::Arch::Trn3).locks(lock_dir(), &unique_namespace("trn3")).build();
+        Box::new(SimDevice::new(&cfg, 0))
+    }
+    nrt_hal::device_conformance_tests!(make);
+}

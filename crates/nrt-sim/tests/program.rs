@@ -486,3 +486,23 @@ fn trace_rings_record_instructions_and_dma_packets() {
     assert_eq!(d[0].kind(), Some(NotificType::Dma));
     assert_eq!(d[0].metadata_2, 16 | (LEN << 16));
 }
+
+#[test]
+fn many_executions_in_pool_mode_lose_no_wakeup() {
+    let r = rig(device(false, &[]));
+    // 40 executions: the rings hold 16 records, so acknowledge as we go.
+    let mut seen = [0u64; 2];
+    for exec in 1..=40u64 {
+        r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).unwrap();
+        for (k, nq) in [&r.sp_nq, &r.act_nq].into_iter().enumerate() {
+            wait_records(nq, 2 * exec);
+            seen[k] = nq.produced();
+            nq.set_consumed(seen[k]);
+        }
+    }
+    assert_eq!(seen, [80, 80]);
+    assert!(!r.sp_nq.overflowed() && !r.act_nq.overflowed());
+    for s in [DOORBELL, S_IN, S_OUT, TO_ACT, FROM_ACT] {
+        assert_eq!(r.dev.semaphore_read(C0, u32::from(s)).unwrap(), 0, "semaphore {s} balanced");
+    }
+}

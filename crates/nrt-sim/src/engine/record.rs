@@ -41,32 +41,13 @@ pub mod op {
     /// PSEUDO_INST sub-op: end of execution.
     pub const PSEUDO_EXIT: u8 = 1;
 
-    /// Names of the control opcodes, for `at=NAME` fault triggers and
-    /// error text. Compute opcodes are named by their kernels.
+    /// Opcode names for `at=NAME` fault triggers and error text: the names
+    /// of `nrt_isa::opcode::Opcode`, plus our provisional WRITE.
     pub fn name(op: u8) -> Option<&'static str> {
-        Some(match op {
-            0x01 => "LDWEIGHTS",
-            0x02 => "MATMUL",
-            0x21 => "ACTIVATE",
-            0x41 => "TENSOR_TENSOR_ARITH_OP",
-            0x43 => "TENSOR_SCALAR_ARITH_OP",
-            0x46 => "COPY",
-            0x47 => "CAST",
-            EVENT_SEMAPHORE => "EVENT_SEMAPHORE",
-            HALT => "HALT",
-            DRAIN => "DRAIN",
-            WRITE => "WRITE",
-            NOP => "NOP",
-            NOTIFY => "NOTIFY",
-            CTRL_ER => "CTRL_ER",
-            0xA8 => "CTRL_AL",
-            0xA9 => "CTRL_BR",
-            0xB3 => "CTRL_POLL_SEM",
-            DMA_MEMCPY => "DMAMEMCPY",
-            PROLOGUE_B1 => "PROLOGUE_B1",
-            PSEUDO_INST => "PSEUDO_INST",
-            _ => return None,
-        })
+        match op {
+            WRITE => Some("WRITE"),
+            other => nrt_isa::opcode::Opcode::from_u8(other).name(),
+        }
     }
 }
 
