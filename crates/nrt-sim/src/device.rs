@@ -348,6 +348,12 @@ impl SimDevice {
         (0..config.devices).map(|i| SimDevice::new(config, i)).collect()
     }
 
+    /// The shared state, for in-crate tests that drive engines directly.
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// Every device of the instance the `NEURON_SIM_*` environment
     /// describes (the runtime's default backend).
     pub fn all_from_env() -> Result<Vec<SimDevice>, crate::config::ConfigError> {

@@ -21,7 +21,7 @@ use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32, convert, f32_to_bytes};
 
 /// Largest number of elements one pattern block may move (self-protection
 /// against a block that would make the simulator allocate gigabytes).
-pub const MAX_ELEMENTS: u64 = 1 << 26;
+pub const MAX_ELEMENTS: u64 = 1 << 24;
 
 /// Byte access to device memory.
 pub trait Bytes {
@@ -138,7 +138,8 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
             let d: Vec<usize> = t.shape.iter().map(|&x| x.max(1) as usize).collect();
             let (d0, d1) = (d[0], d[1]);
             let slab = d0 * d1;
-            if (slab * d[2] * d[3]) as u64 != n {
+            let covered = d.iter().try_fold(1u64, |acc, &x| acc.checked_mul(x as u64));
+            if covered != Some(n) {
                 return Err(bad(b.src.addr, format!("transpose shape {:?} does not cover {n} elements", t.shape)));
             }
             for s in 0..(n as usize / slab) {
@@ -251,6 +252,18 @@ mod tests {
         let min = PatternBlock { constant: Some(PatternConstant::I32(2)), ..block(DmaOp::Min, src, side(500, Dtype::Float32, &[(4, 16)])) };
         execute(&m, &min).unwrap();
         assert_eq!(f32s(&m, 500, 4), vec![1.5, -2.0, 2.0, 2.0]);
+    }
+
+    #[test]
+    fn oversized_and_overflowing_blocks_are_refused() {
+        let m = Flat(RefCell::new(vec![0; 256]));
+        let huge = block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, u32::MAX & !3)]), side(64, Dtype::Float32, &[(4, u32::MAX & !3)]));
+        assert!(execute(&m, &huge).is_err());
+        let t = PatternBlock {
+            transpose: Some(TransposeSpec { shape: [u32::MAX; 4], elem_size: 4 }),
+            ..block(DmaOp::Transpose, side(0, Dtype::Float32, &[(4, 16)]), side(64, Dtype::Float32, &[(4, 16)]))
+        };
+        assert!(execute(&m, &t).is_err());
     }
 
     #[test]

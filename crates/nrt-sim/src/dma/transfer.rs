@@ -137,3 +137,40 @@ impl Bytes for Stamped<'_> {
         self.dev.write_at(addr, data, self.now)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SimConfig, SimDevice};
+    use nrt_hal::{CoreId, Device, DmaRingConfig, MemoryLocation};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Untrusted descriptor bytes never panic a DMA engine: the queue
+        /// either completes the pairs or aborts.
+        #[test]
+        fn random_descriptors_never_panic(descs in prop::collection::vec((any::<[u8; 16]>(), any::<[u8; 16]>(), any::<bool>()), 1..16), block in prop::collection::vec(any::<u8>(), 128)) {
+            let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+            let hbm = MemoryLocation::Hbm { channel: 0 };
+            let tx = dev.alloc(hbm, 32 * 16, 256).unwrap();
+            let rx = dev.alloc(hbm, 32 * 16, 256).unwrap();
+            let blk = dev.alloc(hbm, 128, 64).unwrap();
+            dev.write(blk, &block).unwrap();
+            let n = descs.len() as u32;
+            for (i, (mut t, r, aim)) in descs.into_iter().enumerate() {
+                if aim {
+                    // Point some descriptors at real memory / the pattern block.
+                    t[8..16].copy_from_slice(&blk.get().to_le_bytes());
+                }
+                dev.write(tx.offset(i as u64 * 16), &t).unwrap();
+                dev.write(rx.offset(i as u64 * 16), &r).unwrap();
+            }
+            let q = nrt_hal::DmaQueueId { engine: 0, queue: 1 };
+            dev.dma_queue_init(CoreId(0), q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 32, completion_semaphore: Some(3), completion_event: Some(4) }).unwrap();
+            dev.dma_tail_increment(CoreId(0), q, n, n).unwrap();
+            let st = dev.dma_queue_state(CoreId(0), q).unwrap();
+            prop_assert!(st.status == DmaQueueStatus::Aborted || st.tx_head == u64::from(n));
+        }
+    }
+}

@@ -324,3 +324,44 @@ fn reg_fault_detail(f: regs::RegFault) -> u16 {
         regs::RegFault::BadCode(c) => 0x200 | u16::from(c),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SimConfig, SimDevice};
+    use nrt_hal::{CoreId, Device, MemoryLocation, NqSpec};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Untrusted instruction bytes never panic the sequencer: every
+        /// record either executes, blocks, or faults into an error record.
+        #[test]
+        fn random_streams_never_panic(recs in prop::collection::vec(prop::collection::vec(any::<u8>(), 64), 1..24), bias in any::<[u8; 24]>()) {
+            let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+            let hbm = MemoryLocation::Hbm { channel: 0 };
+            let mut stream = Vec::new();
+            for (i, mut r) in recs.into_iter().enumerate() {
+                // Bias half the records towards the opcodes the sequencer executes.
+                if bias[i] & 1 == 1 {
+                    r[0] = [0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA6, 0xA8, 0xA9, 0xB0, 0xB3, 0xB8, 0xDF][usize::from(bias[i] >> 4) % 12];
+                }
+                stream.extend_from_slice(&r);
+            }
+            let at = dev.alloc(hbm, stream.len() as u64, 64).unwrap();
+            dev.write(at, &stream).unwrap();
+            let ring = dev.alloc(hbm, 256, 256).unwrap();
+            for ty in [NqType::Notify, NqType::Error, NqType::Trace] {
+                let _ = dev.nq_init(NqSpec { core: CoreId(0), engine_index: 4, nq_type: ty, ring, size_bytes: 256 });
+            }
+            let shared = dev.shared().clone();
+            let core = shared.core(CoreId(0)).unwrap();
+            let mut seq = Sequencer::new(EngineId::Sp);
+            seq.start(at, stream.len() as u64 / 64);
+            for _ in 0..8 {
+                let _ = seq.step(&shared, &core, 64);
+            }
+            dev.reset_core(CoreId(0)).unwrap();
+        }
+    }
+}
