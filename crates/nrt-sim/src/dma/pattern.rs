@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn oversized_and_overflowing_blocks_are_refused() {
         let m = Flat(RefCell::new(vec![0; 256]));
-        let huge = block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, u32::MAX & !3)]), side(64, Dtype::Float32, &[(4, u32::MAX & !3)]));
+        let huge = block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, !3u32)]), side(64, Dtype::Float32, &[(4, !3u32)]));
         assert!(execute(&m, &huge).is_err());
         let t = PatternBlock {
             transpose: Some(TransposeSpec { shape: [u32::MAX; 4], elem_size: 4 }),
