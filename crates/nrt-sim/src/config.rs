@@ -30,6 +30,9 @@ pub struct SimConfig {
     pub deterministic: bool,
     /// Worker threads when not deterministic.
     pub threads: usize,
+    /// Deterministic mode: task slices one drain may run on the host's
+    /// thread before a runaway program is handed to a background worker.
+    pub deterministic_drain_limit: u64,
     /// Faults armed at device creation.
     pub faults: Vec<FaultSpec>,
     /// Directory of the core-reservation lock files.
@@ -49,6 +52,7 @@ impl Default for SimConfig {
             host_memory_bytes: 16 << 30,
             deterministic: false,
             threads: 2,
+            deterministic_drain_limit: crate::scheduler::DETERMINISTIC_DRAIN_LIMIT,
             faults: Vec::new(),
             lock_dir: default_lock_dir(),
             lock_namespace: "sim-trn2-1".into(),
@@ -196,6 +200,13 @@ impl SimConfigBuilder {
     /// Worker threads (at least 1).
     pub fn threads(mut self, n: usize) -> SimConfigBuilder {
         self.0.threads = n.max(1);
+        self
+    }
+
+    /// Slices a deterministic drain may run before handing off (see
+    /// [`crate::scheduler`]).
+    pub fn deterministic_drain_limit(mut self, slices: u64) -> SimConfigBuilder {
+        self.0.deterministic_drain_limit = slices.max(1);
         self
     }
 

@@ -335,7 +335,7 @@ impl SimDevice {
             config: config.clone(),
             memory: Memory::new(&hbm, host),
             faults: FaultState::default(),
-            scheduler: Scheduler::new(config.deterministic, config.threads),
+            scheduler: Scheduler::new(config.deterministic, config.threads, config.deterministic_drain_limit),
             cores: (0..arch.cores_per_device).map(|_| OnceLock::new()).collect(),
             me: me.clone(),
         });

@@ -14,7 +14,8 @@
 //!   quiescent. The same program therefore produces the same order of
 //!   events, bytes and timestamps on every run. A program that never
 //!   quiesces (a loop without a wait) would hold the submitting thread
-//!   forever, so after [`DETERMINISTIC_DRAIN_LIMIT`] slices in one drain
+//!   forever, so after a configurable number of slices in one drain
+//!   (default [`DETERMINISTIC_DRAIN_LIMIT`])
 //!   the queue is handed to a single background worker (still FIFO, but
 //!   no longer in lockstep with the host).
 //!
@@ -26,9 +27,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// Task slices one deterministic drain runs before handing the rest of
-/// the queue to a background worker.
-pub const DETERMINISTIC_DRAIN_LIMIT: u64 = 1 << 14;
+/// Default task slices one deterministic drain runs before handing the
+/// rest of the queue to a background worker (2^16 slices of up to 256
+/// instructions: about 16 M instructions).
+pub const DETERMINISTIC_DRAIN_LIMIT: u64 = 1 << 16;
 
 /// How long an idle worker polls the queue before parking.
 const SPIN: Duration = Duration::from_micros(50);
@@ -60,11 +62,12 @@ pub struct Scheduler {
     shutdown: AtomicBool,
     /// Deterministic mode gave up lockstep after a runaway drain.
     escalated: AtomicBool,
+    drain_limit: u64,
 }
 
 impl Scheduler {
     /// A scheduler in deterministic or pool mode.
-    pub fn new(deterministic: bool, threads: usize) -> Scheduler {
+    pub fn new(deterministic: bool, threads: usize, drain_limit: u64) -> Scheduler {
         Scheduler {
             queue: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
@@ -74,6 +77,7 @@ impl Scheduler {
             drain: Mutex::new(()),
             shutdown: AtomicBool::new(false),
             escalated: AtomicBool::new(false),
+            drain_limit: drain_limit.max(1),
         }
     }
 
@@ -112,7 +116,7 @@ impl Scheduler {
             while let Some(t) = self.pop() {
                 runner.run(t);
                 slices += 1;
-                if slices >= DETERMINISTIC_DRAIN_LIMIT && !self.escalated.swap(true, Ordering::AcqRel) {
+                if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
                     drop(guard);
                     self.ensure_workers(runner);
                     self.ready.notify_one();

@@ -435,7 +435,8 @@ fn register_loop_runs_three_times() {
 #[test]
 fn deterministic_runaway_loop_does_not_capture_the_host() {
     use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlBr, DtypeCode};
-    let dev = device(true, &[]);
+    let cfg = SimConfig::builder().deterministic(true).deterministic_drain_limit(1 << 10).hbm_bytes_per_channel(64 << 20).build();
+    let dev = SimDevice::new(&cfg, 0);
     let spin = CtrlBr { cmp: BranchCmp::Always, dtype: DtypeCode(8), target: BranchTarget::RelImm, rel_offset: 0, ..Default::default() };
     let program = vec![build::record(0xA0, (GE, DOORBELL), (SUB_IMM, DOORBELL), 1), spin.encode()];
     let (a, l) = stream(&dev, &program);

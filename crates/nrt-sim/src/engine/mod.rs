@@ -62,7 +62,15 @@ pub struct Sequencer {
     clock: u64,
     executions: u64,
     regs: regs::Registers,
+    /// Prefetched records `fetched_from..fetched_from + fetched.len()/64`.
+    /// Dropped whenever the engine blocks or an execution ends, so bytes
+    /// the host or a DMA rewrites while the engine waits are seen.
+    fetched: Vec<u8>,
+    fetched_from: u64,
 }
+
+/// Records fetched per instruction-buffer refill.
+const PREFETCH_RECORDS: u64 = 64;
 
 impl Sequencer {
     /// An idle sequencer.
@@ -76,6 +84,8 @@ impl Sequencer {
             clock: 0,
             executions: 0,
             regs: regs::Registers::default(),
+            fetched: Vec::new(),
+            fetched_from: 0,
         }
     }
 
@@ -86,6 +96,25 @@ impl Sequencer {
         self.in_execution = false;
         self.state = RunState::Running;
         self.regs = regs::Registers::default();
+        self.fetched.clear();
+    }
+
+    /// The record at `pc`, from the prefetch buffer or a refill.
+    fn fetch(&mut self, dev: &Shared, base: DeviceAddr, count: u64) -> Option<[u8; RECORD_BYTES]> {
+        let have = self.fetched.len() as u64 / RECORD_BYTES as u64;
+        if self.pc < self.fetched_from || self.pc >= self.fetched_from + have {
+            let n = PREFETCH_RECORDS.min(count - self.pc);
+            self.fetched.resize((n as usize) * RECORD_BYTES, 0);
+            if dev.read(base.offset(self.pc * RECORD_BYTES as u64), &mut self.fetched).is_err() {
+                self.fetched.clear();
+                return None;
+            }
+            self.fetched_from = self.pc;
+        }
+        let at = ((self.pc - self.fetched_from) as usize) * RECORD_BYTES;
+        let mut rec = [0u8; RECORD_BYTES];
+        rec.copy_from_slice(&self.fetched[at..at + RECORD_BYTES]);
+        Some(rec)
     }
 
     /// Stops and forgets the program (core reset).
@@ -146,20 +175,23 @@ impl Sequencer {
                 self.state = RunState::Idle;
                 return StepOutcome::Stopped;
             }
-            let mut bytes = [0u8; RECORD_BYTES];
-            if dev.read(base.offset(self.pc * RECORD_BYTES as u64), &mut bytes).is_err() {
+            let Some(bytes) = self.fetch(dev, base, count) else {
                 return self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
-            }
+            };
             let rec = Record::decode(&bytes);
 
             // (1) DRAIN's wait for the DMA queues, then the waits, taking
             // any issue-time updates with them.
             if rec.opcode == op::DRAIN && core.dma_busy() {
+                self.fetched.clear();
                 return StepOutcome::Blocked;
             }
             let ready_at = match sync::claim(&rec, &core.sync, self.clock) {
                 WaitCheck::Met(t) => t,
-                WaitCheck::Unmet => return StepOutcome::Blocked,
+                WaitCheck::Unmet => {
+                    self.fetched.clear();
+                    return StepOutcome::Blocked;
+                }
                 WaitCheck::Unsupported(mode) => {
                     return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode));
                 }
@@ -278,6 +310,7 @@ impl Sequencer {
                     core.observe(self.clock);
                     self.end_execution(dev, core, rec.debug_hint);
                     self.pc = 0;
+                    self.fetched.clear();
                     dev.wake_core(core);
                     continue;
                 }

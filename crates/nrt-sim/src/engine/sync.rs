@@ -29,21 +29,29 @@ pub enum WaitCheck {
     Unsupported(u8),
 }
 
+#[derive(Clone, Copy)]
 enum Cond {
     None,
-    Sem(u8, Box<dyn Fn(i32) -> bool>),
+    /// Semaphore compare: (index, mode 1..=5, value).
+    Sem(u8, u8, i32),
+    /// Event wait: (index, wanted state, state to leave behind).
     Evt(u8, bool, Option<bool>),
 }
 
+fn holds(mode: u8, v: i32, x: i32) -> bool {
+    match mode {
+        1 => x == v,
+        2 => x < v,
+        3 => x <= v,
+        4 => x > v,
+        _ => x >= v,
+    }
+}
+
 fn cond(w: &Wait) -> Result<Cond, u8> {
-    let v = w.value as i32;
     Ok(match w.mode {
         0 => Cond::None,
-        1 => Cond::Sem(w.index, Box::new(move |x| x == v)),
-        2 => Cond::Sem(w.index, Box::new(move |x| x < v)),
-        3 => Cond::Sem(w.index, Box::new(move |x| x <= v)),
-        4 => Cond::Sem(w.index, Box::new(move |x| x > v)),
-        5 => Cond::Sem(w.index, Box::new(move |x| x >= v)),
+        1..=5 => Cond::Sem(w.index, w.mode, w.value as i32),
         6 => Cond::Evt(w.index, true, None),
         7 => Cond::Evt(w.index, true, Some(false)),
         14 => Cond::Evt(w.index, false, None),
@@ -53,23 +61,30 @@ fn cond(w: &Wait) -> Result<Cond, u8> {
 }
 
 /// What an update does to a semaphore value, or to an event.
+#[derive(Clone, Copy)]
 enum Effect {
     None,
-    Sem(u8, Box<dyn Fn(i32) -> i32>),
+    /// Semaphore: (index, base mode 3/4/5/7/9, immediate).
+    Sem(u8, u8, i32),
     Evt(u8, bool),
 }
 
+fn apply(mode: u8, imm: i32, x: i32) -> i32 {
+    match mode {
+        3 => x.wrapping_add(1),
+        4 => x.wrapping_sub(1),
+        5 => x.wrapping_add(imm),
+        7 => x.wrapping_sub(imm),
+        _ => imm,
+    }
+}
+
 fn effect(u: &Update) -> Result<Effect, u8> {
-    let imm = u.value as i32;
     Ok(match u.mode {
         0 => Effect::None,
         1 => Effect::Evt(u.index, true),
         2 => Effect::Evt(u.index, false),
-        3 => Effect::Sem(u.index, Box::new(|x: i32| x.wrapping_add(1))),
-        4 => Effect::Sem(u.index, Box::new(|x: i32| x.wrapping_sub(1))),
-        5 => Effect::Sem(u.index, Box::new(move |x: i32| x.wrapping_add(imm))),
-        7 => Effect::Sem(u.index, Box::new(move |x: i32| x.wrapping_sub(imm))),
-        9 => Effect::Sem(u.index, Box::new(move |_| imm)),
+        3 | 4 | 5 | 7 | 9 => Effect::Sem(u.index, u.mode, u.value as i32),
         _ => return Err(u.mode),
     })
 }
@@ -84,78 +99,77 @@ fn evt_ok(sync: &SyncBlock, i: u8) -> bool {
 /// Checks the waits and, if they hold, applies the issue-time updates
 /// (atomically with the wait when both name the same semaphore).
 pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
-    let mut conds = Vec::with_capacity(2);
-    for w in &rec.waits {
+    let mut conds = [Cond::None; 2];
+    for (c, w) in conds.iter_mut().zip(&rec.waits) {
         match cond(w) {
-            Ok(c) => conds.push(c),
+            Ok(x) => *c = x,
             Err(m) => return WaitCheck::Unsupported(m),
         }
     }
-    let mut effects = Vec::with_capacity(2);
-    for u in &rec.updates {
+    let mut effects = [Effect::None; 2];
+    for (e, u) in effects.iter_mut().zip(&rec.updates) {
         if u.mode >= 16 || u.mode == 0 {
             continue; // completion-time or none
         }
         match effect(u) {
-            Ok(e) => effects.push(e),
+            Ok(x) => *e = x,
             Err(m) => return WaitCheck::Unsupported(m),
         }
     }
     // Check every wait first, without side effects.
     let mut ready = 0u64;
     for c in &conds {
-        match c {
+        match *c {
             Cond::None => {}
-            Cond::Sem(i, p) => {
-                if !sem_ok(sync, *i) {
-                    return WaitCheck::Unsupported(rec.waits[0].mode);
+            Cond::Sem(i, mode, v) => {
+                if !sem_ok(sync, i) {
+                    return WaitCheck::Unsupported(mode);
                 }
-                if !p(sync.sem(u32::from(*i))) {
+                if !holds(mode, v, sync.sem(u32::from(i))) {
                     return WaitCheck::Unmet;
                 }
-                ready = ready.max(sync.sem_time(u32::from(*i)));
+                ready = ready.max(sync.sem_time(u32::from(i)));
             }
             Cond::Evt(i, want, _) => {
-                if !evt_ok(sync, *i) {
+                if !evt_ok(sync, i) {
                     return WaitCheck::Unsupported(rec.waits[0].mode);
                 }
-                if sync.event(u32::from(*i)) != *want {
+                if sync.event(u32::from(i)) != want {
                     return WaitCheck::Unmet;
                 }
-                ready = ready.max(sync.event_time(u32::from(*i)));
+                ready = ready.max(sync.event_time(u32::from(i)));
             }
         }
     }
     // Take: the compare-and-swap of each issue-time semaphore update
     // re-validates the waits on that semaphore.
     for e in &effects {
-        if let Effect::Sem(i, f) = e {
-            if !sem_ok(sync, *i) {
-                return WaitCheck::Unsupported(0);
+        if let Effect::Sem(i, mode, imm) = *e {
+            if !sem_ok(sync, i) {
+                return WaitCheck::Unsupported(mode);
             }
-            let guards: Vec<&Box<dyn Fn(i32) -> bool>> = conds
-                .iter()
-                .filter_map(|c| match c {
-                    Cond::Sem(j, p) if j == i => Some(p),
-                    _ => None,
+            let guard = |x: i32| {
+                conds.iter().all(|c| match *c {
+                    Cond::Sem(j, m, v) if j == i => holds(m, v, x),
+                    _ => true,
                 })
-                .collect();
-            if !sync.update_sem_if(u32::from(*i), |x| guards.iter().all(|p| p(x)), f, now) {
+            };
+            if !sync.update_sem_if(u32::from(i), guard, &|x| apply(mode, imm, x), now) {
                 return WaitCheck::Unmet;
             }
         }
     }
     for c in &conds {
-        if let Cond::Evt(i, _, Some(after)) = c {
-            sync.set_event(u32::from(*i), *after, now);
+        if let Cond::Evt(i, _, Some(after)) = *c {
+            sync.set_event(u32::from(i), after, now);
         }
     }
     for e in &effects {
-        if let Effect::Evt(i, on) = e {
-            if !evt_ok(sync, *i) {
+        if let Effect::Evt(i, on) = *e {
+            if !evt_ok(sync, i) {
                 return WaitCheck::Unsupported(0);
             }
-            sync.set_event(u32::from(*i), *on, now);
+            sync.set_event(u32::from(i), on, now);
         }
     }
     WaitCheck::Met(ready)
@@ -170,11 +184,11 @@ pub fn complete(rec: &Record, sync: &SyncBlock, now: u64) -> Result<(), u8> {
         let base = Update { mode: u.mode - 16, ..*u };
         match effect(&base).map_err(|_| u.mode)? {
             Effect::None => {}
-            Effect::Sem(i, f) => {
+            Effect::Sem(i, mode, imm) => {
                 if !sem_ok(sync, i) {
                     return Err(u.mode);
                 }
-                sync.update_sem_if(u32::from(i), |_| true, &f, now);
+                sync.update_sem_if(u32::from(i), |_| true, &|x| apply(mode, imm, x), now);
             }
             Effect::Evt(i, on) => {
                 if !evt_ok(sync, i) {
