@@ -16,7 +16,7 @@ use nrt_hal::{
 };
 use nrt_isa::notification::InferErrorSubtype;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Instructions an engine runs per scheduling slice.
 const ENGINE_BUDGET: usize = 256;
@@ -36,6 +36,8 @@ pub struct Shared {
     pub faults: FaultState,
     scheduler: Scheduler,
     cores: Box<[OnceLock<Arc<Core>>]>,
+    /// Set by [`SimDevice::lose`]: why the device is gone.
+    lost: Mutex<Option<String>>,
     me: Weak<Shared>,
 }
 
@@ -337,6 +339,7 @@ impl SimDevice {
             faults: FaultState::default(),
             scheduler: Scheduler::new(config.deterministic, config.threads, config.deterministic_drain_limit),
             cores: (0..arch.cores_per_device).map(|_| OnceLock::new()).collect(),
+            lost: Mutex::new(None),
             me: me.clone(),
         });
         shared.faults.arm_all(&config.faults);
@@ -358,6 +361,21 @@ impl SimDevice {
     /// describes (the runtime's default backend).
     pub fn all_from_env() -> Result<Vec<SimDevice>, crate::config::ConfigError> {
         Ok(SimDevice::all(&SimConfig::from_env()?))
+    }
+
+    /// Simulates losing the device (a PCIe drop, a driver reset): every
+    /// later `Device` call fails with `DeviceLost` naming `reason`, and
+    /// the device stops stepping its engines and queues.
+    pub fn lose(&self, reason: &str) {
+        *self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.to_string());
+        self.shared.scheduler().shutdown();
+    }
+
+    fn alive(&self) -> HalResult<()> {
+        match &*self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) {
+            None => Ok(()),
+            Some(reason) => Err(HalError::DeviceLost { reason: format!("simulated device {}: {reason}", self.shared.info.device_index) }),
+        }
     }
 
     /// Arms a fault at run time (the test API of fault injection).
@@ -436,10 +454,12 @@ impl Device for SimDevice {
     }
 
     fn alloc(&self, location: MemoryLocation, size: u64, align: u64) -> HalResult<DeviceAddr> {
+        self.alive()?;
         self.shared.memory.pool(location)?.alloc(size, align)
     }
 
     fn free(&self, addr: DeviceAddr) -> HalResult<()> {
+        self.alive()?;
         match self.shared.target(addr, 0)? {
             Target::Pool(ch, _) => self.shared.pool(ch).free(addr),
             _ => Err(HalError::invalid(addr, 0, "only HBM and host-DMA allocations can be freed")),
@@ -447,14 +467,17 @@ impl Device for SimDevice {
     }
 
     fn read(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()> {
+        self.alive()?;
         self.shared.read(addr, buf)
     }
 
     fn write(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()> {
+        self.alive()?;
         self.shared.write_at(addr, data, 0)
     }
 
     fn memset(&self, addr: DeviceAddr, value: u8, len: u64) -> HalResult<()> {
+        self.alive()?;
         match self.shared.target(addr, len)? {
             Target::Pool(ch, off) => self.shared.pool(ch).bytes.fill(off, len, value),
             Target::Sbuf(c, off) => self.shared.core(c)?.sbuf.fill(off, len, value),
@@ -468,15 +491,18 @@ impl Device for SimDevice {
     }
 
     fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<()> {
+        self.alive()?;
         self.shared.copy_at(src, dst, len, 0)
     }
 
     fn semaphore_read(&self, core: CoreId, index: u32) -> HalResult<i32> {
+        self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         Ok(c.sync.sem(index))
     }
 
     fn semaphore_set(&self, core: CoreId, index: u32, value: i32) -> HalResult<()> {
+        self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.set_sem(index, value, c.now());
         self.shared.wake_core(&c);
@@ -484,6 +510,7 @@ impl Device for SimDevice {
     }
 
     fn semaphore_increment(&self, core: CoreId, index: u32, by: u32) -> HalResult<()> {
+        self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, by as i32, c.now());
         self.shared.wake_core(&c);
@@ -491,6 +518,7 @@ impl Device for SimDevice {
     }
 
     fn semaphore_decrement(&self, core: CoreId, index: u32, by: u32) -> HalResult<()> {
+        self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, (by as i32).wrapping_neg(), c.now());
         self.shared.wake_core(&c);
@@ -498,11 +526,13 @@ impl Device for SimDevice {
     }
 
     fn event_read(&self, core: CoreId, index: u32) -> HalResult<bool> {
+        self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         Ok(c.sync.event(index))
     }
 
     fn event_set(&self, core: CoreId, index: u32) -> HalResult<()> {
+        self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, true, c.now());
         self.shared.wake_core(&c);
@@ -510,6 +540,7 @@ impl Device for SimDevice {
     }
 
     fn event_clear(&self, core: CoreId, index: u32) -> HalResult<()> {
+        self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, false, c.now());
         self.shared.wake_core(&c);
@@ -517,6 +548,7 @@ impl Device for SimDevice {
     }
 
     fn dma_queue_init(&self, core: CoreId, queue: DmaQueueId, config: DmaRingConfig) -> HalResult<()> {
+        self.alive()?;
         let qi = self.queue_index(queue)?;
         let c = self.shared.core(core)?;
         for ring in [config.tx_ring, config.rx_ring] {
@@ -527,11 +559,13 @@ impl Device for SimDevice {
     }
 
     fn dma_queue_state(&self, core: CoreId, queue: DmaQueueId) -> HalResult<DmaQueueState> {
+        self.alive()?;
         let qi = self.queue_index(queue)?;
         Ok(self.shared.core(core)?.dma[qi].state())
     }
 
     fn dma_tail_increment(&self, core: CoreId, queue: DmaQueueId, tx: u32, rx: u32) -> HalResult<()> {
+        self.alive()?;
         let qi = self.queue_index(queue)?;
         let c = self.shared.core(core)?;
         c.dma[qi].ring_doorbell(tx, rx);
@@ -540,6 +574,7 @@ impl Device for SimDevice {
     }
 
     fn nq_init(&self, spec: NqSpec) -> HalResult<Arc<dyn NqRing>> {
+        self.alive()?;
         let c = self.shared.core(spec.core)?;
         if !spec.size_bytes.is_power_of_two() || (spec.size_bytes as usize) < NQ_RECORD_BYTES {
             return Err(HalError::invalid(
@@ -563,6 +598,7 @@ impl Device for SimDevice {
     }
 
     fn nq_destroy(&self, spec: NqSpec) -> HalResult<()> {
+        self.alive()?;
         let c = self.shared.core(spec.core)?;
         if let Some(old) = c.nqs.lock().unwrap_or_else(|e| e.into_inner()).remove(&(spec.engine_index, spec.nq_type)) {
             old.disable();
@@ -571,6 +607,7 @@ impl Device for SimDevice {
     }
 
     fn reserve_cores(&self, cores: &[CoreId]) -> HalResult<CoreReservation> {
+        self.alive()?;
         for &c in cores {
             self.shared.check_core(c)?;
         }
@@ -579,6 +616,7 @@ impl Device for SimDevice {
     }
 
     fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()> {
+        self.alive()?;
         let c = self.shared.core(core)?;
         self.shared.target(addr, len)?;
         let slot = &c.engines[engine.index()];
@@ -589,6 +627,7 @@ impl Device for SimDevice {
     }
 
     fn reset_core(&self, core: CoreId) -> HalResult<()> {
+        self.alive()?;
         self.shared.check_core(core)?;
         let Some(c) = self.shared.started_core(core) else { return Ok(()) };
         for slot in c.engines.iter() {

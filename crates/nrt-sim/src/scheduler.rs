@@ -97,6 +97,9 @@ impl Scheduler {
 
     /// Queues a task and makes sure someone runs it.
     pub fn submit<R: Runner>(&self, runner: &Arc<R>, task: Task) {
+        if self.shutdown.load(Ordering::Acquire) {
+            return;
+        }
         self.queue.lock().unwrap_or_else(|e| e.into_inner()).push_back(task);
         if self.deterministic && !self.escalated.load(Ordering::Acquire) {
             self.drain_here(runner);

@@ -507,3 +507,22 @@ fn many_executions_in_pool_mode_lose_no_wakeup() {
         assert_eq!(r.dev.semaphore_read(C0, u32::from(s)).unwrap(), 0, "semaphore {s} balanced");
     }
 }
+
+#[test]
+fn a_lost_device_fails_every_call_with_device_lost() {
+    let r = rig(device(false, &[]));
+    r.dev.lose("link down");
+    let mut b = [0u8; 4];
+    for res in [
+        r.dev.read(r.output, &mut b).err(),
+        r.dev.semaphore_increment(C0, u32::from(DOORBELL), 1).err(),
+        r.dev.alloc(HBM0, 64, 0).err(),
+        r.dev.reserve_cores(&[C0]).err(),
+    ] {
+        match res {
+            Some(nrt_hal::HalError::DeviceLost { reason }) => assert!(reason.contains("link down"), "{reason}"),
+            other => panic!("expected DeviceLost, got {other:?}"),
+        }
+    }
+    assert!(r.dev.info().physical_cores > 0, "discovery still answers");
+}
