@@ -5,8 +5,7 @@
 //! The function is matched once per call; each arm runs a tight generic loop
 //! over the rows, so the per-element work is straight-line code that
 //! vectorises (see [`super::math`] for the fast `exp` / `tanh` and their
-//! accuracy). `log`, `softplus` and `mish` use `std`'s `ln` / `ln_1p` and are
-//! not vectorised.
+//! accuracy).
 //!
 //! GELU comes in two forms, as in NKI: [`ActFunc::Gelu`] is the exact
 //! `0.5·x·erfc(-x/√2)` and [`ActFunc::GeluTanh`] the tanh approximation
@@ -123,11 +122,6 @@ pub enum ReduceCmd {
     ResetReduce,
 }
 
-#[inline(always)]
-fn softplus(x: f32) -> f32 {
-    if x > 20.0 { x } else { math::exp(x).ln_1p() }
-}
-
 /// Applies `func(v * scale(p) + bias(p))` in place over one row (`p` fixed).
 #[inline(always)]
 fn map_row(row: &mut [f32], scale: f32, bias: f32, f: impl Fn(f32) -> f32) {
@@ -152,7 +146,7 @@ fn dispatch(func: ActFunc, row: &mut [f32], s: f32, b: f32) {
         ActFunc::Tanh => map_row(row, s, b, math::tanh),
         ActFunc::Sigmoid => map_row(row, s, b, math::sigmoid),
         ActFunc::Exp => map_row(row, s, b, math::exp),
-        ActFunc::Log => map_row(row, s, b, f32::ln),
+        ActFunc::Log => map_row(row, s, b, math::ln),
         ActFunc::Rsqrt => map_row(row, s, b, |x| 1.0 / x.sqrt()),
         ActFunc::Reciprocal => map_row(row, s, b, |x| 1.0 / x),
         ActFunc::Silu => map_row(row, s, b, |x| x * math::sigmoid(x)),
@@ -168,8 +162,8 @@ fn dispatch(func: ActFunc, row: &mut [f32], s: f32, b: f32) {
                 x
             }
         }),
-        ActFunc::Softplus => map_row(row, s, b, softplus),
-        ActFunc::Mish => map_row(row, s, b, |x| x * math::tanh(softplus(x))),
+        ActFunc::Softplus => map_row(row, s, b, math::softplus),
+        ActFunc::Mish => map_row(row, s, b, |x| x * math::tanh(math::softplus(x))),
     }
 }
 
