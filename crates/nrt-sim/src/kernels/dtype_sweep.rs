@@ -23,6 +23,11 @@ const PARTS: usize = 4;
 const FREE: usize = 24;
 const PB: usize = 1024;
 
+/// A unary reference formula.
+type Unary = fn(f64) -> f64;
+/// A binary reference formula.
+type Binary = fn(f64, f64) -> f64;
+
 /// Spacing of `dtype` values around `x` (1 for integers).
 fn ulp(dtype: Dtype, x: f64) -> f64 {
     let (mant, emin) = match dtype {
@@ -83,7 +88,7 @@ fn check(name: &str, got: &Tile, want: &[f64], out_dtype: Dtype, rel: f64, abs: 
 
 #[test]
 fn activation_every_dtype_pair() {
-    let cases: [(ActFunc, f32, f32, fn(f64) -> f64); 5] = [
+    let cases: [(ActFunc, f32, f32, Unary); 5] = [
         (ActFunc::Identity, 2.0, 1.0, |x| x),
         (ActFunc::Relu, 1.0, -0.5, |x| x.max(0.0)),
         (ActFunc::Exp, 0.5, 0.0, f64::exp),
@@ -106,7 +111,7 @@ fn activation_every_dtype_pair() {
 
 #[test]
 fn tensor_ops_every_dtype_pair() {
-    let ops: [(AluOp, fn(f64, f64) -> f64); 5] = [
+    let ops: [(AluOp, Binary); 5] = [
         (AluOp::Add, |a, b| a + b),
         (AluOp::Subtract, |a, b| a - b),
         (AluOp::Multiply, |a, b| a * b),
