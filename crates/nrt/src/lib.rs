@@ -1,9 +1,21 @@
-//! The nrt-rs runtime core.
+//! The nrt-rs runtime core: what libnrt does between its C API and the
+//! device, in safe Rust.
 //!
-//! Will hold, per ARCHITECTURE.md: configuration from NEURON_RT_* variables,
-//! logging, topology (virtual cores, LNC, exclusive reservation), the device
-//! memory allocator and ledger, the NEFF load pipeline (parse, program IR,
-//! static memory plan, stage, lower/relocate, ready), execution (bind, stage,
-//! doorbell, harvest) and the status/error model. It talks to devices only
-//! through `nrt-hal`'s `Device` trait. Filled in by the runtime-core issue.
+//! It talks to devices only through `nrt-hal`'s [`Device`](nrt_hal::Device)
+//! trait: it installs, lowers and stages bytes, rings doorbells and learns
+//! results from notification queues (ARCHITECTURE.md, "the device only sees
+//! bytes").
+//!
+//! Modules:
+//! - [`status`]: the NRT_STATUS taxonomy and the error type.
+//! - `config`, `log`, `topology`, `memory`, `runtime`: configuration from
+//!   NEURON_RT_* variables, libnrt-format logging, virtual cores and
+//!   reservation, the device memory allocator and ledger, the lifecycle.
+//! - `program`, `load`, `model`, `tensor`, `exec`: the NEFF load pipeline,
+//!   the model database, tensors, and execution (bind, stage, doorbell,
+//!   harvest).
 #![forbid(unsafe_code)]
+
+pub mod status;
+
+pub use status::{NrtError, NrtResult, NrtStatus, StatusPriority};
