@@ -16,6 +16,7 @@
 //!   harvest).
 #![forbid(unsafe_code)]
 
+pub mod model;
 pub mod status;
 
 pub use status::{NrtError, NrtResult, NrtStatus, StatusPriority};
