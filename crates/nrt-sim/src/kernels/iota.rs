@@ -8,7 +8,7 @@
 //! the scatter converts them to the destination dtype.
 
 use super::error::{KernelError, KernelResult};
-use super::pattern::{Axis, MAX_AXES};
+use super::pattern::{Axis, MAX_AXES, checked_free_len};
 use super::tile::Tile;
 
 /// Generates the `[partitions x Π counts]` index tile.
@@ -18,7 +18,7 @@ pub fn iota(partitions: usize, base: i64, channel_multiplier: i64, axes: &[Axis]
             detail: format!("{} iota axes, expected 1 to {MAX_AXES}", axes.len()),
         });
     }
-    let free: usize = axes.iter().map(|a| a.count as usize).product();
+    let free = checked_free_len(axes)?;
     // Offsets of each free position from the partition's base, computed once.
     let mut offsets = Vec::with_capacity(free);
     let mut idx = [0u32; MAX_AXES];
@@ -71,5 +71,6 @@ mod tests {
     fn rank_is_checked() {
         assert!(iota(1, 0, 1, &[]).is_err());
         assert!(iota(1, 0, 1, &[Axis::new(1, 1); 5]).is_err());
+        assert!(iota(1, 0, 1, &[Axis::new(0, u32::MAX); 4]).is_err());
     }
 }

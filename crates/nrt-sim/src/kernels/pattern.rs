@@ -26,6 +26,23 @@ use super::tile::Tile;
 /// Most free-dimension axes an operand pattern can have (TENSOR4D).
 pub const MAX_AXES: usize = 4;
 
+/// Most elements per partition a pattern may address (2^24). Far above any
+/// real operand (a 192 KiB partition holds 196608 bytes), it keeps a
+/// malformed broadcast pattern from asking for an absurd tile.
+pub const MAX_FREE_ELEMS: usize = 1 << 24;
+
+/// Elements per partition of `axes`, or an error if the product overflows
+/// or exceeds [`MAX_FREE_ELEMS`].
+pub(crate) fn checked_free_len(axes: &[Axis]) -> KernelResult<usize> {
+    let n = axes.iter().try_fold(1usize, |acc, a| acc.checked_mul(a.count as usize));
+    match n {
+        Some(n) if n <= MAX_FREE_ELEMS => Ok(n),
+        _ => Err(KernelError::InvalidPattern {
+            detail: format!("axes {axes:?} address more than {MAX_FREE_ELEMS} elements per partition"),
+        }),
+    }
+}
+
 /// One free-dimension axis: `count` elements, `step` elements apart.
 ///
 /// Steps may be negative (the PE's LDWEIGHTS walks its tile backwards) or
@@ -65,6 +82,7 @@ impl Pattern {
                 detail: format!("{} axes given, expected 1 to {MAX_AXES}", axes.len()),
             });
         }
+        checked_free_len(axes)?;
         let mut padded = [Axis::new(0, 1); MAX_AXES];
         padded[..axes.len()].copy_from_slice(axes);
         Ok(Self {
@@ -318,6 +336,7 @@ fn check_bounds<M: OnChipRead + ?Sized>(pat: &Pattern, esize: usize, mem: &M) ->
             detail: format!("partitions {}..{end} outside the {partitions} the memory has", pat.start_partition),
         });
     }
+    checked_free_len(pat.axes())?;
     let (lo, hi) = pat.byte_span(esize)?;
     if hi > mem.partition_bytes() {
         return Err(KernelError::OutOfBounds {
@@ -483,7 +502,8 @@ pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) 
 /// Writes raw elements to the operand `pat` (no conversion).
 pub fn scatter_raw<M: OnChipWrite + ?Sized>(mem: &mut M, pat: &Pattern, raw: &RawTile) -> KernelResult<()> {
     let esize = raw.esize;
-    if (raw.partitions, raw.free) != (pat.partitions, pat.free_len()) || raw.bytes.len() != raw.partitions * raw.free * esize {
+    let expected_len = raw.partitions.checked_mul(raw.free).and_then(|n| n.checked_mul(esize));
+    if (raw.partitions, raw.free) != (pat.partitions, pat.free_len()) || expected_len != Some(raw.bytes.len()) {
         return Err(KernelError::ShapeMismatch {
             op: "scatter_raw",
             expected: shape(pat.partitions, pat.free_len()),

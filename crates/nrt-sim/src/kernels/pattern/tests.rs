@@ -167,6 +167,12 @@ fn bounds_and_shape_errors() {
         Err(KernelError::UnsupportedDtype { .. })
     ));
     assert!(Pattern::new(0, 1, 0, &[Axis::new(1, 1); 5]).is_err());
+    assert!(Pattern::new(0, 1, 0, &[Axis::new(0, u32::MAX); 4]).is_err());
+    let huge_broadcast = Pattern::contiguous(0, 1, 0, u32::MAX);
+    assert!(matches!(
+        gather(&mem, &huge_broadcast, Dtype::Float32),
+        Err(KernelError::InvalidPattern { .. })
+    ));
     assert!(Memory::new(&bytes, 48).is_err());
     let mut buf = bytes.clone();
     let mut m = MemoryMut::new(&mut buf, 64).unwrap();
