@@ -62,12 +62,9 @@ pub fn transpose_blocks32(t: &Tile) -> KernelResult<Tile> {
 /// [`transpose`] on raw elements: bit-exact for every dtype.
 pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
     let (rows, cols, e) = (raw.partitions, raw.free, raw.esize);
-    if raw.bytes.len() != rows * cols * e {
-        return Err(KernelError::BufferTooSmall {
-            what: "raw tile",
-            needed: rows * cols * e,
-            have: raw.bytes.len(),
-        });
+    let needed = rows.checked_mul(cols).and_then(|n| n.checked_mul(e)).unwrap_or(usize::MAX);
+    if raw.bytes.len() != needed {
+        return Err(KernelError::BufferTooSmall { what: "raw tile", needed, have: raw.bytes.len() });
     }
     let mut bytes = vec![0u8; raw.bytes.len()];
     for i in 0..rows {
