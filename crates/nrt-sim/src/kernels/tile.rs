@@ -118,8 +118,8 @@ impl Tile {
         (p < self.partitions && j < self.free).then(|| self.data[p * self.free + j])
     }
 
-    /// Reinterprets the free dimension with a different width, keeping the
-    /// element order (e.g. to view `[P x (a*b)]` as `[(P) x a*b]` groups).
+    /// Reinterprets the same row-major elements with another shape of equal
+    /// size (e.g. `[P x F]` as `[1 x P*F]` before a whole-tile reduction).
     pub fn reshaped(self, partitions: usize, free: usize) -> KernelResult<Self> {
         Self::from_vec(partitions, free, self.data)
     }
