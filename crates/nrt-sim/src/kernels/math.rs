@@ -83,7 +83,12 @@ pub fn softplus(x: f32) -> f32 {
     let e = exp(x);
     let u = 1.0 + e;
     let d = u - 1.0;
-    let small = if d == 0.0 { e } else { ln(u) * (e / d) };
+    // Straight-line code with selects only (no branch around `ln`), so the
+    // loops calling this stay vectorised.
+    let tiny = d == 0.0;
+    let ratio = e / if tiny { 1.0 } else { d };
+    let corrected = ln(u) * ratio;
+    let small = if tiny { e } else { corrected };
     if x > 20.0 { x } else { small }
 }
 

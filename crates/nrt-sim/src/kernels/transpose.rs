@@ -64,7 +64,11 @@ pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
     let (rows, cols, e) = (raw.partitions, raw.free, raw.esize);
     let needed = rows.checked_mul(cols).and_then(|n| n.checked_mul(e)).unwrap_or(usize::MAX);
     if raw.bytes.len() != needed {
-        return Err(KernelError::BufferTooSmall { what: "raw tile", needed, have: raw.bytes.len() });
+        return Err(KernelError::BufferTooSmall {
+            what: "raw tile",
+            needed,
+            have: raw.bytes.len(),
+        });
     }
     let mut bytes = vec![0u8; raw.bytes.len()];
     for i in 0..rows {
