@@ -226,6 +226,13 @@ pub trait OnChipRead {
     fn partition_bytes(&self) -> usize;
     /// Fills `buf` with the bytes at `offset..offset + buf.len()` of `partition`.
     fn read_partition(&self, partition: usize, offset: usize, buf: &mut [u8]);
+
+    /// The whole of `partition` as one slice, when the storage is contiguous
+    /// (lets gathers skip the copy into a staging buffer). The default says
+    /// the storage cannot lend a slice.
+    fn partition_slice(&self, _partition: usize) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// Write access to an on-chip memory laid out `[partition][bytes]`.
@@ -290,6 +297,10 @@ impl OnChipRead for Memory<'_> {
         let at = partition * self.partition_bytes + offset;
         buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
     }
+    fn partition_slice(&self, partition: usize) -> Option<&[u8]> {
+        let at = partition * self.partition_bytes;
+        self.bytes.get(at..at + self.partition_bytes)
+    }
 }
 
 impl OnChipRead for MemoryMut<'_> {
@@ -301,6 +312,10 @@ impl OnChipRead for MemoryMut<'_> {
     }
     fn read_partition(&self, partition: usize, offset: usize, buf: &mut [u8]) {
         self.as_ref().read_partition(partition, offset, buf)
+    }
+    fn partition_slice(&self, partition: usize) -> Option<&[u8]> {
+        let at = partition * self.partition_bytes;
+        self.bytes.get(at..at + self.partition_bytes)
     }
 }
 
@@ -361,11 +376,19 @@ fn walk_read<M: OnChipRead + ?Sized>(
     }
     let (inner, runs) = pat.runs();
     let len = inner.count as usize;
-    let mut span = vec![0u8; hi - lo];
+    let mut staging = Vec::new();
     let mut strided = Vec::with_capacity(len * esize);
     let first = (pat.offset - lo) as i64;
     for p in 0..pat.partitions {
-        mem.read_partition(pat.start_partition + p, lo, &mut span);
+        let part = pat.start_partition + p;
+        let span: &[u8] = match mem.partition_slice(part) {
+            Some(whole) => &whole[lo..hi],
+            None => {
+                staging.resize(hi - lo, 0);
+                mem.read_partition(part, lo, &mut staging);
+                &staging
+            }
+        };
         for &(pos, elem) in &runs {
             let start = first + elem * esize as i64;
             if inner.step == 1 {
