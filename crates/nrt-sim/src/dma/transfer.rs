@@ -33,6 +33,14 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         if regs.tx_head >= tx_tail || regs.rx_head >= rx_tail {
             break;
         }
+        // A tail more than a ring ahead of its head names descriptors that
+        // were never written: the engine refuses (ring overrun) instead of
+        // walking stale slots.
+        if tx_tail - regs.tx_head > n || rx_tail - regs.rx_head > n {
+            regs.status = DmaQueueStatus::Aborted;
+            dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, regs.clock.max(core.now()));
+            break;
+        }
         let mut tb = [0u8; 16];
         let mut rb = [0u8; 16];
         let fetched = dev
@@ -172,5 +180,18 @@ mod tests {
             let st = dev.dma_queue_state(CoreId(0), q).unwrap();
             prop_assert!(st.status == DmaQueueStatus::Aborted || st.tx_head == u64::from(n));
         }
+    }
+
+    #[test]
+    fn tail_overrun_aborts_the_queue() {
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let hbm = MemoryLocation::Hbm { channel: 0 };
+        let tx = dev.alloc(hbm, 32 * 16, 256).unwrap();
+        let rx = dev.alloc(hbm, 32 * 16, 256).unwrap();
+        let q = nrt_hal::DmaQueueId { engine: 0, queue: 2 };
+        dev.dma_queue_init(CoreId(0), q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 32, completion_semaphore: None, completion_event: None }).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 33, 33).unwrap();
+        let st = dev.dma_queue_state(CoreId(0), q).unwrap();
+        assert_eq!((st.status, st.tx_head), (DmaQueueStatus::Aborted, 0));
     }
 }
