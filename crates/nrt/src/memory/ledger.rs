@@ -1,0 +1,200 @@
+//! The device-memory ledger: bytes in use per usage type, per device, per
+//! physical core and per model, and per HBM channel against its size
+//! (libnrt's `memory_usage_nc[8][23]` plus the per-model view the OOM
+//! report prints).
+//!
+//! Snapshots compare by value, so a test can take one before a load and
+//! assert the ledger is back to it after the unload.
+
+use super::usage::{MEM_USAGE_COUNT, MemUsage, ReportColumn};
+use crate::model::ModelId;
+use nrt_hal::CoreId;
+use std::collections::BTreeMap;
+
+/// Bytes per usage type (one row of the ledger).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub struct UsageTotals {
+    bytes: [u64; MEM_USAGE_COUNT],
+}
+
+impl UsageTotals {
+    /// Bytes booked under `usage`.
+    pub fn get(&self, usage: MemUsage) -> u64 {
+        self.bytes[usage.index()]
+    }
+
+    /// Sum over every usage type.
+    pub fn total(&self) -> u64 {
+        self.bytes.iter().sum()
+    }
+
+    /// Sum over the usage types folded into an OOM-report column.
+    pub fn column(&self, column: ReportColumn) -> u64 {
+        MemUsage::ALL.iter().filter(|u| u.column() == column).map(|&u| self.get(u)).sum()
+    }
+
+    /// Whether nothing is booked.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.iter().all(|&b| b == 0)
+    }
+
+    pub(crate) fn add(&mut self, usage: MemUsage, bytes: u64) {
+        let slot = &mut self.bytes[usage.index()];
+        *slot = slot.saturating_add(bytes);
+    }
+
+    pub(crate) fn sub(&mut self, usage: MemUsage, bytes: u64) {
+        let slot = &mut self.bytes[usage.index()];
+        *slot = slot.saturating_sub(bytes);
+    }
+}
+
+/// Who an allocation belongs to: the runtime's global per-core tier, or
+/// one model's tier (freed in one call at unload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemOwner {
+    /// The global tier (shared scratchpad, notification rings, tensors...).
+    Runtime,
+    /// A model's private tier.
+    Model(ModelId),
+}
+
+/// Bytes used on one HBM channel against what it offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelUsage {
+    /// Bytes booked on the channel.
+    pub used: u64,
+    /// The channel's usable size.
+    pub capacity: u64,
+}
+
+/// A copy of one device's ledger at one moment. Empty rows are omitted, so
+/// two snapshots are equal exactly when the same bytes are booked in the
+/// same places.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerSnapshot {
+    /// Device index.
+    pub device: u32,
+    /// Totals over the whole device.
+    pub device_totals: UsageTotals,
+    /// Totals per physical core (cores with nothing booked are absent).
+    pub cores: BTreeMap<CoreId, UsageTotals>,
+    /// Totals per model (models with nothing booked are absent).
+    pub models: BTreeMap<ModelId, UsageTotals>,
+    /// Per-HBM-channel use, in channel order.
+    pub channels: Vec<ChannelUsage>,
+    /// Live allocations.
+    pub allocations: usize,
+}
+
+impl LedgerSnapshot {
+    /// Bytes in use on the device.
+    pub fn total(&self) -> u64 {
+        self.device_totals.total()
+    }
+
+    /// Totals of one core (zero if nothing is booked there).
+    pub fn core(&self, core: CoreId) -> UsageTotals {
+        self.cores.get(&core).copied().unwrap_or_default()
+    }
+
+    /// Totals of one model (zero if nothing is booked for it).
+    pub fn model(&self, model: ModelId) -> UsageTotals {
+        self.models.get(&model).copied().unwrap_or_default()
+    }
+}
+
+/// The mutable ledger behind [`super::DeviceMemory`].
+#[derive(Debug)]
+pub(crate) struct Ledger {
+    device: u32,
+    device_totals: UsageTotals,
+    cores: BTreeMap<CoreId, UsageTotals>,
+    models: BTreeMap<ModelId, UsageTotals>,
+    channels: Vec<ChannelUsage>,
+    allocations: usize,
+}
+
+impl Ledger {
+    pub(crate) fn new(device: u32, capacities: impl IntoIterator<Item = u64>) -> Ledger {
+        Ledger {
+            device,
+            device_totals: UsageTotals::default(),
+            cores: BTreeMap::new(),
+            models: BTreeMap::new(),
+            channels: capacities.into_iter().map(|capacity| ChannelUsage { used: 0, capacity }).collect(),
+            allocations: 0,
+        }
+    }
+
+    pub(crate) fn channel(&self, channel: usize) -> Option<ChannelUsage> {
+        self.channels.get(channel).copied()
+    }
+
+    pub(crate) fn book(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, channel: usize, bytes: u64) {
+        self.device_totals.add(usage, bytes);
+        self.cores.entry(core).or_default().add(usage, bytes);
+        if let MemOwner::Model(id) = owner {
+            self.models.entry(id).or_default().add(usage, bytes);
+        }
+        if let Some(c) = self.channels.get_mut(channel) {
+            c.used = c.used.saturating_add(bytes);
+        }
+        self.allocations += 1;
+    }
+
+    pub(crate) fn release(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, channel: usize, bytes: u64) {
+        self.device_totals.sub(usage, bytes);
+        if let Some(t) = self.cores.get_mut(&core) {
+            t.sub(usage, bytes);
+            if t.is_empty() {
+                self.cores.remove(&core);
+            }
+        }
+        if let MemOwner::Model(id) = owner
+            && let Some(t) = self.models.get_mut(&id)
+        {
+            t.sub(usage, bytes);
+            if t.is_empty() {
+                self.models.remove(&id);
+            }
+        }
+        if let Some(c) = self.channels.get_mut(channel) {
+            c.used = c.used.saturating_sub(bytes);
+        }
+        self.allocations = self.allocations.saturating_sub(1);
+    }
+
+    pub(crate) fn snapshot(&self) -> LedgerSnapshot {
+        LedgerSnapshot {
+            device: self.device,
+            device_totals: self.device_totals,
+            cores: self.cores.clone(),
+            models: self.models.clone(),
+            channels: self.channels.clone(),
+            allocations: self.allocations,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn book_and_release_return_to_empty() {
+        let mut l = Ledger::new(0, [100, 100]);
+        let empty = l.snapshot();
+        l.book(CoreId(1), MemOwner::Model(7), MemUsage::Weight, 1, 40);
+        l.book(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, 1, 10);
+        let s = l.snapshot();
+        assert_eq!(s.total(), 50);
+        assert_eq!(s.core(CoreId(1)).get(MemUsage::Weight), 40);
+        assert_eq!(s.model(7).total(), 40);
+        assert_eq!(s.channels[1].used, 50);
+        assert_eq!(s.device_totals.column(ReportColumn::Constants), 40);
+        l.release(CoreId(1), MemOwner::Model(7), MemUsage::Weight, 1, 40);
+        l.release(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, 1, 10);
+        assert_eq!(l.snapshot(), empty);
+    }
+}

@@ -1,0 +1,352 @@
+//! Device memory: libnrt's two-tier `dmem` allocator and its ledger.
+//!
+//! - [`DeviceMemory`] (one per device, `Arc`-shared) is the global tier:
+//!   every allocation on the device goes through it, booked under a
+//!   [`MemUsage`] and an owner, so the ledger knows the bytes per device,
+//!   per physical core, per model and per HBM channel.
+//! - [`ModelMemory`] is one model's tier: it remembers what it allocated
+//!   and frees all of it in one call at unload (or when dropped).
+//!
+//! Addresses come from the device (`Device::alloc`); the runtime keeps its
+//! own accounting on top and refuses allocations that would overfill a
+//! channel, with NRT_RESOURCE and the OOM report in the log.
+
+mod ledger;
+mod report;
+mod usage;
+
+pub use ledger::{ChannelUsage, LedgerSnapshot, MemOwner, UsageTotals};
+pub use report::{FailedAlloc, render_table};
+pub use usage::{MEM_USAGE_COUNT, MemUsage, ReportColumn, human_bytes};
+
+use crate::log::Module;
+use crate::model::ModelId;
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use ledger::Ledger;
+use nrt_hal::{CoreId, Device, DeviceAddr, HalError, MemoryLocation};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// One live allocation as the ledger knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    /// Physical core it is booked to.
+    pub core: CoreId,
+    /// Global tier or a model's.
+    pub owner: MemOwner,
+    /// Usage type.
+    pub usage: MemUsage,
+    /// HBM channel it lives in.
+    pub channel: u32,
+    /// Bytes booked.
+    pub size: u64,
+}
+
+#[derive(Debug)]
+struct State {
+    ledger: Ledger,
+    live: HashMap<DeviceAddr, Allocation>,
+    model_names: BTreeMap<ModelId, String>,
+}
+
+/// The global (per-device, per-core) tier of the device-memory allocator
+/// and the device's ledger. Exists so every byte the runtime puts on a
+/// device is accounted for by owner and usage.
+pub struct DeviceMemory {
+    device: Arc<dyn Device>,
+    index: u32,
+    physical_cores: u32,
+    oom_log: AtomicBool,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for DeviceMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceMemory").field("device", &self.index).finish_non_exhaustive()
+    }
+}
+
+/// The HBM channel that serves a physical core: cores are spread evenly
+/// over the channels in order (trn2: two cores per channel; trn1: one).
+pub fn hbm_channel_of(core: CoreId, physical_cores: u32, channels: u32) -> u32 {
+    if channels == 0 || physical_cores == 0 {
+        return 0;
+    }
+    let per = physical_cores.div_ceil(channels).max(1);
+    (core.0 / per).min(channels - 1)
+}
+
+impl DeviceMemory {
+    /// The allocator of `device`, with an empty ledger.
+    pub fn new(device: Arc<dyn Device>) -> DeviceMemory {
+        let info = device.info();
+        let (index, physical_cores) = (info.device_index, info.physical_cores);
+        let ledger = Ledger::new(index, info.hbm.iter().map(|c| c.size));
+        DeviceMemory {
+            device,
+            index,
+            physical_cores,
+            oom_log: AtomicBool::new(true),
+            state: Mutex::new(State { ledger, live: HashMap::new(), model_names: BTreeMap::new() }),
+        }
+    }
+
+    /// Turns the OOM report in the log on or off
+    /// (NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG).
+    pub fn set_oom_log(&self, on: bool) {
+        self.oom_log.store(on, Ordering::Relaxed);
+    }
+
+    /// The device index.
+    pub fn device_index(&self) -> u32 {
+        self.index
+    }
+
+    /// The device this allocator carves.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The HBM channel serving `core`.
+    pub fn channel_of(&self, core: CoreId) -> u32 {
+        hbm_channel_of(core, self.physical_cores, self.device.info().hbm.len() as u32)
+    }
+
+    /// Allocates `size` bytes aligned to `align` (a power of two; 0 = the
+    /// device's default) in the HBM channel of `core`, booked to `owner`
+    /// under `usage`. A request that does not fit returns NRT_RESOURCE and
+    /// logs the OOM report.
+    pub fn alloc(&self, core: CoreId, owner: MemOwner, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
+        if core.0 >= self.physical_cores {
+            return Err(NrtError::invalid(format!(
+                "device memory allocation on ND {}:NC {}: the device has physical cores 0..{}",
+                self.index, core.0, self.physical_cores
+            )));
+        }
+        if size == 0 {
+            return Err(NrtError::invalid(format!(
+                "device memory allocation of 0 bytes ({usage}) on ND {}:NC {}: size must be at least 1",
+                self.index, core.0
+            )));
+        }
+        if align != 0 && !align.is_power_of_two() {
+            return Err(NrtError::invalid(format!(
+                "device memory allocation alignment {align} is not a power of two (0 = default)"
+            )));
+        }
+        let channel = self.channel_of(core);
+        let mut st = self.lock();
+        let fits = st
+            .ledger
+            .channel(channel as usize)
+            .is_some_and(|c| c.used.checked_add(size).is_some_and(|u| u <= c.capacity));
+        let result = if fits {
+            self.device.alloc(MemoryLocation::Hbm { channel }, size, align)
+        } else {
+            Err(HalError::OutOfMemory {
+                location: MemoryLocation::Hbm { channel },
+                requested: size,
+                align,
+                largest_free: 0,
+                capacity: st.ledger.channel(channel as usize).map_or(0, |c| c.capacity),
+            })
+        };
+        match result {
+            Ok(addr) => {
+                st.ledger.book(core, owner, usage, channel as usize, size);
+                st.live.insert(addr, Allocation { core, owner, usage, channel, size });
+                Ok(addr)
+            }
+            Err(HalError::OutOfMemory { .. }) => {
+                let failed = FailedAlloc { size, align, usage, device: self.index, core };
+                let headline = failed.headline();
+                if self.oom_log.load(Ordering::Relaxed) {
+                    let table = render_table(&st.ledger.snapshot(), &st.model_names);
+                    crate::log_error!(Module::Tdrv, "{headline}");
+                    crate::log::emit_block(crate::log::Level::Error, Module::Tdrv, &table);
+                }
+                Err(NrtError::new(NrtStatus::Resource, headline))
+            }
+            Err(e) => Err(NrtError::failure(format!(
+                "device memory allocation of {size} bytes ({usage}) on ND {}:NC {} failed: {e}",
+                self.index, core.0
+            ))),
+        }
+    }
+
+    /// Frees an allocation by its address and takes it off the ledger.
+    pub fn free(&self, addr: DeviceAddr) -> NrtResult<()> {
+        let mut st = self.lock();
+        let Some(a) = st.live.get(&addr).copied() else {
+            return Err(NrtError::invalid(format!(
+                "device address {addr} is not the start of a live allocation on ND {}",
+                self.index
+            )));
+        };
+        self.device.free(addr).map_err(|e| {
+            NrtError::failure(format!("freeing {} bytes ({}) at {addr} on ND {}: {e}", a.size, a.usage, self.index))
+        })?;
+        st.live.remove(&addr);
+        st.ledger.release(a.core, a.owner, a.usage, a.channel as usize, a.size);
+        Ok(())
+    }
+
+    /// What the ledger knows about a live allocation.
+    pub fn allocation(&self, addr: DeviceAddr) -> Option<Allocation> {
+        self.lock().live.get(&addr).copied()
+    }
+
+    /// A new, empty model tier for `model` on physical core `core`.
+    pub fn model_tier(self: &Arc<Self>, core: CoreId, model: ModelId) -> ModelMemory {
+        ModelMemory {
+            memory: Arc::clone(self),
+            core,
+            model,
+            live: Mutex::new(Vec::new()),
+            total: AtomicU64::new(0),
+        }
+    }
+
+    /// Names a model in the OOM report's id-to-name map.
+    pub fn set_model_name(&self, model: ModelId, name: &str) {
+        self.lock().model_names.insert(model, name.to_string());
+    }
+
+    /// Drops a model's name from the id-to-name map.
+    pub fn forget_model_name(&self, model: ModelId) {
+        self.lock().model_names.remove(&model);
+    }
+
+    /// A copy of the ledger.
+    pub fn ledger(&self) -> LedgerSnapshot {
+        self.lock().ledger.snapshot()
+    }
+
+    /// The usage table as the OOM report prints it
+    /// (`nrt_debug_log_oom_report`).
+    pub fn oom_report(&self) -> String {
+        let st = self.lock();
+        render_table(&st.ledger.snapshot(), &st.model_names)
+    }
+
+    /// Frees every live allocation (close): returns the first failure after
+    /// attempting all of them.
+    pub fn free_everything(&self) -> NrtResult<()> {
+        let addrs: Vec<DeviceAddr> = self.lock().live.keys().copied().collect();
+        let mut first = Ok(());
+        for a in addrs {
+            if let Err(e) = self.free(a)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+}
+
+/// One model's tier of the allocator: everything it allocates is booked
+/// to the model and released together by [`ModelMemory::free_all`] (also
+/// on drop), which is what makes unload independent of other models.
+pub struct ModelMemory {
+    memory: Arc<DeviceMemory>,
+    core: CoreId,
+    model: ModelId,
+    live: Mutex<Vec<DeviceAddr>>,
+    total: AtomicU64,
+}
+
+impl std::fmt::Debug for ModelMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelMemory")
+            .field("device", &self.memory.index)
+            .field("core", &self.core)
+            .field("model", &self.model)
+            .field("total", &self.total())
+            .finish()
+    }
+}
+
+impl ModelMemory {
+    /// Allocates on the tier's own core.
+    pub fn alloc(&self, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
+        self.alloc_on(self.core, usage, size, align)
+    }
+
+    /// Allocates on another physical core of the same device (a model on a
+    /// logical core of two physical cores needs memory near both).
+    pub fn alloc_on(&self, core: CoreId, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
+        let addr = self.memory.alloc(core, MemOwner::Model(self.model), usage, size, align)?;
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).push(addr);
+        self.total.fetch_add(size, Ordering::Relaxed);
+        Ok(addr)
+    }
+
+    /// Frees everything this tier allocated (newest first). Every
+    /// allocation is attempted; the first failure is returned.
+    pub fn free_all(&self) -> NrtResult<()> {
+        let addrs = std::mem::take(&mut *self.live.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut first = Ok(());
+        for addr in addrs.into_iter().rev() {
+            let size = self.memory.allocation(addr).map_or(0, |a| a.size);
+            match self.memory.free(addr) {
+                Ok(()) => {
+                    self.total.fetch_sub(size, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    if first.is_ok() {
+                        first = Err(e);
+                    }
+                }
+            }
+        }
+        first
+    }
+
+    /// Bytes currently allocated by this tier.
+    pub fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    /// The model it belongs to.
+    pub fn model(&self) -> ModelId {
+        self.model
+    }
+
+    /// Its home physical core.
+    pub fn core(&self) -> CoreId {
+        self.core
+    }
+
+    /// The device allocator underneath.
+    pub fn device_memory(&self) -> &Arc<DeviceMemory> {
+        &self.memory
+    }
+}
+
+impl Drop for ModelMemory {
+    fn drop(&mut self) {
+        if let Err(e) = self.free_all() {
+            crate::log_error!(Module::Tdrv, "model {} memory not fully released: {e}", self.model);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_spread_cores_evenly() {
+        let got: Vec<u32> = (0..8).map(|c| hbm_channel_of(CoreId(c), 8, 4)).collect();
+        assert_eq!(got, vec![0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(hbm_channel_of(CoreId(1), 2, 2), 1);
+        assert_eq!(hbm_channel_of(CoreId(0), 1, 2), 0);
+        assert_eq!(hbm_channel_of(CoreId(3), 4, 0), 0);
+    }
+}

@@ -1,0 +1,566 @@
+//! The runtime object and its lifecycle (`nrt_init` / `nrt_close`).
+//!
+//! [`Runtime::init`] reads the configuration, sets up logging, plans the
+//! logical cores, reserves them exclusively (held until [`Runtime::close`]
+//! or process exit), optionally resets them, and creates one
+//! [`DeviceMemory`] per device. Every device-facing accessor checks the
+//! state: after `close` they return NRT_CLOSED (14).
+//!
+//! [`Lifecycle`] is the process-wide state machine the C API keeps
+//! (uninitialised -> init -> closed): calls before init get
+//! NRT_UNINITIALIZED (13), after close NRT_CLOSED (14); `init` while
+//! initialised returns the same runtime (libnrt's init is idempotent), and
+//! a closed runtime may be initialised again (libnrt's close returns to
+//! its start state, so a new `nrt_init` works).
+//!
+//! The queries libnrt allows before init (total and visible core counts,
+//! version, instance info) are free functions here: [`total_vnc_count`],
+//! [`visible_vnc_count`], [`version`], [`instance_info`].
+
+use crate::config::{Config, Env};
+use crate::log::{self, Infodump, Level, Module};
+use crate::memory::DeviceMemory;
+use crate::model::ModelDb;
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use crate::topology::{DeviceShape, InstanceInfo, Topology, TopologyPlan, VcoreInfo, lnc_size};
+use nrt_hal::{CoreReservation, Device};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// `nrt_framework_type_t`: which framework drives the runtime (only
+/// labels the process for tools).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u32)]
+pub enum FrameworkType {
+    /// Not a valid framework.
+    Invalid = 0,
+    /// No framework (a plain application).
+    #[default]
+    NoFw = 1,
+    /// TensorFlow.
+    Tensorflow = 2,
+    /// PyTorch.
+    Pytorch = 3,
+    /// MXNet.
+    Mxnet = 4,
+    /// A pre-check tool.
+    Precheck = 5,
+}
+
+/// What `nrt_init` is given: the devices (the backend is handed in; the
+/// CLI and C ABI pass the simulator's devices), the environment, and the
+/// framework labels.
+#[derive(Clone)]
+pub struct RuntimeOptions {
+    /// Every device of the instance, in index order.
+    pub devices: Vec<Arc<dyn Device>>,
+    /// The environment to read NEURON_RT_* from.
+    pub env: Env,
+    /// Framework label.
+    pub framework: FrameworkType,
+    /// Framework version label.
+    pub framework_version: String,
+    /// Framework abstraction-layer version label.
+    pub fal_version: String,
+}
+
+impl RuntimeOptions {
+    /// Options for these devices and environment, as a plain application.
+    pub fn new(devices: Vec<Arc<dyn Device>>, env: Env) -> RuntimeOptions {
+        RuntimeOptions { devices, env, framework: FrameworkType::NoFw, framework_version: String::new(), fal_version: String::new() }
+    }
+}
+
+/// `nrt_get_version` data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionInfo {
+    /// Major version.
+    pub major: u64,
+    /// Minor version.
+    pub minor: u64,
+    /// Patch version.
+    pub patch: u64,
+    /// Maintenance version (always 0 for this runtime).
+    pub maintenance: u64,
+    /// The version string (`nrt-rs 0.1.0.0`).
+    pub version: String,
+    /// 40-character git hash (`NRT_GIT_SHA` at build time, else zeros).
+    pub git_sha: String,
+}
+
+/// The runtime's version, from the Cargo package version. Non-numeric
+/// components read as 0, as libnrt does.
+pub fn version() -> VersionInfo {
+    let mut parts = env!("CARGO_PKG_VERSION").split(['.', '-', '+']).map(|p| p.parse::<u64>().unwrap_or(0));
+    let (major, minor, patch) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    let sha = option_env!("NRT_GIT_SHA").unwrap_or("");
+    let git_sha = if sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()) { sha.to_string() } else { "0".repeat(40) };
+    VersionInfo { major, minor, patch, maintenance: 0, version: format!("nrt-rs {major}.{minor}.{patch}.0"), git_sha }
+}
+
+fn shapes_for(config: &Config, devices: &[Arc<dyn Device>]) -> NrtResult<Vec<DeviceShape>> {
+    if let Some(fake) = &config.fake_instance {
+        return Ok(DeviceShape::fake(fake.arch, fake.devices));
+    }
+    if devices.is_empty() {
+        return Err(NrtError::invalid("Cannot find Neuron devices: no device was given to the runtime"));
+    }
+    Ok(devices.iter().map(|d| DeviceShape::of(d.info())).collect())
+}
+
+/// `nrt_get_total_vnc_count` before (or without) init: logical cores on
+/// the instance, ignoring the visible-core settings.
+pub fn total_vnc_count(env: &Env, devices: &[Arc<dyn Device>]) -> NrtResult<u32> {
+    let config = Config::from_env(env)?;
+    let shapes = shapes_for(&config, devices)?;
+    let (lnc, _) = lnc_size(&config, &shapes)?;
+    Ok(shapes.iter().map(|s| s.physical_cores / lnc).sum())
+}
+
+/// `nrt_get_visible_vnc_count` before init: what NEURON_RT_VISIBLE_CORES,
+/// else NEURON_RT_NUM_CORES, else the total grants (nothing is reserved).
+pub fn visible_vnc_count(env: &Env, devices: &[Arc<dyn Device>]) -> NrtResult<u32> {
+    let config = Config::from_env(env)?;
+    let shapes = shapes_for(&config, devices)?;
+    Ok(TopologyPlan::new(&config, &shapes)?.visible_vnc())
+}
+
+/// `nrt_get_instance_info` (works before init).
+pub fn instance_info(env: &Env, devices: &[Arc<dyn Device>]) -> NrtResult<InstanceInfo> {
+    let config = Config::from_env(env)?;
+    Ok(match &config.fake_instance {
+        Some(f) => InstanceInfo::from_instance_name(&f.name, f.arch),
+        None => InstanceInfo::from_devices(&shapes_for(&config, devices)?),
+    })
+}
+
+fn neuron_env(env: &Env) -> Vec<(String, String)> {
+    env.with_prefix("NEURON_").map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// Logs the infodump for a failure that happened before a runtime existed
+/// (an `nrt_init` that failed).
+pub fn report_init_failure(env: &Env, err: &NrtError) {
+    crate::log::write(Level::Error, Module::Nrt, "nrt_init", format_args!("{}", err.message));
+    let v = version();
+    let dump = Infodump {
+        version: v.version,
+        git_sha: v.git_sha,
+        backend: "unknown".into(),
+        instance: "unknown".into(),
+        failure: Some((err.status, "nrt_init".into())),
+        lnc: None,
+        visible_cores: None,
+        env: neuron_env(env),
+    };
+    log::emit_block(Level::Error, Module::Nrt, &dump.render());
+}
+
+/// An initialised runtime: configuration, logical cores, devices, their
+/// memory allocators, the core reservation and the model database.
+pub struct Runtime {
+    config: Config,
+    topology: Topology,
+    devices: Vec<Arc<dyn Device>>,
+    memories: Vec<Arc<DeviceMemory>>,
+    reservation: Mutex<Vec<CoreReservation>>,
+    /// Every loaded model (the load pipeline inserts, unload removes).
+    pub(crate) models: ModelDb,
+    instance: InstanceInfo,
+    env: Env,
+    framework: FrameworkType,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("topology", &self.topology)
+            .field("devices", &self.devices.len())
+            .field("closed", &self.closed.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// `nrt_init`: configure, reserve and prepare the devices. On failure
+    /// nothing stays reserved, the error is logged with the infodump, and
+    /// the status says why (NRT_INVALID for configuration, NRT_FAILURE for
+    /// cores that are not available).
+    pub fn init(options: RuntimeOptions) -> NrtResult<Runtime> {
+        Runtime::init_inner(&options).inspect_err(|e| report_init_failure(&options.env, e))
+    }
+
+    fn init_inner(options: &RuntimeOptions) -> NrtResult<Runtime> {
+        let config = Config::from_env(&options.env)?;
+        if let Err(e) = log::configure(&config.log) {
+            return Err(NrtError::invalid(format!(
+                "NEURON_RT_LOG_LOCATION{}: {e}; expected {}",
+                if e.module == Module::Nrt { String::new() } else { format!("_{}", e.module.tag()) },
+                log::Location::ACCEPTED
+            )));
+        }
+        crate::log_debug!(
+            Module::Nrt,
+            "API:IN: (framework={:?}, fw_version={}, fal_version={})",
+            options.framework,
+            options.framework_version,
+            options.fal_version
+        );
+        for w in &config.warnings {
+            crate::log_warn!(Module::Nrt, "{w}");
+        }
+        for name in &config.ignored {
+            crate::log_debug!(Module::Nrt, "ignoring unknown variable {name}");
+        }
+        let shapes = shapes_for(&config, &options.devices)?;
+        let plan = TopologyPlan::new(&config, &shapes)?;
+        for w in plan.warnings() {
+            crate::log_warn!(Module::Nrt, "{w}");
+        }
+        let (topology, reservation, devices, instance) = match &config.fake_instance {
+            Some(fake) => {
+                crate::log_info!(Module::Nrt, "no-device mode: pretending to run on {}", fake.name);
+                (plan.assume(), Vec::new(), Vec::new(), InstanceInfo::from_instance_name(&fake.name, fake.arch))
+            }
+            None => {
+                let (topology, reservation) = plan.reserve(&options.devices)?;
+                if config.reset_cores {
+                    for r in &reservation {
+                        let device = options
+                            .devices
+                            .iter()
+                            .find(|d| d.info().device_index == r.device())
+                            .ok_or_else(|| NrtError::failure(format!("reserved cores of unknown device {}", r.device())))?;
+                        for &core in r.cores() {
+                            device.reset_core(core).map_err(|e| {
+                                NrtError::new(NrtStatus::HwError, format!("Failed to reset ND {}:NC {}: {e}", r.device(), core.0))
+                            })?;
+                        }
+                    }
+                }
+                (topology, reservation, options.devices.clone(), InstanceInfo::from_devices(&shapes))
+            }
+        };
+        let memories: Vec<Arc<DeviceMemory>> = devices
+            .iter()
+            .map(|d| {
+                let m = DeviceMemory::new(Arc::clone(d));
+                m.set_oom_log(config.oom_log);
+                Arc::new(m)
+            })
+            .collect();
+        let v = version();
+        crate::log_info!(Module::Nrt, "Neuron Runtime {} (git {})", v.version, v.git_sha);
+        crate::log_info!(
+            Module::Nrt,
+            "instance: {instance}; LNC {}; visible logical cores {} of {}",
+            topology.lnc(),
+            topology.visible_range(),
+            topology.total_vnc()
+        );
+        Ok(Runtime {
+            config,
+            topology,
+            devices,
+            memories,
+            reservation: Mutex::new(reservation),
+            models: ModelDb::default(),
+            instance,
+            env: options.env.clone(),
+            framework: options.framework,
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// NRT_CLOSED once [`Runtime::close`] ran.
+    pub fn check_open(&self) -> NrtResult<()> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(NrtError::new(NrtStatus::Closed, "NRT already closed"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Whether the runtime was closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// The configuration read at init.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The logical cores.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// Whether this is libnrt's no-device mode (NEURON_RT_FAKE_INSTANCE_TYPE).
+    pub fn is_fake(&self) -> bool {
+        self.config.fake_instance.is_some()
+    }
+
+    /// The device at position `d` of the device list.
+    pub fn device(&self, d: usize) -> NrtResult<&Arc<dyn Device>> {
+        self.check_open()?;
+        self.devices.get(d).ok_or_else(|| self.no_device(d))
+    }
+
+    /// Every device.
+    pub fn devices(&self) -> &[Arc<dyn Device>] {
+        &self.devices
+    }
+
+    /// The memory allocator of the device at position `d`.
+    pub fn memory(&self, d: usize) -> NrtResult<&Arc<DeviceMemory>> {
+        self.check_open()?;
+        self.memories.get(d).ok_or_else(|| self.no_device(d))
+    }
+
+    fn no_device(&self, d: usize) -> NrtError {
+        if self.is_fake() {
+            NrtError::invalid(format!("device {d} is not available in no-device mode (NEURON_RT_FAKE_INSTANCE_TYPE)"))
+        } else {
+            NrtError::invalid(format!("device {d} does not exist (the runtime has {} devices)", self.devices.len()))
+        }
+    }
+
+    /// A visible logical core by process-local index.
+    pub fn vcore(&self, n: u32) -> NrtResult<&VcoreInfo> {
+        self.check_open()?;
+        self.topology.vcore(n)
+    }
+
+    /// The model database.
+    pub fn models(&self) -> &ModelDb {
+        &self.models
+    }
+
+    /// Instance information.
+    pub fn instance_info(&self) -> &InstanceInfo {
+        &self.instance
+    }
+
+    /// The framework label given at init.
+    pub fn framework(&self) -> FrameworkType {
+        self.framework
+    }
+
+    /// Logical cores on the instance.
+    pub fn total_vnc_count(&self) -> u32 {
+        self.topology.total_vnc()
+    }
+
+    /// Logical cores visible to the process.
+    pub fn visible_vnc_count(&self) -> u32 {
+        self.topology.visible_vnc()
+    }
+
+    /// The infodump block for a failure of `api` with `status` (or without
+    /// a failure line).
+    pub fn infodump(&self, failure: Option<(NrtStatus, &str)>) -> String {
+        let v = version();
+        let backend = self.devices.first().map_or("none (no-device mode)", |d| d.info().backend);
+        Infodump {
+            version: v.version,
+            git_sha: v.git_sha,
+            backend: backend.to_string(),
+            instance: self.instance.to_string(),
+            failure: failure.map(|(s, api)| (s, api.to_string())),
+            lnc: Some(self.topology.lnc()),
+            visible_cores: Some(self.topology.visible_range()),
+            env: neuron_env(&self.env),
+        }
+        .render()
+    }
+
+    /// Logs an API failure as libnrt does: the error line, then the
+    /// infodump block. The C layer calls this for every failing call.
+    pub fn report_failure(&self, api: &str, err: &NrtError) {
+        log::write(Level::Error, Module::Nrt, api, format_args!("{}", err.message));
+        log::emit_block(Level::Error, Module::Nrt, &self.infodump(Some((err.status, api))));
+    }
+
+    /// `nrt_close`: unloads every model, frees what is left on the devices
+    /// and releases the core reservation. Later calls return NRT_CLOSED.
+    pub fn close(&self) -> NrtResult<()> {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return Err(NrtError::new(NrtStatus::Closed, "NRT already closed"));
+        }
+        crate::log_debug!(Module::Nrt, "closing: {} models loaded", self.models.ids().len());
+        self.unload_all_models();
+        let mut result = Ok(());
+        for m in &self.memories {
+            if let Err(e) = m.free_everything() {
+                crate::log_error!(Module::Tdrv, "device memory of ND {} not fully released at close: {e}", m.device_index());
+                if result.is_ok() {
+                    result = Err(e);
+                }
+            }
+        }
+        self.reservation.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        crate::log_info!(Module::Nrt, "runtime closed");
+        result
+    }
+
+    /// Removes every model from the database (a snapshot of ids, as
+    /// libnrt's close does); their model tiers release their memory when
+    /// the last reference drops, and `free_everything` catches the rest.
+    fn unload_all_models(&self) {
+        for id in self.models.ids() {
+            if let Some(model) = self.models.remove(id) {
+                crate::log_debug!(Module::Nmgr, "Unloading {id}");
+                drop(model);
+            }
+        }
+    }
+
+    /// Physical cores currently reserved by this runtime, per device index.
+    pub fn reserved_cores(&self) -> Vec<(u32, Vec<nrt_hal::CoreId>)> {
+        self.reservation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|r| (r.device(), r.cores().to_vec()))
+            .collect()
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if !self.closed.load(Ordering::Acquire) {
+            let _ = self.close();
+        }
+    }
+}
+
+/// Where the process-wide runtime is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeState {
+    /// `nrt_init` not called yet (libnrt's START).
+    Uninitialized,
+    /// Initialised.
+    Init,
+    /// `nrt_close` was called.
+    Closed,
+}
+
+#[derive(Default)]
+enum Slot {
+    #[default]
+    Uninitialized,
+    Init(Arc<Runtime>),
+    Closed,
+}
+
+/// The process-wide lifecycle the C API drives: at most one runtime,
+/// NRT_UNINITIALIZED before init and NRT_CLOSED after close.
+#[derive(Default)]
+pub struct Lifecycle {
+    slot: Mutex<Slot>,
+}
+
+impl Lifecycle {
+    /// An uninitialised lifecycle (usable in a `static`).
+    pub const fn new() -> Lifecycle {
+        Lifecycle { slot: Mutex::new(Slot::Uninitialized) }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> RuntimeState {
+        match *self.slot.lock().unwrap_or_else(|e| e.into_inner()) {
+            Slot::Uninitialized => RuntimeState::Uninitialized,
+            Slot::Init(_) => RuntimeState::Init,
+            Slot::Closed => RuntimeState::Closed,
+        }
+    }
+
+    /// `nrt_init`: initialises (or re-initialises after a close); if
+    /// already initialised, returns the running runtime unchanged.
+    pub fn init(&self, options: RuntimeOptions) -> NrtResult<Arc<Runtime>> {
+        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Slot::Init(rt) = &*slot {
+            return Ok(Arc::clone(rt));
+        }
+        let rt = Arc::new(Runtime::init(options)?);
+        *slot = Slot::Init(Arc::clone(&rt));
+        Ok(rt)
+    }
+
+    /// The running runtime, or NRT_UNINITIALIZED / NRT_CLOSED.
+    pub fn runtime(&self) -> NrtResult<Arc<Runtime>> {
+        match &*self.slot.lock().unwrap_or_else(|e| e.into_inner()) {
+            Slot::Init(rt) => Ok(Arc::clone(rt)),
+            Slot::Uninitialized => Err(NrtError::new(NrtStatus::Uninitialized, "nrt_init has not been called")),
+            Slot::Closed => Err(NrtError::new(NrtStatus::Closed, "NRT already closed")),
+        }
+    }
+
+    /// `nrt_close`: closes the runtime if initialised; in any other state
+    /// logs "Unexpected runtime state" and returns its status.
+    pub fn close(&self) -> NrtResult<()> {
+        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        match std::mem::replace(&mut *slot, Slot::Closed) {
+            Slot::Init(rt) => rt.close(),
+            Slot::Uninitialized => {
+                *slot = Slot::Uninitialized;
+                crate::log_error!(Module::Nrt, "Unexpected runtime state: NRT_STATE_START");
+                Err(NrtError::new(NrtStatus::Uninitialized, "Unexpected runtime state: NRT_STATE_START"))
+            }
+            Slot::Closed => {
+                crate::log_error!(Module::Nrt, "Unexpected runtime state: NRT_STATE_CLOSED");
+                Err(NrtError::new(NrtStatus::Closed, "Unexpected runtime state: NRT_STATE_CLOSED"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_comes_from_the_package() {
+        let v = version();
+        let expected: Vec<u64> = env!("CARGO_PKG_VERSION").split('.').map(|p| p.parse().unwrap()).collect();
+        assert_eq!(vec![v.major, v.minor, v.patch], expected);
+        assert_eq!(v.version, format!("nrt-rs {}.{}.{}.0", v.major, v.minor, v.patch));
+        assert_eq!(v.git_sha.len(), 40);
+    }
+
+    #[test]
+    fn lifecycle_before_init_and_double_close() {
+        let l = Lifecycle::new();
+        assert_eq!(l.state(), RuntimeState::Uninitialized);
+        assert_eq!(l.runtime().unwrap_err().status, NrtStatus::Uninitialized);
+        assert_eq!(l.close().unwrap_err().status, NrtStatus::Uninitialized);
+        assert_eq!(l.state(), RuntimeState::Uninitialized);
+    }
+
+    #[test]
+    fn init_without_devices_is_invalid() {
+        let cap = log::capture(Level::Error);
+        let e = Runtime::init(RuntimeOptions::new(Vec::new(), Env::new())).unwrap_err();
+        assert_eq!(e.status, NrtStatus::Invalid);
+        assert!(e.message.starts_with("Cannot find Neuron devices"), "{e}");
+        assert!(cap.contains("Failure: NRT_INVALID in nrt_init()"), "{}", cap.text());
+    }
+
+    #[test]
+    fn no_device_mode_needs_no_devices() {
+        let env = Env::new().with("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge");
+        assert_eq!(total_vnc_count(&env, &[]).unwrap(), 64);
+        assert_eq!(visible_vnc_count(&env.clone().with("NEURON_RT_VISIBLE_CORES", "4-7"), &[]).unwrap(), 4);
+        assert_eq!(instance_info(&env, &[]).unwrap().family.value(), 5);
+        let rt = Runtime::init(RuntimeOptions::new(Vec::new(), env)).unwrap();
+        assert!(rt.is_fake());
+        assert_eq!(rt.visible_vnc_count(), 64);
+        assert_eq!(rt.vcore(63).unwrap().device, 15);
+        assert!(rt.memory(0).unwrap_err().message.contains("no-device mode"));
+        rt.close().unwrap();
+        assert_eq!(rt.vcore(0).unwrap_err().status, NrtStatus::Closed);
+        assert_eq!(rt.close().unwrap_err().status, NrtStatus::Closed);
+    }
+}
