@@ -71,6 +71,15 @@ impl RuntimeOptions {
     }
 }
 
+/// `nrt_vnc_memory_stats_t`: device memory of one logical core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VncMemoryStats {
+    /// Bytes in use on the logical core's physical cores.
+    pub bytes_used: u64,
+    /// Bytes its HBM channels offer.
+    pub bytes_limit: u64,
+}
+
 /// `nrt_get_version` data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VersionInfo {
@@ -247,6 +256,7 @@ impl Runtime {
             .map(|d| {
                 let m = DeviceMemory::new(Arc::clone(d));
                 m.set_oom_log(config.oom_log);
+                m.set_memlog_capacity(config.memlog_entries as usize);
                 Arc::new(m)
             })
             .collect();
@@ -331,6 +341,26 @@ impl Runtime {
     pub fn vcore(&self, n: u32) -> NrtResult<&VcoreInfo> {
         self.check_open()?;
         self.topology.vcore(n)
+    }
+
+    /// The physical cores of each visible logical core on the device at
+    /// position `d`, in vcore order (what a per-device model host needs).
+    pub fn device_vcores(&self, d: usize) -> Vec<Vec<nrt_hal::CoreId>> {
+        self.topology.vcores().iter().filter(|v| v.device == d).map(|v| v.physical.clone()).collect()
+    }
+
+    /// `nrt_get_vnc_memory_stats`: bytes booked on the physical cores of
+    /// logical core `vnc`, and the capacity of the HBM channels serving
+    /// them.
+    pub fn vnc_memory_stats(&self, vnc: u32) -> NrtResult<VncMemoryStats> {
+        let v = self.vcore(vnc)?;
+        let memory = self.memory(v.device)?;
+        let ledger = memory.ledger();
+        let bytes_used = v.physical.iter().map(|&c| ledger.core(c).total()).sum();
+        let mut channels: Vec<u32> = v.physical.iter().map(|&c| memory.channel_of(c)).collect();
+        channels.dedup();
+        let bytes_limit = channels.iter().filter_map(|&c| ledger.channels.get(c as usize)).map(|c| c.capacity).sum();
+        Ok(VncMemoryStats { bytes_used, bytes_limit })
     }
 
     /// The model database.

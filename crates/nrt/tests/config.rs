@@ -38,6 +38,8 @@ fn accepted_values_of_every_variable() {
     assert!(!parse(&[("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", "0")]).oom_log);
     assert!(parse(&[("NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS", "1")]).shared_weights);
     assert_eq!(parse(&[("NEURON_RT_IO_RING_CACHE_SIZE", "32")]).io_ring_cache_size, 32);
+    assert_eq!(parse(&[("NEURON_RT_DEBUG_MEMLOG_MAX_SIZE", "0")]).memlog_entries, 0);
+    assert_eq!(parse(&[]).memlog_entries, 1 << 20);
     assert_eq!(parse(&[("NEURON_RT_DBG_DMA_PACKETIZATION_SIZE", "65536")]).dma_packetization_size, 65536);
     assert_eq!(parse(&[("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "4096")]).gpsimd_stdout_queue_bytes, 4096);
     assert!(parse(&[("NEURON_RT_ENABLE_DGE_NOTIFICATIONS", "1")]).dge_notifications);
@@ -83,6 +85,7 @@ fn every_invalid_form_names_variable_value_and_accepted() {
         ("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", "x", "0 or 1"),
         ("NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS", "x", "0 or 1"),
         ("NEURON_RT_IO_RING_CACHE_SIZE", "2000", "from 0 to 1024"),
+        ("NEURON_RT_DEBUG_MEMLOG_MAX_SIZE", "lots", "from 0 to 16777216"),
         ("NEURON_RT_DBG_DMA_PACKETIZATION_SIZE", "1024", "from 4096 to 1048575"),
         ("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "3000", "power of two up to 131072"),
         ("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "262144", "from 0 to 131072"),

@@ -197,3 +197,28 @@ fn reset_cores_is_honoured_and_optional() {
     let rt = init(&devs, &[("NEURON_RT_RESET_CORES", "1")]).unwrap();
     assert!(rt.config().reset_cores);
 }
+
+#[test]
+fn vnc_memory_stats_and_device_vcores() {
+    use nrt::memory::{MemOwner, MemUsage};
+    let dir = std::env::temp_dir().join(format!("nrt-lifecycle-{}-stats", std::process::id()));
+    let cfg = SimConfig::builder().arch(Arch::Trn2).devices(2).hbm_bytes_per_channel(8 << 20).locks(dir, "stats").build();
+    let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
+    let rt = init(&devs, &[("NEURON_RT_VISIBLE_CORES", "3-4"), ("NEURON_RT_DEBUG_MEMLOG_MAX_SIZE", "2")]).unwrap();
+    assert_eq!(rt.device_vcores(0), vec![vec![CoreId(6), CoreId(7)]]);
+    assert_eq!(rt.device_vcores(1), vec![vec![CoreId(0), CoreId(1)]]);
+    let mem = rt.memory(0).unwrap();
+    mem.alloc(CoreId(6), MemOwner::Runtime, MemUsage::Tensor, 4096, 0).unwrap();
+    mem.alloc(CoreId(7), MemOwner::Model(1), MemUsage::Weight, 1000, 0).unwrap();
+    mem.alloc(CoreId(0), MemOwner::Runtime, MemUsage::Tensor, 5, 0).unwrap();
+    let s = rt.vnc_memory_stats(0).unwrap();
+    assert_eq!((s.bytes_used, s.bytes_limit), (5096, 8 << 20));
+    assert_eq!(rt.vnc_memory_stats(1).unwrap().bytes_used, 0);
+    assert!(rt.vnc_memory_stats(2).is_err());
+    // The allocation log honours NEURON_RT_DEBUG_MEMLOG_MAX_SIZE.
+    let (events, dropped) = mem.memlog();
+    assert_eq!((events.len(), dropped), (2, 1));
+    assert!(mem.memlog_csv().lines().nth(2).unwrap().starts_with("2,alloc,"), "{}", mem.memlog_csv());
+    rt.close().unwrap();
+    assert_eq!(rt.vnc_memory_stats(0).unwrap_err().status, NrtStatus::Closed);
+}

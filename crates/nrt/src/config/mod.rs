@@ -21,6 +21,8 @@ use std::time::Duration;
 pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default depth of the explicit-async compute queue.
 pub const DEFAULT_XU_QUEUED_REQUESTS: u32 = 8;
+/// Largest allocation log the runtime keeps per device.
+pub const MAX_MEMLOG_ENTRIES: u32 = 1 << 24;
 /// The queue depth the runtime supports; larger requests are clamped.
 pub const MAX_QUEUED_REQUESTS: u32 = 63;
 
@@ -81,6 +83,9 @@ pub struct Config {
     pub oom_log: bool,
     /// NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS.
     pub shared_weights: bool,
+    /// NEURON_RT_DEBUG_MEMLOG_MAX_SIZE: entries kept in each device's
+    /// allocation log (0 = off).
+    pub memlog_entries: u32,
     /// NEURON_RT_IO_RING_CACHE_SIZE.
     pub io_ring_cache_size: u32,
     /// NEURON_RT_DBG_DMA_PACKETIZATION_SIZE (bytes per compute DMA packet).
@@ -115,6 +120,7 @@ impl Default for Config {
             allow_legacy_neff: false,
             oom_log: true,
             shared_weights: false,
+            memlog_entries: crate::memory::DEFAULT_MEMLOG_ENTRIES as u32,
             io_ring_cache_size: 1,
             dma_packetization_size: 0x1000,
             gpsimd_stdout_queue_bytes: 0,
@@ -146,6 +152,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "NEURON_RT_ALLOW_LEGACY_NEFF",
     "NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG",
     "NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS",
+    "NEURON_RT_DEBUG_MEMLOG_MAX_SIZE",
     "NEURON_RT_IO_RING_CACHE_SIZE",
     "NEURON_RT_DBG_DMA_PACKETIZATION_SIZE",
     "NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES",
@@ -346,6 +353,12 @@ impl Config {
             allow_legacy_neff: r.bool("NEURON_RT_ALLOW_LEGACY_NEFF", false)?,
             oom_log: r.bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", true)?,
             shared_weights: r.bool("NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS", false)?,
+            memlog_entries: r.u32_in(
+                "NEURON_RT_DEBUG_MEMLOG_MAX_SIZE",
+                crate::memory::DEFAULT_MEMLOG_ENTRIES as u32,
+                0,
+                MAX_MEMLOG_ENTRIES,
+            )?,
             io_ring_cache_size: r.u32_in("NEURON_RT_IO_RING_CACHE_SIZE", 1, 0, 1024)?,
             dma_packetization_size: r.u32_in("NEURON_RT_DBG_DMA_PACKETIZATION_SIZE", 0x1000, 0x1000, 0xF_FFFF)?,
             gpsimd_stdout_queue_bytes,

@@ -12,10 +12,12 @@
 //! channel, with NRT_RESOURCE and the OOM report in the log.
 
 mod ledger;
+mod memlog;
 mod report;
 mod usage;
 
 pub use ledger::{ChannelUsage, LedgerSnapshot, MemOwner, UsageTotals};
+pub use memlog::{MemEvent, MemEventKind};
 pub use report::{FailedAlloc, render_table};
 pub use usage::{MEM_USAGE_COUNT, MemUsage, ReportColumn, human_bytes};
 
@@ -23,6 +25,7 @@ use crate::log::Module;
 use crate::model::ModelId;
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use ledger::Ledger;
+use memlog::MemLog;
 use nrt_hal::{CoreId, Device, DeviceAddr, HalError, MemoryLocation};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -48,6 +51,7 @@ struct State {
     ledger: Ledger,
     live: HashMap<DeviceAddr, Allocation>,
     model_names: BTreeMap<ModelId, String>,
+    memlog: MemLog,
 }
 
 /// The global (per-device, per-core) tier of the device-memory allocator
@@ -66,6 +70,9 @@ impl std::fmt::Debug for DeviceMemory {
         f.debug_struct("DeviceMemory").field("device", &self.index).finish_non_exhaustive()
     }
 }
+
+/// Default bound of the allocation log (NEURON_RT_DEBUG_MEMLOG_MAX_SIZE).
+pub const DEFAULT_MEMLOG_ENTRIES: usize = 1 << 20;
 
 /// The HBM channel that serves a physical core: cores are spread evenly
 /// over the channels in order (trn2: two cores per channel; trn1: one).
@@ -88,7 +95,12 @@ impl DeviceMemory {
             index,
             physical_cores,
             oom_log: AtomicBool::new(true),
-            state: Mutex::new(State { ledger, live: HashMap::new(), model_names: BTreeMap::new() }),
+            state: Mutex::new(State {
+                ledger,
+                live: HashMap::new(),
+                model_names: BTreeMap::new(),
+                memlog: MemLog::new(DEFAULT_MEMLOG_ENTRIES),
+            }),
         }
     }
 
@@ -96,6 +108,23 @@ impl DeviceMemory {
     /// (NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG).
     pub fn set_oom_log(&self, on: bool) {
         self.oom_log.store(on, Ordering::Relaxed);
+    }
+
+    /// Bounds the allocation log (NEURON_RT_DEBUG_MEMLOG_MAX_SIZE; 0 turns
+    /// it off). Older entries are dropped first.
+    pub fn set_memlog_capacity(&self, entries: usize) {
+        self.lock().memlog.set_capacity(entries);
+    }
+
+    /// The allocation log, oldest first, and how many entries fell out.
+    pub fn memlog(&self) -> (Vec<MemEvent>, u64) {
+        let st = self.lock();
+        (st.memlog.events(), st.memlog.dropped())
+    }
+
+    /// The allocation log as CSV (`seq,op,address,size,usage,nc,owner`).
+    pub fn memlog_csv(&self) -> String {
+        self.lock().memlog.csv()
     }
 
     /// The device index.
@@ -159,16 +188,25 @@ impl DeviceMemory {
         match result {
             Ok(addr) => {
                 st.ledger.book(core, owner, usage, channel as usize, size);
+                st.memlog.push(MemEventKind::Alloc, addr, size, usage, core, owner);
                 st.live.insert(addr, Allocation { core, owner, usage, channel, size });
                 Ok(addr)
             }
             Err(HalError::OutOfMemory { .. }) => {
+                st.memlog.push(MemEventKind::Failed, DeviceAddr(0), size, usage, core, owner);
                 let failed = FailedAlloc { size, align, usage, device: self.index, core };
                 let headline = failed.headline();
                 if self.oom_log.load(Ordering::Relaxed) {
                     let table = render_table(&st.ledger.snapshot(), &st.model_names);
                     crate::log_error!(Module::Tdrv, "{headline}");
                     crate::log::emit_block(crate::log::Level::Error, Module::Tdrv, &table);
+                    crate::log_error!(
+                        Module::Tdrv,
+                        "allocation log of ND {}: {} entries kept, {} dropped (DeviceMemory::memlog_csv)",
+                        self.index,
+                        st.memlog.len(),
+                        st.memlog.dropped()
+                    );
                 }
                 Err(NrtError::new(NrtStatus::Resource, headline))
             }
@@ -193,6 +231,7 @@ impl DeviceMemory {
         })?;
         st.live.remove(&addr);
         st.ledger.release(a.core, a.owner, a.usage, a.channel as usize, a.size);
+        st.memlog.push(MemEventKind::Free, addr, a.size, a.usage, a.core, a.owner);
         Ok(())
     }
 
