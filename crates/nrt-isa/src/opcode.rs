@@ -139,6 +139,8 @@ opcodes! {
     Halt = 0xA1, "HALT", Control;
     /// Barrier until earlier work has finished.
     Drain = 0xA2, "DRAIN", Control;
+    /// Store a 32-bit value at a device address (ours, provisional; lowers DMA triggers).
+    Write = 0xA3, "WRITE", Control;
     /// No operation (used for its events).
     Nop = 0xA4, "NOP", Control;
     /// Emit a notification-queue record.

@@ -28,6 +28,7 @@ event_semaphore wait=sem30>=80 ext_wait=sem6>=12
 event_semaphore ext_update=sem7+=1
 halt
 drain
+write addr=0x2802800038 data=4
 nop wait=sem27>=16
 notify queue=6 subtype=6 sub_id=7 payload=3
 alu op=add dtype=int32 src1=imm src0_reg=2 dst_reg=2 imm=1

@@ -464,6 +464,13 @@ instructions! {
     Halt = Halt, "halt", Ours {}
     /// DRAIN 0xA2: barrier until all earlier work of the engine (and its cores) has finished.
     Drain = Drain, "drain", Runtime {}
+    /// WRITE 0xA3 (ours, provisional): store a 32-bit value at a device address; the runtime lowers DMA triggers to it (a queue's tail-increment register).
+    Write = Write, "write", Ours {
+        /// Device address written (a register or memory).
+        addr: u64 = 0x10,
+        /// Value stored (4 bytes, little-endian); named `data` because `value=` is the events-block key.
+        data: u32 = 0x18,
+    }
     /// NOP 0xA4: does nothing but its events.
     Nop = Nop, "nop", Observed {}
     /// NOTIFY 0xA6 (ours): write a 16-byte record into notification queue `queue`.
