@@ -33,7 +33,7 @@ fn allocations_are_booked_by_core_owner_usage_and_channel() {
     assert_eq!(s.channels[0].capacity, 4 * MIB);
     assert_eq!(s.allocations, 2);
     let info = mem.allocation(b).unwrap();
-    assert_eq!((info.channel, info.owner), (1, MemOwner::Model(9)));
+    assert_eq!((info.location, info.owner), (nrt_hal::MemoryLocation::Hbm { channel: 1 }, MemOwner::Model(9)));
     mem.free(a).unwrap();
     mem.free(b).unwrap();
     assert_eq!(mem.ledger(), base);
@@ -200,4 +200,26 @@ proptest! {
         let a = mem.alloc(CoreId(0), MemOwner::Runtime, MemUsage::Generic, whole, 0);
         prop_assert!(a.is_ok(), "{:?}", a);
     }
+}
+
+#[test]
+fn host_dma_memory_is_booked_apart_from_hbm() {
+    let cfg = SimConfig::builder().arch(Arch::Trn2).host_memory_bytes(MIB).build();
+    let dev: Arc<dyn Device> = Arc::new(SimDevice::new(&cfg, 0));
+    let mem = Arc::new(DeviceMemory::new(dev));
+    let base = mem.ledger();
+    let tier = mem.model_tier(CoreId(0), 4);
+    let a = tier.alloc_host(MemUsage::Notification, 4096, 4096).unwrap();
+    assert!(a.is_aligned(4096));
+    let s = mem.ledger();
+    assert_eq!((s.host.used, s.host.capacity, s.total()), (4096, MIB, 0));
+    assert_eq!(s.host_totals.get(MemUsage::Notification), 4096);
+    let e = mem.alloc_host(CoreId(0), MemOwner::Runtime, MemUsage::Scratchpad, 64, 0).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    assert!(e.message.starts_with("Invalid mem_usage_type 11 (SCRATCHPAD) for host memory"), "{e}");
+    let e = mem.alloc_host(CoreId(0), MemOwner::Runtime, MemUsage::Tensor, 2 * MIB, 0).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Resource);
+    assert!(e.message.ends_with("on ND 0:NC 0 (host-DMA memory)"), "{e}");
+    drop(tier);
+    assert_eq!(mem.ledger(), base);
 }

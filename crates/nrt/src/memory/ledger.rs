@@ -8,7 +8,7 @@
 
 use super::usage::{MEM_USAGE_COUNT, MemUsage, ReportColumn};
 use crate::model::ModelId;
-use nrt_hal::CoreId;
+use nrt_hal::{CoreId, MemoryLocation};
 use std::collections::BTreeMap;
 
 /// Bytes per usage type (one row of the ledger).
@@ -83,7 +83,12 @@ pub struct LedgerSnapshot {
     pub models: BTreeMap<ModelId, UsageTotals>,
     /// Per-HBM-channel use, in channel order.
     pub channels: Vec<ChannelUsage>,
-    /// Live allocations.
+    /// Host-DMA memory booked through this device, by usage (not part of
+    /// the device, core or model rows, which describe HBM).
+    pub host_totals: UsageTotals,
+    /// Host-DMA window use.
+    pub host: ChannelUsage,
+    /// Live allocations (HBM and host).
     pub allocations: usize,
 }
 
@@ -91,6 +96,11 @@ impl LedgerSnapshot {
     /// Bytes in use on the device.
     pub fn total(&self) -> u64 {
         self.device_totals.total()
+    }
+
+    /// HBM bytes the device offers (sum of its channels).
+    pub fn capacity(&self) -> u64 {
+        self.channels.iter().map(|c| c.capacity).sum()
     }
 
     /// Totals of one core (zero if nothing is booked there).
@@ -112,26 +122,43 @@ pub(crate) struct Ledger {
     cores: BTreeMap<CoreId, UsageTotals>,
     models: BTreeMap<ModelId, UsageTotals>,
     channels: Vec<ChannelUsage>,
+    host_totals: UsageTotals,
+    host: ChannelUsage,
     allocations: usize,
 }
 
 impl Ledger {
-    pub(crate) fn new(device: u32, capacities: impl IntoIterator<Item = u64>) -> Ledger {
+    pub(crate) fn new(device: u32, capacities: impl IntoIterator<Item = u64>, host_capacity: u64) -> Ledger {
         Ledger {
             device,
             device_totals: UsageTotals::default(),
             cores: BTreeMap::new(),
             models: BTreeMap::new(),
             channels: capacities.into_iter().map(|capacity| ChannelUsage { used: 0, capacity }).collect(),
+            host_totals: UsageTotals::default(),
+            host: ChannelUsage { used: 0, capacity: host_capacity },
             allocations: 0,
         }
     }
 
-    pub(crate) fn channel(&self, channel: usize) -> Option<ChannelUsage> {
-        self.channels.get(channel).copied()
+    /// Use of the pool an allocation at `location` comes from.
+    pub(crate) fn pool(&self, location: MemoryLocation) -> Option<ChannelUsage> {
+        match location {
+            MemoryLocation::Hbm { channel } => self.channels.get(channel as usize).copied(),
+            MemoryLocation::Host => Some(self.host),
+        }
     }
 
-    pub(crate) fn book(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, channel: usize, bytes: u64) {
+    pub(crate) fn book(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
+        self.allocations += 1;
+        let channel = match location {
+            MemoryLocation::Host => {
+                self.host_totals.add(usage, bytes);
+                self.host.used = self.host.used.saturating_add(bytes);
+                return;
+            }
+            MemoryLocation::Hbm { channel } => channel as usize,
+        };
         self.device_totals.add(usage, bytes);
         self.cores.entry(core).or_default().add(usage, bytes);
         if let MemOwner::Model(id) = owner {
@@ -140,10 +167,18 @@ impl Ledger {
         if let Some(c) = self.channels.get_mut(channel) {
             c.used = c.used.saturating_add(bytes);
         }
-        self.allocations += 1;
     }
 
-    pub(crate) fn release(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, channel: usize, bytes: u64) {
+    pub(crate) fn release(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
+        self.allocations = self.allocations.saturating_sub(1);
+        let channel = match location {
+            MemoryLocation::Host => {
+                self.host_totals.sub(usage, bytes);
+                self.host.used = self.host.used.saturating_sub(bytes);
+                return;
+            }
+            MemoryLocation::Hbm { channel } => channel as usize,
+        };
         self.device_totals.sub(usage, bytes);
         if let Some(t) = self.cores.get_mut(&core) {
             t.sub(usage, bytes);
@@ -162,7 +197,6 @@ impl Ledger {
         if let Some(c) = self.channels.get_mut(channel) {
             c.used = c.used.saturating_sub(bytes);
         }
-        self.allocations = self.allocations.saturating_sub(1);
     }
 
     pub(crate) fn snapshot(&self) -> LedgerSnapshot {
@@ -172,6 +206,8 @@ impl Ledger {
             cores: self.cores.clone(),
             models: self.models.clone(),
             channels: self.channels.clone(),
+            host_totals: self.host_totals,
+            host: self.host,
             allocations: self.allocations,
         }
     }
@@ -183,18 +219,23 @@ mod tests {
 
     #[test]
     fn book_and_release_return_to_empty() {
-        let mut l = Ledger::new(0, [100, 100]);
+        let mut l = Ledger::new(0, [100, 100], 50);
         let empty = l.snapshot();
-        l.book(CoreId(1), MemOwner::Model(7), MemUsage::Weight, 1, 40);
-        l.book(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, 1, 10);
+        let ch1 = MemoryLocation::Hbm { channel: 1 };
+        l.book(CoreId(1), MemOwner::Model(7), MemUsage::Weight, ch1, 40);
+        l.book(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, ch1, 10);
+        l.book(CoreId(1), MemOwner::Model(7), MemUsage::Notification, MemoryLocation::Host, 16);
         let s = l.snapshot();
         assert_eq!(s.total(), 50);
         assert_eq!(s.core(CoreId(1)).get(MemUsage::Weight), 40);
         assert_eq!(s.model(7).total(), 40);
         assert_eq!(s.channels[1].used, 50);
         assert_eq!(s.device_totals.column(ReportColumn::Constants), 40);
-        l.release(CoreId(1), MemOwner::Model(7), MemUsage::Weight, 1, 40);
-        l.release(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, 1, 10);
+        assert_eq!((s.host.used, s.host_totals.get(MemUsage::Notification), s.allocations), (16, 16, 3));
+        assert_eq!(s.capacity(), 200);
+        l.release(CoreId(1), MemOwner::Model(7), MemUsage::Weight, ch1, 40);
+        l.release(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, ch1, 10);
+        l.release(CoreId(1), MemOwner::Model(7), MemUsage::Notification, MemoryLocation::Host, 16);
         assert_eq!(l.snapshot(), empty);
     }
 }

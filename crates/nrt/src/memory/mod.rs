@@ -40,8 +40,8 @@ pub struct Allocation {
     pub owner: MemOwner,
     /// Usage type.
     pub usage: MemUsage,
-    /// HBM channel it lives in.
-    pub channel: u32,
+    /// The pool it lives in (an HBM channel or host-DMA memory).
+    pub location: MemoryLocation,
     /// Bytes booked.
     pub size: u64,
 }
@@ -89,7 +89,7 @@ impl DeviceMemory {
     pub fn new(device: Arc<dyn Device>) -> DeviceMemory {
         let info = device.info();
         let (index, physical_cores) = (info.device_index, info.physical_cores);
-        let ledger = Ledger::new(index, info.hbm.iter().map(|c| c.size));
+        let ledger = Ledger::new(index, info.hbm.iter().map(|c| c.size), info.host_memory.size);
         DeviceMemory {
             device,
             index,
@@ -151,6 +151,24 @@ impl DeviceMemory {
     /// under `usage`. A request that does not fit returns NRT_RESOURCE and
     /// logs the OOM report.
     pub fn alloc(&self, core: CoreId, owner: MemOwner, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
+        let location = MemoryLocation::Hbm { channel: self.channel_of(core) };
+        self.alloc_in(location, core, owner, usage, size, align)
+    }
+
+    /// Allocates host-DMA memory (host memory the device reaches by DMA),
+    /// booked to `core` and `owner` under `usage`. Scratchpads and
+    /// collectives buffers are device-only, as in libnrt.
+    pub fn alloc_host(&self, core: CoreId, owner: MemOwner, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
+        if !usage.allowed_on_host() {
+            return Err(NrtError::invalid(format!(
+                "Invalid mem_usage_type {} ({usage}) for host memory: scratchpads and collectives buffers must be in device memory",
+                usage.code()
+            )));
+        }
+        self.alloc_in(MemoryLocation::Host, core, owner, usage, size, align)
+    }
+
+    fn alloc_in(&self, location: MemoryLocation, core: CoreId, owner: MemOwner, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
         if core.0 >= self.physical_cores {
             return Err(NrtError::invalid(format!(
                 "device memory allocation on ND {}:NC {}: the device has physical cores 0..{}",
@@ -168,34 +186,34 @@ impl DeviceMemory {
                 "device memory allocation alignment {align} is not a power of two (0 = default)"
             )));
         }
-        let channel = self.channel_of(core);
         let mut st = self.lock();
-        let fits = st
-            .ledger
-            .channel(channel as usize)
-            .is_some_and(|c| c.used.checked_add(size).is_some_and(|u| u <= c.capacity));
+        let pool = st.ledger.pool(location);
+        let fits = pool.is_some_and(|c| c.used.checked_add(size).is_some_and(|u| u <= c.capacity));
         let result = if fits {
-            self.device.alloc(MemoryLocation::Hbm { channel }, size, align)
+            self.device.alloc(location, size, align)
         } else {
             Err(HalError::OutOfMemory {
-                location: MemoryLocation::Hbm { channel },
+                location,
                 requested: size,
                 align,
                 largest_free: 0,
-                capacity: st.ledger.channel(channel as usize).map_or(0, |c| c.capacity),
+                capacity: pool.map_or(0, |c| c.capacity),
             })
         };
         match result {
             Ok(addr) => {
-                st.ledger.book(core, owner, usage, channel as usize, size);
+                st.ledger.book(core, owner, usage, location, size);
                 st.memlog.push(MemEventKind::Alloc, addr, size, usage, core, owner);
-                st.live.insert(addr, Allocation { core, owner, usage, channel, size });
+                st.live.insert(addr, Allocation { core, owner, usage, location, size });
                 Ok(addr)
             }
             Err(HalError::OutOfMemory { .. }) => {
                 st.memlog.push(MemEventKind::Failed, DeviceAddr(0), size, usage, core, owner);
                 let failed = FailedAlloc { size, align, usage, device: self.index, core };
-                let headline = failed.headline();
+                let mut headline = failed.headline();
+                if location == MemoryLocation::Host {
+                    headline.push_str(" (host-DMA memory)");
+                }
                 if self.oom_log.load(Ordering::Relaxed) {
                     let table = render_table(&st.ledger.snapshot(), &st.model_names);
                     crate::log_error!(Module::Tdrv, "{headline}");
@@ -211,7 +229,7 @@ impl DeviceMemory {
                 Err(NrtError::new(NrtStatus::Resource, headline))
             }
             Err(e) => Err(NrtError::failure(format!(
-                "device memory allocation of {size} bytes ({usage}) on ND {}:NC {} failed: {e}",
+                "device memory allocation of {size} bytes ({usage}) in {location} for ND {}:NC {} failed: {e}",
                 self.index, core.0
             ))),
         }
@@ -230,7 +248,7 @@ impl DeviceMemory {
             NrtError::failure(format!("freeing {} bytes ({}) at {addr} on ND {}: {e}", a.size, a.usage, self.index))
         })?;
         st.live.remove(&addr);
-        st.ledger.release(a.core, a.owner, a.usage, a.channel as usize, a.size);
+        st.ledger.release(a.core, a.owner, a.usage, a.location, a.size);
         st.memlog.push(MemEventKind::Free, addr, a.size, a.usage, a.core, a.owner);
         Ok(())
     }
@@ -321,6 +339,15 @@ impl ModelMemory {
     /// logical core of two physical cores needs memory near both).
     pub fn alloc_on(&self, core: CoreId, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
         let addr = self.memory.alloc(core, MemOwner::Model(self.model), usage, size, align)?;
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).push(addr);
+        self.total.fetch_add(size, Ordering::Relaxed);
+        Ok(addr)
+    }
+
+    /// Allocates host-DMA memory for the model (see
+    /// [`DeviceMemory::alloc_host`]).
+    pub fn alloc_host(&self, usage: MemUsage, size: u64, align: u64) -> NrtResult<DeviceAddr> {
+        let addr = self.memory.alloc_host(self.core, MemOwner::Model(self.model), usage, size, align)?;
         self.live.lock().unwrap_or_else(|e| e.into_inner()).push(addr);
         self.total.fetch_add(size, Ordering::Relaxed);
         Ok(addr)

@@ -96,6 +96,14 @@ pub fn render_table(snapshot: &LedgerSnapshot, model_names: &BTreeMap<ModelId, S
             human_bytes(c.capacity.saturating_sub(c.used))
         );
     }
+    if snapshot.host.used > 0 {
+        let _ = writeln!(
+            out,
+            "host-DMA memory: {} used of {}",
+            human_bytes(snapshot.host.used),
+            human_bytes(snapshot.host.capacity)
+        );
+    }
     if !snapshot.models.is_empty() {
         out.push_str("NEFF id to name:\n");
         for id in snapshot.models.keys() {
@@ -121,9 +129,10 @@ mod tests {
 
     #[test]
     fn table_has_device_core_and_model_rows() {
-        let mut l = Ledger::new(0, [1 << 20]);
-        l.book(CoreId(0), MemOwner::Model(3), MemUsage::Weight, 0, 4096);
-        l.book(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, 0, 1024);
+        let mut l = Ledger::new(0, [1 << 20], 0);
+        let ch0 = nrt_hal::MemoryLocation::Hbm { channel: 0 };
+        l.book(CoreId(0), MemOwner::Model(3), MemUsage::Weight, ch0, 4096);
+        l.book(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, ch0, 1024);
         let names = BTreeMap::from([(3, "mlp.neff".to_string())]);
         let t = render_table(&l.snapshot(), &names);
         let lines: Vec<&str> = t.lines().collect();
