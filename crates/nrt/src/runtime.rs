@@ -65,6 +65,12 @@ pub struct RuntimeOptions {
 }
 
 impl RuntimeOptions {
+    /// Options for these devices and the process environment, as a plain
+    /// application (what the C ABI and the CLI use).
+    pub fn from_process_env(devices: Vec<Arc<dyn Device>>) -> RuntimeOptions {
+        RuntimeOptions::new(devices, Env::from_process())
+    }
+
     /// Options for these devices and environment, as a plain application.
     pub fn new(devices: Vec<Arc<dyn Device>>, env: Env) -> RuntimeOptions {
         RuntimeOptions { devices, env, framework: FrameworkType::NoFw, framework_version: String::new(), fal_version: String::new() }
@@ -209,12 +215,19 @@ impl Runtime {
                 log::Location::ACCEPTED
             )));
         }
-        crate::log_debug!(
+        log::write(
+            Level::Debug,
             Module::Nrt,
-            "API:IN: (framework={:?}, fw_version={}, fal_version={})",
-            options.framework,
-            options.framework_version,
-            options.fal_version
+            "nrt_init",
+            format_args!(
+                "API:IN: (framework={:?}, fw_version={}, fal_version={}, visible_cores={:?}, num_cores={}, reset_cores={})",
+                options.framework,
+                options.framework_version,
+                options.fal_version,
+                config.visible_cores,
+                config.num_cores.unwrap_or(0),
+                u8::from(config.reset_cores)
+            ),
         );
         for w in &config.warnings {
             crate::log_warn!(Module::Nrt, "{w}");
@@ -341,6 +354,15 @@ impl Runtime {
     pub fn vcore(&self, n: u32) -> NrtResult<&VcoreInfo> {
         self.check_open()?;
         self.topology.vcore(n)
+    }
+
+    /// Where process-local logical core `vnc` lives: the device position
+    /// and its index among that device's visible logical cores (the index
+    /// a per-device model host uses).
+    pub fn locate_vnc(&self, vnc: u32) -> NrtResult<(usize, u32)> {
+        let v = self.vcore(vnc)?;
+        let local = self.topology.vcores()[..vnc as usize].iter().filter(|o| o.device == v.device).count();
+        Ok((v.device, local as u32))
     }
 
     /// The physical cores of each visible logical core on the device at

@@ -207,6 +207,8 @@ fn vnc_memory_stats_and_device_vcores() {
     let rt = init(&devs, &[("NEURON_RT_VISIBLE_CORES", "3-4"), ("NEURON_RT_DEBUG_MEMLOG_MAX_SIZE", "2")]).unwrap();
     assert_eq!(rt.device_vcores(0), vec![vec![CoreId(6), CoreId(7)]]);
     assert_eq!(rt.device_vcores(1), vec![vec![CoreId(0), CoreId(1)]]);
+    assert_eq!((rt.locate_vnc(0).unwrap(), rt.locate_vnc(1).unwrap()), ((0, 0), (1, 0)));
+    assert!(rt.locate_vnc(2).is_err());
     let mem = rt.memory(0).unwrap();
     mem.alloc(CoreId(6), MemOwner::Runtime, MemUsage::Tensor, 4096, 0).unwrap();
     mem.alloc(CoreId(7), MemOwner::Model(1), MemUsage::Weight, 1000, 0).unwrap();
@@ -221,4 +223,17 @@ fn vnc_memory_stats_and_device_vcores() {
     assert!(mem.memlog_csv().lines().nth(2).unwrap().starts_with("2,alloc,"), "{}", mem.memlog_csv());
     rt.close().unwrap();
     assert_eq!(rt.vnc_memory_stats(0).unwrap_err().status, NrtStatus::Closed);
+}
+
+#[test]
+fn init_logs_config_warnings_and_api_trace() {
+    let devs = sim(Arch::Trn2, 1, "warnings");
+    let cap = log::capture(Level::Debug);
+    let rt = init(&devs, &[("NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS", "100"), ("NEURON_RT_SOMETHING_NEW", "1")]).unwrap();
+    assert_eq!(rt.config().xu_compute_max_queued_requests, 63);
+    let text = cap.text();
+    assert!(text.contains("WARN") && text.contains("NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS=100 exceeds the maximum of 63; using 63"), "{text}");
+    assert!(text.contains("NRT:nrt_init") && text.contains("API:IN: (framework=NoFw"), "{text}");
+    assert!(text.contains("ignoring unknown variable NEURON_RT_SOMETHING_NEW"), "{text}");
+    assert!(text.contains("Neuron Runtime nrt-rs "), "{text}");
 }
