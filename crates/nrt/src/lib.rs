@@ -17,11 +17,15 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod exec;
+pub mod load;
 pub mod log;
 pub mod memory;
 pub mod model;
+pub mod program;
 pub mod runtime;
 pub mod status;
+pub mod tensor;
 pub mod topology;
 
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};

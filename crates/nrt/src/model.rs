@@ -1,25 +1,152 @@
 //! The model database: every loaded model by id (libnrt's `dlr_model_set`
-//! under a rwlock, with `last_nn_id`).
+//! under a rwlock, with `last_nn_id`), and what a loaded model holds.
 //!
 //! The load pipeline inserts a [`LoadedModel`] when a model reaches READY;
 //! unload removes it from lookup first, then waits for in-flight
 //! executions to release their references.
 
+use crate::exec::cores::CoreDispatch;
+use crate::exec::harvest::Harvest;
+use crate::memory::ModelMemory;
+use crate::status::NrtStatus;
+use nrt_hal::{DeviceAddr, DmaQueueId};
+use nrt_neff::TensorSignature;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// A model id as the C API hands it out (`nrt_model_t` identity).
 pub type ModelId = u32;
 
-/// A model that finished loading. The load pipeline fills in its program,
-/// memory plan and device resources.
+/// Lifecycle state of a model (`dlr_model.state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelState {
+    /// Being staged.
+    Starting,
+    /// Ready to execute.
+    Running,
+    /// Being unloaded.
+    Stopping,
+}
+
+/// An 8-byte device field that must hold the address of an IO tensor
+/// (plus an offset): a descriptor `buf_ptr`, a pointer var, a DGE entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PatchSite {
+    /// Where the address goes.
+    pub addr: DeviceAddr,
+    /// IO slot (inputs first, then outputs).
+    pub slot: usize,
+    /// Offset added to the tensor's address.
+    pub offset: u64,
+}
+
+/// The device-resident program of a model on one physical core.
+#[derive(Debug)]
+pub struct CoreProgram {
+    /// The core's dispatch resources.
+    pub core: Arc<CoreDispatch>,
+    /// Per-engine image addresses (PE, ACT, POOL, DVE, SP): what the request carries.
+    pub images: [DeviceAddr; 5],
+    /// DMA queues claimed on the core.
+    pub queues: Vec<DmaQueueId>,
+    /// Whether the model joined the core's shared scratchpad.
+    pub shared_scratchpad: bool,
+}
+
+/// An IO slot: a model input or output with its staging buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IoSlot {
+    /// Tensor name.
+    pub name: String,
+    /// Bytes an execution must bind.
+    pub size: u64,
+    /// Staging buffer for host tensors (and the default binding).
+    pub staging: DeviceAddr,
+}
+
+/// Everything a model put on the device.
+#[derive(Debug)]
+pub struct DeviceProgram {
+    /// One entry per subgraph, in subgraph order.
+    pub cores: Vec<CoreProgram>,
+    /// Indices into `cores` in ascending core order (lock order).
+    pub lock_order: Vec<usize>,
+    /// IO slots: inputs, then outputs.
+    pub io: Vec<IoSlot>,
+    /// IO patch sites, grouped by slot.
+    pub patches: Vec<PatchSite>,
+    /// The model's memory tier (freed at unload).
+    pub memory: ModelMemory,
+}
+
+/// What executions of a model keep between runs (preallocated at load so
+/// an execution allocates nothing).
+#[derive(Debug)]
+pub struct ExecState {
+    /// Address each IO slot's patch sites currently hold.
+    pub bound: Vec<u64>,
+    /// The harvest state machine.
+    pub harvest: Harvest,
+}
+
+/// A model that finished loading.
 #[derive(Debug)]
 pub struct LoadedModel {
     /// Its id.
     pub id: ModelId,
     /// The NEFF header's name.
     pub name: String,
+    /// Logical core it runs on.
+    pub vnc: u32,
+    /// Inputs (what `nrt_get_model_tensor_info` reports).
+    pub inputs: Vec<TensorSignature>,
+    /// Outputs.
+    pub outputs: Vec<TensorSignature>,
+    /// The device program; `None` in fake-instance mode.
+    pub program: Option<DeviceProgram>,
+    /// Execution state, locked for the duration of an execution.
+    pub exec: Mutex<ExecState>,
+    state: Mutex<ModelState>,
+    poison: AtomicI32,
+}
+
+impl LoadedModel {
+    /// A model in state RUNNING.
+    pub fn new(
+        id: ModelId,
+        name: String,
+        vnc: u32,
+        inputs: Vec<TensorSignature>,
+        outputs: Vec<TensorSignature>,
+        program: Option<DeviceProgram>,
+        exec: ExecState,
+    ) -> LoadedModel {
+        LoadedModel { id, name, vnc, inputs, outputs, program, exec: Mutex::new(exec), state: Mutex::new(ModelState::Running), poison: AtomicI32::new(0) }
+    }
+
+    /// Its lifecycle state.
+    pub fn state(&self) -> ModelState {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Moves it to `s`.
+    pub fn set_state(&self, s: ModelState) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = s;
+    }
+
+    /// The status that poisoned it, if a fatal fault did (fail-stop).
+    pub fn poisoned(&self) -> Option<NrtStatus> {
+        match self.poison.load(Ordering::Acquire) {
+            0 => None,
+            code => NrtStatus::from_code(code),
+        }
+    }
+
+    /// Poisons it with `status` (the first fatal status sticks).
+    pub fn poison(&self, status: NrtStatus) {
+        let _ = self.poison.compare_exchange(0, status.code(), Ordering::AcqRel, Ordering::Acquire);
+    }
 }
 
 /// All loaded models.
@@ -54,5 +181,10 @@ impl ModelDb {
     /// Ids of every loaded model (a snapshot, e.g. for close).
     pub fn ids(&self) -> Vec<ModelId> {
         self.models.read().unwrap_or_else(|e| e.into_inner()).keys().copied().collect()
+    }
+
+    /// How many loaded models run on logical core `vnc`.
+    pub fn count_on(&self, vnc: u32) -> usize {
+        self.models.read().unwrap_or_else(|e| e.into_inner()).values().filter(|m| m.vnc == vnc).count()
     }
 }

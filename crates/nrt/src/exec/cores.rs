@@ -1,0 +1,368 @@
+//! Per-physical-core execution resources the runtime owns: the dispatcher
+//! streams and the instruction arena they run over, the request buffer,
+//! the NOTIFY and ERROR rings with their consumer positions, the pool of
+//! DMA queues models claim, the shared scratchpad, and the lock that
+//! serialises executions on the core.
+//!
+//! Installed once per core (libnrt starts its "exec-ready program" on every
+//! core at init) and shared by every model loaded there.
+
+use crate::exec::arena::Arena;
+use crate::exec::dispatch::{self, DISPATCHER_RECORDS};
+use crate::exec::request::REQUEST_BUFFER_BYTES;
+use crate::memory::{DeviceMemory, MemOwner, MemUsage};
+use crate::model::ModelId;
+use crate::status::{NrtError, NrtResult};
+use nrt_hal::{CoreId, Device, DeviceAddr, DmaQueueId, EngineId, NQ_RECORD_BYTES, NqRing, NqSpec, NqType};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Default size of a core's instruction arena (dispatchers + model images).
+pub const DEFAULT_ARENA_BYTES: u64 = 16 << 20;
+/// Bytes of each NOTIFY / ERROR ring (256 records).
+pub const NQ_RING_BYTES: u32 = 4096;
+/// Granularity of the shared scratchpad.
+pub const SCRATCHPAD_PAGE: u64 = 4096;
+
+/// What the core's execution lock protects.
+#[derive(Debug, Default)]
+pub struct CoreExec {
+    /// The model whose request was posted last (drives `do_model_switch`).
+    pub last_model: Option<ModelId>,
+    /// Model switches posted on this core.
+    pub switches: u64,
+}
+
+#[derive(Debug, Default)]
+struct Scratchpad {
+    addr: Option<DeviceAddr>,
+    size: u64,
+    users: u32,
+}
+
+/// One installed core.
+pub struct CoreDispatch {
+    core: CoreId,
+    device: Arc<dyn Device>,
+    memory: Arc<DeviceMemory>,
+    arena_base: DeviceAddr,
+    arena: Mutex<Arena>,
+    request: DeviceAddr,
+    notify: Vec<Arc<dyn NqRing>>,
+    errors: Vec<Arc<dyn NqRing>>,
+    notify_head: [AtomicU64; 5],
+    error_head: [AtomicU64; 5],
+    ring_memory: Vec<DeviceAddr>,
+    queues: Mutex<BTreeSet<DmaQueueId>>,
+    scratchpad: Mutex<Scratchpad>,
+    exec: Mutex<CoreExec>,
+    doorbells: AtomicU64,
+}
+
+impl std::fmt::Debug for CoreDispatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreDispatch").field("core", &self.core).field("arena", &self.arena_base).finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn hal(core: CoreId, what: &str, e: impl std::fmt::Display) -> NrtError {
+    NrtError::failure(format!("NC {}: {what} failed: {e}", core.0))
+}
+
+impl CoreDispatch {
+    /// Installs the dispatcher on `core`: allocates and writes the arena,
+    /// request buffer and NQ rings, clears the dispatch semaphores and
+    /// starts every engine's dispatcher. Rolls back on failure.
+    pub fn install(memory: &Arc<DeviceMemory>, core: CoreId, arena_bytes: u64) -> NrtResult<CoreDispatch> {
+        let device = memory.device().clone();
+        let mut taken: Vec<DeviceAddr> = Vec::new();
+        let result = Self::install_inner(memory, &device, core, arena_bytes, &mut taken);
+        if result.is_err() {
+            for a in taken.into_iter().rev() {
+                let _ = memory.free(a);
+            }
+        }
+        result
+    }
+
+    fn install_inner(
+        memory: &Arc<DeviceMemory>,
+        device: &Arc<dyn Device>,
+        core: CoreId,
+        arena_bytes: u64,
+        taken: &mut Vec<DeviceAddr>,
+    ) -> NrtResult<CoreDispatch> {
+        let slot = DISPATCHER_RECORDS * 64;
+        let reserved = slot * EngineId::ALL.len() as u64;
+        if arena_bytes < reserved * 2 {
+            return Err(NrtError::invalid(format!("instruction arena of {arena_bytes} bytes is too small; at least {} needed", reserved * 2)));
+        }
+        let mut alloc = |usage: MemUsage, size: u64, align: u64| -> NrtResult<DeviceAddr> {
+            let a = memory.alloc(core, MemOwner::Runtime, usage, size, align)?;
+            taken.push(a);
+            Ok(a)
+        };
+        let arena_base = alloc(MemUsage::InstrSp, arena_bytes, 4096)?;
+        let request = alloc(MemUsage::Generic, REQUEST_BUFFER_BYTES as u64, 64)?;
+        let mut ring_memory = Vec::new();
+        let mut rings = |ty: NqType| -> NrtResult<Vec<Arc<dyn NqRing>>> {
+            let mut v = Vec::with_capacity(5);
+            for e in EngineId::ALL {
+                let ring = alloc(MemUsage::Notification, u64::from(NQ_RING_BYTES), u64::from(NQ_RING_BYTES))?;
+                ring_memory.push(ring);
+                let spec = NqSpec { core, engine_index: e.index() as u8, nq_type: ty, ring, size_bytes: NQ_RING_BYTES };
+                v.push(device.nq_init(spec).map_err(|err| hal(core, "notification queue init", err))?);
+            }
+            Ok(v)
+        };
+        let notify = rings(NqType::Notify)?;
+        let errors = rings(NqType::Error)?;
+        device.write(request, &[0u8; REQUEST_BUFFER_BYTES]).map_err(|e| hal(core, "request buffer init", e))?;
+        for s in [dispatch::DOORBELL_SEM, dispatch::DONE_SEM, dispatch::SWITCH_COUNT_SEM]
+            .into_iter()
+            .chain(EngineId::ALL.into_iter().filter(|e| *e != EngineId::Sp).map(dispatch::go_sem))
+        {
+            device.semaphore_set(core, s, 0).map_err(|e| hal(core, "semaphore init", e))?;
+        }
+        for (i, e) in EngineId::ALL.into_iter().enumerate() {
+            let at = arena_base.offset(i as u64 * slot);
+            let bytes: Vec<u8> = dispatch::dispatcher(e, request.get()).concat();
+            device.write(at, &bytes).map_err(|err| hal(core, "dispatcher write", err))?;
+            device.start_engine(core, e, at, arena_bytes - i as u64 * slot).map_err(|err| hal(core, "engine start", err))?;
+        }
+        let info = device.info();
+        let queues = (0..info.dma_engines())
+            .flat_map(|e| (0..info.dma_queues_per_engine()).map(move |q| DmaQueueId { engine: e as u8, queue: q as u8 }))
+            .collect();
+        Ok(CoreDispatch {
+            core,
+            device: device.clone(),
+            memory: memory.clone(),
+            arena_base,
+            arena: Mutex::new(Arena::new(arena_bytes, reserved)),
+            request,
+            notify,
+            errors,
+            notify_head: Default::default(),
+            error_head: Default::default(),
+            ring_memory,
+            queues: Mutex::new(queues),
+            scratchpad: Mutex::new(Scratchpad::default()),
+            exec: Mutex::new(CoreExec::default()),
+            doorbells: AtomicU64::new(0),
+        })
+    }
+
+    /// The physical core.
+    pub fn core(&self) -> CoreId {
+        self.core
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// Device address of the request buffer.
+    pub fn request_addr(&self) -> DeviceAddr {
+        self.request
+    }
+
+    /// Takes `len` bytes of the instruction arena for a model image.
+    pub fn alloc_image(&self, len: u64) -> NrtResult<DeviceAddr> {
+        let mut a = lock(&self.arena);
+        match a.alloc(len, 64) {
+            Some(off) => Ok(self.arena_base.offset(off)),
+            None => Err(NrtError::resource(format!(
+                "NC {}: instruction arena full: {len} bytes requested, {} of {} free",
+                self.core.0,
+                a.free_bytes(),
+                a.size()
+            ))),
+        }
+    }
+
+    /// Returns a model image's arena space.
+    pub fn free_image(&self, addr: DeviceAddr) -> bool {
+        addr.get().checked_sub(self.arena_base.get()).is_some_and(|off| lock(&self.arena).free(off))
+    }
+
+    /// Claims `n` DMA queues for a model.
+    pub fn claim_queues(&self, n: usize) -> NrtResult<Vec<DmaQueueId>> {
+        let mut free = lock(&self.queues);
+        if free.len() < n {
+            return Err(NrtError::resource(format!("NC {}: {n} DMA queues needed, {} free", self.core.0, free.len())));
+        }
+        let picked: Vec<DmaQueueId> = free.iter().take(n).copied().collect();
+        for q in &picked {
+            free.remove(q);
+        }
+        Ok(picked)
+    }
+
+    /// Returns DMA queues to the pool.
+    pub fn release_queues(&self, queues: &[DmaQueueId]) {
+        lock(&self.queues).extend(queues.iter().copied());
+    }
+
+    /// Joins the shared scratchpad with a need of `size` bytes: its address,
+    /// or `None` when it is in use by other models and too small (the
+    /// caller then allocates privately). Grows only while nobody uses it,
+    /// since descriptors hold its physical address.
+    pub fn acquire_scratchpad(&self, size: u64) -> NrtResult<Option<DeviceAddr>> {
+        let mut s = lock(&self.scratchpad);
+        let need = size.div_ceil(SCRATCHPAD_PAGE) * SCRATCHPAD_PAGE;
+        if s.addr.is_none() || s.size < need {
+            if s.users > 0 {
+                return Ok(None);
+            }
+            if let Some(old) = s.addr.take() {
+                self.memory.free(old)?;
+            }
+            s.addr = Some(self.memory.alloc(self.core, MemOwner::Runtime, MemUsage::Scratchpad, need, SCRATCHPAD_PAGE)?);
+            s.size = need;
+        }
+        s.users += 1;
+        Ok(s.addr)
+    }
+
+    /// Leaves the shared scratchpad; the last user frees it.
+    pub fn release_scratchpad(&self) {
+        let mut s = lock(&self.scratchpad);
+        s.users = s.users.saturating_sub(1);
+        if s.users == 0
+            && let Some(a) = s.addr.take()
+        {
+            s.size = 0;
+            if let Err(e) = self.memory.free(a) {
+                crate::log_error!(crate::log::Module::Tdrv, "NC {}: freeing the shared scratchpad: {e}", self.core.0);
+            }
+        }
+    }
+
+    /// Locks the core for one execution.
+    pub fn lock_exec(&self) -> MutexGuard<'_, CoreExec> {
+        lock(&self.exec)
+    }
+
+    /// Rings the doorbell: one semaphore increment.
+    pub fn ring_doorbell(&self) -> NrtResult<()> {
+        self.device.semaphore_increment(self.core, dispatch::DOORBELL_SEM, 1).map_err(|e| {
+            NrtError::failure(format!("Failed to post inference request, err: {e}"))
+        })?;
+        self.doorbells.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Doorbells rung on this core so far.
+    pub fn doorbells(&self) -> u64 {
+        self.doorbells.load(Ordering::Relaxed)
+    }
+
+    /// Model switches the device executed (SP's MODEL_SWITCH region counter).
+    pub fn device_switch_count(&self) -> NrtResult<i32> {
+        self.device.semaphore_read(self.core, dispatch::SWITCH_COUNT_SEM).map_err(|e| hal(self.core, "semaphore read", e))
+    }
+
+    fn read(ring: &dyn NqRing, head: &AtomicU64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        let from = head.load(Ordering::Relaxed);
+        let n = ring.read(from, out);
+        if n > 0 {
+            let to = from + n as u64;
+            head.store(to, Ordering::Relaxed);
+            ring.set_consumed(to);
+        }
+        n
+    }
+
+    /// Reads the next records of an engine's NOTIFY ring.
+    pub fn read_notify(&self, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        Self::read(&*self.notify[engine], &self.notify_head[engine], out)
+    }
+
+    /// Reads the next records of an engine's ERROR ring.
+    pub fn read_errors(&self, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        Self::read(&*self.errors[engine], &self.error_head[engine], out)
+    }
+
+    /// Skips everything already in the rings (records of an execution that
+    /// was abandoned, e.g. after a timeout).
+    pub fn discard_pending(&self) {
+        for (rings, heads) in [(&self.notify, &self.notify_head), (&self.errors, &self.error_head)] {
+            for (r, h) in rings.iter().zip(heads.iter()) {
+                let p = r.produced();
+                h.store(p, Ordering::Relaxed);
+                r.set_consumed(p);
+            }
+        }
+    }
+
+    /// The NOTIFY ring's overflow flag of an engine.
+    pub fn notify_overflowed(&self, engine: usize) -> bool {
+        self.notify[engine].overflowed()
+    }
+
+    /// Stops the core and frees what [`CoreDispatch::install`] allocated.
+    pub fn teardown(&self) -> NrtResult<()> {
+        let mut first = self.device.reset_core(self.core).map_err(|e| hal(self.core, "core reset", e));
+        for r in self.notify.iter().chain(self.errors.iter()) {
+            let _ = self.device.nq_destroy(r.spec());
+        }
+        let mut addrs = vec![self.arena_base, self.request];
+        addrs.extend(self.ring_memory.iter().copied());
+        if let Some(s) = lock(&self.scratchpad).addr.take() {
+            addrs.push(s);
+        }
+        for a in addrs {
+            if let Err(e) = self.memory.free(a)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+}
+
+/// Every installed core of one device.
+#[derive(Debug, Default)]
+pub struct CoreTable {
+    cores: Mutex<BTreeMap<CoreId, Arc<CoreDispatch>>>,
+}
+
+impl CoreTable {
+    /// The installed core, installing it on first use.
+    pub fn get_or_install(&self, memory: &Arc<DeviceMemory>, core: CoreId, arena_bytes: u64) -> NrtResult<Arc<CoreDispatch>> {
+        let mut cores = lock(&self.cores);
+        if let Some(c) = cores.get(&core) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(CoreDispatch::install(memory, core, arena_bytes)?);
+        cores.insert(core, c.clone());
+        Ok(c)
+    }
+
+    /// The installed core, if any.
+    pub fn get(&self, core: CoreId) -> Option<Arc<CoreDispatch>> {
+        lock(&self.cores).get(&core).cloned()
+    }
+
+    /// Tears every core down (runtime close).
+    pub fn teardown_all(&self) -> NrtResult<()> {
+        let cores = std::mem::take(&mut *lock(&self.cores));
+        let mut first = Ok(());
+        for c in cores.values() {
+            if let Err(e) = c.teardown()
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
+    }
+}

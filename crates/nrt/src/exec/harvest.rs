@@ -1,0 +1,416 @@
+//! The harvest state machine: learns how an execution ended by reading
+//! notification-queue records only.
+//!
+//! `INIT -> WAIT_BARRIER_PROXY -> WAIT_CORE -> DONE`; per (core, engine)
+//! `START_PENDING -> END_PENDING -> COMPLETE`. [`Harvest::step`] is the one
+//! step function: the synchronous caller drives it (spin, then park), and
+//! an asynchronous worker can drive the same function later. It allocates
+//! nothing: records are read into a stack buffer.
+
+use crate::exec::errors::{Verdict, custom_verdict, error_verdict};
+use crate::status::NrtStatus;
+use nrt_hal::NQ_RECORD_BYTES;
+use nrt_isa::notification::{ErrorRecord, NotificationRecord, RuntimeSubtype};
+use std::time::{Duration, Instant};
+
+/// Physical cores one execution can span (the largest LNC size).
+pub const MAX_CORES: usize = 4;
+/// Sequencer engines per core.
+pub const ENGINES: usize = 5;
+/// Records read per ring per sweep (libnrt reads at most 16).
+pub const RECORDS_PER_SWEEP: usize = 16;
+
+/// Where the harvest reads from: one model's cores' NQ rings. Reads
+/// advance (and acknowledge) the consumer position.
+pub trait NqSource {
+    /// Cores of the execution.
+    fn cores(&self) -> usize;
+    /// Reads the next records of (core, engine)'s notification ring.
+    fn read_notify(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize;
+    /// Reads the next records of (core, engine)'s error ring.
+    fn read_errors(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize;
+    /// The software-overflow flag of (core, engine)'s notification ring.
+    fn overflowed(&self, core: usize, engine: usize) -> bool;
+}
+
+/// Execution phase (`exec_state_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not started.
+    Init,
+    /// Waiting for collectives barrier proxies (none without collectives).
+    WaitBarrierProxy,
+    /// Waiting for every engine's END.
+    WaitCore,
+    /// Finished; the status is final.
+    Done,
+}
+
+/// Per-engine sub-state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineState {
+    /// Waiting for START.
+    StartPending,
+    /// Started, waiting for END.
+    EndPending,
+    /// Ended.
+    Complete,
+}
+
+/// What a step reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Still in flight: call again.
+    InFlight,
+    /// Finished with this status.
+    Done(NrtStatus),
+}
+
+/// How an execution failed, for the caller's log line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// No END within the timeout.
+    Timeout {
+        /// Core index within the execution that was incomplete.
+        core: usize,
+        /// The timeout.
+        timeout_ms: u64,
+    },
+    /// A record came out of order and the ring had overflowed.
+    Overflow {
+        /// Core index.
+        core: usize,
+        /// Engine index.
+        engine: usize,
+    },
+    /// A record came out of order without overflow, or was unexpected.
+    Unexpected {
+        /// Core index.
+        core: usize,
+        /// Engine index.
+        engine: usize,
+        /// Raw notification type.
+        notific_type: u8,
+    },
+    /// An error record stopped an engine.
+    EngineStopped {
+        /// Core index.
+        core: usize,
+        /// Engine index, if the record names one.
+        engine: Option<usize>,
+        /// Instruction index of the fault.
+        pc: u32,
+    },
+}
+
+/// One execution's harvest state (preallocated with the model and reset per
+/// execution).
+#[derive(Clone, Debug)]
+pub struct Harvest {
+    phase: Phase,
+    cores: usize,
+    engines: [[EngineState; ENGINES]; MAX_CORES],
+    status: NrtStatus,
+    engine_stopped: bool,
+    failure: Option<Failure>,
+    core_start: Option<Instant>,
+    timeout: Duration,
+    numerical_errors: bool,
+}
+
+impl Harvest {
+    /// A harvest for executions over `cores` physical cores.
+    pub fn new(cores: usize, timeout: Duration, numerical_errors: bool) -> Harvest {
+        Harvest {
+            phase: Phase::Init,
+            cores: cores.clamp(1, MAX_CORES),
+            engines: [[EngineState::StartPending; ENGINES]; MAX_CORES],
+            status: NrtStatus::Success,
+            engine_stopped: false,
+            failure: None,
+            core_start: None,
+            timeout,
+            numerical_errors,
+        }
+    }
+
+    /// Back to INIT for the next execution.
+    pub fn reset(&mut self) {
+        *self = Harvest::new(self.cores, self.timeout, self.numerical_errors);
+    }
+
+    /// Current phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Sub-state of (core, engine).
+    pub fn engine(&self, core: usize, engine: usize) -> EngineState {
+        self.engines[core][engine]
+    }
+
+    /// Whether an error record reported a stopped engine.
+    pub fn engine_stopped(&self) -> bool {
+        self.engine_stopped
+    }
+
+    /// How the execution failed, once it has.
+    pub fn failure(&self) -> Option<Failure> {
+        self.failure
+    }
+
+    fn merge(&mut self, v: Verdict) {
+        self.status = self.status.worst(v.status);
+        self.engine_stopped |= v.stops_engine;
+    }
+
+    fn fail(&mut self, status: NrtStatus, why: Failure) {
+        self.status = self.status.worst(status);
+        if self.failure.is_none() {
+            self.failure = Some(why);
+        }
+        self.phase = Phase::Done;
+    }
+
+    fn out_of_order(&mut self, src: &dyn NqSource, core: usize, engine: usize, notific_type: u8) {
+        if src.overflowed(core, engine) {
+            self.fail(NrtStatus::ExecSwNqOverflow, Failure::Overflow { core, engine });
+        } else {
+            self.fail(NrtStatus::Failure, Failure::Unexpected { core, engine, notific_type });
+        }
+    }
+
+    fn on_notification(&mut self, src: &dyn NqSource, core: usize, engine: usize, rec: &NotificationRecord) {
+        let state = &mut self.engines[core][engine];
+        match rec.runtime_subtype() {
+            Some(RuntimeSubtype::Start) if *state == EngineState::StartPending => *state = EngineState::EndPending,
+            Some(RuntimeSubtype::End) if *state == EngineState::EndPending => *state = EngineState::Complete,
+            Some(RuntimeSubtype::Start | RuntimeSubtype::End) => self.out_of_order(src, core, engine, rec.notific_type),
+            Some(RuntimeSubtype::Custom) => self.merge(custom_verdict(rec.custom_sub_id_code())),
+            Some(RuntimeSubtype::CcStart | RuntimeSubtype::CcEnd) => {}
+            None => self.fail(NrtStatus::Failure, Failure::Unexpected { core, engine, notific_type: rec.notific_type }),
+        }
+    }
+
+    fn on_error(&mut self, core: usize, raw: &[u8; NQ_RECORD_BYTES]) {
+        let rec = NotificationRecord::from_bytes(raw);
+        match ErrorRecord::from_record(&rec) {
+            Ok(e) => {
+                let v = error_verdict(e.subtype, self.numerical_errors);
+                self.merge(v);
+                if v.stops_engine {
+                    let engine = e.engine.map(|x| x as usize);
+                    self.fail(v.status, Failure::EngineStopped { core, engine, pc: e.program_counter });
+                }
+            }
+            // An undecodable error record is still an error.
+            Err(_) => self.merge(Verdict { status: NrtStatus::ExecCompletedWithErr, stops_engine: false }),
+        }
+    }
+
+    /// Advances the state machine by one sweep over every ring.
+    pub fn step(&mut self, src: &dyn NqSource, now: Instant) -> Step {
+        match self.phase {
+            Phase::Init => {
+                self.phase = Phase::WaitBarrierProxy;
+                return self.step(src, now);
+            }
+            Phase::WaitBarrierProxy => {
+                // No collectives barrier proxies exist yet: every barrier is done.
+                self.phase = Phase::WaitCore;
+                self.core_start = Some(now);
+                for core in &mut self.engines {
+                    *core = [EngineState::StartPending; ENGINES];
+                }
+            }
+            Phase::Done => return Step::Done(self.status),
+            Phase::WaitCore => {}
+        }
+        let mut buf = [[0u8; NQ_RECORD_BYTES]; RECORDS_PER_SWEEP];
+        let cores = self.cores.min(src.cores());
+        for core in 0..cores {
+            for engine in 0..ENGINES {
+                let n = src.read_errors(core, engine, &mut buf);
+                for raw in &buf[..n] {
+                    self.on_error(core, raw);
+                }
+                if self.phase == Phase::Done {
+                    return Step::Done(self.status);
+                }
+                let n = src.read_notify(core, engine, &mut buf);
+                for raw in &buf[..n] {
+                    self.on_notification(src, core, engine, &NotificationRecord::from_bytes(raw));
+                    if self.phase == Phase::Done {
+                        return Step::Done(self.status);
+                    }
+                }
+            }
+        }
+        let incomplete = (0..cores).find(|&c| self.engines[c].iter().any(|s| *s != EngineState::Complete));
+        match incomplete {
+            None => {
+                self.phase = Phase::Done;
+                Step::Done(self.status)
+            }
+            Some(core) => {
+                let started = *self.core_start.get_or_insert(now);
+                if now.saturating_duration_since(started) >= self.timeout {
+                    let overflow = (0..cores).flat_map(|c| (0..ENGINES).map(move |e| (c, e))).find(|&(c, e)| src.overflowed(c, e));
+                    match overflow {
+                        Some((core, engine)) => self.fail(NrtStatus::ExecSwNqOverflow, Failure::Overflow { core, engine }),
+                        None => self.fail(NrtStatus::Timeout, Failure::Timeout { core, timeout_ms: self.timeout.as_millis() as u64 }),
+                    }
+                    Step::Done(self.status)
+                } else {
+                    Step::InFlight
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_isa::notification::{InferErrorSubtype, NotificType, NqEngine};
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+
+    /// Rings fed by the test.
+    struct Fake {
+        notify: RefCell<Vec<VecDeque<[u8; 16]>>>,
+        errors: RefCell<Vec<VecDeque<[u8; 16]>>>,
+        overflow: bool,
+    }
+
+    impl Fake {
+        fn new(cores: usize) -> Fake {
+            Fake { notify: RefCell::new(vec![VecDeque::new(); cores * 5]), errors: RefCell::new(vec![VecDeque::new(); cores * 5]), overflow: false }
+        }
+        fn push(&self, core: usize, engine: usize, sub: RuntimeSubtype, custom: u16) {
+            let kind = NotificType::for_engine(NqEngine::from_index(engine as u8).unwrap(), nrt_isa::notification::EngineEvent::Explicit);
+            let r = NotificationRecord::infer_status(kind, sub, custom, 0, 0);
+            self.notify.borrow_mut()[core * 5 + engine].push_back(r.to_bytes().unwrap());
+        }
+        fn push_error(&self, core: usize, engine: usize, subtype: InferErrorSubtype) {
+            let r = ErrorRecord { kind: NotificType::Error, program_counter: 3, subtype, engine: NqEngine::from_index(engine as u8), detail: 0, timestamp_ps: 0 };
+            self.errors.borrow_mut()[core * 5 + engine].push_back(r.to_record().to_bytes().unwrap());
+        }
+        fn all(&self, core: usize, sub: RuntimeSubtype) {
+            for e in 0..5 {
+                self.push(core, e, sub, 0);
+            }
+        }
+    }
+
+    fn drain(q: &mut VecDeque<[u8; 16]>, out: &mut [[u8; 16]]) -> usize {
+        let mut n = 0;
+        while n < out.len() {
+            match q.pop_front() {
+                Some(r) => {
+                    out[n] = r;
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        n
+    }
+
+    impl NqSource for Fake {
+        fn cores(&self) -> usize {
+            self.notify.borrow().len() / 5
+        }
+        fn read_notify(&self, core: usize, engine: usize, out: &mut [[u8; 16]]) -> usize {
+            drain(&mut self.notify.borrow_mut()[core * 5 + engine], out)
+        }
+        fn read_errors(&self, core: usize, engine: usize, out: &mut [[u8; 16]]) -> usize {
+            drain(&mut self.errors.borrow_mut()[core * 5 + engine], out)
+        }
+        fn overflowed(&self, _: usize, _: usize) -> bool {
+            self.overflow
+        }
+    }
+
+    fn h(cores: usize) -> Harvest {
+        Harvest::new(cores, Duration::from_secs(30), true)
+    }
+
+    #[test]
+    fn start_then_end_on_every_engine_completes() {
+        let src = Fake::new(2);
+        let mut hv = h(2);
+        let t = Instant::now();
+        assert_eq!(hv.step(&src, t), Step::InFlight);
+        assert_eq!(hv.phase(), Phase::WaitCore);
+        src.all(0, RuntimeSubtype::Start);
+        src.all(1, RuntimeSubtype::Start);
+        assert_eq!(hv.step(&src, t), Step::InFlight);
+        assert_eq!(hv.engine(1, 4), EngineState::EndPending);
+        src.all(0, RuntimeSubtype::End);
+        assert_eq!(hv.step(&src, t), Step::InFlight);
+        src.all(1, RuntimeSubtype::End);
+        assert_eq!(hv.step(&src, t), Step::Done(NrtStatus::Success));
+        assert_eq!(hv.phase(), Phase::Done);
+    }
+
+    #[test]
+    fn end_before_start_is_overflow_only_when_the_ring_says_so() {
+        let mut src = Fake::new(1);
+        src.push(0, 2, RuntimeSubtype::End, 0);
+        let mut hv = h(1);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Failure));
+        src.overflow = true;
+        src.push(0, 2, RuntimeSubtype::End, 0);
+        let mut hv = h(1);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecSwNqOverflow));
+        assert_eq!(hv.failure(), Some(Failure::Overflow { core: 0, engine: 2 }));
+    }
+
+    #[test]
+    fn timeout_and_overflow_probe() {
+        let mut src = Fake::new(1);
+        let mut hv = Harvest::new(1, Duration::from_millis(10), false);
+        let t = Instant::now();
+        src.all(0, RuntimeSubtype::Start);
+        assert_eq!(hv.step(&src, t), Step::InFlight);
+        assert_eq!(hv.step(&src, t + Duration::from_millis(11)), Step::Done(NrtStatus::Timeout));
+        src.overflow = true;
+        let mut hv = Harvest::new(1, Duration::from_millis(10), false);
+        assert_eq!(hv.step(&src, t), Step::InFlight);
+        assert_eq!(hv.step(&src, t + Duration::from_millis(11)), Step::Done(NrtStatus::ExecSwNqOverflow));
+    }
+
+    #[test]
+    fn fatal_error_records_finish_at_once_and_soft_ones_wait_for_end() {
+        let src = Fake::new(1);
+        let mut hv = h(1);
+        src.all(0, RuntimeSubtype::Start);
+        src.push_error(0, 1, InferErrorSubtype::HbmUncorrectable);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecHwErrHbmUe));
+        assert!(hv.engine_stopped());
+
+        let src = Fake::new(1);
+        let mut hv = h(1);
+        src.all(0, RuntimeSubtype::Start);
+        src.push_error(0, 4, InferErrorSubtype::Numerical);
+        src.push(0, 3, RuntimeSubtype::Custom, 2);
+        assert_eq!(hv.step(&src, Instant::now()), Step::InFlight);
+        src.all(0, RuntimeSubtype::End);
+        // OOB (critical) outranks NaN (medium).
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecOob));
+    }
+
+    #[test]
+    fn worst_status_over_cores_wins() {
+        let src = Fake::new(2);
+        let mut hv = h(2);
+        src.all(0, RuntimeSubtype::Start);
+        src.all(1, RuntimeSubtype::Start);
+        src.push_error(0, 0, InferErrorSubtype::Numerical);
+        src.push_error(1, 0, InferErrorSubtype::Transient);
+        src.all(0, RuntimeSubtype::End);
+        src.all(1, RuntimeSubtype::End);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecCompletedWithErr));
+    }
+}

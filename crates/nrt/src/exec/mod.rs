@@ -1,0 +1,261 @@
+//! Synchronous execute: bind -> stage -> doorbell -> harvest (seed 002).
+//!
+//! - bind: tensor sets are matched by name to the model's inputs and
+//!   outputs; device tensors are bound in place by rewriting the IO patch
+//!   sites (descriptor `buf_ptr`s, pointer vars, DGE entries) only when the
+//!   bound address changes; host tensors go through the IO staging buffers;
+//! - stage: the 56-byte request (engine image addresses, model-switch
+//!   flags) is written into each core's request buffer;
+//! - doorbell: one semaphore increment per physical core, all cores armed
+//!   first, then all fired;
+//! - harvest: [`harvest::Harvest::step`], driven by this thread: spin
+//!   briefly, then sleep with a growing back-off.
+//!
+//! The steady state allocates nothing on the heap: every buffer, the
+//! harvest state and the patch lists were built at load.
+
+pub mod arena;
+pub mod cores;
+pub mod dispatch;
+pub mod errors;
+pub mod harvest;
+pub mod request;
+
+use crate::load::ModelHost;
+use crate::log::Module;
+use crate::model::{DeviceProgram, LoadedModel, ModelId};
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use crate::tensor::{Placement, Tensor, TensorSet};
+use cores::CoreExec;
+use harvest::{Failure, NqSource, Step};
+use nrt_hal::NQ_RECORD_BYTES;
+use request::ExecRequest;
+use std::sync::{Arc, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How long the waiting caller spins before it starts sleeping.
+pub const SPIN_BUDGET: Duration = Duration::from_micros(200);
+/// Longest sleep between harvest steps.
+pub const MAX_PARK: Duration = Duration::from_micros(500);
+
+/// The NQ rings of one model's cores, as the harvest reads them.
+struct ModelRings<'a>(&'a DeviceProgram);
+
+impl NqSource for ModelRings<'_> {
+    fn cores(&self) -> usize {
+        self.0.cores.len()
+    }
+    fn read_notify(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        self.0.cores[core].core.read_notify(engine, out)
+    }
+    fn read_errors(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        self.0.cores[core].core.read_errors(engine, out)
+    }
+    fn overflowed(&self, core: usize, engine: usize) -> bool {
+        self.0.cores[core].core.notify_overflowed(engine)
+    }
+}
+
+fn find<'a>(set: &'a TensorSet, name: &str) -> Option<&'a Arc<Tensor>> {
+    set.get(name)
+}
+
+/// Checks a tensor set against the model's IO slots `range` ("input" or
+/// "output" in messages).
+fn check_set(model: &LoadedModel, set: &TensorSet, kind: &str, sigs: &[nrt_neff::TensorSignature], sizes: &[u64]) -> NrtResult<()> {
+    if set.len() != sigs.len() {
+        return Err(NrtError::invalid(format!(
+            "Incorrect number of {kind}s, expected: {}, received: {} (model {} \"{}\")",
+            sigs.len(),
+            set.len(),
+            model.id,
+            model.name
+        )));
+    }
+    for (name, t) in set.iter() {
+        let Some(i) = sigs.iter().position(|s| s.name == name) else {
+            let known: Vec<&str> = sigs.iter().map(|s| s.name.as_str()).collect();
+            return Err(NrtError::invalid(format!("unknown {kind} tensor name {name:?}; the model's {kind}s are {known:?}")));
+        };
+        if t.size() != sizes[i] {
+            return Err(NrtError::new(
+                NrtStatus::ExecBadInput,
+                format!("{kind} tensor {name:?} has {} bytes, expected {} bytes", t.size(), sizes[i]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl ModelHost {
+    /// Runs a model once and waits for it (`nrt_execute`).
+    pub fn execute(&self, id: ModelId, inputs: &TensorSet, outputs: &TensorSet) -> NrtResult<()> {
+        let model = self.models.get(id).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {id}")))?;
+        execute(&model, inputs, outputs)
+    }
+
+    /// `nrt_execute_repeat`: `repeat` 1 is [`ModelHost::execute`]; host loops are refused.
+    pub fn execute_repeat(&self, id: ModelId, inputs: &TensorSet, outputs: &TensorSet, repeat: i32) -> NrtResult<()> {
+        if repeat != 1 {
+            return Err(NrtError::invalid(format!("Supports for loops on the host is deprecated (repeat count {repeat}; only 1 is accepted)")));
+        }
+        self.execute(id, inputs, outputs)
+    }
+}
+
+/// Executes `model` synchronously.
+pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> NrtResult<()> {
+    if let Some(s) = model.poisoned() {
+        return Err(NrtError::new(s, format!("model {} \"{}\" stopped after an earlier {s}; unload it", model.id, model.name)));
+    }
+    let Some(prog) = &model.program else {
+        // Fake-instance mode: no device program, success at once.
+        return Ok(());
+    };
+    let n_in = model.inputs.len();
+    let io_sizes_in = &prog.io[..n_in];
+    let io_sizes_out = &prog.io[n_in..];
+    check_sizes(model, inputs, "input", &model.inputs, io_sizes_in)?;
+    check_sizes(model, outputs, "output", &model.outputs, io_sizes_out)?;
+
+    let mut st = model.exec.lock().unwrap_or_else(|e| e.into_inner());
+    let device = prog.cores[0].core.device().clone();
+    // Bind.
+    for (slot, io) in prog.io.iter().enumerate() {
+        let (set, is_input) = if slot < n_in { (inputs, true) } else { (outputs, false) };
+        let t = find(set, &io.name).ok_or_else(|| NrtError::invalid(format!("tensor {:?} is missing", io.name)))?;
+        let addr = match t.placement() {
+            Placement::Device { addr, .. } => addr.get(),
+            Placement::Host => {
+                if is_input {
+                    t.with_host(|b| device.write(io.staging, b))
+                        .unwrap_or(Ok(()))
+                        .map_err(|e| NrtError::failure(format!("staging host input {:?}: {e}", io.name)))?;
+                }
+                io.staging.get()
+            }
+        };
+        if st.bound[slot] != addr {
+            for p in prog.patches.iter().filter(|p| p.slot == slot) {
+                device
+                    .write(p.addr, &(addr + p.offset).to_le_bytes())
+                    .map_err(|e| NrtError::failure(format!("binding {:?}: {e}", io.name)))?;
+            }
+            st.bound[slot] = addr;
+        }
+    }
+    // Stage and ring the doorbells, cores locked in ascending order.
+    let mut guards: [Option<MutexGuard<'_, CoreExec>>; harvest::MAX_CORES] = Default::default();
+    for &i in &prog.lock_order {
+        guards[i] = Some(prog.cores[i].core.lock_exec());
+    }
+    for (i, c) in prog.cores.iter().enumerate() {
+        let g = guards[i].as_mut().expect("locked above");
+        let switch = g.last_model != Some(model.id);
+        let req = ExecRequest {
+            do_model_switch: switch,
+            engine_addresses: c.images.map(|a| a.get()),
+            reload_seq_config: switch,
+            load_act_dve_tables: false,
+            cc_dma_increment: 0,
+        };
+        device
+            .write(c.core.request_addr(), &req.to_bytes())
+            .map_err(|e| NrtError::failure(format!("Unable to copy execution request to device: {e}")))?;
+    }
+    for (i, c) in prog.cores.iter().enumerate() {
+        let g = guards[i].as_mut().expect("locked above");
+        if let Err(e) = c.core.ring_doorbell() {
+            model.poison(NrtStatus::ExecUnitUnrecoverable);
+            return Err(e);
+        }
+        if g.last_model != Some(model.id) {
+            g.switches += 1;
+            g.last_model = Some(model.id);
+        }
+    }
+    // Harvest: spin, then park.
+    st.harvest.reset();
+    let src = ModelRings(prog);
+    let begin = Instant::now();
+    let mut park = Duration::from_micros(1);
+    let status = loop {
+        let now = Instant::now();
+        match st.harvest.step(&src, now) {
+            Step::Done(s) => break s,
+            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => std::hint::spin_loop(),
+            Step::InFlight => {
+                std::thread::sleep(park);
+                park = (park * 2).min(MAX_PARK);
+            }
+        }
+    };
+    if status != NrtStatus::Success {
+        report_failure(model, prog, &st.harvest, status);
+        if errors::poisons(status, st.harvest.engine_stopped()) {
+            model.poison(status);
+            for c in &prog.cores {
+                c.core.discard_pending();
+            }
+        }
+    }
+    drop(guards);
+    // Results back to host outputs.
+    if status == NrtStatus::Success || (status.is_soft() && !st.harvest.engine_stopped()) {
+        for io in &prog.io[n_in..] {
+            if let Some(t) = find(outputs, &io.name)
+                && let Some(r) = t.with_host(|b| device.read(io.staging, b))
+            {
+                r.map_err(|e| NrtError::failure(format!("copying output {:?} back: {e}", io.name)))?;
+            }
+        }
+    }
+    if status == NrtStatus::Success {
+        Ok(())
+    } else {
+        Err(NrtError::new(status, format!("execution of model {} \"{}\" finished with {status}", model.id, model.name)))
+    }
+}
+
+fn check_sizes(model: &LoadedModel, set: &TensorSet, kind: &str, sigs: &[nrt_neff::TensorSignature], slots: &[crate::model::IoSlot]) -> NrtResult<()> {
+    if set.len() == sigs.len() && slots.iter().all(|s| find(set, &s.name).is_some_and(|t| t.size() == s.size)) {
+        return Ok(());
+    }
+    let sizes: Vec<u64> = slots.iter().map(|s| s.size).collect();
+    check_set(model, set, kind, sigs, &sizes)?;
+    // Same count, all names known and sizes right: some slot is absent.
+    let missing = slots.iter().find(|s| find(set, &s.name).is_none()).map(|s| s.name.clone()).unwrap_or_default();
+    Err(NrtError::invalid(format!("{kind} tensor {missing:?} is missing")))
+}
+
+fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harvest, status: NrtStatus) {
+    let nc = |core: usize| prog.cores.get(core).map_or(0, |c| c.core.core().0);
+    let nd = prog.cores[0].core.device().info().device_index;
+    match h.failure() {
+        Some(Failure::Timeout { core, timeout_ms }) => crate::log_error!(
+            Module::Kmgr,
+            "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] execution timeout ({timeout_ms} ms) on model {}, waiting for execution completion notification",
+            nc(core),
+            model.name
+        ),
+        Some(Failure::Overflow { core, engine }) => crate::log_error!(
+            Module::Kmgr,
+            "[ND {nd}][NC {}] notification queue of engine {engine} overflowed on model {} ({status})",
+            nc(core),
+            model.name
+        ),
+        Some(Failure::EngineStopped { core, engine, pc }) => crate::log_error!(
+            Module::Kmgr,
+            "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] engine {engine:?} stopped at instruction {pc} on model {} ({status})",
+            nc(core),
+            model.name
+        ),
+        Some(Failure::Unexpected { core, engine, notific_type }) => crate::log_error!(
+            Module::Kmgr,
+            "[ND {nd}][NC {}] Recieved unexpected notification on engine {engine}. Notification Type: {notific_type} (model {})",
+            nc(core),
+            model.name
+        ),
+        None => crate::log_warn!(Module::Kmgr, "[ND {nd}] execution of model {} completed with {status}", model.name),
+    }
+}

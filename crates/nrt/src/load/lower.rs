@@ -1,0 +1,254 @@
+//! Lowering and relocation of one engine stream, and assembly of the
+//! engine's device image `[PREAMBLE][MODEL_SWITCH][MAIN][POSTAMBLE]`.
+//!
+//! - PSEUDO_DMA_TRIGGER becomes two WRITEs of the block's descriptor count
+//!   to the queue's tail-increment registers (TX then RX); the trigger's
+//!   wait moves onto the first WRITE and its update onto the second.
+//! - PSEUDO_BRANCH_LABEL is consumed.
+//! - PSEUDO_INST EXIT becomes a branch to the POSTAMBLE, so the runtime's
+//!   own completion path (join, semaphore reset, END) always runs.
+//! - Relative branches are re-targeted to where their target record moved.
+//! - Anything the device cannot execute fails with libnrt's message.
+
+use crate::exec::dispatch;
+use crate::program::opcodes::{OpcodeHandling, handling};
+use nrt_hal::EngineId;
+use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlBr, PseudoDmaTrigger, slots};
+use nrt_isa::record::{EVENTS_OFFSET, Events, RecordBytes, UpdateMode, WaitMode};
+use thiserror::Error;
+
+/// WRITE 0xA3 (the device's register/memory write; u64 address at +0x10,
+/// u32 value at +0x18).
+pub const WRITE_OPCODE: u8 = 0xA3;
+
+/// Why a stream cannot be lowered.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LowerError {
+    /// An opcode the device cannot execute (libnrt's wording first).
+    #[error("Unsupported hardware operator code {opcode} found in neff ({engine} instruction {index} of {subgraph})")]
+    UnsupportedOpcode {
+        /// Opcode byte.
+        opcode: u8,
+        /// Engine name.
+        engine: &'static str,
+        /// Instruction index in the engine's stream.
+        index: usize,
+        /// Subgraph.
+        subgraph: String,
+    },
+    /// A record whose operands make no sense for its opcode.
+    #[error("{subgraph}: {engine} instruction {index}: {reason}")]
+    BadRecord {
+        /// Subgraph.
+        subgraph: String,
+        /// Engine name.
+        engine: &'static str,
+        /// Instruction index.
+        index: usize,
+        /// What is wrong and what was expected.
+        reason: String,
+    },
+}
+
+/// Where a trigger's descriptors go: the tail-increment register addresses
+/// of its hardware queue (TX, RX) and the descriptor count it submits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerTarget {
+    /// M2S tail-increment register.
+    pub tx_tail_inc: u64,
+    /// S2M tail-increment register.
+    pub rx_tail_inc: u64,
+    /// Descriptors submitted.
+    pub count: u32,
+}
+
+/// Encodes a WRITE of `value` to `addr` carrying `events`.
+pub fn write_record(addr: u64, value: u32, events: Events) -> RecordBytes {
+    let mut r = [0u8; 64];
+    r[0] = WRITE_OPCODE;
+    r[1] = nrt_isa::record::INST_WORD_LEN;
+    events.write_at(&mut r, EVENTS_OFFSET);
+    r[0x10..0x18].copy_from_slice(&addr.to_le_bytes());
+    r[0x18..0x1C].copy_from_slice(&value.to_le_bytes());
+    r
+}
+
+/// The semaphores an events block touches (for the reserved-range check).
+pub fn semaphores_used(rec: &RecordBytes) -> impl Iterator<Item = u8> {
+    let ev = Events::read_at(rec, EVENTS_OFFSET);
+    let wait = matches!(ev.wait_mode, WaitMode::SemEqImm | WaitMode::SemLtImm | WaitMode::SemLeImm | WaitMode::SemGtImm | WaitMode::SemGeImm)
+        .then_some(ev.wait_idx);
+    let is_evt = matches!(ev.update_mode, UpdateMode::None | UpdateMode::EvtSetRead | UpdateMode::EvtClrRead | UpdateMode::EvtSetComplete | UpdateMode::EvtClrComplete);
+    let update = (!is_evt).then_some(ev.update_idx);
+    wait.into_iter().chain(update)
+}
+
+/// Fails on the first record of `records` the device cannot execute and
+/// the lowering does not rewrite (checked before anything is staged).
+pub fn check_opcodes(subgraph: &str, engine: EngineId, records: &[RecordBytes]) -> Result<(), LowerError> {
+    match records.iter().position(|r| handling(r) == OpcodeHandling::Unsupported) {
+        Some(index) => Err(LowerError::UnsupportedOpcode { opcode: records[index][0], engine: engine.name(), index, subgraph: subgraph.to_string() }),
+        None => Ok(()),
+    }
+}
+
+/// What one input record turns into.
+enum Emit {
+    Keep,
+    Drop,
+    Trigger(TriggerTarget),
+    Exit,
+}
+
+/// Lowers one engine stream into MAIN and assembles the engine's image.
+/// `trigger` resolves (queue name, block id) for a PSEUDO_DMA_TRIGGER.
+pub fn lower_engine(
+    subgraph: &str,
+    engine: EngineId,
+    records: &[RecordBytes],
+    mut trigger: impl FnMut(&str, u32, usize) -> Result<TriggerTarget, LowerError>,
+) -> Result<Vec<RecordBytes>, LowerError> {
+    let bad = |index: usize, reason: String| LowerError::BadRecord { subgraph: subgraph.to_string(), engine: engine.name(), index, reason };
+    // Pass 1: decide what each record becomes and where it lands in MAIN.
+    let mut plan = Vec::with_capacity(records.len());
+    let mut start = Vec::with_capacity(records.len() + 1);
+    let mut at = 0usize;
+    for (index, rec) in records.iter().enumerate() {
+        if let Some(s) = semaphores_used(rec).find(|s| u32::from(*s) >= dispatch::MODEL_SEMAPHORES) {
+            return Err(bad(index, format!("uses semaphore {s}; models may use 0..{} (the rest belong to the runtime)", dispatch::MODEL_SEMAPHORES)));
+        }
+        let emit = match handling(rec) {
+            OpcodeHandling::Execute => Emit::Keep,
+            OpcodeHandling::Drop => Emit::Drop,
+            OpcodeHandling::Unsupported => {
+                return Err(LowerError::UnsupportedOpcode { opcode: rec[0], engine: engine.name(), index, subgraph: subgraph.to_string() });
+            }
+            OpcodeHandling::Lower if slots::is_exit_record(rec) => Emit::Exit,
+            OpcodeHandling::Lower => {
+                let t = PseudoDmaTrigger::decode(rec).map_err(|e| bad(index, format!("PSEUDO_DMA_TRIGGER does not decode: {e}")))?;
+                if t.use_raw_count != 0 {
+                    return Err(bad(index, "a raw-count DMA trigger is not supported; name a DMA block".to_string()));
+                }
+                Emit::Trigger(trigger(&t.queue.0, t.block_id, index)?)
+            }
+        };
+        start.push(at);
+        at += match emit {
+            Emit::Keep | Emit::Exit => 1,
+            Emit::Drop => 0,
+            Emit::Trigger(_) => 2,
+        };
+        plan.push(emit);
+    }
+    start.push(at);
+    let main_len = at;
+    let pre = dispatch::preamble(engine);
+    // Pass 2: emit with branch targets moved.
+    let mut main = Vec::with_capacity(main_len);
+    for (index, (rec, emit)) in records.iter().zip(&plan).enumerate() {
+        let here = start[index] as i64;
+        match emit {
+            Emit::Drop => {}
+            Emit::Keep if rec[0] == 0xA9 => {
+                let mut br = CtrlBr::decode(rec).map_err(|e| bad(index, format!("CTRL_BR does not decode: {e}")))?;
+                match br.target {
+                    BranchTarget::RelImm => {
+                        let old = index as i64 + br.rel_offset;
+                        if old < 0 || old > records.len() as i64 {
+                            return Err(bad(index, format!("branch target {old} lies outside the stream of {} records", records.len())));
+                        }
+                        br.rel_offset = start[old as usize] as i64 - here;
+                        main.push(br.encode());
+                    }
+                    BranchTarget::Register => main.push(*rec),
+                    BranchTarget::RelRegister => {
+                        return Err(bad(index, "a register-relative branch cannot be relocated".to_string()));
+                    }
+                }
+            }
+            Emit::Keep => main.push(*rec),
+            Emit::Exit => {
+                let ev = Events::read_at(rec, EVENTS_OFFSET);
+                let rel = main_len as i64 - here;
+                let mut br = slots::branch_relative(BranchCmp::Always, 0, 0, rel as i32, ev);
+                br.rel_offset = rel;
+                main.push(br.encode());
+            }
+            Emit::Trigger(t) => {
+                let ev = Events::read_at(rec, EVENTS_OFFSET);
+                let wait = Events { update_mode: UpdateMode::None, update_idx: 0, ..ev };
+                let update = Events { wait_mode: WaitMode::None, wait_idx: 0, ..ev };
+                main.push(write_record(t.tx_tail_inc, t.count, wait));
+                main.push(write_record(t.rx_tail_inc, t.count, update));
+            }
+        }
+    }
+    let mut image = pre;
+    image.extend(main);
+    image.extend(dispatch::postamble(engine));
+    Ok(image)
+}
+
+/// The image of an engine with no stream in the subgraph (it still joins
+/// every execution, so START/END come from all five engines).
+pub fn empty_engine(engine: EngineId) -> Vec<RecordBytes> {
+    let mut image = dispatch::preamble(engine);
+    image.extend(dispatch::postamble(engine));
+    image
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_isa::asm::assemble;
+
+    fn recs(text: &str) -> Vec<RecordBytes> {
+        assemble(text).unwrap().chunks(64).map(|c| c.try_into().unwrap()).collect()
+    }
+
+    fn target(_: &str, id: u32, _: usize) -> Result<TriggerTarget, LowerError> {
+        Ok(TriggerTarget { tx_tail_inc: 0x1000, rx_tail_inc: 0x1100, count: id + 1 })
+    }
+
+    #[test]
+    fn trigger_becomes_two_tail_writes_with_split_sync() {
+        let img = lower_engine("sg00", EngineId::Sp, &recs("dma_trigger queue=\"q\" block_id=3 wait=sem4>=2 update=sem5++\npseudo_inst sub=exit_execution\n"), target).unwrap();
+        let pre = dispatch::preamble(EngineId::Sp).len();
+        let (a, b) = (img[pre], img[pre + 1]);
+        assert_eq!((a[0], b[0]), (WRITE_OPCODE, WRITE_OPCODE));
+        assert_eq!(u64::from_le_bytes(a[0x10..0x18].try_into().unwrap()), 0x1000);
+        assert_eq!(u64::from_le_bytes(b[0x10..0x18].try_into().unwrap()), 0x1100);
+        assert_eq!(u32::from_le_bytes(a[0x18..0x1C].try_into().unwrap()), 4);
+        let (ea, eb) = (Events::read_at(&a, 4), Events::read_at(&b, 4));
+        assert_eq!((ea.wait_mode, ea.wait_idx, ea.update_mode), (WaitMode::SemGeImm, 4, UpdateMode::None));
+        assert_eq!((eb.wait_mode, eb.update_mode, eb.update_idx), (WaitMode::None, UpdateMode::SemIncComplete, 5));
+        // EXIT became a branch to the postamble, which ends with the real EXIT.
+        let br = CtrlBr::decode(&img[pre + 2]).unwrap();
+        assert_eq!(br.rel_offset, 1);
+        assert!(slots::is_exit_record(img.last().unwrap()));
+    }
+
+    #[test]
+    fn relative_branches_follow_moved_records() {
+        // label (dropped), trigger (2 records), branch back to the trigger.
+        let text = "branch_label\ndma_trigger queue=\"q\" block_id=0\nbranch cmp=always dtype=int32 target=rel_imm rel_offset=-1\n";
+        let img = lower_engine("sg00", EngineId::Pe, &recs(text), target).unwrap();
+        let pre = dispatch::preamble(EngineId::Pe).len();
+        let br = CtrlBr::decode(&img[pre + 2]).unwrap();
+        assert_eq!(br.rel_offset, -2);
+    }
+
+    #[test]
+    fn unsupported_opcodes_name_engine_and_index() {
+        let mut r = recs("nop\nnop\n");
+        r[1][0] = 0xD4;
+        let e = lower_engine("sg01", EngineId::Pool, &r, target).unwrap_err();
+        assert_eq!(e.to_string(), "Unsupported hardware operator code 212 found in neff (POOL instruction 1 of sg01)");
+    }
+
+    #[test]
+    fn runtime_semaphores_are_refused() {
+        let e = lower_engine("sg00", EngineId::Sp, &recs("nop wait=sem250>=1\n"), target).unwrap_err();
+        assert!(e.to_string().contains("semaphore 250"), "{e}");
+    }
+}

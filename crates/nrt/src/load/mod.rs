@@ -1,0 +1,248 @@
+//! The load pipeline: NEFF bytes -> device-resident program, as separate
+//! stages (seed 004, seed 001 §2.2):
+//!
+//! 1. admission ([`ModelHost::load`]): `vnc_count` must be -1, pick the
+//!    logical core;
+//! 2. parse (nrt-neff; version/feature gate -> NRT_UNSUPPORTED_NEFF_VERSION,
+//!    hash check when configured);
+//! 3. program IR ([`crate::program`]) and the gate ([`gate`]): target
+//!    architecture and LNC size against the device;
+//! 4. static memory plan ([`plan`]);
+//! 5. stage + lower + relocate ([`stage`], [`lower`], [`rings`]): IO
+//!    staging buffers, constants, scratch, pointer and DGE tables, DMA
+//!    rings and queues, engine images in the core's instruction arena;
+//! 6. ready: the model is registered (id minted before staging) in state
+//!    RUNNING.
+//!
+//! Any failure rolls back everything the load allocated.
+
+pub mod gate;
+pub mod lower;
+pub mod plan;
+pub mod rings;
+pub mod settings;
+pub mod stage;
+
+pub use settings::LoadSettings;
+
+use crate::exec::cores::CoreTable;
+use crate::exec::harvest::Harvest;
+use crate::log::Module;
+use crate::memory::DeviceMemory;
+use crate::model::{ExecState, LoadedModel, ModelDb, ModelId, ModelState};
+use crate::program::Program;
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use nrt_hal::{CoreId, Device};
+use nrt_neff::{Neff, ReadOptions};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything load and execute need from the runtime for one device: the
+/// device, its memory allocator, the installed cores, the model database,
+/// the logical cores (each a list of physical cores) and the settings.
+pub struct ModelHost {
+    pub(crate) device: Arc<dyn Device>,
+    pub(crate) memory: Arc<DeviceMemory>,
+    pub(crate) cores: CoreTable,
+    pub(crate) models: ModelDb,
+    pub(crate) vcores: Vec<Vec<CoreId>>,
+    pub(crate) settings: LoadSettings,
+}
+
+impl std::fmt::Debug for ModelHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelHost").field("vcores", &self.vcores).field("settings", &self.settings).finish()
+    }
+}
+
+impl ModelHost {
+    /// A host over `memory`'s device with the given logical cores.
+    pub fn new(memory: Arc<DeviceMemory>, vcores: Vec<Vec<CoreId>>, settings: LoadSettings) -> ModelHost {
+        ModelHost { device: memory.device().clone(), memory, cores: CoreTable::default(), models: ModelDb::default(), vcores, settings }
+    }
+
+    /// A host whose logical cores are consecutive groups of `lnc` physical
+    /// cores of the device.
+    pub fn with_lnc(device: Arc<dyn Device>, lnc: u32, settings: LoadSettings) -> NrtResult<ModelHost> {
+        let n = device.info().physical_cores;
+        if lnc == 0 || n % lnc != 0 {
+            return Err(NrtError::invalid(format!("LNC size {lnc} does not divide the device's {n} physical cores")));
+        }
+        let vcores = (0..n / lnc).map(|v| (0..lnc).map(|i| CoreId(v * lnc + i)).collect()).collect();
+        Ok(ModelHost::new(Arc::new(DeviceMemory::new(device)), vcores, settings))
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+
+    /// The device memory allocator (ledger, tensors).
+    pub fn memory(&self) -> &Arc<DeviceMemory> {
+        &self.memory
+    }
+
+    /// The model database.
+    pub fn models(&self) -> &ModelDb {
+        &self.models
+    }
+
+    /// The installed cores.
+    pub fn cores(&self) -> &CoreTable {
+        &self.cores
+    }
+
+    /// The logical cores.
+    pub fn vcores(&self) -> &[Vec<CoreId>] {
+        &self.vcores
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &LoadSettings {
+        &self.settings
+    }
+
+    /// Changes the execution timeout (NEURON_RT_EXEC_TIMEOUT) for later loads.
+    pub fn set_exec_timeout(&mut self, t: Duration) {
+        self.settings.exec_timeout = t;
+    }
+
+    /// Installs the dispatcher on every physical core of logical core `vnc`
+    /// (libnrt starts its exec-ready program at init); loads do it lazily.
+    pub fn install_vcore(&self, vnc: u32) -> NrtResult<()> {
+        let cores = self.vcores.get(vnc as usize).ok_or_else(|| NrtError::invalid(format!("unknown logical core {vnc}")))?;
+        for c in cores {
+            self.cores.get_or_install(&self.memory, *c, self.settings.arena_bytes)?;
+        }
+        Ok(())
+    }
+
+    fn select_vcore(&self, vnc: i32) -> NrtResult<u32> {
+        let n = self.vcores.len() as u32;
+        if vnc == -1 {
+            return (0..n)
+                .min_by_key(|v| (self.models.count_on(*v), *v))
+                .ok_or_else(|| NrtError::new(NrtStatus::LoadNotEnoughNc, "no logical cores are visible"));
+        }
+        u32::try_from(vnc)
+            .ok()
+            .filter(|v| *v < n)
+            .ok_or_else(|| NrtError::invalid(format!("unknown logical core {vnc}; visible logical cores are 0..{n} (or -1 for the first free)")))
+    }
+
+    /// Loads a NEFF onto logical core `vnc` (-1: the first free one).
+    /// `vnc_count` must be -1, as in libnrt.
+    pub fn load(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<ModelId> {
+        let r = self.load_inner(neff_bytes, vnc, vnc_count);
+        if let Err(e) = &r {
+            crate::log_error!(Module::Nmgr, "Failed to load NEFF ({}): {}", e.status, e.message);
+        }
+        r
+    }
+
+    fn load_inner(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<ModelId> {
+        if vnc_count != -1 {
+            return Err(NrtError::invalid("vnc_count is deprecated. only use -1."));
+        }
+        let vnc = self.select_vcore(vnc)?;
+        let cores = self.vcores[vnc as usize].clone();
+        let neff = parse(neff_bytes, self.settings.validate_hash)?;
+        let program = Program::from_neff(&neff).map_err(|e| NrtError::invalid(e.to_string()))?;
+        let mismatches = gate::check(&program, self.device.info().arch.arch, cores.len())?;
+        if !mismatches.is_empty() {
+            let text = mismatches.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join("; ");
+            if self.settings.allow_legacy_neff {
+                crate::log_warn!(Module::Nmgr, "{text} (loading anyway: NEURON_RT_ALLOW_LEGACY_NEFF)");
+            } else {
+                return Err(NrtError::invalid(text));
+            }
+        }
+        let timeout = self.settings.exec_timeout;
+        let numerical = self.settings.numerical_errors;
+        let plans = plan::plan(&program);
+        for sg in program.subgraphs.iter().filter(|_| !self.settings.fake_instance) {
+            for s in &sg.streams {
+                lower::check_opcodes(&sg.name, s.engine, &s.records).map_err(|e| NrtError::invalid(e.to_string()))?;
+            }
+        }
+        let id = self.models.mint_id();
+        let device_program = if self.settings.fake_instance {
+            None
+        } else {
+            Some(stage::stage(self, &neff, &program, &plans, id, &cores)?)
+        };
+        let bound = device_program.as_ref().map(|p| p.io.iter().map(|s| s.staging.get()).collect()).unwrap_or_default();
+        let ncores = device_program.as_ref().map_or(1, |p| p.cores.len());
+        let model = LoadedModel::new(
+            id,
+            program.name.clone(),
+            vnc,
+            program.inputs.clone(),
+            program.outputs.clone(),
+            device_program,
+            ExecState { bound, harvest: Harvest::new(ncores, timeout, numerical) },
+        );
+        self.memory.set_model_name(id, &program.name);
+        self.models.insert(Arc::new(model));
+        crate::log_info!(Module::Nmgr, "Loaded NN \"{}\" ID: {id}", program.name);
+        Ok(id)
+    }
+
+    /// Unloads a model: removed from lookup first, then waits for in-flight
+    /// executions to drop their references, then frees everything it put on
+    /// the device.
+    pub fn unload(&self, id: ModelId) -> NrtResult<()> {
+        let model = self.models.remove(id).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {id}")))?;
+        crate::log_info!(Module::Nmgr, "Unloading {id}");
+        model.set_state(ModelState::Stopping);
+        let mut spins = 0u64;
+        while Arc::strong_count(&model) > 1 {
+            std::thread::sleep(Duration::from_millis(1));
+            spins += 1;
+            if spins % 10_000 == 0 {
+                crate::log_warn!(Module::Nmgr, "still waiting for model[{id}] ref count 0");
+            }
+        }
+        let r = match &model.program {
+            Some(p) => stage::release(p),
+            None => Ok(()),
+        };
+        self.memory.forget_model_name(id);
+        crate::log_info!(Module::Nmgr, "Unloaded NN: {id}");
+        r
+    }
+
+    /// The model's inputs and outputs (reported in fake-instance mode too).
+    pub fn tensor_info(&self, id: ModelId) -> NrtResult<(Vec<nrt_neff::TensorSignature>, Vec<nrt_neff::TensorSignature>)> {
+        let m = self.models.get(id).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {id}")))?;
+        Ok((m.inputs.clone(), m.outputs.clone()))
+    }
+
+    /// Unloads every model and stops every installed core (runtime close).
+    pub fn close(&self) -> NrtResult<()> {
+        let mut first = Ok(());
+        for id in self.models.ids() {
+            if let Err(e) = self.unload(id)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        if let Err(e) = self.cores.teardown_all()
+            && first.is_ok()
+        {
+            first = Err(e);
+        }
+        first
+    }
+}
+
+/// Parse stage: the container, with the version/feature gate and the
+/// optional hash check.
+pub fn parse(bytes: &[u8], validate_hash: bool) -> NrtResult<Neff> {
+    let options = ReadOptions { verify_hash: validate_hash, ..ReadOptions::default() };
+    Neff::parse_with(bytes, &options).map_err(|e| {
+        let status = if e.is_unsupported_version() { NrtStatus::UnsupportedNeffVersion } else { NrtStatus::Invalid };
+        NrtError::new(status, format!("NEFF load failed: {e}"))
+    })
+}

@@ -1,0 +1,310 @@
+//! Stage, lower and relocate: puts a planned program on the device.
+//!
+//! Per subgraph (= physical core): allocate private vars and copy
+//! constants in, join the shared scratchpad, write pointer and DGE
+//! tables, build and program one DMA ring pair per triggered queue set,
+//! lower every engine stream and write the images into the core's
+//! instruction arena. Every allocation goes through the model's memory
+//! tier (or is recorded for return) so a failure, or unload, gives all of
+//! it back.
+
+use super::lower::{self, LowerError, TriggerTarget};
+use super::plan::{Placement, SubgraphPlan};
+use super::rings::{self, Endpoint, RingImage, Side};
+use super::ModelHost;
+use crate::exec::cores::CoreDispatch;
+use crate::exec::dispatch::MODEL_SEMAPHORES;
+use crate::memory::MemUsage;
+use crate::model::{CoreProgram, DeviceProgram, IoSlot, ModelId, PatchSite};
+use crate::program::{dma, MemRefKind, Program, SubgraphProgram};
+use crate::status::{NrtError, NrtResult};
+use nrt_hal::{CoreId, DeviceAddr, DmaQueueId, DmaRingConfig, EngineId};
+use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP};
+use nrt_isa::instr::PseudoDmaTrigger;
+use nrt_isa::opcode::Opcode;
+use nrt_neff::Neff;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Resources already taken on one core, for rollback.
+#[derive(Default)]
+struct Taken {
+    images: Vec<DeviceAddr>,
+    queues: Vec<DmaQueueId>,
+    shared_scratchpad: bool,
+}
+
+fn hal(what: &str, e: impl std::fmt::Display) -> NrtError {
+    NrtError::failure(format!("{what}: {e}"))
+}
+
+/// Stages a planned program for model `id` on `cores` (subgraph i on
+/// `cores[i]`). On failure everything is given back.
+pub fn stage(host: &ModelHost, neff: &Neff, program: &Program, plans: &[SubgraphPlan], id: ModelId, cores: &[CoreId]) -> NrtResult<DeviceProgram> {
+    let memory = host.memory.model_tier(cores[0], id);
+    let mut per_core: Vec<(Arc<CoreDispatch>, Taken)> = Vec::new();
+    let result = stage_inner(host, neff, program, plans, &memory, cores, &mut per_core);
+    match result {
+        Ok((io, patches, cores_out)) => {
+            let mut lock_order: Vec<usize> = (0..cores_out.len()).collect();
+            lock_order.sort_by_key(|&i| cores_out[i].core.core());
+            Ok(DeviceProgram { cores: cores_out, lock_order, io, patches, memory })
+        }
+        Err(e) => {
+            for (core, taken) in per_core {
+                undo(&core, &taken);
+            }
+            if let Err(free_err) = memory.free_all() {
+                crate::log_error!(crate::log::Module::Nmgr, "rollback of model {id}: {free_err}");
+            }
+            Err(e)
+        }
+    }
+}
+
+fn undo(core: &CoreDispatch, taken: &Taken) {
+    for a in &taken.images {
+        core.free_image(*a);
+    }
+    core.release_queues(&taken.queues);
+    if taken.shared_scratchpad {
+        core.release_scratchpad();
+    }
+}
+
+/// Gives back everything a staged program holds (unload).
+pub fn release(p: &DeviceProgram) -> NrtResult<()> {
+    for c in &p.cores {
+        let taken = Taken { images: c.images.to_vec(), queues: c.queues.clone(), shared_scratchpad: c.shared_scratchpad };
+        undo(&c.core, &taken);
+    }
+    p.memory.free_all()
+}
+
+type Staged = (Vec<IoSlot>, Vec<PatchSite>, Vec<CoreProgram>);
+
+fn stage_inner(
+    host: &ModelHost,
+    neff: &Neff,
+    program: &Program,
+    plans: &[SubgraphPlan],
+    memory: &crate::memory::ModelMemory,
+    cores: &[CoreId],
+    per_core: &mut Vec<(Arc<CoreDispatch>, Taken)>,
+) -> NrtResult<Staged> {
+    // IO slots: one staging buffer per model input/output on the home core.
+    let mut io = Vec::new();
+    for (slot, sig) in program.inputs.iter().chain(program.outputs.iter()).enumerate() {
+        let var_size = program
+            .subgraphs
+            .iter()
+            .flat_map(|sg| sg.vars.iter())
+            .filter(|v| matches!(v.kind, MemRefKind::Input { index } if index == slot) || matches!(v.kind, MemRefKind::Output { index } if index + program.inputs.len() == slot))
+            .map(|v| v.size)
+            .max()
+            .unwrap_or(0);
+        let size = sig.size_bytes().unwrap_or(var_size).max(var_size);
+        if size == 0 {
+            return Err(NrtError::invalid(format!("tensor {:?} has no size (neither its signature nor a var gives one)", sig.name)));
+        }
+        let staging = memory.alloc(MemUsage::Io, size, 64)?;
+        io.push(IoSlot { name: sig.name.clone(), size, staging });
+    }
+    let mut patches = Vec::new();
+    let mut out = Vec::new();
+    for (i, (sg, plan)) in program.subgraphs.iter().zip(plans).enumerate() {
+        let core_id = cores[i];
+        let core = host.cores.get_or_install(&host.memory, core_id, host.settings.arena_bytes)?;
+        per_core.push((core.clone(), Taken::default()));
+        let taken = &mut per_core.last_mut().expect("just pushed").1;
+        out.push(stage_subgraph(host, neff, sg, plan, memory, &core, taken, &io, &mut patches)?);
+    }
+    patches.sort_by_key(|p: &PatchSite| p.slot);
+    Ok((io, patches, out))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stage_subgraph(
+    host: &ModelHost,
+    neff: &Neff,
+    sg: &SubgraphProgram,
+    plan: &SubgraphPlan,
+    memory: &crate::memory::ModelMemory,
+    core: &Arc<CoreDispatch>,
+    taken: &mut Taken,
+    io: &[IoSlot],
+    patches: &mut Vec<PatchSite>,
+) -> NrtResult<CoreProgram> {
+    let device = &host.device;
+    let arch = device.info().arch;
+    let core_id = core.core();
+    let nsg = neff.subgraphs.iter().find(|s| s.name == sg.name).ok_or_else(|| NrtError::failure(format!("subgraph {} vanished from the NEFF", sg.name)))?;
+
+    // Shared scratchpad (virtual vars).
+    let mut scratch_base = None;
+    if plan.scratchpad_bytes > 0 {
+        scratch_base = match core.acquire_scratchpad(plan.scratchpad_bytes)? {
+            Some(a) => {
+                taken.shared_scratchpad = true;
+                Some(a)
+            }
+            None => Some(memory.alloc_on(core_id, MemUsage::ScratchpadNotShared, plan.scratchpad_bytes, 4096)?),
+        };
+    }
+
+    // Every var's endpoint.
+    let mut ends: BTreeMap<u64, Endpoint> = BTreeMap::new();
+    for vp in &plan.vars {
+        let e = match &vp.placement {
+            Placement::StateBuffer => Endpoint::Fixed(arch.sbuf_addr(core_id).get()),
+            Placement::Io(slot) => Endpoint::Io { slot: *slot, offset: 0 },
+            Placement::Private(usage) => Endpoint::Fixed(memory.alloc_on(core_id, *usage, vp.size.max(1), vp.align)?.get()),
+            Placement::Scratch(off) => Endpoint::Fixed(scratch_base.map_or(0, |b| b.get()) + off),
+            Placement::Nothing => continue,
+        };
+        ends.insert(vp.var_id, e);
+    }
+    let resolve = |e: Endpoint, site: DeviceAddr, patches: &mut Vec<PatchSite>| -> u64 {
+        match e {
+            Endpoint::Fixed(a) => a,
+            Endpoint::Io { slot, offset } => {
+                patches.push(PatchSite { addr: site, slot, offset });
+                io[slot].staging.get() + offset
+            }
+        }
+    };
+    // Constants, pointers, DGE tables.
+    for v in &sg.vars {
+        let Some(&Endpoint::Fixed(at)) = ends.get(&v.var_id) else { continue };
+        match &v.kind {
+            MemRefKind::File { .. } => {
+                let c = neff.constant(nsg, &v.name).map_err(|e| NrtError::invalid(format!("constant {:?}: {e}", v.name)))?;
+                device.write(DeviceAddr(at), c.data()).map_err(|e| hal(&format!("staging constant {:?}", v.name), e))?;
+            }
+            MemRefKind::Pointer { referenced_var_id } => {
+                let target = *ends.get(referenced_var_id).ok_or_else(|| NrtError::invalid(format!("pointer var {:?} refers to var {referenced_var_id}, which has no memory", v.name)))?;
+                let a = resolve(target, DeviceAddr(at), patches);
+                device.write(DeviceAddr(at), &a.to_le_bytes()).map_err(|e| hal("writing a pointer var", e))?;
+            }
+            MemRefKind::DgeTable { ids } => {
+                let mut table = Vec::with_capacity(ids.len() * 8);
+                for (k, id) in ids.iter().enumerate() {
+                    let target = *ends.get(id).ok_or_else(|| NrtError::invalid(format!("dge-table {:?} lists var {id}, which has no memory", v.name)))?;
+                    table.extend_from_slice(&resolve(target, DeviceAddr(at + 8 * k as u64), patches).to_le_bytes());
+                }
+                if !table.is_empty() {
+                    device.write(DeviceAddr(at), &table).map_err(|e| hal("writing a dge-table", e))?;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Trigger order per queue set, engine by engine.
+    let mut triggers: BTreeMap<String, (EngineId, Vec<i64>)> = BTreeMap::new();
+    for s in &sg.streams {
+        for (index, rec) in s.records.iter().enumerate() {
+            if Opcode::from_u8(rec[0]) != Opcode::PseudoDmaTrigger {
+                continue;
+            }
+            let Ok(t) = PseudoDmaTrigger::decode(rec) else { continue };
+            let set = dma::resolve_queue(&sg.queue_sets, &t.queue.0).ok_or_else(|| {
+                NrtError::invalid(format!("{}: {} instruction {index} triggers queue {:?}, which def.json does not declare", sg.name, s.engine.name(), t.queue.0))
+            })?;
+            let entry = triggers.entry(set.name.clone()).or_insert((s.engine, Vec::new()));
+            if entry.0 != s.engine {
+                return Err(NrtError::invalid(format!(
+                    "{}: queue set {:?} is triggered by both {} and {}; a queue must have one owning engine",
+                    sg.name, set.name, entry.0.name(), s.engine.name()
+                )));
+            }
+            entry.1.push(i64::from(t.block_id));
+        }
+    }
+    let queues = core.claim_queues(triggers.len())?;
+    taken.queues = queues.clone();
+    let mut targets: BTreeMap<(String, i64), TriggerTarget> = BTreeMap::new();
+    for ((set, (engine, ids)), q) in triggers.iter().zip(&queues) {
+        let mut blocks = Vec::with_capacity(ids.len());
+        let (mut sem, mut evt) = (None, None);
+        for id in ids {
+            let b = sg.block(*engine, set, *id).ok_or_else(|| {
+                NrtError::invalid(format!("{}: {} triggers DMA block {id} on queue {set:?}, which no engine JSON defines", sg.name, engine.name()))
+            })?;
+            for (mine, theirs, what) in [(&mut sem, b.semaphore, "semaphore"), (&mut evt, b.event, "event")] {
+                match (*mine, theirs) {
+                    (Some(a), Some(b2)) if a != b2 => {
+                        return Err(NrtError::invalid(format!("{}: blocks of queue {set:?} name different completion {what}s ({a} and {b2})", sg.name)));
+                    }
+                    (None, Some(x)) => *mine = Some(x),
+                    _ => {}
+                }
+            }
+            let copies: Vec<rings::Copy> = b
+                .transfers
+                .iter()
+                .map(|t| -> NrtResult<rings::Copy> {
+                    let at = |v: dma::VarSlice| -> NrtResult<Endpoint> {
+                        match ends.get(&v.var_id) {
+                            Some(Endpoint::Fixed(a)) => Ok(Endpoint::Fixed(a + v.offset)),
+                            Some(Endpoint::Io { slot, .. }) => Ok(Endpoint::Io { slot: *slot, offset: v.offset }),
+                            None => Err(NrtError::invalid(format!("{}: DMA block {id} uses var {} which has no memory", sg.name, v.var_id))),
+                        }
+                    };
+                    Ok(rings::Copy { src: at(t.src)?, dst: at(t.dst)?, len: t.len })
+                })
+                .collect::<NrtResult<_>>()?;
+            let count = u32::try_from(rings::descriptor_count(&copies)).map_err(|_| NrtError::invalid("DMA block too large"))?;
+            targets.insert(
+                (set.clone(), *id),
+                TriggerTarget {
+                    tx_tail_inc: arch.dma_tail_inc_addr(core_id, *q, DMA_M2S_GROUP).get(),
+                    rx_tail_inc: arch.dma_tail_inc_addr(core_id, *q, DMA_S2M_GROUP).get(),
+                    count,
+                },
+            );
+            blocks.push(copies);
+        }
+        if let Some(s) = sem.filter(|s| *s >= MODEL_SEMAPHORES) {
+            return Err(NrtError::invalid(format!("{}: queue {set:?} signals semaphore {s}; models may use 0..{MODEL_SEMAPHORES}", sg.name)));
+        }
+        let refs: Vec<&[rings::Copy]> = blocks.iter().map(Vec::as_slice).collect();
+        let img: RingImage = rings::build(&refs, &|slot| io[slot].staging.get()).map_err(|e| NrtError::invalid(format!("{}: queue {set:?}: {e}", sg.name)))?;
+        let ring_bytes = img.tx.len() as u64;
+        let usage = if ids.is_empty() { MemUsage::DmaRing } else { MemUsage::DmaRingIo };
+        let tx = memory.alloc_on(core_id, usage, ring_bytes, 256)?;
+        let rx = memory.alloc_on(core_id, usage, ring_bytes, 256)?;
+        device.write(tx, &img.tx).map_err(|e| hal("writing a TX ring", e))?;
+        device.write(rx, &img.rx).map_err(|e| hal("writing an RX ring", e))?;
+        for p in &img.patches {
+            let base = if p.side == Side::Tx { tx } else { rx };
+            patches.push(PatchSite { addr: base.offset(p.ring_offset), slot: p.slot, offset: p.offset });
+        }
+        let cfg = DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: img.descriptors, completion_semaphore: sem, completion_event: evt };
+        device.dma_queue_init(core_id, *q, cfg).map_err(|e| hal("programming a DMA queue", e))?;
+    }
+
+    // Lower every engine and write its image.
+    let mut images = [DeviceAddr(0); 5];
+    for engine in EngineId::ALL {
+        let image = match sg.stream(engine) {
+            Some(s) => lower::lower_engine(&sg.name, engine, &s.records, |queue, block_id, index| {
+                let set = dma::resolve_queue(&sg.queue_sets, queue).map(|s| s.name.clone()).unwrap_or_default();
+                targets.get(&(set, i64::from(block_id))).copied().ok_or_else(|| LowerError::BadRecord {
+                    subgraph: sg.name.clone(),
+                    engine: engine.name(),
+                    index,
+                    reason: format!("trigger of block {block_id} on queue {queue:?} has no staged ring"),
+                })
+            })
+            .map_err(|e| NrtError::invalid(e.to_string()))?,
+            None => lower::empty_engine(engine),
+        };
+        let bytes = image.concat();
+        let at = core.alloc_image(bytes.len() as u64)?;
+        taken.images.push(at);
+        device.write(at, &bytes).map_err(|e| hal("writing an instruction image", e))?;
+        images[engine.index()] = at;
+    }
+    Ok(CoreProgram { core: core.clone(), images, queues: taken.queues.clone(), shared_scratchpad: taken.shared_scratchpad })
+}

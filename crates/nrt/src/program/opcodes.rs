@@ -1,0 +1,85 @@
+//! The one place that says which opcodes a loaded program may contain.
+//!
+//! An opcode is accepted when the device executes it (the sequencer's
+//! control set and the compute instructions the simulator's kernels run)
+//! or when the lowering rewrites it into such instructions. Everything
+//! else fails the load with libnrt's "Unsupported hardware operator code"
+//! message, naming the engine and the instruction index.
+
+use nrt_isa::opcode::Opcode;
+
+/// What the lowering does with a record of a given opcode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpcodeHandling {
+    /// Copied to the device image as is.
+    Execute,
+    /// Rewritten by the lowering (PSEUDO_DMA_TRIGGER -> queue-tail writes).
+    Lower,
+    /// Consumed at load; emits nothing (block labels).
+    Drop,
+    /// Not executable and not lowered: the load fails.
+    Unsupported,
+}
+
+/// Control instructions the device's sequencer executes itself.
+const SEQUENCER: &[u8] = &[0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA6, 0xA8, 0xA9, 0xB0, 0xB1, 0xB3, 0xB8];
+
+/// Compute instructions the device's engines execute (nrt-isa layouts the
+/// simulator's kernels implement).
+const COMPUTE: &[Opcode] = &[
+    Opcode::LdWeights,
+    Opcode::Matmul,
+    Opcode::Activate,
+    Opcode::ActivationTableLoad,
+    Opcode::TensorTensorArith,
+    Opcode::TensorScalarArith,
+    Opcode::Pool,
+    Opcode::Copy,
+    Opcode::Cast,
+    Opcode::StreamTranspose,
+    Opcode::Iota,
+    Opcode::Gather,
+];
+
+/// PSEUDO_INST sub-opcode EXIT_EXECUTION (the program terminator).
+pub const PSEUDO_EXIT_SUB: u8 = 1;
+
+/// How the load treats `record` (decided from byte 0 and, for PSEUDO_INST,
+/// the sub-opcode at +0x0C).
+pub fn handling(record: &[u8; 64]) -> OpcodeHandling {
+    let op = record[0];
+    if SEQUENCER.contains(&op) || COMPUTE.iter().any(|c| c.to_u8() == op) {
+        return OpcodeHandling::Execute;
+    }
+    match Opcode::from_u8(op) {
+        Opcode::PseudoDmaTrigger => OpcodeHandling::Lower,
+        Opcode::PseudoBranchLabel => OpcodeHandling::Drop,
+        Opcode::PseudoInst if record[0x0C] == PSEUDO_EXIT_SUB => OpcodeHandling::Lower,
+        _ => OpcodeHandling::Unsupported,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(op: u8, sub: u8) -> [u8; 64] {
+        let mut r = [0u8; 64];
+        r[0] = op;
+        r[1] = 0x10;
+        r[0x0C] = sub;
+        r
+    }
+
+    #[test]
+    fn control_compute_pseudo_and_unknown() {
+        assert_eq!(handling(&rec(0xA0, 0)), OpcodeHandling::Execute);
+        assert_eq!(handling(&rec(0x02, 0)), OpcodeHandling::Execute);
+        assert_eq!(handling(&rec(0xC1, 0)), OpcodeHandling::Lower);
+        assert_eq!(handling(&rec(0xDF, 1)), OpcodeHandling::Lower);
+        assert_eq!(handling(&rec(0xDF, 2)), OpcodeHandling::Unsupported);
+        assert_eq!(handling(&rec(0xCC, 0)), OpcodeHandling::Drop);
+        assert_eq!(handling(&rec(0xD4, 0)), OpcodeHandling::Unsupported);
+        assert_eq!(handling(&rec(0x00, 0)), OpcodeHandling::Unsupported);
+    }
+}

@@ -1,0 +1,258 @@
+//! Tensors and tensor sets: the buffers an execution reads and writes.
+//!
+//! A tensor lives either on a device (an allocation booked under usage
+//! TENSOR on one physical core) or in host memory. Executions bind device
+//! tensors in place; host tensors are staged through the model's IO
+//! buffers (synchronous path only), as libnrt does.
+
+use crate::memory::{DeviceMemory, MemOwner, MemUsage};
+use crate::status::{NrtError, NrtResult};
+use nrt_hal::{CoreId, DeviceAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Where a tensor's bytes are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Device memory near a physical core.
+    Device {
+        /// The core it is booked to.
+        core: CoreId,
+        /// Device address of byte 0.
+        addr: DeviceAddr,
+    },
+    /// Host memory.
+    Host,
+}
+
+enum Storage {
+    Device { memory: Arc<DeviceMemory>, core: CoreId, addr: DeviceAddr },
+    Host(Mutex<Vec<u8>>),
+}
+
+/// One tensor (`nrt_tensor_t`).
+pub struct Tensor {
+    name: String,
+    size: u64,
+    storage: Storage,
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tensor").field("name", &self.name).field("size", &self.size).field("placement", &self.placement()).finish()
+    }
+}
+
+fn range(name: &str, size: u64, offset: u64, len: usize) -> NrtResult<()> {
+    match offset.checked_add(len as u64) {
+        Some(end) if end <= size => Ok(()),
+        _ => Err(NrtError::invalid(format!(
+            "tensor {name:?}: {len} bytes at offset {offset} exceed its size of {size} bytes"
+        ))),
+    }
+}
+
+impl Tensor {
+    /// A device tensor of `size` bytes on `core` (usage TENSOR, global tier).
+    pub fn allocate_device(memory: &Arc<DeviceMemory>, core: CoreId, size: u64, name: &str) -> NrtResult<Tensor> {
+        let addr = memory.alloc(core, MemOwner::Runtime, MemUsage::Tensor, size, 64)?;
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr } })
+    }
+
+    /// A zero-filled host tensor of `size` bytes.
+    pub fn allocate_host(size: u64, name: &str) -> NrtResult<Tensor> {
+        let len = usize::try_from(size).map_err(|_| NrtError::resource(format!("host tensor {name:?} of {size} bytes does not fit in memory")))?;
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])) })
+    }
+
+    /// A host tensor holding `bytes`.
+    pub fn from_host_bytes(bytes: Vec<u8>, name: &str) -> Tensor {
+        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)) }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Where it lives.
+    pub fn placement(&self) -> Placement {
+        match &self.storage {
+            Storage::Device { core, addr, .. } => Placement::Device { core: *core, addr: *addr },
+            Storage::Host(_) => Placement::Host,
+        }
+    }
+
+    fn host(m: &Mutex<Vec<u8>>) -> MutexGuard<'_, Vec<u8>> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Copies `buf.len()` bytes at `offset` out of the tensor.
+    pub fn read(&self, offset: u64, buf: &mut [u8]) -> NrtResult<()> {
+        range(&self.name, self.size, offset, buf.len())?;
+        match &self.storage {
+            Storage::Device { memory, addr, .. } => memory
+                .device()
+                .read(addr.offset(offset), buf)
+                .map_err(|e| NrtError::failure(format!("reading tensor {:?}: {e}", self.name))),
+            Storage::Host(m) => {
+                let o = offset as usize;
+                buf.copy_from_slice(&Self::host(m)[o..o + buf.len()]);
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `data` into the tensor at `offset`.
+    pub fn write(&self, offset: u64, data: &[u8]) -> NrtResult<()> {
+        range(&self.name, self.size, offset, data.len())?;
+        match &self.storage {
+            Storage::Device { memory, addr, .. } => memory
+                .device()
+                .write(addr.offset(offset), data)
+                .map_err(|e| NrtError::failure(format!("writing tensor {:?}: {e}", self.name))),
+            Storage::Host(m) => {
+                let o = offset as usize;
+                Self::host(m)[o..o + data.len()].copy_from_slice(data);
+                Ok(())
+            }
+        }
+    }
+
+    /// Fills `len` bytes at `offset` with `value`.
+    pub fn memset(&self, offset: u64, value: u8, len: u64) -> NrtResult<()> {
+        range(&self.name, self.size, offset, usize::try_from(len).unwrap_or(usize::MAX))?;
+        match &self.storage {
+            Storage::Device { memory, addr, .. } => memory
+                .device()
+                .memset(addr.offset(offset), value, len)
+                .map_err(|e| NrtError::failure(format!("memset of tensor {:?}: {e}", self.name))),
+            Storage::Host(m) => {
+                let o = offset as usize;
+                Self::host(m)[o..o + len as usize].fill(value);
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `len` bytes from `src` at `src_offset` into this tensor at
+    /// `dst_offset` (device-to-device without a host bounce).
+    pub fn copy_from(&self, dst_offset: u64, src: &Tensor, src_offset: u64, len: u64) -> NrtResult<()> {
+        let n = usize::try_from(len).map_err(|_| NrtError::invalid(format!("copy of {len} bytes is too large")))?;
+        range(&src.name, src.size, src_offset, n)?;
+        range(&self.name, self.size, dst_offset, n)?;
+        match (&src.storage, &self.storage) {
+            (Storage::Device { memory, addr: s, .. }, Storage::Device { addr: d, .. }) => memory
+                .device()
+                .copy(s.offset(src_offset), d.offset(dst_offset), len)
+                .map_err(|e| NrtError::failure(format!("copying tensor {:?} to {:?}: {e}", src.name, self.name))),
+            _ => {
+                let mut tmp = vec![0u8; n];
+                src.read(src_offset, &mut tmp)?;
+                self.write(dst_offset, &tmp)
+            }
+        }
+    }
+
+    /// Host bytes, for staging (None for device tensors).
+    pub(crate) fn with_host<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Option<R> {
+        match &self.storage {
+            Storage::Host(m) => Some(f(&mut Self::host(m))),
+            Storage::Device { .. } => None,
+        }
+    }
+}
+
+impl Drop for Tensor {
+    fn drop(&mut self) {
+        if let Storage::Device { memory, addr, .. } = &self.storage
+            && let Err(e) = memory.free(*addr)
+        {
+            crate::log_error!(crate::log::Module::Nrt, "freeing tensor {:?}: {e}", self.name);
+        }
+    }
+}
+
+/// Named tensors (`nrt_tensor_set_t`): what an execution's inputs or
+/// outputs are matched against by name.
+#[derive(Debug, Default, Clone)]
+pub struct TensorSet {
+    entries: Vec<(String, Arc<Tensor>)>,
+}
+
+impl TensorSet {
+    /// An empty set.
+    pub fn new() -> TensorSet {
+        TensorSet::default()
+    }
+
+    /// Adds or replaces the tensor under `name`.
+    pub fn add(&mut self, name: &str, tensor: Arc<Tensor>) {
+        match self.entries.iter_mut().find(|(n, _)| n == name) {
+            Some(e) => e.1 = tensor,
+            None => self.entries.push((name.to_string(), tensor)),
+        }
+    }
+
+    /// The tensor under `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<Tensor>> {
+        self.entries.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    }
+
+    /// Removes the tensor under `name`.
+    pub fn remove(&mut self, name: &str) -> Option<Arc<Tensor>> {
+        let i = self.entries.iter().position(|(n, _)| n == name)?;
+        Some(self.entries.remove(i).1)
+    }
+
+    /// Entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Names and tensors in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<Tensor>)> {
+        self.entries.iter().map(|(n, t)| (n.as_str(), t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_tensor_read_write_memset_copy() {
+        let a = Tensor::allocate_host(16, "a").unwrap();
+        a.write(4, &[1, 2, 3]).unwrap();
+        a.memset(0, 9, 2).unwrap();
+        let mut b = [0u8; 8];
+        a.read(0, &mut b).unwrap();
+        assert_eq!(b, [9, 9, 0, 0, 1, 2, 3, 0]);
+        let c = Tensor::from_host_bytes(vec![0; 4], "c");
+        c.copy_from(0, &a, 4, 4).unwrap();
+        let mut d = [0u8; 4];
+        c.read(0, &mut d).unwrap();
+        assert_eq!(d, [1, 2, 3, 0]);
+        assert_eq!(a.write(15, &[0, 0]).unwrap_err().status, crate::NrtStatus::Invalid);
+    }
+
+    #[test]
+    fn sets_match_by_name() {
+        let mut s = TensorSet::new();
+        s.add("x", Arc::new(Tensor::allocate_host(4, "x").unwrap()));
+        s.add("x", Arc::new(Tensor::allocate_host(8, "x2").unwrap()));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.get("x").unwrap().size(), 8);
+        assert!(s.remove("x").is_some());
+        assert!(s.is_empty());
+    }
+}

@@ -1,0 +1,93 @@
+//! Shared helpers of the load / execute / fault integration tests: a
+//! simulated device, NEFFs packed in process, deterministic data.
+#![allow(dead_code)]
+
+use nrt::load::{LoadSettings, ModelHost};
+use nrt::tensor::{Tensor, TensorSet};
+use nrt_neff::{HashKind, Members, NeffHeader};
+use nrt_sim::{SimConfig, SimDevice};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The repository's examples directory.
+pub fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Packs a NEFF source tree the way `nrt neff pack` does: `*.asm` members
+/// are assembled into `*.bin`.
+pub fn pack_dir(dir: &Path) -> Vec<u8> {
+    let contents = nrt_neff::read_dir(dir).expect("read example dir");
+    let header = contents.header.unwrap_or_default();
+    pack_members(&header, contents.members)
+}
+
+/// Packs members (assembling `.asm`) behind `header`.
+pub fn pack_members(header: &NeffHeader, members: Members) -> Vec<u8> {
+    let mut out = Members::new();
+    for (path, bytes) in members {
+        match path.strip_suffix(".asm") {
+            Some(stem) => {
+                let text = String::from_utf8(bytes).expect("asm is text");
+                out.insert(format!("{stem}.bin"), nrt_isa::asm::assemble(&text).unwrap_or_else(|e| panic!("{path}: {e}")));
+            }
+            None => {
+                out.insert(path, bytes);
+            }
+        }
+    }
+    nrt_neff::pack_members(header, &out, HashKind::Md5, nrt_neff::writer::default_format(HashKind::Md5)).expect("pack")
+}
+
+/// The copy example, packed.
+pub fn copy_neff() -> Vec<u8> {
+    pack_dir(&examples_dir().join("copy"))
+}
+
+/// A simulated trn2 device (LNC 2) in deterministic mode.
+pub fn sim() -> Arc<SimDevice> {
+    let cfg = SimConfig::builder().deterministic(true).build();
+    Arc::new(SimDevice::new(&cfg, 0))
+}
+
+/// A host over a fresh simulated device.
+pub fn host_with(settings: LoadSettings) -> (Arc<SimDevice>, ModelHost) {
+    let dev = sim();
+    let host = ModelHost::with_lnc(dev.clone(), 2, settings).expect("host");
+    (dev, host)
+}
+
+/// A host with default settings.
+pub fn host() -> (Arc<SimDevice>, ModelHost) {
+    host_with(LoadSettings::default())
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// One-tensor sets for the copy example: host input and output.
+pub fn host_io(input: Vec<u8>, size: usize) -> (TensorSet, TensorSet, Arc<Tensor>) {
+    let mut ins = TensorSet::new();
+    ins.add("input", Arc::new(Tensor::from_host_bytes(input, "input")));
+    let out = Arc::new(Tensor::allocate_host(size as u64, "output").unwrap());
+    let mut outs = TensorSet::new();
+    outs.add("output", out.clone());
+    (ins, outs, out)
+}
+
+/// Reads a tensor whole.
+pub fn read_all(t: &Tensor) -> Vec<u8> {
+    let mut b = vec![0u8; t.size() as usize];
+    t.read(0, &mut b).unwrap();
+    b
+}
