@@ -11,8 +11,9 @@
 //! - `:after=N`: let `N` executions (for `dma_abort` and `nan`: `N` DMA
 //!   packets) complete normally, then fire (default `after=0`);
 //! - `:at=INSTR`: fire on the instruction with that record index in the
-//!   stream, or that opcode name (e.g. `NOTIFY`, `EVENT_SEMAPHORE`).
-//!   Engine faults only.
+//!   stream, or that opcode name (e.g. `NOTIFY`, `MATMUL`). Engine faults
+//!   and `nan` (which then poisons that compute instruction's output);
+//!   not `dma_abort`.
 //!
 //! Each fault fires once. Evidence, never a direct status:
 //!
@@ -23,7 +24,8 @@
 //! | `nq_overflow` | the engine's next notification is dropped and the ring's overflow flag/bit is raised |
 //! | `oob` | a CUSTOM notification (subtype 6, sub-id 2: indirect copy out of bounds) on the engine's ring |
 //! | `dma_abort` | the queue goes to ABORTED, a DmaAbort error record (detail = queue index) is written, no completion semaphore |
-//! | `nan` | the DMA packet's first f32 at the destination becomes NaN and a Numerical error record (detail = queue index) is written |
+//! | `nan` (`:after=N`) | the DMA packet's first f32 at the destination becomes NaN and a Numerical error record (detail = queue index) is written |
+//! | `nan:at=INSTR` | the compute instruction runs, then the first element of its output becomes NaN (in the output dtype) and a Numerical error record (detail = opcode) is written; the engine continues. On a non-compute instruction nothing happens and the fault is spent |
 
 use std::fmt;
 use std::sync::Mutex;
@@ -68,7 +70,8 @@ impl FaultKind {
         FaultKind::ALL.iter().find(|(k, _)| *k == self).map(|(_, n)| *n).unwrap_or("?")
     }
 
-    /// Whether the fault fires on DMA packets rather than on instructions.
+    /// Whether the fault fires on DMA packets rather than on instructions
+    /// (`nan` does unless it names an instruction with `:at=`).
     pub fn is_dma(self) -> bool {
         matches!(self, FaultKind::DmaAbort | FaultKind::Nan)
     }
@@ -110,6 +113,12 @@ pub struct FaultSpec {
 }
 
 impl FaultSpec {
+    /// Whether the fault fires on instructions (engine faults, and `nan`
+    /// with an `at=` trigger) rather than on DMA packets.
+    pub fn fires_on_instructions(&self) -> bool {
+        !self.kind.is_dma() || (self.kind == FaultKind::Nan && matches!(self.trigger, Trigger::At(_)))
+    }
+
     /// A fault of `kind` on any core at the first opportunity.
     pub fn new(kind: FaultKind) -> FaultSpec {
         FaultSpec { kind, core: None, trigger: Trigger::After(0) }
@@ -181,7 +190,7 @@ fn parse_one(entry: &str) -> Result<FaultSpec, FaultParseError> {
         if let Some(n) = p.strip_prefix("after=") {
             spec.trigger = Trigger::After(n.parse().map_err(|_| err(format!("after={n:?} is not a count")))?);
         } else if let Some(a) = p.strip_prefix("at=") {
-            if kind.is_dma() {
+            if kind == FaultKind::DmaAbort {
                 return Err(err(format!("{kind} fires on DMA packets; use :after=N, not :at=")));
             }
             if a.is_empty() {
@@ -249,7 +258,7 @@ impl FaultState {
         let mut armed = self.armed.lock().unwrap_or_else(|e| e.into_inner());
         let hit = armed.iter_mut().find(|a| {
             !a.fired
-                && !a.spec.kind.is_dma()
+                && a.spec.fires_on_instructions()
                 && a.spec.core.is_none_or(|c| c == site.core)
                 && match &a.spec.trigger {
                     Trigger::After(n) => site.first_in_execution && site.executions >= *n,
@@ -268,7 +277,7 @@ impl FaultState {
         }
         let mut armed = self.armed.lock().unwrap_or_else(|e| e.into_inner());
         for a in armed.iter_mut() {
-            if a.fired || !a.spec.kind.is_dma() || a.spec.core.is_some_and(|c| c != core) {
+            if a.fired || a.spec.fires_on_instructions() || a.spec.core.is_some_and(|c| c != core) {
                 continue;
             }
             let Trigger::After(n) = a.spec.trigger else { continue };
@@ -305,6 +314,9 @@ mod tests {
         assert!(parse_faults("hang@cpu=1").unwrap_err().problem.contains("core=N"));
         assert!(parse_faults("hang:after=x").is_err());
         assert!(parse_faults("dma_abort:at=3").unwrap_err().problem.contains("after"));
+        let nan_at = parse_faults("nan:at=MATMUL").unwrap();
+        assert!(nan_at[0].fires_on_instructions());
+        assert!(!parse_faults("nan:after=2").unwrap()[0].fires_on_instructions());
         assert!(parse_faults("hang:after=1:at=2").is_err());
         assert!(parse_faults("hang:when=1").is_err());
     }

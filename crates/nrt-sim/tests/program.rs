@@ -288,13 +288,27 @@ fn oob_reports_a_custom_notification() {
 
 #[test]
 fn unsupported_instruction_is_a_device_fault() {
+    // MATMUL_MX (0x0A) has no layout: the device cannot execute it.
+    let dev = device(true, &[]);
+    let err = ring(&dev, 0, NqType::Error, 4);
+    let (a, l) = stream(&dev, &[build::record(0x0A, (0, 0), (0, 0), 0), build::exit()]);
+    dev.start_engine(C0, EngineId::Pe, a, l).unwrap();
+    wait_until("error record", || err.produced() >= 1);
+    let rec = nqr::decode_error(&records(&err)[0]).unwrap();
+    assert_eq!((rec.subtype, rec.detail), (InferErrorSubtype::SwSequencer, 0x0A), "sequencer fault naming the opcode");
+    assert_eq!(dev.engine_state(C0, EngineId::Pe), Some(RunState::Halted));
+}
+
+#[test]
+fn matmul_without_weights_is_a_bad_operand_fault() {
     let dev = device(true, &[]);
     let err = ring(&dev, 0, NqType::Error, 4);
     let (a, l) = stream(&dev, &[build::record(0x02, (0, 0), (0, 0), 0), build::exit()]);
     dev.start_engine(C0, EngineId::Pe, a, l).unwrap();
     wait_until("error record", || err.produced() >= 1);
     let rec = nqr::decode_error(&records(&err)[0]).unwrap();
-    assert_eq!((rec.subtype, rec.detail), (InferErrorSubtype::SwSequencer, 0x02), "sequencer fault naming the opcode");
+    let detail = nrt_sim::engine::BAD_OPERANDS_DETAIL | 0x02;
+    assert_eq!((rec.subtype, rec.detail), (InferErrorSubtype::SwSequencer, detail), "bad-operands fault naming MATMUL");
     assert_eq!(dev.engine_state(C0, EngineId::Pe), Some(RunState::Halted));
 }
 

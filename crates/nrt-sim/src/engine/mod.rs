@@ -24,6 +24,7 @@ use crate::nq::record as nqr;
 use nrt_hal::{DeviceAddr, EngineId, NqType};
 use nrt_isa::notification::{EngineEvent, InferErrorSubtype, RuntimeSubtype};
 use record::{RECORD_BYTES, Record, op};
+use nrt_isa::instr::Instruction;
 use std::sync::Arc;
 use sync::WaitCheck;
 
@@ -67,6 +68,8 @@ pub struct Sequencer {
     /// the host or a DMA rewrites while the engine waits are seen.
     fetched: Vec<u8>,
     fetched_from: u64,
+    /// Compute state kept between instructions (the PE's loaded weights).
+    compute: compute::EngineState,
 }
 
 /// Records fetched per instruction-buffer refill.
@@ -86,6 +89,7 @@ impl Sequencer {
             regs: regs::Registers::default(),
             fetched: Vec::new(),
             fetched_from: 0,
+            compute: compute::EngineState::default(),
         }
     }
 
@@ -97,6 +101,7 @@ impl Sequencer {
         self.state = RunState::Running;
         self.regs = regs::Registers::default();
         self.fetched.clear();
+        self.compute = compute::EngineState::default();
     }
 
     /// The record at `pc`, from the prefetch buffer or a refill.
@@ -220,6 +225,7 @@ impl Sequencer {
                 pc: self.pc,
                 opcode_name: op::name(rec.opcode),
             };
+            let mut poison_output = false;
             if let Some(kind) = dev.faults.on_instruction(site) {
                 match kind {
                     FaultKind::Hang => {
@@ -237,8 +243,10 @@ impl Sequencer {
                     FaultKind::Oob => {
                         self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
                     }
-                    // DMA-side faults never fire on instructions.
-                    FaultKind::DmaAbort | FaultKind::Nan => {}
+                    // `nan:at=` poisons this instruction's compute output.
+                    FaultKind::Nan => poison_output = true,
+                    // DMA aborts never fire on instructions.
+                    FaultKind::DmaAbort => {}
                 }
             }
 
@@ -315,13 +323,34 @@ impl Sequencer {
                     continue;
                 }
                 _ => {
-                    let mut ctx = compute::ComputeContext { arch: dev.arch, engine: self.engine, core, memory: &dev.memory };
-                    match compute::execute(&rec, &mut ctx) {
-                        Ok(c) => cost_ps = cost::cycles(self.engine, c),
-                        Err(compute::DeviceFault::Numerical { .. }) => {
-                            dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, 0, self.clock);
+                    // Compute: one typed decode (nrt-isa's), on the stack.
+                    let instr = match Instruction::decode(&bytes) {
+                        Ok(i) => i,
+                        Err(_) => return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)),
+                    };
+                    let mut ctx = compute::ComputeContext {
+                        arch: dev.arch,
+                        engine: self.engine,
+                        core,
+                        memory: &dev.memory,
+                        state: &mut self.compute,
+                    };
+                    match compute::execute(&instr, &mut ctx) {
+                        Ok(done) => {
+                            cost_ps = cost::cycles(self.engine, done.cycles);
+                            if poison_output && let Some(out) = &done.output {
+                                compute::poison_first_element(&ctx, out);
+                                let detail = u16::from(rec.opcode);
+                                dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, detail, self.clock);
+                            }
                         }
-                        Err(_) => {
+                        Err(compute::DeviceFault::Numerical { opcode }) => {
+                            dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, u16::from(opcode), self.clock);
+                        }
+                        Err(compute::DeviceFault::BadOperands { .. }) => {
+                            return self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode));
+                        }
+                        Err(compute::DeviceFault::UnsupportedInstruction { .. }) => {
                             return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode));
                         }
                     }
@@ -348,6 +377,11 @@ impl Sequencer {
         StepOutcome::Yield
     }
 }
+
+/// Error-record detail bit of a compute instruction whose operands are
+/// malformed (the low byte is the opcode); without it the detail is the
+/// opcode of an instruction the device cannot execute.
+pub const BAD_OPERANDS_DETAIL: u16 = 0x400;
 
 /// Error-record detail of a register-instruction fault.
 fn reg_fault_detail(f: regs::RegFault) -> u16 {

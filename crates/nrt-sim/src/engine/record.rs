@@ -4,7 +4,10 @@
 //! instructions it executes (layout of `seed-siblings` §3.1 / §3.3).
 
 /// Bytes per record.
-pub const RECORD_BYTES: usize = 64;
+pub const RECORD_BYTES: usize = nrt_isa::record::RECORD_SIZE;
+
+/// Offset of EVENT_SEMAPHORE's second wait/update block.
+pub const EXTENDED_EVENTS_OFFSET: usize = 0x20;
 
 /// Opcodes the sequencer executes itself.
 pub mod op {
@@ -42,12 +45,9 @@ pub mod op {
     pub const PSEUDO_EXIT: u8 = 1;
 
     /// Opcode names for `at=NAME` fault triggers and error text: the names
-    /// of `nrt_isa::opcode::Opcode`, plus our provisional WRITE.
+    /// of `nrt_isa::opcode::Opcode` (which include our provisional WRITE).
     pub fn name(op: u8) -> Option<&'static str> {
-        match op {
-            WRITE => Some("WRITE"),
-            other => nrt_isa::opcode::Opcode::from_u8(other).name(),
-        }
+        nrt_isa::opcode::Opcode::from_u8(op).name()
     }
 }
 
@@ -96,17 +96,29 @@ fn u32_at(b: &[u8; RECORD_BYTES], o: usize) -> u32 {
 }
 
 impl Record {
-    /// Decodes a record; every byte pattern decodes (semantic checks
-    /// happen at execution).
+    /// Decodes a record's header and events with nrt-isa's decoders
+    /// (`record::Header`, `record::Events`, and the extended block of
+    /// EVENT_SEMAPHORE); every byte pattern decodes (semantic checks happen
+    /// at execution).
     pub fn decode(b: &[u8; RECORD_BYTES]) -> Record {
-        let value = u32_at(b, 8);
-        let mut waits = [Wait { mode: b[4], index: b[5], value }, Wait { mode: 0, index: 0, value: 0 }];
-        let mut updates = [Update { mode: b[6], index: b[7], value }, Update { mode: 0, index: 0, value: 0 }];
+        use nrt_isa::record::{Events, EventsExtended, Header};
+        let h = Header::read(b);
+        let ev = Events::read_at(b, nrt_isa::record::EVENTS_OFFSET);
+        let value = ev.value;
+        let mut waits = [
+            Wait { mode: ev.wait_mode.to_u8(), index: ev.wait_idx, value },
+            Wait { mode: 0, index: 0, value: 0 },
+        ];
+        let mut updates = [
+            Update { mode: ev.update_mode.to_u8(), index: ev.update_idx, value },
+            Update { mode: 0, index: 0, value: 0 },
+        ];
         if b[0] == op::EVENT_SEMAPHORE {
-            waits[1] = Wait { mode: b[0x20], index: b[0x21], value: u32_at(b, 0x24) };
-            updates[1] = Update { mode: b[0x22], index: b[0x23], value: u32_at(b, 0x28) };
+            let x = EventsExtended::read_at(b, EXTENDED_EVENTS_OFFSET);
+            waits[1] = Wait { mode: x.wait_mode.to_u8(), index: x.wait_idx, value: x.wait_value };
+            updates[1] = Update { mode: x.update_mode.to_u8(), index: x.update_idx, value: x.update_value };
         }
-        Record { opcode: b[0], debug_cmd: b[2], debug_hint: b[3], waits, updates, bytes: *b }
+        Record { opcode: b[0], debug_cmd: h.debug_cmd, debug_hint: h.debug_hint, waits, updates, bytes: *b }
     }
 
     /// u8 payload field.

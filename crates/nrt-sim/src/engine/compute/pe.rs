@@ -1,0 +1,83 @@
+//! The PE (tensor engine): LDWEIGHTS loads the stationary operand into the
+//! array, MATMUL streams the moving operand through it into PSUM.
+//!
+//! Layouts and semantics follow `real-isa-observed` §3.3-3.4: the weights
+//! pattern walks `rows` partitions (K) and `cols` elements (M) in reverse
+//! order; MATMUL's accumulate byte holds start (bit 0) / stop (bit 1); with
+//! the transpose flag the PSUM result keeps the input dtype (a bit-exact
+//! move when the moving operand is the identity), otherwise it is fp32.
+
+use super::operand::{self, Operand, Space};
+use super::{ComputeContext, Done, OpError, OpResult};
+use crate::cost;
+use crate::kernels::pattern::{gather, scatter};
+use crate::kernels::pe::{AccFlags, Weights, matmul_into_psum, matmul_transpose};
+use nrt_isa::dtype::{Dtype, Rounding};
+use nrt_isa::instr::{LdWeights, Matmul};
+
+fn check_origin(row_start: u8, col_start: u8) -> Result<(), OpError> {
+    if row_start != 0 || col_start != 0 {
+        return Err(OpError::Unsupported("row_start / col_start offsets (0 in every observed record)"));
+    }
+    Ok(())
+}
+
+/// LDWEIGHTS: gather `rows x cols` weights and keep them in the array.
+pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_>) -> OpResult {
+    check_origin(i.row_start, i.col_start)?;
+    let dt = operand::dtype("weights", i.dtype)?;
+    let w = operand::tensor3d("weights", &i.weights, usize::from(i.rows), dt)?;
+    let chip = ctx.onchip();
+    chip.check("weights", &w)?;
+    if w.pattern.free_len() != usize::from(i.cols) {
+        return Err(OpError::Bad(format!(
+            "weights pattern enumerates {} elements per partition, expected cols = {}",
+            w.pattern.free_len(),
+            i.cols
+        )));
+    }
+    let tile = gather(&chip.view(w.space), &w.pattern, dt)?;
+    ctx.state.weights = Some((Weights::from_ldweights_order(tile), dt));
+    Ok(Done { cycles: cost::ldweights_cycles(u64::from(i.rows)), output: None })
+}
+
+/// MATMUL: `psum (+)= weightsᵀ · moving`, or a transpose pass.
+pub(crate) fn matmul(i: &Matmul, ctx: &mut ComputeContext<'_>) -> OpResult {
+    check_origin(i.row_start, i.col_start)?;
+    let Some((weights, wdt)) = ctx.state.weights.as_ref() else {
+        return Err(OpError::Bad("MATMUL before any LDWEIGHTS: the PE array holds no weights".into()));
+    };
+    let (k, m) = (usize::from(i.rows), usize::from(i.cols));
+    if (weights.contraction(), weights.columns()) != (k, m) {
+        return Err(OpError::Bad(format!(
+            "rows x cols = {k}x{m}, but the loaded weights are {}x{}",
+            weights.contraction(),
+            weights.columns()
+        )));
+    }
+    let dt = operand::dtype("moving", i.dtype)?;
+    let moving = operand::tensor3d("moving", &i.moving, k, dt)?;
+    let chip = ctx.onchip();
+    chip.check("moving", &moving)?;
+    let n = moving.pattern.free_len();
+    let out_dt = if i.transpose { *wdt } else { Dtype::Float32 };
+    let out = operand::tensor3d("psum", &i.psum, m, out_dt)?;
+    if out.space != Space::Psum {
+        return Err(OpError::Bad(format!(
+            "output address {:#x} is in SBUF, expected PSUM (0x2000000 + offset)",
+            i.psum.start.0
+        )));
+    }
+    chip.check("psum", &out)?;
+    let x = gather(&chip.view(moving.space), &moving.pattern, dt)?;
+    let mut psum = chip.psum;
+    if i.transpose {
+        let t = matmul_transpose(weights, &x)?;
+        scatter(&mut psum, &out.pattern, out_dt, &t, &mut Rounding::NearestEven)?;
+    } else {
+        let flags = AccFlags::from_bits(i.accumulate.to_u8())?;
+        matmul_into_psum(&mut psum, &out.pattern, weights, &x, flags)?;
+    }
+    let cycles = cost::matmul_cycles(k as u64, m as u64, n as u64);
+    Ok(Done { cycles, output: Some(Operand { ..out }) })
+}

@@ -1,0 +1,92 @@
+//! POOL / DVE specials: STREAM_TRANSPOSE and IOTA (memset is IOTA with all
+//! steps zero).
+
+use super::operand;
+use super::{ComputeContext, Done, OpError, OpResult};
+use crate::cost;
+use crate::kernels::elementwise::memset;
+use crate::kernels::iota::iota as k_iota;
+use crate::kernels::pattern::{Axis, gather, gather_raw, scatter, scatter_raw};
+use crate::kernels::tile::Tile;
+use crate::kernels::transpose::{transpose, transpose_raw};
+use nrt_isa::dtype::Rounding;
+use nrt_isa::instr::{Iota, StreamTranspose};
+
+/// STREAM_TRANSPOSE: the `partitions x F` input becomes `F x partitions`;
+/// a bit-exact move when the dtypes match.
+pub(crate) fn stream_transpose(i: &StreamTranspose, ctx: &mut ComputeContext<'_>) -> OpResult {
+    let parts = usize::from(i.partitions);
+    let input = operand::tensor3d("input", &i.input, parts, operand::dtype("in_dtype", i.in_dtype)?)?;
+    let f = input.pattern.free_len();
+    let output = operand::tensor3d("output", &i.output, f, operand::dtype("out_dtype", i.out_dtype)?)?;
+    let chip = ctx.onchip();
+    chip.check("input", &input)?;
+    chip.check("output", &output)?;
+    if output.pattern.free_len() != parts {
+        return Err(OpError::Bad(format!(
+            "output has {} elements per partition, expected {parts} (the input partitions)",
+            output.pattern.free_len()
+        )));
+    }
+    let mut dst = chip.view(output.space);
+    if input.dtype == output.dtype {
+        let raw = gather_raw(&chip.view(input.space), &input.pattern, input.dtype.size_bytes())?;
+        scatter_raw(&mut dst, &output.pattern, &transpose_raw(&raw)?)?;
+    } else {
+        let x = gather(&chip.view(input.space), &input.pattern, input.dtype)?;
+        scatter(&mut dst, &output.pattern, output.dtype, &transpose(&x), &mut Rounding::NearestEven)?;
+    }
+    Ok(Done { cycles: cost::lane_cycles(f.max(parts) as u64), output: Some(output) })
+}
+
+/// An f32 that is an integer small enough for the exact i64 iota kernel.
+fn integral(v: f32) -> Option<i64> {
+    (v.is_finite() && v.fract() == 0.0 && v.abs() <= (1u64 << 30) as f32).then_some(v as i64)
+}
+
+/// IOTA: `base + p·partition_step + Σ i_k·step_k`, converted to `dtype`.
+///
+/// All steps zero is memset (any base). Integer base and steps go through
+/// the exact index kernel; fractional ones are evaluated in f32 in the
+/// documented order `((base + p·ps) + i0·s0) + i1·s1) + i2·s2`.
+pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_>) -> OpResult {
+    let parts = usize::from(i.partitions);
+    let out = operand::tensor3d("output", &i.output, parts, operand::dtype("dtype", i.dtype)?)?;
+    let chip = ctx.onchip();
+    chip.check("output", &out)?;
+    let (base, ps) = (i.base.get(), i.partition_step.get());
+    let steps = [i.step0.get(), i.step1.get(), i.step2.get()];
+    let counts = [i.output.num[0], i.output.num[1], i.output.num[2]].map(u32::from);
+    let free = out.pattern.free_len();
+    let tile = if ps == 0.0 && steps.iter().all(|s| *s == 0.0) {
+        memset(parts, free, base)
+    } else if let (Some(b), Some(p), Some(s0), Some(s1), Some(s2)) =
+        (integral(base), integral(ps), integral(steps[0]), integral(steps[1]), integral(steps[2]))
+    {
+        let axes = [s0, s1, s2].iter().zip(counts).map(|(s, c)| Axis::new(*s as i32, c)).collect::<Vec<_>>();
+        k_iota(parts, b, p, &axes)?
+    } else {
+        let (n0, n1) = (counts[0] as usize, counts[1] as usize);
+        Tile::from_fn(parts, free, |p, j| {
+            let (i0, i1, i2) = (j % n0.max(1), (j / n0.max(1)) % n1.max(1), j / (n0 * n1).max(1));
+            base + p as f32 * ps + i0 as f32 * steps[0] + i1 as f32 * steps[1] + i2 as f32 * steps[2]
+        })
+    };
+    let mut dst = chip.view(out.space);
+    scatter(&mut dst, &out.pattern, out.dtype, &tile, &mut Rounding::NearestEven)?;
+    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integral_detection() {
+        assert_eq!(integral(3.0), Some(3));
+        assert_eq!(integral(-64.0), Some(-64));
+        assert_eq!(integral(0.5), None);
+        assert_eq!(integral(f32::NAN), None);
+        assert_eq!(integral(1e12), None);
+    }
+}
