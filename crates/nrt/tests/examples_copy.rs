@@ -42,3 +42,20 @@ fn copy_example_moves_the_input_to_the_output() {
     host.unload(id).unwrap();
     host.close().unwrap();
 }
+
+#[test]
+fn copy_example_runs_on_a_threaded_device_too() {
+    // Pool mode: the simulator's workers run the engines while this thread
+    // spins, then parks, in the harvest loop.
+    let cfg = nrt_sim::SimConfig::builder().threads(2).build();
+    let dev = Arc::new(nrt_sim::SimDevice::new(&cfg, 0));
+    let host = nrt::load::ModelHost::with_lnc(dev, 2, nrt::load::LoadSettings::default()).unwrap();
+    let id = host.load(&copy_neff(), 0, -1).unwrap();
+    for seed in 0..20 {
+        let input = data(BYTES, 100 + seed);
+        let (ins, outs, out) = host_io(input.clone(), BYTES);
+        host.execute(id, &ins, &outs).unwrap();
+        assert_eq!(read_all(&out), input, "run {seed}");
+    }
+    host.close().unwrap();
+}

@@ -84,7 +84,7 @@ mod tests {
         let x = a.alloc(100, 64).unwrap();
         let y = a.alloc(200, 64).unwrap();
         assert_eq!(x, 1024);
-        assert!(y >= x + 100 && y % 64 == 0);
+        assert!(y >= x + 100 && y.is_multiple_of(64));
         assert!(a.free(x));
         assert!(!a.free(x));
         assert!(a.free(y));

@@ -190,6 +190,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
             }
         }
     };
+    let status = if status == NrtStatus::Success { status } else { status.worst(aborted_queues(prog)) };
     if status != NrtStatus::Success {
         report_failure(model, prog, &st.harvest, status);
         if errors::poisons(status, st.harvest.engine_stopped()) {
@@ -228,6 +229,25 @@ fn check_sizes(model: &LoadedModel, set: &TensorSet, kind: &str, sigs: &[nrt_nef
     Err(NrtError::invalid(format!("{kind} tensor {missing:?} is missing")))
 }
 
+/// NRT_EXEC_HW_ERR_DMA_ABORT if any of the model's DMA queues is in the
+/// ABORTED state (checked after a failed execution only).
+fn aborted_queues(prog: &DeviceProgram) -> NrtStatus {
+    for c in &prog.cores {
+        for q in &c.queues {
+            if let Ok(st) = c.core.device().dma_queue_state(c.core.core(), *q)
+                && st.status == nrt_hal::DmaQueueStatus::Aborted
+            {
+                return NrtStatus::ExecHwErrDmaAbort;
+            }
+        }
+    }
+    NrtStatus::Success
+}
+
+fn engine_name(i: Option<usize>) -> &'static str {
+    i.and_then(nrt_hal::EngineId::from_index).map_or("TPB", |e| e.name())
+}
+
 fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harvest, status: NrtStatus) {
     let nc = |core: usize| prog.cores.get(core).map_or(0, |c| c.core.core().0);
     let nd = prog.cores[0].core.device().info().device_index;
@@ -246,8 +266,9 @@ fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harves
         ),
         Some(Failure::EngineStopped { core, engine, pc }) => crate::log_error!(
             Module::Kmgr,
-            "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] engine {engine:?} stopped at instruction {pc} on model {} ({status})",
+            "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] engine {} stopped at instruction {pc} on model {} ({status})",
             nc(core),
+            engine_name(engine),
             model.name
         ),
         Some(Failure::Unexpected { core, engine, notific_type }) => crate::log_error!(

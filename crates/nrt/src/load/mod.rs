@@ -65,7 +65,7 @@ impl ModelHost {
     /// cores of the device.
     pub fn with_lnc(device: Arc<dyn Device>, lnc: u32, settings: LoadSettings) -> NrtResult<ModelHost> {
         let n = device.info().physical_cores;
-        if lnc == 0 || n % lnc != 0 {
+        if lnc == 0 || !n.is_multiple_of(lnc) {
             return Err(NrtError::invalid(format!("LNC size {lnc} does not divide the device's {n} physical cores")));
         }
         let vcores = (0..n / lnc).map(|v| (0..lnc).map(|i| CoreId(v * lnc + i)).collect()).collect();
@@ -199,7 +199,7 @@ impl ModelHost {
         while Arc::strong_count(&model) > 1 {
             std::thread::sleep(Duration::from_millis(1));
             spins += 1;
-            if spins % 10_000 == 0 {
+            if spins.is_multiple_of(10_000) {
                 crate::log_warn!(Module::Nmgr, "still waiting for model[{id}] ref count 0");
             }
         }

@@ -109,10 +109,14 @@ fn addr_of(e: Endpoint, io_default: &dyn Fn(usize) -> u64) -> u64 {
     }
 }
 
+/// One descriptor pair of the per-execution sequence, with the IO slot
+/// (and offset) each side is bound to, if any.
+type SeqEntry = (TxDescriptor, RxDescriptor, Option<(usize, u64)>, Option<(usize, u64)>);
+
 /// Builds a ring image from the blocks of one queue in trigger order.
 /// `io_default` gives each IO slot's staging address.
 pub fn build(blocks: &[&[Copy]], io_default: &dyn Fn(usize) -> u64) -> Result<RingImage, DmaDescError> {
-    let mut seq: Vec<(TxDescriptor, RxDescriptor, Option<(usize, u64)>, Option<(usize, u64)>)> = Vec::new();
+    let mut seq: Vec<SeqEntry> = Vec::new();
     for block in blocks {
         let first_desc = seq.len();
         for c in block.iter() {
@@ -199,7 +203,7 @@ mod tests {
             let img = build(&blocks, &|_| 0).unwrap();
             prop_assert_eq!(u64::from(img.per_execution), descriptor_count(&copies));
             prop_assert_eq!(img.descriptors % img.per_execution, 0);
-            prop_assert!(img.descriptors % 16 == 0 && img.descriptors >= 32);
+            prop_assert!(img.descriptors.is_multiple_of(16) && img.descriptors >= 32);
             let mut moved = 0u64;
             let mut lasts = 0;
             for i in 0..img.per_execution as usize {

@@ -1,0 +1,116 @@
+//! Every status of the error model, produced by injecting its fault into
+//! the simulated device and asserted exactly, plus fail-stop behaviour:
+//! a poisoned model returns the same status without touching the device,
+//! and still unloads cleanly.
+
+mod exec_support;
+
+use exec_support::*;
+use nrt::NrtStatus;
+use nrt::load::LoadSettings;
+use nrt_sim::{FaultKind, FaultSpec};
+use std::time::Duration;
+
+const BYTES: usize = 128 * 512 * 4;
+
+/// Loads copy, runs it once healthy, injects `fault`, runs again and
+/// returns that status; then checks poisoning (or not) and unload.
+fn run_with_fault(settings: LoadSettings, fault: FaultSpec) -> NrtStatus {
+    let (dev, host) = host_with(settings);
+    let id = host.load(&copy_neff(), 0, -1).expect("load");
+    let core = host.cores().get(host.vcores()[0][0]).expect("installed");
+    let baseline = host.memory().ledger();
+    let input = data(BYTES, 7);
+    let (ins, outs, out) = host_io(input.clone(), BYTES);
+    host.execute(id, &ins, &outs).expect("healthy execution");
+    assert_eq!(read_all(&out), input);
+
+    dev.inject(fault);
+    let status = match host.execute(id, &ins, &outs) {
+        Ok(()) => NrtStatus::Success,
+        Err(e) => e.status,
+    };
+    let model = host.models().get(id).unwrap();
+    if status != NrtStatus::Success && !status.is_soft() {
+        // Fail-stop: the same status again, and no doorbell rung.
+        assert_eq!(model.poisoned(), Some(status));
+        let rung = core.doorbells();
+        assert_eq!(host.execute(id, &ins, &outs).unwrap_err().status, status);
+        assert_eq!(core.doorbells(), rung, "a poisoned model must not touch the device");
+    } else {
+        assert_eq!(model.poisoned(), None);
+    }
+    drop(model);
+    host.unload(id).expect("unload after a fault");
+    let after = host.memory().ledger();
+    assert_eq!(after.model(id), Default::default());
+    assert!(after.total() < baseline.total(), "the model's memory was returned");
+    status
+}
+
+fn short_timeout() -> LoadSettings {
+    LoadSettings { exec_timeout: Duration::from_millis(300), ..LoadSettings::default() }
+}
+
+#[test]
+fn hbm_uncorrectable_is_1201() {
+    assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::HbmUe)).code(), 1201);
+}
+
+#[test]
+fn hbm_repairable_is_1205() {
+    assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::HbmUeRepairable)).code(), 1205);
+}
+
+#[test]
+fn sram_parity_is_1202() {
+    assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::SramParity)).code(), 1202);
+}
+
+#[test]
+fn dma_abort_is_1203() {
+    assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::DmaAbort)).code(), 1203);
+}
+
+#[test]
+fn out_of_bounds_is_1006() {
+    assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::Oob)).code(), 1006);
+}
+
+#[test]
+fn hang_is_a_timeout() {
+    assert_eq!(run_with_fault(short_timeout(), FaultSpec::new(FaultKind::Hang)), NrtStatus::Timeout);
+}
+
+#[test]
+fn nq_overflow_is_1204() {
+    assert_eq!(run_with_fault(short_timeout(), FaultSpec::new(FaultKind::NqOverflow)).code(), 1204);
+}
+
+#[test]
+fn nan_is_1003_only_when_numerical_errors_are_reported() {
+    let on = LoadSettings { numerical_errors: true, ..LoadSettings::default() };
+    assert_eq!(run_with_fault(on, FaultSpec::new(FaultKind::Nan)).code(), 1003);
+    assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::Nan)), NrtStatus::Success);
+}
+
+#[test]
+fn sequencer_fault_is_1004() {
+    // An SP program whose register branch targets address 0: the sequencer
+    // faults (SW_SEQUENCER) and halts.
+    let dir = examples_dir().join("copy");
+    let contents = nrt_neff::read_dir(&dir).unwrap();
+    let mut members = contents.members;
+    members.insert(
+        "sg00/SP.asm".to_string(),
+        b"dma_trigger queue=\"qCopy\" block_id=0\nevent_semaphore wait=sem1>=1\nbranch cmp=always dtype=int32 target=register target_reg_lo=100 target_reg_hi=101\n".to_vec(),
+    );
+    let neff = pack_members(&contents.header.unwrap(), members);
+    let (_dev, host) = host();
+    let id = host.load(&neff, 0, -1).expect("load");
+    let (ins, outs, _) = host_io(data(BYTES, 1), BYTES);
+    let e = host.execute(id, &ins, &outs).unwrap_err();
+    assert_eq!(e.status.code(), 1004, "{}", e.message);
+    assert_eq!(host.models().get(id).unwrap().poisoned(), Some(NrtStatus::ExecCompletedWithErr));
+    host.unload(id).unwrap();
+}
