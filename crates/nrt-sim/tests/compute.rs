@@ -28,6 +28,7 @@ pub fn ldweights(base: u32, dt: Dtype, k: u8, m: u8) -> Instruction {
 }
 
 /// MATMUL of the `k x n` moving tile at `moving` into PSUM `psum`.
+#[allow(clippy::too_many_arguments)]
 pub fn matmul(moving: u32, n: u16, dt: Dtype, k: u8, m: u8, acc: Accumulate, psum: u32, transpose: bool) -> Instruction {
     Matmul {
         moving: t3(moving, n),

@@ -94,6 +94,9 @@ fn real_sample_is_deterministic() {
     assert!(!a.2.is_empty() && !a.3.is_empty(), "START/END records were written");
 }
 
+/// Rows of f32 values, one per partition.
+type Matrix = Vec<Vec<f32>>;
+
 fn events(wait: Option<(u8, u32)>, inc_on_complete: Option<u8>) -> Head {
     let mut e = match wait {
         Some((s, v)) => Events::wait_sem_ge(s, v),
@@ -118,7 +121,7 @@ fn mm(moving: u32, n: u16, k: u8, m: u8, psum: u32, head: Head) -> Instruction {
 
 /// PE: h = Wᵀx into PSUM (S5++), then waits for ACT (S4 >= 1) and computes
 /// Vᵀ relu(h - 0.5). ACT: waits for S5 >= 1, relu(h - 0.5) PSUM -> SBUF (S4++).
-fn handshake(rig: &Rig) -> (Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<Vec<f32>>) {
+fn handshake(rig: &Rig) -> [Matrix; 3] {
     let f32d = Dtype::Float32;
     let (w, x, v) = (matrix(200, 32, 16, 1.0, f32d), matrix(201, 32, 8, 1.0, f32d), matrix(202, 16, 12, 1.0, f32d));
     rig.stage(0x0, f32d, &w);
@@ -148,13 +151,13 @@ fn handshake(rig: &Rig) -> (Vec<Vec<f32>>, Vec<Vec<f32>>, Vec<Vec<f32>>) {
     );
     rig.ring();
     rig.ring();
-    (w, x, v)
+    [w, x, v]
 }
 
 #[test]
 fn pe_and_act_handshake_through_semaphores_on_real_compute() {
     let rig = Rig::new(&[]);
-    let (w, x, v) = handshake(&rig);
+    let [w, x, v] = handshake(&rig);
     rig.assert_clean(EngineId::Pe);
     rig.assert_clean(EngineId::Act);
     let h: Vec<Vec<f32>> =

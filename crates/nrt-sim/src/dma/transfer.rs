@@ -9,7 +9,7 @@ use crate::fault::FaultKind;
 use nrt_isa::notification::InferErrorSubtype;
 use crate::dma::pattern::{self, Bytes};
 use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
-use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock};
+use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock, RingSide};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -55,8 +55,10 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
             abort(&mut regs);
             break;
         }
-        let tx = Descriptor::decode(&tb);
-        let rx = Descriptor::decode(&rb);
+        let (Ok(tx), Ok(rx)) = (Descriptor::decode(&tb, RingSide::Tx), Descriptor::decode(&rb, RingSide::Rx)) else {
+            abort(&mut regs);
+            break;
+        };
         let fault = if tx.first { dev.faults.on_dma_packet(core.id.0) } else { None };
         if tx.len != rx.len || fault == Some(FaultKind::DmaAbort) {
             abort(&mut regs);
