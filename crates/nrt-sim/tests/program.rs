@@ -540,3 +540,19 @@ fn a_lost_device_fails_every_call_with_device_lost() {
     }
     assert!(r.dev.info().physical_cores > 0, "discovery still answers");
 }
+
+#[test]
+fn a_record_that_does_not_fit_its_layout_is_a_device_fault() {
+    // A NOP with a payload byte set: nrt-isa's decoder rejects it.
+    let dev = device(true, &[]);
+    let err = ring(&dev, 0, NqType::Error, 4);
+    let mut nop = build::record(0xA4, (0, 0), (0, 0), 0);
+    nop[0x30] = 1;
+    let (a, l) = stream(&dev, &[nop, build::exit()]);
+    dev.start_engine(C0, EngineId::Pe, a, l).unwrap();
+    wait_until("error record", || err.produced() >= 1);
+    let rec = nqr::decode_error(&records(&err)[0]).unwrap();
+    let detail = nrt_sim::engine::MALFORMED_RECORD_DETAIL | 0xA4;
+    assert_eq!((rec.subtype, rec.detail), (InferErrorSubtype::SwSequencer, detail));
+    assert_eq!(dev.engine_state(C0, EngineId::Pe), Some(RunState::Halted));
+}

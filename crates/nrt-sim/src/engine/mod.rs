@@ -24,7 +24,7 @@ use crate::nq::record as nqr;
 use nrt_hal::{DeviceAddr, EngineId, NqType};
 use nrt_isa::notification::{EngineEvent, InferErrorSubtype, RuntimeSubtype};
 use record::{RECORD_BYTES, Record, op};
-use nrt_isa::instr::Instruction;
+use nrt_isa::instr::{Instruction, PseudoSub, ResetTarget};
 use std::sync::Arc;
 use sync::WaitCheck;
 
@@ -250,60 +250,62 @@ impl Sequencer {
                 }
             }
 
-            // (4) execute.
+            // (4) execute: one typed decode (nrt-isa's), on the stack.
+            let instr = match Instruction::decode(&bytes) {
+                Ok(i) => i,
+                Err(_) => {
+                    return self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode));
+                }
+            };
             let mut cost_ps = cost::control(self.engine);
             let mut next_pc = self.pc + 1;
-            match rec.opcode {
-                op::EVENT_SEMAPHORE | op::NOP | op::PROLOGUE_B1 | op::DRAIN => {}
-                op::HALT => {
+            match &instr {
+                Instruction::EventSemaphore(_) | Instruction::Nop(_) | Instruction::PrologueB1(_) | Instruction::Drain(_) => {}
+                Instruction::Halt(_) => {
                     self.end_execution(dev, core, rec.debug_hint);
                     self.state = RunState::Halted;
                 }
-                op::NOTIFY => {
-                    let ring = rec.u8_at(0x0C);
-                    let r = nqr::explicit(self.eidx(), rec.u16_at(0x0E), rec.u16_at(0x10), self.pc, rec.debug_hint, self.clock);
-                    dev.push_record(core, ring, NqType::Notify, r);
+                Instruction::Notify(n) => {
+                    let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, self.pc, rec.debug_hint, self.clock);
+                    dev.push_record(core, n.queue, NqType::Notify, r);
                 }
-                op::DMA_MEMCPY => {
-                    let (src, dst, bytes) = (rec.u64_at(0x10), rec.u64_at(0x18), rec.u64_at(0x20));
-                    if dev.copy_at(DeviceAddr(src), DeviceAddr(dst), bytes, self.clock).is_err() {
-                        return self.fatal(dev, core, InferErrorSubtype::DmaAbort, u16::from(rec.u8_at(0x0C)));
+                Instruction::DmaMemcpy(d) => {
+                    if dev.copy_at(DeviceAddr(d.src), DeviceAddr(d.dst), d.bytes, self.clock).is_err() {
+                        return self.fatal(dev, core, InferErrorSubtype::DmaAbort, u16::from(d.queue));
                     }
-                    cost_ps = cost::dma(bytes);
-                    let sem = u32::from(rec.u8_at(0x0D));
+                    cost_ps = cost::dma(d.bytes);
+                    let sem = u32::from(d.sem);
                     if sem < core.sync.semaphores() {
-                        core.sync.add_sem(sem, i32::from(rec.u8_at(0x0E)), self.clock + cost_ps);
+                        core.sync.add_sem(sem, i32::from(d.sem_add), self.clock + cost_ps);
                         dev.wake_core(core);
                     }
                 }
-                op::WRITE => {
-                    let addr = DeviceAddr(rec.u64_at(0x10));
-                    let value = rec.u32_at(0x18);
-                    if dev.write_at(addr, &value.to_le_bytes(), self.clock).is_err() {
+                Instruction::Write(w) => {
+                    if dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock).is_err() {
                         return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE));
                     }
                 }
-                regs::CTRL_AL => {
-                    if let Err(f) = regs::ctrl_al(&rec, &mut self.regs) {
+                Instruction::CtrlAl(a) => {
+                    if let Err(f) = regs::ctrl_al(a, &mut self.regs) {
                         return self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f));
                     }
                 }
-                regs::CTRL_BR => match regs::ctrl_br(&rec, &self.regs, self.pc, base.get(), count) {
+                Instruction::CtrlBr(b) => match regs::ctrl_br(b, &self.regs, self.pc, base.get(), count) {
                     Ok(Some(target)) => next_pc = target,
                     Ok(None) => {}
                     Err(f) => return self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f)),
                 },
-                regs::CTRL_POLL_SEM => {
+                Instruction::CtrlPollSem(p) => {
                     let mut w = [0u8; 4];
-                    if dev.read(DeviceAddr(rec.u64_at(0x10)), &mut w).is_err() {
+                    if dev.read(DeviceAddr(p.addr), &mut w).is_err() {
                         return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode));
                     }
                     // Every poll of a quiescent register reads the same value,
                     // so the minimum over `count` reads is that value.
-                    self.regs.set(rec.u8_at(0x0C), u32::from_le_bytes(w));
+                    self.regs.set(p.dst_reg, u32::from_le_bytes(w));
                 }
-                op::CTRL_ER => {
-                    let (events, first_i, last_i) = (rec.u8_at(0x0C) == 1, rec.u8_at(0x0D), rec.u8_at(0x0E));
+                Instruction::CtrlEr(e) => {
+                    let (events, first_i, last_i) = (e.target == ResetTarget::Events, e.first, e.last);
                     let limit = if events { core.sync.events() } else { core.sync.semaphores() };
                     for i in u32::from(first_i)..=u32::from(last_i).min(limit.saturating_sub(1)) {
                         if events {
@@ -313,7 +315,7 @@ impl Sequencer {
                         }
                     }
                 }
-                op::PSEUDO_INST if rec.u8_at(0x0C) == op::PSEUDO_EXIT => {
+                Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
                     self.clock += cost_ps;
                     core.observe(self.clock);
                     self.end_execution(dev, core, rec.debug_hint);
@@ -323,11 +325,6 @@ impl Sequencer {
                     continue;
                 }
                 _ => {
-                    // Compute: one typed decode (nrt-isa's), on the stack.
-                    let instr = match Instruction::decode(&bytes) {
-                        Ok(i) => i,
-                        Err(_) => return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)),
-                    };
                     let mut ctx = compute::ComputeContext {
                         arch: dev.arch,
                         engine: self.engine,
@@ -377,6 +374,11 @@ impl Sequencer {
         StepOutcome::Yield
     }
 }
+
+/// Error-record detail bit of a record that does not fit its opcode's
+/// nrt-isa layout (reserved bytes set, an unknown enum value, a wrong
+/// `inst_word_len`); the low byte is the opcode.
+pub const MALFORMED_RECORD_DETAIL: u16 = 0x800;
 
 /// Error-record detail bit of a compute instruction whose operands are
 /// malformed (the low byte is the opcode); without it the detail is the

@@ -1,7 +1,9 @@
-//! The parts of a 64-byte instruction record the sequencer itself needs:
-//! header, the 8-byte events block at +4, the extended events block of
-//! EVENT_SEMAPHORE at +0x20, and the payload words of the control
-//! instructions it executes (layout of `seed-siblings` §3.1 / §3.3).
+//! The synchronisation view of a 64-byte instruction record the sequencer
+//! needs before it executes anything: opcode, debug fields, the waits and
+//! updates of the events block at +4 and of EVENT_SEMAPHORE's extended
+//! block at +0x20, all read with nrt-isa's decoders. Payloads are decoded
+//! by `nrt_isa::instr::Instruction` at execution. [`build`] encodes raw
+//! records for tests and hand-written programs.
 
 /// Bytes per record.
 pub const RECORD_BYTES: usize = nrt_isa::record::RECORD_SIZE;
@@ -87,12 +89,6 @@ pub struct Record {
     pub waits: [Wait; 2],
     /// Updates (same sources).
     pub updates: [Update; 2],
-    /// The raw bytes, for payload fields.
-    pub bytes: [u8; RECORD_BYTES],
-}
-
-fn u32_at(b: &[u8; RECORD_BYTES], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
 
 impl Record {
@@ -118,24 +114,7 @@ impl Record {
             waits[1] = Wait { mode: x.wait_mode.to_u8(), index: x.wait_idx, value: x.wait_value };
             updates[1] = Update { mode: x.update_mode.to_u8(), index: x.update_idx, value: x.update_value };
         }
-        Record { opcode: b[0], debug_cmd: h.debug_cmd, debug_hint: h.debug_hint, waits, updates, bytes: *b }
-    }
-
-    /// u8 payload field.
-    pub fn u8_at(&self, o: usize) -> u8 {
-        self.bytes[o]
-    }
-    /// u16 payload field.
-    pub fn u16_at(&self, o: usize) -> u16 {
-        u16::from_le_bytes([self.bytes[o], self.bytes[o + 1]])
-    }
-    /// u32 payload field.
-    pub fn u32_at(&self, o: usize) -> u32 {
-        u32_at(&self.bytes, o)
-    }
-    /// u64 payload field.
-    pub fn u64_at(&self, o: usize) -> u64 {
-        u64::from(self.u32_at(o)) | (u64::from(self.u32_at(o + 4)) << 32)
+        Record { opcode: h.opcode, debug_cmd: h.debug_cmd, debug_hint: h.debug_hint, waits, updates }
     }
 }
 
@@ -212,9 +191,11 @@ mod tests {
         assert_eq!(r.waits[0], Wait { mode: 5, index: 24, value: 16 });
         assert_eq!(r.waits[1], Wait { mode: 5, index: 6, value: 12 });
         assert_eq!(r.updates[0], Update { mode: 0x13, index: 3, value: 16 });
-        let w = Record::decode(&build::write(0x1234_5678_9ABC, 7));
-        assert_eq!((w.u64_at(0x10), w.u32_at(0x18)), (0x1234_5678_9ABC, 7));
+        let wb = build::write(0x1234_5678_9ABC, 7);
+        let w = Record::decode(&wb);
         assert_eq!(w.waits[1].mode, 0, "only EVENT_SEMAPHORE has the extended block");
+        let typed = nrt_isa::instr::Instruction::decode(&wb).unwrap();
+        assert_eq!(typed, nrt_isa::instr::Write { addr: 0x1234_5678_9ABC, data: 7, ..Default::default() }.into());
     }
 
     proptest! {

@@ -2,17 +2,10 @@
 //! CTRL_AL (ALU), CTRL_BR (compare and branch) and CTRL_POLL_SEM, with
 //! the layouts of `nrt_isa::instr::{CtrlAl, CtrlBr, CtrlPollSem}`.
 
-use crate::engine::record::Record;
+use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlAl, CtrlBr, DataSource};
 
 /// Registers per sequencer (register numbers are one byte).
 pub const REGISTERS: usize = 256;
-
-/// CTRL_AL opcode.
-pub const CTRL_AL: u8 = 0xA8;
-/// CTRL_BR opcode.
-pub const CTRL_BR: u8 = 0xA9;
-/// CTRL_POLL_SEM opcode.
-pub const CTRL_POLL_SEM: u8 = 0xB3;
 
 const DTYPE_INT32: u8 = 8;
 
@@ -21,7 +14,7 @@ const DTYPE_INT32: u8 = 8;
 pub enum RegFault {
     /// Division or modulo by zero.
     DivideByZero,
-    /// An ALU op, compare or target mode the sequencer does not know.
+    /// An ALU op the register file does not implement.
     BadCode(u8),
     /// A branch target outside the stream.
     BadTarget,
@@ -85,40 +78,38 @@ fn alu(op: u8, a: u32, b: u32, signed: bool) -> Result<u32, RegFault> {
 }
 
 /// Executes CTRL_AL: `dst = src0 op (imm | register)`.
-pub fn ctrl_al(rec: &Record, regs: &mut Registers) -> Result<(), RegFault> {
-    let a = regs.get(rec.u8_at(0x10));
-    let imm = rec.u64_at(0x18);
-    let b = if rec.u8_at(0x0E) == 1 { imm as u32 } else { regs.get(imm as u8) };
-    let v = alu(rec.u8_at(0x0C), a, b, rec.u8_at(0x0D) == DTYPE_INT32)?;
-    regs.set(rec.u8_at(0x14), v);
+pub fn ctrl_al(i: &CtrlAl, regs: &mut Registers) -> Result<(), RegFault> {
+    let a = regs.get(i.src0_reg);
+    let b = if i.src1 == DataSource::Imm { i.imm as u32 } else { regs.get(i.imm as u8) };
+    let v = alu(i.op.to_u8(), a, b, i.dtype.0 == DTYPE_INT32)?;
+    regs.set(i.dst_reg, v);
     Ok(())
 }
 
 /// Executes CTRL_BR. Returns the next record index of a taken branch,
 /// `None` when it falls through. `base` is the stream address, `count` its
 /// record count.
-pub fn ctrl_br(rec: &Record, regs: &Registers, pc: u64, base: u64, count: u64) -> Result<Option<u64>, RegFault> {
-    let x = regs.get(rec.u8_at(0x20));
-    let imm = rec.u32_at(0x10);
-    let signed = rec.u8_at(0x0D) == DTYPE_INT32;
+pub fn ctrl_br(i: &CtrlBr, regs: &Registers, pc: u64, base: u64, count: u64) -> Result<Option<u64>, RegFault> {
+    let x = regs.get(i.cmp_reg);
+    let imm = i.imm;
+    let signed = i.dtype.0 == DTYPE_INT32;
     let (sx, si) = (x as i32, imm as i32);
     let pick = |s: bool, u: bool| if signed { s } else { u };
-    let taken = match rec.u8_at(0x0C) {
-        0 => true,
-        3 => x == imm,
-        4 => x != imm,
-        5 => pick(sx < si, x < imm),
-        6 => pick(sx > si, x > imm),
-        7 => pick(sx <= si, x <= imm),
-        8 => pick(sx >= si, x >= imm),
-        other => return Err(RegFault::BadCode(other)),
+    let taken = match i.cmp {
+        BranchCmp::Always => true,
+        BranchCmp::Eq => x == imm,
+        BranchCmp::Ne => x != imm,
+        BranchCmp::Lt => pick(sx < si, x < imm),
+        BranchCmp::Gt => pick(sx > si, x > imm),
+        BranchCmp::Le => pick(sx <= si, x <= imm),
+        BranchCmp::Ge => pick(sx >= si, x >= imm),
     };
     if !taken {
         return Ok(None);
     }
-    let (lo, hi) = (regs.get(rec.u8_at(0x22)), regs.get(rec.u8_at(0x23)));
-    let target = match rec.u8_at(0x0E) {
-        1 => {
+    let (lo, hi) = (regs.get(i.target_reg_lo), regs.get(i.target_reg_hi));
+    let target = match i.target {
+        BranchTarget::Register => {
             let addr = u64::from(lo) | (u64::from(hi) << 32);
             let off = addr.checked_sub(base).ok_or(RegFault::BadTarget)?;
             if off % 64 != 0 {
@@ -126,9 +117,8 @@ pub fn ctrl_br(rec: &Record, regs: &Registers, pc: u64, base: u64, count: u64) -
             }
             i128::from(off / 64)
         }
-        3 => i128::from(pc) + i128::from(rec.u64_at(0x30) as i64),
-        4 => i128::from(pc) + i128::from(lo as i32),
-        other => return Err(RegFault::BadCode(other)),
+        BranchTarget::RelImm => i128::from(pc) + i128::from(i.rel_offset),
+        BranchTarget::RelRegister => i128::from(pc) + i128::from(lo as i32),
     };
     if target < 0 || target > i128::from(count) {
         return Err(RegFault::BadTarget);
@@ -139,56 +129,43 @@ pub fn ctrl_br(rec: &Record, regs: &Registers, pc: u64, base: u64, count: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::record::build;
+    use nrt_isa::instr::{AluOp, DtypeCode};
 
-    fn al(op: u8, dtype: u8, src0: u8, dst: u8, imm_src: bool, imm: u64) -> Record {
-        let mut b = build::record(CTRL_AL, (0, 0), (0, 0), 0);
-        b[0x0C] = op;
-        b[0x0D] = dtype;
-        b[0x0E] = u8::from(imm_src);
-        b[0x10] = src0;
-        b[0x14] = dst;
-        b[0x18..0x20].copy_from_slice(&imm.to_le_bytes());
-        Record::decode(&b)
+    fn al(op: AluOp, dtype: u8, src0: u8, dst: u8, imm_src: bool, imm: u64) -> CtrlAl {
+        let src1 = if imm_src { DataSource::Imm } else { DataSource::Reg };
+        CtrlAl { op, dtype: DtypeCode(dtype), src1, src0_reg: src0, dst_reg: dst, imm, ..Default::default() }
     }
 
-    fn br(cmp: u8, reg: u8, imm: u32, mode: u8, rel: i64) -> Record {
-        let mut b = build::record(CTRL_BR, (0, 0), (0, 0), 0);
-        b[0x0C] = cmp;
-        b[0x0D] = DTYPE_INT32;
-        b[0x0E] = mode;
-        b[0x10..0x14].copy_from_slice(&imm.to_le_bytes());
-        b[0x20] = reg;
-        b[0x30..0x38].copy_from_slice(&rel.to_le_bytes());
-        Record::decode(&b)
+    fn br(cmp: BranchCmp, reg: u8, imm: u32, target: BranchTarget, rel: i64) -> CtrlBr {
+        CtrlBr { cmp, dtype: DtypeCode(DTYPE_INT32), target, imm, cmp_reg: reg, rel_offset: rel, ..Default::default() }
     }
 
     #[test]
     fn alu_ops() {
         let mut r = Registers::default();
-        ctrl_al(&al(4, 8, 1, 1, true, 5), &mut r).unwrap();
+        ctrl_al(&al(AluOp::Add, 8, 1, 1, true, 5), &mut r).unwrap();
         assert_eq!(r.get(1), 5);
-        ctrl_al(&al(5, 8, 1, 2, true, 7), &mut r).unwrap();
+        ctrl_al(&al(AluOp::Sub, 8, 1, 2, true, 7), &mut r).unwrap();
         assert_eq!(r.get(2) as i32, -2);
-        ctrl_al(&al(18, 8, 2, 3, false, 1), &mut r).unwrap();
+        ctrl_al(&al(AluOp::IsLt, 8, 2, 3, false, 1), &mut r).unwrap();
         assert_eq!(r.get(3), 1, "-2 < 5 signed");
-        ctrl_al(&al(18, 9, 2, 3, false, 1), &mut r).unwrap();
+        ctrl_al(&al(AluOp::IsLt, 9, 2, 3, false, 1), &mut r).unwrap();
         assert_eq!(r.get(3), 0, "0xFFFFFFFE < 5 is false unsigned");
-        assert_eq!(ctrl_al(&al(7, 8, 1, 1, true, 0), &mut r), Err(RegFault::DivideByZero));
-        assert_eq!(ctrl_al(&al(99, 8, 1, 1, true, 0), &mut r), Err(RegFault::BadCode(99)));
+        assert_eq!(ctrl_al(&al(AluOp::Divide, 8, 1, 1, true, 0), &mut r), Err(RegFault::DivideByZero));
+        assert_eq!(alu(99, 1, 1, true), Err(RegFault::BadCode(99)));
     }
 
     #[test]
     fn branches() {
         let mut r = Registers::default();
         r.set(4, 3);
-        assert_eq!(ctrl_br(&br(6, 4, 2, 3, -5), &r, 10, 0, 20), Ok(Some(5)));
-        assert_eq!(ctrl_br(&br(6, 4, 3, 3, -5), &r, 10, 0, 20), Ok(None));
-        assert_eq!(ctrl_br(&br(0, 4, 0, 3, -11), &r, 10, 0, 20), Err(RegFault::BadTarget));
+        assert_eq!(ctrl_br(&br(BranchCmp::Gt, 4, 2, BranchTarget::RelImm, -5), &r, 10, 0, 20), Ok(Some(5)));
+        assert_eq!(ctrl_br(&br(BranchCmp::Gt, 4, 3, BranchTarget::RelImm, -5), &r, 10, 0, 20), Ok(None));
+        assert_eq!(ctrl_br(&br(BranchCmp::Always, 4, 0, BranchTarget::RelImm, -11), &r, 10, 0, 20), Err(RegFault::BadTarget));
         r.set(7, 0x1000 + 64 * 3);
-        let mut b = br(0, 0, 0, 1, 0).bytes;
-        b[0x22] = 7;
-        b[0x23] = 8;
-        assert_eq!(ctrl_br(&Record::decode(&b), &r, 0, 0x1000, 20), Ok(Some(3)));
+        let mut b = br(BranchCmp::Always, 0, 0, BranchTarget::Register, 0);
+        b.target_reg_lo = 7;
+        b.target_reg_hi = 8;
+        assert_eq!(ctrl_br(&b, &r, 0, 0x1000, 20), Ok(Some(3)));
     }
 }
