@@ -10,6 +10,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::Duration;
 
 const CHILD_DIR: &str = "NRT_TEST_RESERVATION_CHILD_DIR";
 
@@ -46,12 +47,25 @@ fn reservation_is_exclusive_across_processes_and_released_at_exit() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let child_pid = loop {
-        let line = lines.next().expect("child exited before reserving").unwrap();
-        // libtest prints "test child_holder ... " before the child's own output.
-        if let Some((_, pid)) = line.split_once("READY ") {
-            break pid.trim().to_string();
+    // Wait for the child's READY line on a helper thread, so a child that
+    // never gets there fails the test instead of hanging it.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            // libtest prints "test child_holder ... " before the child's own output.
+            if let Some((_, pid)) = line.split_once("READY ") {
+                let _ = tx.send(pid.trim().to_string());
+                return;
+            }
+        }
+    });
+    let child_pid = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(pid) => pid,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("child did not reserve its cores: {e}");
         }
     };
     let devs = devices(&dir);
