@@ -24,7 +24,7 @@ use crate::nq::record as nqr;
 use nrt_hal::{DeviceAddr, EngineId, NqType};
 use nrt_isa::notification::{EngineEvent, InferErrorSubtype, RuntimeSubtype};
 use record::{RECORD_BYTES, Record, op};
-use nrt_isa::instr::{Instruction, PseudoSub, ResetTarget};
+use nrt_isa::instr::{DecodeError, Instruction, PseudoSub, ResetTarget};
 use std::sync::Arc;
 use sync::WaitCheck;
 
@@ -68,6 +68,9 @@ pub struct Sequencer {
     /// the host or a DMA rewrites while the engine waits are seen.
     fetched: Vec<u8>,
     fetched_from: u64,
+    /// Typed decodes of the prefetched records, filled on first execution
+    /// and reused while the buffer stays valid (loops decode once).
+    decoded: Vec<Option<Result<Instruction, DecodeError>>>,
     /// Compute state kept between instructions (the PE's loaded weights).
     compute: compute::EngineState,
 }
@@ -89,6 +92,7 @@ impl Sequencer {
             regs: regs::Registers::default(),
             fetched: Vec::new(),
             fetched_from: 0,
+            decoded: Vec::new(),
             compute: compute::EngineState::default(),
         }
     }
@@ -115,11 +119,24 @@ impl Sequencer {
                 return None;
             }
             self.fetched_from = self.pc;
+            self.decoded.clear();
+            self.decoded.resize(n as usize, None);
         }
         let at = ((self.pc - self.fetched_from) as usize) * RECORD_BYTES;
         let mut rec = [0u8; RECORD_BYTES];
         rec.copy_from_slice(&self.fetched[at..at + RECORD_BYTES]);
         Some(rec)
+    }
+
+    /// The typed decode of the record at `pc` (just fetched into the
+    /// prefetch buffer), decoded once per buffer fill.
+    fn decode_at_pc(&mut self, bytes: &[u8; RECORD_BYTES]) -> Result<Instruction, DecodeError> {
+        let slot = (self.pc - self.fetched_from) as usize;
+        match self.decoded.get_mut(slot) {
+            Some(Some(d)) => d.clone(),
+            Some(cached) => cached.insert(Instruction::decode(bytes)).clone(),
+            None => Instruction::decode(bytes),
+        }
     }
 
     /// Stops and forgets the program (core reset).
@@ -251,7 +268,7 @@ impl Sequencer {
             }
 
             // (4) execute: one typed decode (nrt-isa's), on the stack.
-            let instr = match Instruction::decode(&bytes) {
+            let instr = match self.decode_at_pc(&bytes) {
                 Ok(i) => i,
                 Err(_) => {
                     return self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode));
