@@ -126,3 +126,54 @@ fn every_known_variable_is_documented() {
         assert!(doc.contains(form), "{form} missing from docs/configuration.md");
     }
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn known_name() -> impl Strategy<Value = String> {
+        prop_oneof![
+            proptest::sample::select(nrt::config::KNOWN_VARIABLES).prop_map(str::to_string),
+            proptest::sample::select(&["NRT", "TDRV", "NMGR", "KMGR", "NEFF", "HAL", "CCOM"][..])
+                .prop_flat_map(|m| proptest::sample::select(&["NEURON_RT_LOG_LEVEL_", "NEURON_RT_LOG_LOCATION_"][..]).prop_map(move |p| format!("{p}{m}"))),
+            "NEURON_RT_[A-Z_]{1,12}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any environment either parses or yields an error naming one of
+        /// its variables and that variable's value; nothing panics.
+        #[test]
+        fn any_environment_parses_or_names_the_culprit(
+            vars in proptest::collection::btree_map(known_name(), "[ -~]{0,12}", 0..8)
+        ) {
+            let env = Env::from_pairs(vars.clone());
+            match Config::from_env(&env) {
+                Ok(c) => {
+                    prop_assert!(c.xu_compute_max_queued_requests >= 1 && c.xu_compute_max_queued_requests <= 63);
+                    prop_assert!(c.async_exec_max_inflight_requests <= 63);
+                    prop_assert!(matches!(c.lnc, None | Some(1) | Some(2)));
+                    if let Some(v) = &c.visible_cores {
+                        prop_assert!(v.windows(2).all(|w| w[0] < w[1]));
+                    }
+                }
+                Err(e) => {
+                    prop_assert_eq!(vars.get(&e.var).map(String::as_str), Some(e.value.as_str()));
+                    prop_assert!(!e.accepted.is_empty());
+                }
+            }
+        }
+
+        /// Level and location parsing never panic, and levels round-trip
+        /// through their tags.
+        #[test]
+        fn levels_and_locations(s in "[ -~]{0,10}") {
+            if let Ok(l) = s.parse::<Level>() {
+                prop_assert_eq!(l.tag().parse::<Level>(), Ok(l));
+            }
+            let _ = Location::parse(&s);
+        }
+    }
+}
