@@ -21,6 +21,12 @@ pub const PARTITION_SHIFT: u32 = 18;
 /// Mask of the in-partition byte offset of an operand address.
 pub const OFFSET_MASK: u64 = (1 << PARTITION_SHIFT) - 1;
 
+/// Most elements one operand may enumerate per partition (2^18). The
+/// largest real operand is a full SBUF partition of 1-byte elements
+/// (196608); the cap keeps a broadcast (zero-step) pattern in an untrusted
+/// record from asking for gigabytes of tile.
+pub const MAX_OPERAND_ELEMS: usize = 1 << 18;
+
 /// Which on-chip memory an operand lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Space {
@@ -119,6 +125,12 @@ fn build(role: &str, addr: Addr4, partitions: usize, axes: &[Axis], dt: Dtype) -
     }
     let (space, start, offset) = locate(role, addr)?;
     let pattern = Pattern::new(start, partitions, offset, axes).map_err(|e| format!("{role}: {e}"))?;
+    if pattern.free_len() > MAX_OPERAND_ELEMS {
+        return Err(format!(
+            "{role}: pattern enumerates {} elements per partition, more than the {MAX_OPERAND_ELEMS} an operand may have",
+            pattern.free_len()
+        ));
+    }
     Ok(Operand { space, pattern, dtype: dt })
 }
 
