@@ -543,3 +543,21 @@ fn out_of_range_operands_fault_naming_the_instruction() {
     assert_eq!((errs[0].subtype, errs[0].detail), (InferErrorSubtype::SwSequencer, nrt_sim::engine::BAD_OPERANDS_DETAIL | 0x46));
     assert_eq!(rig.dev.engine_state(C0, EngineId::Act), Some(nrt_sim::engine::RunState::Halted));
 }
+
+/// Virtual time from START to END of one PE program (ps).
+fn pe_program_time(n: u16) -> u64 {
+    let rig = Rig::new(&[]);
+    let dt = Dtype::Bfloat16;
+    rig.run(EngineId::Pe, &[ldweights(0x0, dt, 128, 128), matmul(0x1000, n, dt, 128, 128, Accumulate::Single, PSUM, false)]);
+    let recs: Vec<_> = rig.notify_records(EngineId::Pe).iter().map(nqr::decode).collect();
+    assert_eq!(recs.len(), 2, "START and END");
+    recs[1].timestamp_ps - recs[0].timestamp_ps
+}
+
+#[test]
+fn matmul_duration_grows_with_the_moving_columns() {
+    let (short, long) = (pe_program_time(16), pe_program_time(512));
+    // A full 128x128 array retires one moving column per 1.4 GHz cycle.
+    let per_column = long.saturating_sub(short) / (512 - 16);
+    assert!((700..=730).contains(&per_column), "{per_column} ps per moving column");
+}
