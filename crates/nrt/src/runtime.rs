@@ -171,6 +171,9 @@ pub fn report_init_failure(env: &Env, err: &NrtError) {
     log::emit_block(Level::Error, Module::Nrt, &dump.render());
 }
 
+/// Work to do at close, before device memory is torn down.
+type CloseHook = Box<dyn FnOnce() -> NrtResult<()> + Send>;
+
 /// An initialised runtime: configuration, logical cores, devices, their
 /// memory allocators, the core reservation and the model database.
 pub struct Runtime {
@@ -179,8 +182,10 @@ pub struct Runtime {
     devices: Vec<Arc<dyn Device>>,
     memories: Vec<Arc<DeviceMemory>>,
     reservation: Mutex<Vec<CoreReservation>>,
-    /// Every loaded model (the load pipeline inserts, unload removes).
-    pub(crate) models: ModelDb,
+    /// Every loaded model (the load pipeline inserts, unload removes);
+    /// shared with the per-device model hosts so ids are unique.
+    pub(crate) models: Arc<ModelDb>,
+    close_hooks: Mutex<Vec<CloseHook>>,
     instance: InstanceInfo,
     env: Env,
     framework: FrameworkType,
@@ -288,7 +293,8 @@ impl Runtime {
             devices,
             memories,
             reservation: Mutex::new(reservation),
-            models: ModelDb::default(),
+            models: Arc::new(ModelDb::default()),
+            close_hooks: Mutex::new(Vec::new()),
             instance,
             env: options.env.clone(),
             framework: options.framework,
@@ -390,6 +396,24 @@ impl Runtime {
         &self.models
     }
 
+    /// The model database as a shared handle, for the per-device model
+    /// hosts (one database per runtime keeps model ids unique).
+    pub fn shared_models(&self) -> Arc<ModelDb> {
+        Arc::clone(&self.models)
+    }
+
+    /// Registers work for [`Runtime::close`]: hooks run newest first,
+    /// before any model is dropped or device memory freed, so whoever
+    /// loaded models (the model hosts) unloads them while their memory is
+    /// still valid. A hook must not hold the runtime itself strongly.
+    /// After close this returns NRT_CLOSED and the hook is not kept.
+    pub fn on_close(&self, hook: impl FnOnce() -> NrtResult<()> + Send + 'static) -> NrtResult<()> {
+        let mut hooks = self.close_hooks.lock().unwrap_or_else(|e| e.into_inner());
+        self.check_open()?;
+        hooks.push(Box::new(hook));
+        Ok(())
+    }
+
     /// Instance information.
     pub fn instance_info(&self) -> &InstanceInfo {
         &self.instance
@@ -435,15 +459,30 @@ impl Runtime {
         log::emit_block(Level::Error, Module::Nrt, &self.infodump(Some((err.status, api))));
     }
 
-    /// `nrt_close`: unloads every model, frees what is left on the devices
-    /// and releases the core reservation. Later calls return NRT_CLOSED.
+    /// `nrt_close`: runs the close hooks (newest first; the model hosts
+    /// unload their models there), drops whatever models remain in the
+    /// database, frees what is left on the devices and releases the core
+    /// reservation. Later calls return NRT_CLOSED. Every step runs even if
+    /// an earlier one failed; the first failure is returned.
     pub fn close(&self) -> NrtResult<()> {
-        if self.closed.swap(true, Ordering::AcqRel) {
-            return Err(NrtError::new(NrtStatus::Closed, "NRT already closed"));
-        }
-        crate::log_debug!(Module::Nrt, "closing: {} models loaded", self.models.ids().len());
-        self.unload_all_models();
+        let hooks = {
+            let mut hooks = self.close_hooks.lock().unwrap_or_else(|e| e.into_inner());
+            if self.closed.swap(true, Ordering::AcqRel) {
+                return Err(NrtError::new(NrtStatus::Closed, "NRT already closed"));
+            }
+            std::mem::take(&mut *hooks)
+        };
+        crate::log_debug!(Module::Nrt, "closing: {} models loaded, {} close hooks", self.models.ids().len(), hooks.len());
         let mut result = Ok(());
+        for hook in hooks.into_iter().rev() {
+            if let Err(e) = hook() {
+                crate::log_error!(Module::Nrt, "close: {e}");
+                if result.is_ok() {
+                    result = Err(e);
+                }
+            }
+        }
+        self.unload_all_models();
         for m in &self.memories {
             if let Err(e) = m.free_everything() {
                 crate::log_error!(Module::Tdrv, "device memory of ND {} not fully released at close: {e}", m.device_index());

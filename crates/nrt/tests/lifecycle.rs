@@ -237,3 +237,44 @@ fn init_logs_config_warnings_and_api_trace() {
     assert!(text.contains("ignoring unknown variable NEURON_RT_SOMETHING_NEW"), "{text}");
     assert!(text.contains("Neuron Runtime nrt-rs "), "{text}");
 }
+
+#[test]
+fn close_hooks_run_newest_first_before_memory_teardown() {
+    use nrt::memory::{MemOwner, MemUsage};
+    use std::sync::Mutex;
+    let devs = sim(Arch::Trn2, 1, "hooks");
+    let rt = init(&devs, &[]).unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mem = rt.memory(0).unwrap().clone();
+    let tier = mem.model_tier(CoreId(0), rt.models().mint_id());
+    tier.alloc(MemUsage::Weight, 4096, 0).unwrap();
+    let leftover = mem.alloc(CoreId(1), MemOwner::Runtime, MemUsage::Tensor, 64, 0).unwrap();
+    {
+        let order = Arc::clone(&order);
+        rt.on_close(move || {
+            order.lock().unwrap().push("first registered");
+            Ok(())
+        })
+        .unwrap();
+    }
+    {
+        let order = Arc::clone(&order);
+        let mem = Arc::clone(&mem);
+        rt.on_close(move || {
+            // Memory is still intact when hooks run: the host frees its own.
+            assert_eq!(mem.ledger().allocations, 2);
+            tier.free_all()?;
+            order.lock().unwrap().push("second registered");
+            Err(nrt::NrtError::failure("one model failed to unstage"))
+        })
+        .unwrap();
+    }
+    assert!(Arc::ptr_eq(&rt.shared_models(), &rt.shared_models()));
+    let err = rt.close().unwrap_err();
+    assert_eq!(err.message, "one model failed to unstage");
+    assert_eq!(*order.lock().unwrap(), vec!["second registered", "first registered"]);
+    // Close freed what nobody else did, and later registrations are refused.
+    assert_eq!(mem.ledger().total(), 0);
+    assert!(mem.allocation(leftover).is_none());
+    assert_eq!(rt.on_close(|| Ok(())).unwrap_err().status, NrtStatus::Closed);
+}
