@@ -613,6 +613,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn runtime_is_shareable_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Runtime>();
+        assert_send_sync::<Lifecycle>();
+        static GLOBAL: Lifecycle = Lifecycle::new();
+        assert_eq!(GLOBAL.state(), RuntimeState::Uninitialized);
+    }
+
+    #[test]
     fn version_comes_from_the_package() {
         let v = version();
         let expected: Vec<u64> = env!("CARGO_PKG_VERSION").split('.').map(|p| p.parse().unwrap()).collect();

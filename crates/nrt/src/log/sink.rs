@@ -5,7 +5,7 @@ use super::{Level, MODULE_COUNT, Module, set_level};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::net::UnixDatagram;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// A log destination (NEURON_RT_LOG_LOCATION[_MOD]).
@@ -100,7 +100,7 @@ pub fn configure(config: &LogConfig) -> Result<(), LogSetupError> {
     for m in Module::ALL {
         let sink = match config.location(m) {
             Location::Console => Sink::Console,
-            Location::Syslog => Sink::Syslog(UnixDatagram::unbound().ok().filter(|s| s.connect("/dev/log").is_ok())),
+            Location::Syslog => Sink::Syslog(open_syslog(Path::new(SYSLOG_SOCKET))),
             Location::File(path) => {
                 if let Some((_, f)) = files.iter().find(|(p, _)| p == path) {
                     Sink::File(Arc::clone(f))
@@ -136,6 +136,22 @@ pub fn current_config() -> LogConfig {
         .unwrap_or_default()
 }
 
+/// The local syslog socket.
+const SYSLOG_SOCKET: &str = "/dev/log";
+
+/// A datagram socket connected to a syslog socket, if there is one.
+fn open_syslog(path: &Path) -> Option<UnixDatagram> {
+    let sock = UnixDatagram::unbound().ok()?;
+    sock.connect(path).ok()?;
+    Some(sock)
+}
+
+/// One syslog datagram (RFC 3164 style, as `syslog(3)` sends it to the
+/// local socket): priority, tag with pid, then the log line.
+fn syslog_message(level: Level, text: &str) -> String {
+    format!("<{}>nrt[{}]: {text}", syslog_priority(level), std::process::id())
+}
+
 /// syslog priority of a level (facility user = 1).
 fn syslog_priority(level: Level) -> u8 {
     let severity = match level {
@@ -155,8 +171,7 @@ pub(super) fn deliver(module: Module, level: Level, text: &str) {
             let _ = writeln!(std::io::stderr().lock(), "{text}");
         }
         Some(Sink::Syslog(Some(sock))) => {
-            let msg = format!("<{}>nrt[{}]: {text}", syslog_priority(level), std::process::id());
-            if sock.send(msg.as_bytes()).is_err() {
+            if sock.send(syslog_message(level, text).as_bytes()).is_err() {
                 let _ = writeln!(std::io::stderr().lock(), "{text}");
             }
         }
@@ -177,6 +192,20 @@ mod tests {
         assert_eq!(Location::parse("syslog"), Some(Location::Syslog));
         assert_eq!(Location::parse("tdrv.log"), Some(Location::File("tdrv.log".into())));
         assert_eq!(Location::parse("  "), None);
+    }
+
+    #[test]
+    fn syslog_datagrams_reach_the_socket() {
+        let path = std::env::temp_dir().join(format!("nrt-syslog-test-{}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let server = UnixDatagram::bind(&path).unwrap();
+        let client = open_syslog(&path).expect("connect");
+        client.send(syslog_message(Level::Warn, "hello").as_bytes()).unwrap();
+        let mut buf = [0u8; 256];
+        let n = server.recv(&mut buf).unwrap();
+        assert_eq!(std::str::from_utf8(&buf[..n]).unwrap(), format!("<12>nrt[{}]: hello", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        assert!(open_syslog(&path).is_none());
     }
 
     #[test]
