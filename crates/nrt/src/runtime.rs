@@ -248,7 +248,10 @@ impl Runtime {
         let (topology, reservation, devices, instance) = match &config.fake_instance {
             Some(fake) => {
                 crate::log_info!(Module::Nrt, "no-device mode: pretending to run on {}", fake.name);
-                (plan.assume(), Vec::new(), Vec::new(), InstanceInfo::from_instance_name(&fake.name, fake.arch))
+                // Devices handed in are kept for their descriptions (the
+                // load pipeline gates on the architecture) but nothing is
+                // reserved, reset or written.
+                (plan.assume(), Vec::new(), options.devices.clone(), InstanceInfo::from_instance_name(&fake.name, fake.arch))
             }
             None => {
                 let (topology, reservation) = plan.reserve(&options.devices)?;
@@ -350,7 +353,10 @@ impl Runtime {
 
     fn no_device(&self, d: usize) -> NrtError {
         if self.is_fake() {
-            NrtError::invalid(format!("device {d} is not available in no-device mode (NEURON_RT_FAKE_INSTANCE_TYPE)"))
+            NrtError::invalid(format!(
+                "device {d} is not available in no-device mode (NEURON_RT_FAKE_INSTANCE_TYPE): {} devices were handed in",
+                self.devices.len()
+            ))
         } else {
             NrtError::invalid(format!("device {d} does not exist (the runtime has {} devices)", self.devices.len()))
         }
@@ -438,7 +444,10 @@ impl Runtime {
     /// a failure line).
     pub fn infodump(&self, failure: Option<(NrtStatus, &str)>) -> String {
         let v = version();
-        let backend = self.devices.first().map_or("none (no-device mode)", |d| d.info().backend);
+        let backend = match self.devices.first() {
+            Some(d) if !self.is_fake() => d.info().backend,
+            _ => "none (no-device mode)",
+        };
         Infodump {
             version: v.version,
             git_sha: v.git_sha,

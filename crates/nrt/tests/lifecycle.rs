@@ -278,3 +278,18 @@ fn close_hooks_run_newest_first_before_memory_teardown() {
     assert!(mem.allocation(leftover).is_none());
     assert_eq!(rt.on_close(|| Ok(())).unwrap_err().status, NrtStatus::Closed);
 }
+
+#[test]
+fn no_device_mode_reserves_nothing_but_keeps_handed_devices() {
+    let devs = sim(Arch::Trn2, 1, "fake");
+    let rt = init(&devs, &[("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge"), ("NEURON_RT_VISIBLE_CORES", "0-3")]).unwrap();
+    assert!(rt.is_fake() && rt.reserved_cores().is_empty());
+    assert_eq!((rt.total_vnc_count(), rt.visible_vnc_count()), (64, 4));
+    assert_eq!(rt.instance_info().size.value(), 7);
+    assert!(rt.memory(0).is_ok());
+    assert!(rt.memory(1).unwrap_err().message.contains("no-device mode"));
+    assert!(rt.infodump(None).contains("Device backend: none (no-device mode)"));
+    // Every core is still free for a real runtime.
+    let real = init(&devs, &[]).unwrap();
+    assert_eq!(real.visible_vnc_count(), 4);
+}
