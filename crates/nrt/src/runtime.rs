@@ -461,6 +461,20 @@ impl Runtime {
         .render()
     }
 
+    /// The usage tables of every device (`nrt_debug_log_oom_report`).
+    pub fn oom_report(&self) -> String {
+        self.memories
+            .iter()
+            .map(|m| format!("Device memory usage of ND {}:\n{}", m.device_index(), m.oom_report()))
+            .collect()
+    }
+
+    /// Logs [`Runtime::oom_report`] (at ERROR, so it shows with the default
+    /// level, as an explicitly requested report should).
+    pub fn log_oom_report(&self) {
+        log::emit_block(Level::Error, Module::Tdrv, &self.oom_report());
+    }
+
     /// Logs an API failure as libnrt does: the error line, then the
     /// infodump block. The C layer calls this for every failing call.
     pub fn report_failure(&self, api: &str, err: &NrtError) {

@@ -591,6 +591,49 @@ mod tests {
         assert_eq!(e.message, "NeuronCore(s) not available - Requested:5 Available:4");
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Whatever the selection, visible cores are numbered from 0,
+            /// cover `lnc` distinct physical cores of one existing device
+            /// each, never overlap, and match the planned visible count.
+            #[test]
+            fn visible_cores_partition_physical_cores(
+                arch in proptest::sample::select(&[Arch::Trn1, Arch::Inf2, Arch::Trn2, Arch::Trn3][..]),
+                devices in 1u32..4,
+                lnc in proptest::option::of(1u32..=2),
+                visible in proptest::option::of((0u32..40, 0u32..8)),
+                num in proptest::option::of(0u32..40),
+            ) {
+                let mut pairs: Vec<(String, String)> = Vec::new();
+                if let Some(l) = lnc { pairs.push(("NEURON_LOGICAL_NC_CONFIG".into(), l.to_string())); }
+                if let Some((a, len)) = visible { pairs.push(("NEURON_RT_VISIBLE_CORES".into(), format!("{a}-{}", a + len))); }
+                if let Some(n) = num { pairs.push(("NEURON_RT_NUM_CORES".into(), n.to_string())); }
+                let config = Config::from_env(&Env::from_pairs(pairs)).unwrap();
+                let shapes = DeviceShape::fake(arch, devices);
+                let Ok(plan) = TopologyPlan::new(&config, &shapes) else { return Ok(()) };
+                let t = plan.assume();
+                prop_assert_eq!(t.visible_vnc(), plan.visible_vnc());
+                prop_assert!(t.visible_vnc() <= t.total_vnc());
+                let mut seen = std::collections::BTreeSet::new();
+                for (i, v) in t.vcores().iter().enumerate() {
+                    prop_assert_eq!(v.index as usize, i);
+                    prop_assert_eq!(v.physical.len() as u32, t.lnc());
+                    prop_assert!(v.device < shapes.len());
+                    for c in &v.physical {
+                        prop_assert!(c.0 < shapes[v.device].physical_cores);
+                        prop_assert!(seen.insert((v.device, c.0)));
+                    }
+                    prop_assert_eq!(v.physical[0].0 % t.lnc(), 0);
+                }
+            }
+        }
+    }
+
     #[test]
     fn instance_info_values() {
         let i = InstanceInfo::from_instance_name("trn2.48xlarge", Arch::Trn2);

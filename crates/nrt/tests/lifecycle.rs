@@ -221,6 +221,11 @@ fn vnc_memory_stats_and_device_vcores() {
     let (events, dropped) = mem.memlog();
     assert_eq!((events.len(), dropped), (2, 1));
     assert!(mem.memlog_csv().lines().nth(2).unwrap().starts_with("2,alloc,"), "{}", mem.memlog_csv());
+    let cap = log::capture(Level::Error);
+    rt.log_oom_report();
+    let text = cap.text();
+    assert!(text.contains("Device memory usage of ND 0:") && text.contains("Device memory usage of ND 1:"), "{text}");
+    assert!(text.contains("| NEFF 1 "), "{text}");
     rt.close().unwrap();
     assert_eq!(rt.vnc_memory_stats(0).unwrap_err().status, NrtStatus::Closed);
 }
