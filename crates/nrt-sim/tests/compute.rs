@@ -561,3 +561,52 @@ fn matmul_duration_grows_with_the_moving_columns() {
     let per_column = long.saturating_sub(short) / (512 - 16);
     assert!((700..=730).contains(&per_column), "{per_column} ps per moving column");
 }
+
+#[test]
+fn embedding_update_adds_rows_into_the_device_table_and_flags_out_of_range_indices() {
+    use nrt_hal::{Device, MemoryLocation};
+    use nrt_isa::notification::{CustomSubId, RuntimeSubtype};
+    let rig = Rig::new(&[]);
+    let (rows, row_elems, parts) = (10usize, 8usize, 4usize);
+    let table_vals = values(90, rows * row_elems, 5.0);
+    let table = rig.dev.alloc(MemoryLocation::Hbm { channel: 0 }, (rows * row_elems * 4) as u64, 64).unwrap();
+    rig.dev.write(table, &encode(&table_vals, Dtype::Float32)).unwrap();
+    // Two indices per partition: a repeated row (3) and an out-of-range one (10).
+    let idx: Vec<Vec<f32>> = vec![vec![3.0, 0.0], vec![9.0, 3.0], vec![10.0, 5.0], vec![1.0, 2.0]];
+    rig.stage(0x0, Dtype::Int32, &idx);
+    let upd = matrix(91, parts, 2 * row_elems, 1.0, Dtype::Float32);
+    rig.stage(0x100, Dtype::Float32, &upd);
+    let i = EmbeddingUpdate {
+        dtype: code(Dtype::Float32),
+        index_dtype: code(Dtype::Int32),
+        partitions: parts as u8,
+        indices: t3(0x0, 2),
+        updates: t3(0x100, (2 * row_elems) as u16),
+        table_addr: table.get(),
+        row_elems: row_elems as u32,
+        num_rows: rows as u32,
+        ..Default::default()
+    };
+    rig.run(EngineId::Pool, &[i.into()]);
+    let mut want = table_vals.clone();
+    for (p, r) in idx.iter().enumerate() {
+        for (j, &v) in r.iter().enumerate() {
+            if (v as usize) < rows {
+                for e in 0..row_elems {
+                    want[v as usize * row_elems + e] += upd[p][j * row_elems + e];
+                }
+            }
+        }
+    }
+    let mut got = vec![0u8; rows * row_elems * 4];
+    rig.dev.read(table, &mut got).unwrap();
+    assert_close(&[decode(&got, Dtype::Float32)], &[want], 1e-6, "embedding table");
+    let custom: Vec<_> = rig
+        .notify_records(EngineId::Pool)
+        .iter()
+        .map(nqr::decode)
+        .filter(|r| r.runtime_subtype() == Some(RuntimeSubtype::Custom))
+        .map(|r| r.custom_sub_id())
+        .collect();
+    assert_eq!(custom, vec![Some(CustomSubId::EmbeddingUpdateOob)]);
+}

@@ -346,7 +346,7 @@ impl Sequencer {
                         arch: dev.arch,
                         engine: self.engine,
                         core,
-                        memory: &dev.memory,
+                        dev,
                         state: &mut self.compute,
                     };
                     match compute::execute(&instr, &mut ctx) {
@@ -356,6 +356,9 @@ impl Sequencer {
                                 compute::poison_first_element(&ctx, out);
                                 let detail = u16::from(rec.opcode);
                                 dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, detail, self.clock);
+                            }
+                            if let Some(sub) = done.oob {
+                                self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, sub as u16);
                             }
                         }
                         Err(compute::DeviceFault::Numerical { opcode }) => {

@@ -6,7 +6,7 @@
 //! Each engine family has a module: [`pe`] (LDWEIGHTS / MATMUL), [`act`]
 //! (ACTIVATE, ACTIVATION_TABLE_LOAD), [`tensor`] (TENSOR_TENSOR,
 //! TENSOR_SCALAR, POOL, COPY, CAST, COPY_PREDICATED) and [`special`]
-//! (STREAM_TRANSPOSE, IOTA / memset). Operand addresses are resolved by
+//! (STREAM_TRANSPOSE, IOTA / memset, EMBEDDING_UPDATE). Operand addresses are resolved by
 //! [`operand`]. An instruction's operands are gathered into dense f32 tiles
 //! (or moved bit-exactly when no conversion is needed), the kernel runs, and
 //! the result is scattered back; malformed operands become
@@ -23,7 +23,7 @@ use crate::core::Core;
 use crate::kernels::KernelError;
 use crate::kernels::pattern::OnChipWrite;
 use crate::kernels::pe::Weights;
-use crate::memory::Memory;
+use crate::device::Shared;
 use nrt_hal::EngineId;
 use nrt_isa::dtype::{Rounding, f32_to_bytes};
 use nrt_isa::instr::Instruction;
@@ -39,8 +39,8 @@ pub struct ComputeContext<'a> {
     pub engine: EngineId,
     /// The core (SBUF, PSUM, semaphores).
     pub core: &'a Core,
-    /// Device memory (HBM, host).
-    pub memory: &'a Memory,
+    /// The device (HBM and host memory for table operands).
+    pub dev: &'a Shared,
     /// State the engine keeps between instructions.
     pub state: &'a mut EngineState,
 }
@@ -103,6 +103,9 @@ pub struct Done {
     pub cycles: Cycles,
     /// The operand the instruction wrote, if any (where an injected NaN goes).
     pub output: Option<Operand>,
+    /// An out-of-bounds notification to raise (custom sub-id), the
+    /// instruction having skipped the offending element.
+    pub oob: Option<nrt_isa::notification::CustomSubId>,
 }
 
 /// Operand / kernel problems of one instruction, before the sequencer
@@ -151,7 +154,8 @@ pub fn execute(instr: &Instruction, ctx: &mut ComputeContext<'_>) -> Result<Done
         Instruction::CopyPredicated(i) => tensor::copy_predicated(i, ctx),
         Instruction::StreamTranspose(i) => special::stream_transpose(i, ctx),
         Instruction::Iota(i) => special::iota(i, ctx),
-        Instruction::EmbeddingUpdate(_) | Instruction::LoadPoolArgument(_) | Instruction::ExtendedInst(_) => {
+        Instruction::EmbeddingUpdate(i) => special::embedding_update(i, ctx),
+        Instruction::LoadPoolArgument(_) | Instruction::ExtendedInst(_) => {
             return Err(unsupported("GpSimd (Q7) kernels arrive with custom-op support"));
         }
         Instruction::Raw { bytes } if nrt_isa::opcode::Opcode::from_u8(bytes[0]).is_pseudo() => {

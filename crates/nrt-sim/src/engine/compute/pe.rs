@@ -7,7 +7,7 @@
 //! the transpose flag the PSUM result keeps the input dtype (a bit-exact
 //! move when the moving operand is the identity), otherwise it is fp32.
 
-use super::operand::{self, Operand, Space};
+use super::operand::{self, Space};
 use super::{ComputeContext, Done, OpError, OpResult};
 use crate::cost;
 use crate::kernels::pattern::{gather, scatter};
@@ -38,7 +38,7 @@ pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_>) -> OpResult
     }
     let tile = gather(&chip.view(w.space), &w.pattern, dt)?;
     ctx.state.weights = Some((Weights::from_ldweights_order(tile), dt));
-    Ok(Done { cycles: cost::ldweights_cycles(u64::from(i.rows)), output: None })
+    Ok(Done { cycles: cost::ldweights_cycles(u64::from(i.rows)), output: None, oob: None })
 }
 
 /// MATMUL: `psum (+)= weightsᵀ · moving`, or a transpose pass.
@@ -79,5 +79,5 @@ pub(crate) fn matmul(i: &Matmul, ctx: &mut ComputeContext<'_>) -> OpResult {
         matmul_into_psum(&mut psum, &out.pattern, weights, &x, flags)?;
     }
     let cycles = cost::matmul_cycles(k as u64, m as u64, n as u64);
-    Ok(Done { cycles, output: Some(Operand { ..out }) })
+    Ok(Done { cycles, output: Some(out), oob: None })
 }

@@ -1,5 +1,5 @@
-//! POOL / DVE specials: STREAM_TRANSPOSE and IOTA (memset is IOTA with all
-//! steps zero).
+//! POOL / DVE specials: STREAM_TRANSPOSE, IOTA (memset is IOTA with all
+//! steps zero) and EMBEDDING_UPDATE.
 
 use super::operand;
 use super::{ComputeContext, Done, OpError, OpResult};
@@ -9,8 +9,12 @@ use crate::kernels::iota::iota as k_iota;
 use crate::kernels::pattern::{Axis, gather, gather_raw, scatter, scatter_raw};
 use crate::kernels::tile::Tile;
 use crate::kernels::transpose::{transpose, transpose_raw};
-use nrt_isa::dtype::Rounding;
-use nrt_isa::instr::{Iota, StreamTranspose};
+use crate::kernels::KernelError;
+use crate::kernels::elementwise::{AluOp, tensor_tensor};
+use nrt_hal::DeviceAddr;
+use nrt_isa::dtype::{Rounding, bytes_to_f32, f32_to_bytes};
+use nrt_isa::instr::{EmbeddingUpdate, Iota, StreamTranspose};
+use nrt_isa::notification::CustomSubId;
 
 /// STREAM_TRANSPOSE: the `partitions x F` input becomes `F x partitions`;
 /// a bit-exact move when the dtypes match.
@@ -36,7 +40,7 @@ pub(crate) fn stream_transpose(i: &StreamTranspose, ctx: &mut ComputeContext<'_>
         let x = gather(&chip.view(input.space), &input.pattern, input.dtype)?;
         scatter(&mut dst, &output.pattern, output.dtype, &transpose(&x), &mut Rounding::NearestEven)?;
     }
-    Ok(Done { cycles: cost::lane_cycles(f.max(parts) as u64), output: Some(output) })
+    Ok(Done { cycles: cost::lane_cycles(f.max(parts) as u64), output: Some(output), oob: None })
 }
 
 /// An f32 that is an integer small enough for the exact i64 iota kernel.
@@ -74,7 +78,53 @@ pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_>) -> OpResult {
     };
     let mut dst = chip.view(out.space);
     scatter(&mut dst, &out.pattern, out.dtype, &tile, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out) })
+    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out), oob: None })
+}
+
+/// EMBEDDING_UPDATE: for index `i` (partition-major over the indices
+/// pattern), table row `indices[i]` in device memory gets `+= updates[i]`
+/// (the `row_elems`-element chunk `i` of the updates, same order). Rows
+/// are read, added in f32 and written back one at a time, so repeated
+/// indices accumulate. An index that is not an integer below `num_rows` is
+/// skipped and raises the EmbeddingUpdateOob custom notification.
+pub(crate) fn embedding_update(i: &EmbeddingUpdate, ctx: &mut ComputeContext<'_>) -> OpResult {
+    let parts = usize::from(i.partitions);
+    let dt = operand::dtype("dtype", i.dtype)?;
+    let idx = operand::tensor3d("indices", &i.indices, parts, operand::dtype("index_dtype", i.index_dtype)?)?;
+    let upd = operand::tensor3d("updates", &i.updates, parts, dt)?;
+    let chip = ctx.onchip();
+    chip.check("indices", &idx)?;
+    chip.check("updates", &upd)?;
+    let (n, row) = (idx.pattern.free_len(), i.row_elems as usize);
+    if row == 0 || upd.pattern.free_len() != n.saturating_mul(row) {
+        return Err(OpError::Bad(format!(
+            "updates have {} elements per partition, expected {n} indices x row_elems {row}",
+            upd.pattern.free_len()
+        )));
+    }
+    let ix = gather(&chip.view(idx.space), &idx.pattern, idx.dtype)?;
+    let up = gather(&chip.view(upd.space), &upd.pattern, dt)?;
+    let row_bytes = (row * dt.size_bytes()) as u64;
+    let mut bytes = vec![0u8; row_bytes as usize];
+    let mut cur = Tile::zeros(1, row);
+    let mut oob = None;
+    for p in 0..parts {
+        for (j, &v) in ix.row(p).iter().enumerate() {
+            if !(v >= 0.0 && v.fract() == 0.0 && (v as u64) < u64::from(i.num_rows)) {
+                oob = Some(CustomSubId::EmbeddingUpdateOob);
+                continue;
+            }
+            let at = (v as u64).checked_mul(row_bytes).and_then(|o| i.table_addr.checked_add(o));
+            let addr = DeviceAddr(at.ok_or_else(|| format!("table row {v} overflows the address space"))?);
+            ctx.dev.read(addr, &mut bytes).map_err(|e| format!("table row {v}: {e}"))?;
+            bytes_to_f32(&bytes, dt, cur.row_mut(0)).map_err(KernelError::from)?;
+            let delta = Tile::from_vec(1, row, up.row(p)[j * row..(j + 1) * row].to_vec())?;
+            let sum = tensor_tensor(&cur, &delta, AluOp::Add)?;
+            f32_to_bytes(sum.row(0), dt, &mut bytes, &mut Rounding::NearestEven).map_err(KernelError::from)?;
+            ctx.dev.write_at(addr, &bytes, 0).map_err(|e| format!("table row {v}: {e}"))?;
+        }
+    }
+    Ok(Done { cycles: cost::lane_cycles((n * row) as u64), output: None, oob })
 }
 
 #[cfg(test)]
