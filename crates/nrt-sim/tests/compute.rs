@@ -610,3 +610,30 @@ fn embedding_update_adds_rows_into_the_device_table_and_flags_out_of_range_indic
         .collect();
     assert_eq!(custom, vec![Some(CustomSubId::EmbeddingUpdateOob)]);
 }
+
+#[test]
+fn operand_addresses_carry_the_start_partition_in_sbuf_and_psum() {
+    let rig = Rig::new(&[]);
+    let dt = Dtype::Float32;
+    let x = matrix(95, 12, 6, 3.0, dt);
+    rig.stage(0x80, dt, &x);
+    // Rows 5..9 of SBUF, times 3, into PSUM partitions 20..24; then back to SBUF partitions 100..104.
+    let ts = TensorScalar {
+        op0: AluOp::Mult,
+        in_dtype: code(dt),
+        out_dtype: code(dt),
+        partitions: 4,
+        input: t3(5 << 18 | 0x80, 6),
+        output: t3(PSUM | 20 << 18 | 0x40, 6),
+        scalar0: F32Bits::new(3.0),
+        op1: AluOp::Bypass,
+        ..Default::default()
+    };
+    rig.run(EngineId::Dve, &[ts.into(), copy(PSUM | 20 << 18 | 0x40, dt, 100 << 18 | 0x10, dt, 4, 6).into()]);
+    let want: Vec<Vec<f32>> = x[5..9].iter().map(|r| r.iter().map(|v| v * 3.0).collect()).collect();
+    let psum: Vec<Vec<f32>> = (20..24).map(|p| decode(&rig.read_psum(p, 0x40, 24), dt)).collect();
+    let sbuf: Vec<Vec<f32>> = (100..104).map(|p| decode(&rig.read_sbuf(p, 0x10, 24), dt)).collect();
+    assert_close(&psum, &want, 0.0, "PSUM partitions 20..24");
+    assert_close(&sbuf, &want, 0.0, "SBUF partitions 100..104");
+    assert_eq!(decode(&rig.read_psum(19, 0x40, 24), dt), vec![0.0; 6], "partition 19 untouched");
+}
