@@ -129,3 +129,18 @@ fn fake_instance_mode_loads_without_a_device_program() {
     host.execute(id, &ins, &outs).unwrap();
     host.unload(id).unwrap();
 }
+
+#[test]
+fn no_device_mode_without_any_device() {
+    // What the runtime does when NEURON_RT_FAKE_INSTANCE_TYPE leaves it with
+    // no device at all.
+    let models = nrt::model::ModelDb::default();
+    let id = nrt::load::load_without_device(&models, &copy_neff(), 0, nrt_hal::Arch::Trn2, 2, &LoadSettings::default()).unwrap();
+    let model = models.get(id).unwrap();
+    assert_eq!(model.inputs[0].name, "input");
+    assert!(model.program.is_none());
+    let (ins, outs, _) = host_io(data(BYTES, 1), BYTES);
+    nrt::exec::execute(&model, &ins, &outs).unwrap();
+    let e = nrt::load::load_without_device(&models, &copy_neff(), 0, nrt_hal::Arch::Trn1, 1, &LoadSettings::default()).unwrap_err();
+    assert!(e.message.contains("\"cayman\""), "{}", e.message);
+}

@@ -44,7 +44,7 @@ pub struct ModelHost {
     pub(crate) device: Arc<dyn Device>,
     pub(crate) memory: Arc<DeviceMemory>,
     pub(crate) cores: CoreTable,
-    pub(crate) models: ModelDb,
+    pub(crate) models: Arc<ModelDb>,
     pub(crate) vcores: Vec<Vec<CoreId>>,
     pub(crate) settings: LoadSettings,
 }
@@ -56,9 +56,24 @@ impl std::fmt::Debug for ModelHost {
 }
 
 impl ModelHost {
-    /// A host over `memory`'s device with the given logical cores.
+    /// A host over `memory`'s device with the given logical cores and its
+    /// own model database.
     pub fn new(memory: Arc<DeviceMemory>, vcores: Vec<Vec<CoreId>>, settings: LoadSettings) -> ModelHost {
-        ModelHost { device: memory.device().clone(), memory, cores: CoreTable::default(), models: ModelDb::default(), vcores, settings }
+        ModelHost::with_models(memory, vcores, settings, Arc::new(ModelDb::default()))
+    }
+
+    /// A host sharing `models` with other hosts (one per device, so model
+    /// ids stay unique across devices).
+    pub fn with_models(memory: Arc<DeviceMemory>, vcores: Vec<Vec<CoreId>>, settings: LoadSettings, models: Arc<ModelDb>) -> ModelHost {
+        ModelHost { device: memory.device().clone(), memory, cores: CoreTable::default(), models, vcores, settings }
+    }
+
+    /// The host of device `d` of an initialised runtime: its allocator, its
+    /// logical cores (per-device indices, see `Runtime::locate_vnc`) and the
+    /// settings from the runtime's configuration.
+    pub fn for_runtime_device(rt: &crate::Runtime, d: usize, models: Arc<ModelDb>) -> NrtResult<ModelHost> {
+        let memory = rt.memory(d)?.clone();
+        Ok(ModelHost::with_models(memory, rt.device_vcores(d), LoadSettings::from_config(rt.config()), models))
     }
 
     /// A host whose logical cores are consecutive groups of `lnc` physical
@@ -146,25 +161,10 @@ impl ModelHost {
         }
         let vnc = self.select_vcore(vnc)?;
         let cores = self.vcores[vnc as usize].clone();
-        let neff = parse(neff_bytes, self.settings.validate_hash)?;
-        let program = Program::from_neff(&neff).map_err(|e| NrtError::invalid(e.to_string()))?;
-        let mismatches = gate::check(&program, self.device.info().arch.arch, cores.len())?;
-        if !mismatches.is_empty() {
-            let text = mismatches.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join("; ");
-            if self.settings.allow_legacy_neff {
-                crate::log_warn!(Module::Nmgr, "{text} (loading anyway: NEURON_RT_ALLOW_LEGACY_NEFF)");
-            } else {
-                return Err(NrtError::invalid(text));
-            }
-        }
+        let (neff, program) = prepare(neff_bytes, &self.settings, self.device.info().arch.arch, cores.len())?;
         let timeout = self.settings.exec_timeout;
         let numerical = self.settings.numerical_errors;
         let plans = plan::plan(&program);
-        for sg in program.subgraphs.iter().filter(|_| !self.settings.fake_instance) {
-            for s in &sg.streams {
-                lower::check_opcodes(&sg.name, s.engine, &s.records).map_err(|e| NrtError::invalid(e.to_string()))?;
-            }
-        }
         let id = self.models.mint_id();
         let device_program = if self.settings.fake_instance {
             None
@@ -235,6 +235,44 @@ impl ModelHost {
         }
         first
     }
+}
+
+/// The device-independent stages: parse, program IR, the architecture /
+/// LNC gate and (unless in fake-instance mode) the executable-opcode check.
+pub fn prepare(neff_bytes: &[u8], settings: &LoadSettings, arch: nrt_hal::Arch, vcore_cores: usize) -> NrtResult<(Neff, Program)> {
+    let neff = parse(neff_bytes, settings.validate_hash)?;
+    let program = Program::from_neff(&neff).map_err(|e| NrtError::invalid(e.to_string()))?;
+    let mismatches = gate::check(&program, arch, vcore_cores)?;
+    if !mismatches.is_empty() {
+        let text = mismatches.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join("; ");
+        if settings.allow_legacy_neff {
+            crate::log_warn!(Module::Nmgr, "{text} (loading anyway: NEURON_RT_ALLOW_LEGACY_NEFF)");
+        } else {
+            return Err(NrtError::invalid(text));
+        }
+    }
+    if !settings.fake_instance {
+        for sg in &program.subgraphs {
+            for s in &sg.streams {
+                lower::check_opcodes(&sg.name, s.engine, &s.records).map_err(|e| NrtError::invalid(e.to_string()))?;
+            }
+        }
+    }
+    Ok((neff, program))
+}
+
+/// Load in libnrt's no-device mode (NEURON_RT_FAKE_INSTANCE_TYPE, where the
+/// runtime has no device at all): the NEFF is parsed, checked against the
+/// pretended architecture and LNC size and registered without a device
+/// program, so executes succeed at once and tensor info is reported.
+pub fn load_without_device(models: &ModelDb, neff_bytes: &[u8], vnc: u32, arch: nrt_hal::Arch, lnc: usize, settings: &LoadSettings) -> NrtResult<ModelId> {
+    let settings = LoadSettings { fake_instance: true, ..settings.clone() };
+    let (_, program) = prepare(neff_bytes, &settings, arch, lnc)?;
+    let id = models.mint_id();
+    let exec = ExecState { bound: Vec::new(), harvest: Harvest::new(1, settings.exec_timeout, settings.numerical_errors) };
+    models.insert(Arc::new(LoadedModel::new(id, program.name.clone(), vnc, program.inputs, program.outputs, None, exec)));
+    crate::log_info!(Module::Nmgr, "Loaded NN \"{}\" ID: {id} (no-device mode)", program.name);
+    Ok(id)
 }
 
 /// Parse stage: the container, with the version/feature gate and the

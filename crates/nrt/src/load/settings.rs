@@ -46,6 +46,18 @@ fn flag(name: &str, v: &str) -> NrtResult<bool> {
 }
 
 impl LoadSettings {
+    /// The settings the runtime's validated configuration implies.
+    pub fn from_config(config: &crate::config::Config) -> LoadSettings {
+        LoadSettings {
+            validate_hash: config.validate_hash,
+            allow_legacy_neff: config.allow_legacy_neff,
+            fake_instance: config.fake_instance.is_some(),
+            exec_timeout: config.exec_timeout,
+            numerical_errors: config.numerical_errors == crate::config::NumericalErrors::Critical,
+            arena_bytes: DEFAULT_ARENA_BYTES,
+        }
+    }
+
     /// Reads the settings from variables looked up by `get` (e.g. the
     /// process environment). Invalid values name the variable, the value
     /// and what is accepted.
