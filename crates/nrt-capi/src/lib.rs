@@ -1,6 +1,29 @@
-//! libnrt's C ABI over the `nrt` runtime core.
+//! libnrt's C ABI over the `nrt` runtime core: builds `libnrt.so`
+//! (SONAME `libnrt.so.1`) and `libnrt.a`.
 //!
-//! Will build `libnrt.so` (SONAME `libnrt.so.1`) and `libnrt.a` exporting the
-//! public `nrt_*` / `nrta_*` functions under the NRT_2.0.0 / NRT_3.0.0 symbol
-//! versions, with thin, panic-catching shims and no logic of its own.
-//! Filled in by the C ABI issue.
+//! The exports are thin: each one goes through [`shim::call`] (panic
+//! catching, status mapping, failure logging), checks its pointers with
+//! the helpers in [`ptr`], resolves handles through the registries in
+//! [`handles`] and hands the work to the runtime held in [`global`].
+//! Symbol versions (NRT_2.0.0 for `nrt_*`, NRT_3.0.0 for `nrta_*`) are set
+//! in [`symbols`] and the linker script `libnrt.map`.
+//!
+//! Modules by header: [`api_core`] (nrt.h lifecycle, counts, info, model
+//! load/execute, nrt_status.h, nrt_version.h), [`api_tensor`] (nrt.h
+//! tensors and tensor sets), [`api_experimental`] (nrt_experimental.h),
+//! [`api_pending`] (nrt_async.h, nrt_profile.h, nrt_sys_trace.h and the
+//! nrt.h functions that need hardware we do not simulate).
+
+pub mod api_core;
+pub mod api_experimental;
+pub mod api_pending;
+pub mod api_tensor;
+pub mod ctensor;
+pub mod global;
+pub mod handles;
+pub mod ptr;
+pub mod shim;
+pub mod status;
+mod symbols;
+
+pub use status::NRT_STATUS;

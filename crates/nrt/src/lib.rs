@@ -16,6 +16,7 @@
 //!   harvest).
 #![forbid(unsafe_code)]
 
+pub mod capi_support;
 pub mod config;
 pub mod exec;
 pub mod load;

@@ -1,0 +1,420 @@
+//! nrt.h lifecycle, core counts, instance info, model load / unload /
+//! execute and memory stats; nrt_status.h and nrt_version.h.
+
+use crate::global::{self, CModel, CTensorSet, MODELS, SETS, TENSORS};
+use crate::ptr::{self, non_null};
+use crate::shim::call;
+use crate::status::NRT_STATUS;
+use nrt_core::config::Env;
+use nrt_core::runtime::{self, FrameworkType};
+use nrt_core::tensor::{Tensor, TensorSet};
+use nrt_core::{NrtError, NrtResult, NrtStatus};
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::Arc;
+
+/// `nrt_instance_info_t` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct InstanceInfoC {
+    /// NRT_INSTANCE_* family.
+    pub family: u32,
+    /// NRT_INSTANCE_SIZE_* size.
+    pub size: u32,
+    /// Architecture name, NUL-terminated.
+    pub arch_name: [c_char; 16],
+    /// Device revision, NUL-terminated.
+    pub device_revision: [c_char; 8],
+}
+
+/// `nrt_version_t` (224 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VersionC {
+    /// Major.
+    pub rt_major: u64,
+    /// Minor.
+    pub rt_minor: u64,
+    /// Patch.
+    pub rt_patch: u64,
+    /// Maintenance.
+    pub rt_maintenance: u64,
+    /// Version text.
+    pub rt_detail: [c_char; 128],
+    /// Git hash text.
+    pub git_hash: [c_char; 64],
+}
+
+/// `nrt_vnc_memory_stats_t` (16 bytes, append-only).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VncMemoryStatsC {
+    /// Bytes in use.
+    pub bytes_used: usize,
+    /// Bytes available in total.
+    pub bytes_limit: usize,
+}
+
+/// Copies the first `min(len, size_of::<T>())` bytes of `v` to `dst`
+/// (libnrt's size-versioned structs: older callers pass smaller sizes).
+///
+/// # Safety
+/// `dst` must be valid for `len` bytes of writes.
+pub unsafe fn copy_versioned<T: Copy>(dst: *mut c_void, len: usize, v: &T) -> usize {
+    let n = len.min(size_of::<T>());
+    // SAFETY: `v` is `size_of::<T>()` readable bytes, `dst` has `len`.
+    unsafe { std::ptr::copy_nonoverlapping((v as *const T).cast::<u8>(), dst.cast::<u8>(), n) };
+    n
+}
+
+fn framework(v: u32) -> NrtResult<FrameworkType> {
+    Ok(match v {
+        1 => FrameworkType::NoFw,
+        2 => FrameworkType::Tensorflow,
+        3 => FrameworkType::Pytorch,
+        4 => FrameworkType::Mxnet,
+        5 => FrameworkType::Precheck,
+        _ => return Err(NrtError::invalid(format!("framework type {v} is not valid; expected 1 (NO_FW) to 5 (PRECHECK)"))),
+    })
+}
+
+/// `nrt_init`: starts the runtime over the simulated devices.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_init(framework_type: u32, fw_version: *const c_char, fal_version: *const c_char) -> NRT_STATUS {
+    call("nrt_init", || {
+        let fw = framework(framework_type)?;
+        // SAFETY: C strings or NULL per the API.
+        let (a, b) = unsafe { (ptr::string_or_empty(fw_version), ptr::string_or_empty(fal_version)) };
+        global::init(fw, a, b)
+    })
+}
+
+/// `nrt_close`: unloads everything and releases the devices.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_close() {
+    call("nrt_close", global::close);
+}
+
+fn count(api: &str, out: *mut u32, f: impl FnOnce() -> NrtResult<u32>) -> NRT_STATUS {
+    call(api, || {
+        non_null(out, "vnc_count")?;
+        let n = f()?;
+        // SAFETY: checked non-NULL; caller provides a u32.
+        unsafe { ptr::write(out, n) };
+        Ok(())
+    })
+}
+
+fn total() -> NrtResult<u32> {
+    match global::hosts() {
+        Ok(h) => Ok(h.rt.total_vnc_count()),
+        Err(_) => runtime::total_vnc_count(&Env::from_process(), &global::devices()?),
+    }
+}
+
+fn visible() -> NrtResult<u32> {
+    match global::hosts() {
+        Ok(h) => Ok(h.rt.visible_vnc_count()),
+        Err(_) => runtime::visible_vnc_count(&Env::from_process(), &global::devices()?),
+    }
+}
+
+/// `nrt_get_total_vnc_count` (works before init).
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_get_total_vnc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    count("nrt_get_total_vnc_count", vnc_count, total)
+}
+
+/// `nrt_get_total_nc_count`: deprecated alias.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_get_total_nc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    count("nrt_get_total_nc_count", vnc_count, total)
+}
+
+/// `nrt_get_visible_vnc_count` (works before init).
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_get_visible_vnc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    count("nrt_get_visible_vnc_count", vnc_count, visible)
+}
+
+/// `nrt_get_visible_nc_count`: deprecated alias.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_get_visible_nc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    count("nrt_get_visible_nc_count", vnc_count, visible)
+}
+
+/// `nrt_get_instance_info` (works before init).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_get_instance_info(info: *mut InstanceInfoC, instance_info_len: usize) -> NRT_STATUS {
+    call("nrt_get_instance_info", || {
+        non_null(info, "info")?;
+        let i = match global::hosts() {
+            Ok(h) => h.rt.instance_info().clone(),
+            Err(_) => runtime::instance_info(&Env::from_process(), &global::devices()?)?,
+        };
+        let mut c = InstanceInfoC { family: i.family.value(), size: i.size.value(), arch_name: [0; 16], device_revision: [0; 8] };
+        ptr::fill_chars(&mut c.arch_name, &i.arch_name);
+        ptr::fill_chars(&mut c.device_revision, &i.device_revision);
+        // SAFETY: the caller gives `instance_info_len` writable bytes.
+        unsafe { copy_versioned(info.cast(), instance_info_len, &c) };
+        Ok(())
+    })
+}
+
+/// `nrt_get_version`: fills `size` bytes (works before init).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_get_version(ver: *mut VersionC, size: usize) -> NRT_STATUS {
+    call("nrt_get_version", || {
+        non_null(ver, "ver")?;
+        let v = runtime::version();
+        let mut c = VersionC { rt_major: v.major, rt_minor: v.minor, rt_patch: v.patch, rt_maintenance: v.maintenance, rt_detail: [0; 128], git_hash: [0; 64] };
+        ptr::fill_chars(&mut c.rt_detail, &v.version);
+        ptr::fill_chars(&mut c.git_hash, &v.git_sha);
+        // SAFETY: the caller gives `size` writable bytes.
+        unsafe { copy_versioned(ver.cast(), size, &c) };
+        Ok(())
+    })
+}
+
+static STATUS_NAMES: std::sync::LazyLock<Vec<(i32, std::ffi::CString)>> = std::sync::LazyLock::new(|| {
+    NrtStatus::ALL.iter().map(|s| (s.code(), std::ffi::CString::new(s.name()).unwrap_or_default())).collect()
+});
+
+/// `nrt_get_status_as_str`: a static string for every status (unknown
+/// codes get "NRT_UNKNOWN_STATUS").
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_get_status_as_str(status: c_int) -> *const c_char {
+    crate::shim::value("nrt_get_status_as_str", || {
+        Ok(STATUS_NAMES.iter().find(|(c, _)| *c == status).map_or(c"NRT_UNKNOWN_STATUS".as_ptr(), |(_, s)| s.as_ptr()))
+    })
+    .unwrap_or(c"NRT_UNKNOWN_STATUS".as_ptr())
+}
+
+fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *mut *mut c_void) -> NrtResult<()> {
+    non_null(model, "model")?;
+    if size == 0 {
+        return Err(NrtError::invalid("NEFF size is 0; expected the NEFF file's bytes"));
+    }
+    // SAFETY: the caller gives `size` readable bytes.
+    let neff = unsafe { ptr::bytes(bytes, size, "neff_bytes") }?;
+    let h = global::hosts()?;
+    let (d, local) = if vnc == -1 {
+        let d = h.devices.iter().position(|x| !x.vcores().is_empty()).ok_or_else(|| {
+            NrtError::new(NrtStatus::LoadNotEnoughNc, "no logical cores are visible to load onto")
+        })?;
+        (d, -1)
+    } else {
+        let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not valid; expected -1 or a visible logical core")))?;
+        let (d, l) = h.rt.locate_vnc(v)?;
+        (d, l as i32)
+    };
+    let host = h.host(d)?;
+    let id = host.load(neff, local, vnc_count)?;
+    let local_vnc = host.models().get(id).map(|m| m.vnc).ok_or_else(|| NrtError::failure("loaded model vanished"))?;
+    let global_vnc = (0..h.rt.visible_vnc_count())
+        .find(|&g| h.rt.locate_vnc(g).ok() == Some((d, local_vnc)))
+        .ok_or_else(|| NrtError::failure(format!("logical core {local_vnc} of device {d} is not visible")))?;
+    let handle = MODELS.insert(CModel { id, device: d, vnc: global_vnc });
+    // SAFETY: checked non-NULL.
+    unsafe { ptr::write(model, handle as *mut c_void) };
+    Ok(())
+}
+
+/// `nrt_load`: loads a NEFF onto logical core `vnc` (-1: first free).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_load(neff_bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *mut *mut c_void) -> NRT_STATUS {
+    call("nrt_load", || load_common(neff_bytes, size, vnc, vnc_count, model))
+}
+
+/// `nrt_load_collectives`: one participant (device 0 of 1) until the
+/// collectives issue; larger groups are NRT_INVALID.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_load_collectives(
+    neff_bytes: *const c_void,
+    size: usize,
+    vnc: i32,
+    vnc_count: i32,
+    ctx_device_id: u32,
+    ctx_device_count: u32,
+    model: *mut *mut c_void,
+) -> NRT_STATUS {
+    call("nrt_load_collectives", || {
+        one_participant(ctx_device_id, ctx_device_count)?;
+        load_common(neff_bytes, size, vnc, vnc_count, model)
+    })
+}
+
+/// NRT_INVALID unless the group is one participant with id 0.
+pub fn one_participant(id: u32, count: u32) -> NrtResult<()> {
+    if count == 1 && id == 0 {
+        Ok(())
+    } else {
+        Err(NrtError::invalid(format!(
+            "collectives group of {count} participants (id {id}): this release supports exactly one participant (id 0 of 1); multi-participant groups land with the collectives issue"
+        )))
+    }
+}
+
+/// `nrt_unload`.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_unload(model: *mut c_void) -> NRT_STATUS {
+    call("nrt_unload", || {
+        let h = global::hosts()?;
+        let m = MODELS.get(model as usize)?;
+        let host = h.host(m.device)?;
+        MODELS.remove(model as usize)?;
+        host.unload(m.id)
+    })
+}
+
+fn model_vnc_count(api: &str, model: *const c_void, out: *mut u32) -> NRT_STATUS {
+    call(api, || {
+        global::hosts()?;
+        non_null(out, "vnc_count")?;
+        MODELS.get(model as usize)?;
+        // A model occupies exactly one logical core.
+        // SAFETY: checked non-NULL.
+        unsafe { ptr::write(out, 1) };
+        Ok(())
+    })
+}
+
+/// `nrt_get_model_vnc_count`: logical cores the model uses.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_get_model_vnc_count(model: *const c_void, vnc_count: *mut u32) -> NRT_STATUS {
+    model_vnc_count("nrt_get_model_vnc_count", model, vnc_count)
+}
+
+/// `nrt_get_model_nc_count`: deprecated alias.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_get_model_nc_count(model: *const c_void, vnc_count: *mut u32) -> NRT_STATUS {
+    model_vnc_count("nrt_get_model_nc_count", model, vnc_count)
+}
+
+/// Builds a runtime tensor set from a C set: whole runtime tensors bind in
+/// place; slices and attached buffers are staged through temporary host
+/// tensors (returned so outputs can be copied back).
+type Staged = Vec<(Arc<crate::ctensor::CTensor>, Arc<Tensor>)>;
+
+fn runtime_set(set: &CTensorSet, inputs: bool) -> NrtResult<(TensorSet, Staged, Vec<Arc<crate::ctensor::CTensor>>)> {
+    let entries = set.entries.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut out = TensorSet::new();
+    let mut staged = Vec::new();
+    let mut all = Vec::new();
+    for (name, th) in entries {
+        let ct = TENSORS.get(th).map_err(|e| NrtError::new(e.status, format!("tensor set entry {name:?}: {}", e.message)))?;
+        match ct.whole()? {
+            Some(t) => out.add(&name, t),
+            None => {
+                let n = usize::try_from(ct.size()).map_err(|_| NrtError::resource("tensor too large to stage"))?;
+                let mut bytes = vec![0u8; n];
+                if inputs {
+                    ct.read(0, &mut bytes)?;
+                }
+                let tmp = Arc::new(Tensor::from_host_bytes(bytes, &name));
+                out.add(&name, Arc::clone(&tmp));
+                staged.push((Arc::clone(&ct), tmp));
+            }
+        }
+        all.push(ct);
+    }
+    Ok((out, staged, all))
+}
+
+fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: *mut c_void, repeat: i32) -> NRT_STATUS {
+    call(api, || {
+        let h = global::hosts()?;
+        let m = MODELS.get(model as usize)?;
+        let ins = SETS.get(input_set as usize)?;
+        let outs = SETS.get(output_set as usize)?;
+        let (inputs, _, _) = runtime_set(&ins, true)?;
+        let (outputs, staged, all_out) = runtime_set(&outs, false)?;
+        h.host(m.device)?.execute_repeat(m.id, &inputs, &outputs, repeat)?;
+        for (ct, tmp) in staged {
+            let n = usize::try_from(tmp.size()).unwrap_or(0);
+            let mut bytes = vec![0u8; n];
+            tmp.read(0, &mut bytes)?;
+            ct.write(0, &bytes)?;
+        }
+        for ct in all_out {
+            ct.complete_one();
+        }
+        Ok(())
+    })
+}
+
+/// `nrt_execute`: runs the model once and waits.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_execute(model: *mut c_void, input_set: *const c_void, output_set: *mut c_void) -> NRT_STATUS {
+    execute("nrt_execute", model, input_set, output_set, 1)
+}
+
+/// `nrt_execute_repeat`: `repeat_count` 1 runs once; host loops are refused
+/// (NRT_INVALID) as the runtime core documents.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_execute_repeat(model: *mut c_void, input_set: *const c_void, output_set: *mut c_void, repeat_count: c_int) -> NRT_STATUS {
+    execute("nrt_execute_repeat", model, input_set, output_set, repeat_count)
+}
+
+/// `nrt_get_vnc_memory_stats`: copies min(stats_size_in, ours) bytes and
+/// reports our size in `*stats_size_out`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_get_vnc_memory_stats(vnc: u32, stats: *mut VncMemoryStatsC, stats_size_in: usize, stats_size_out: *mut usize) -> NRT_STATUS {
+    call("nrt_get_vnc_memory_stats", || {
+        let h = global::hosts()?;
+        non_null(stats, "stats")?;
+        non_null(stats_size_out, "stats_size_out")?;
+        let s = h.rt.vnc_memory_stats(vnc)?;
+        let c = VncMemoryStatsC { bytes_used: s.bytes_used as usize, bytes_limit: s.bytes_limit as usize };
+        // SAFETY: the caller gives `stats_size_in` writable bytes; out checked.
+        unsafe {
+            copy_versioned(stats.cast(), stats_size_in, &c);
+            ptr::write(stats_size_out, size_of::<VncMemoryStatsC>());
+        }
+        Ok(())
+    })
+}
+
+/// Reads a NUL-terminated status name (tests).
+pub fn status_name(code: c_int) -> String {
+    // SAFETY: nrt_get_status_as_str always returns a static C string.
+    unsafe { CStr::from_ptr(nrt_get_status_as_str(code)) }.to_string_lossy().into_owned()
+}
+
+crate::symbols::versioned!("NRT_2.0.0":
+    nrt_init,
+    nrt_close,
+    nrt_get_total_vnc_count,
+    nrt_get_total_nc_count,
+    nrt_get_visible_vnc_count,
+    nrt_get_visible_nc_count,
+    nrt_get_instance_info,
+    nrt_get_version,
+    nrt_get_status_as_str,
+    nrt_load,
+    nrt_load_collectives,
+    nrt_unload,
+    nrt_get_model_vnc_count,
+    nrt_get_model_nc_count,
+    nrt_execute,
+    nrt_execute_repeat,
+    nrt_get_vnc_memory_stats,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_match_the_header() {
+        assert_eq!(size_of::<InstanceInfoC>(), 32);
+        assert_eq!(size_of::<VersionC>(), 224);
+        assert_eq!(size_of::<VncMemoryStatsC>(), 16);
+    }
+
+    #[test]
+    fn status_names() {
+        assert_eq!(status_name(0), "NRT_SUCCESS");
+        assert_eq!(status_name(1002), "NRT_EXEC_BAD_INPUT");
+        assert_eq!(status_name(8), "NRT_UNKNOWN_STATUS");
+    }
+}

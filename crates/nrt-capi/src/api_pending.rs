@@ -1,0 +1,241 @@
+//! Exports whose behaviour lands with later issues (nrt_async.h,
+//! nrt_profile.h, nrt_sys_trace.h, tracing, the legacy async callback) or
+//! needs hardware the simulator does not have (dma-buf, EFA, HBM mmap).
+//! Each one is exported so clients link, and each returns a documented
+//! status (NRT_FAILURE, output pointers untouched) with an error line
+//! saying where it lands — never a crash and never a silent success.
+//! The one-participant collectives setup (global communicator) and the
+//! host device id query have real behaviour here.
+
+use crate::api_core::one_participant;
+use crate::global;
+use crate::ptr::{self, non_null};
+use crate::shim::{call, value};
+use crate::status::NRT_STATUS;
+use nrt_core::NrtError;
+use std::ffi::{c_char, c_int, c_void};
+
+/// Where the asynchronous API lands.
+pub const ASYNC_ISSUE: &str = "the explicit async API (nrta_*) lands with the async issue";
+/// Where profiling and inspection land.
+pub const PROFILE_ISSUE: &str = "profiling, inspection and system tracing land with the profiling issue";
+/// What the simulated devices cannot provide.
+pub const NO_HARDWARE: &str = "not available on simulated devices (no dma-buf, EFA or host-mapped HBM)";
+
+fn refuse(api: &str, why: &str) -> NRT_STATUS {
+    call(api, || Err(NrtError::failure(format!("{api} is not supported in this release: {why}"))))
+}
+
+fn refuse_void(api: &str, why: &str) {
+    value(api, || Err::<(), _>(NrtError::failure(format!("{api} is not supported in this release: {why}"))));
+}
+
+macro_rules! refused {
+    ($why:expr; $( $name:ident ( $($ty:ty),* ) ; )*) => { $(
+        #[doc = concat!("`", stringify!($name), "`: returns NRT_FAILURE and logs why (see the module docs).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($(_: $ty),*) -> NRT_STATUS { refuse(stringify!($name), $why) }
+    )* };
+}
+
+macro_rules! refused_void {
+    ($why:expr; $( $name:ident ( $($ty:ty),* ) ; )*) => { $(
+        #[doc = concat!("`", stringify!($name), "`: does nothing but log why (see the module docs).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($(_: $ty),*) { refuse_void(stringify!($name), $why) }
+    )* };
+}
+
+type P = *mut c_void;
+type S = *mut i32;
+type Seq = *mut u64;
+
+refused! { ASYNC_ISSUE;
+    nrta_tensor_write(P, P, u64, u64, c_int, S, Seq);
+    nrta_tensor_read(P, P, u64, u64, c_int, S, Seq);
+    nrta_tensor_copy(P, u64, P, u64, u64, c_int, S, Seq);
+    nrta_execute_schedule(P, P, P, c_int, S, Seq);
+    nrta_cc_prepare(P, P, P, u32, u32, u32, P);
+    nrta_cc_schedule(P, c_int, S, Seq);
+    nrta_is_completed(u64, *mut bool);
+    nrta_get_sequence(u32, u32, c_int, Seq);
+    nrta_get_completion_handle(u64, *mut c_int);
+    nrt_register_async_exec_callback(P, P);
+}
+
+refused! { PROFILE_ISSUE;
+    nrt_trace_start(bool);
+    nrt_trace_stop(*const c_char);
+    nrt_profile_start(P, *const c_char);
+    nrt_profile_stop(*const c_char);
+    nrt_profile_continuous_options_allocate(P);
+    nrt_profile_continuous_options_free(P);
+    nrt_profile_continuous_options_set_output_dir(P, *const c_char);
+    nrt_profile_continuous_start(P);
+    nrt_profile_continuous_save(u32, P);
+    nrt_profile_continuous_stop();
+    nrt_inspect_begin();
+    nrt_inspect_stop();
+    nrt_inspect_config_allocate(P);
+    nrt_inspect_config_set_defaults(P);
+    nrt_inspect_config_free(P);
+    nrt_inspect_config_set_session_id(P, c_int);
+    nrt_inspect_config_set_output_dir(P, *const c_char);
+    nrt_inspect_config_set_sys_trace_max_events_per_nc(P, u64);
+    nrt_inspect_config_set_capture_enabled_for_nc(P, u32, bool);
+    nrt_inspect_config_set_capture_enabled_for_event_type_string(P, *const c_char, bool);
+    nrt_inspect_config_set_enable_inspect(P, bool);
+    nrt_inspect_config_set_enable_inspect_on_fail(P, bool);
+    nrt_inspect_begin_with_options(P);
+    nrt_inspect_config_get_all_activity_types(P, *mut usize);
+    nrt_inspect_config_get_enabled_activity_types(P, P, *mut usize);
+    nrt_inspect_config_set_activity(P, *const c_char, bool);
+    nrt_sys_trace_config_allocate(P);
+    nrt_sys_trace_config_set_capture_enabled_for_event_type(P, *const c_char, bool);
+    nrt_sys_trace_get_event_types(P, *mut usize);
+    nrt_sys_trace_config_get_enabled_event_types(P, P, *mut usize);
+    nrt_sys_trace_start(P);
+    nrt_sys_trace_stop();
+    nrt_sys_trace_fetch_options_allocate(P);
+    nrt_sys_trace_fetch_events(P, *mut usize, P);
+}
+
+refused_void! { PROFILE_ISSUE;
+    nrt_inspect_config_free_activity_types(P, usize);
+    nrt_sys_trace_config_set_defaults(P);
+    nrt_sys_trace_config_free(P);
+    nrt_sys_trace_config_set_max_events_per_nc(P, u64);
+    nrt_sys_trace_config_set_capture_enabled_for_nc(P, u32, bool);
+    nrt_sys_trace_free_event_types(P, usize);
+    nrt_sys_trace_fetch_options_set_defaults(P);
+    nrt_sys_trace_fetch_options_free(P);
+    nrt_sys_trace_fetch_options_set_max_events_per_nc(P, u64);
+    nrt_sys_trace_fetch_options_set_nc_idx(P, u64);
+    nrt_sys_trace_buffer_free(*mut c_char);
+}
+
+refused! { NO_HARDWARE;
+    nrt_get_dmabuf_fd(u64, u64, *mut c_int);
+    nrt_host_device_id_rid_map_get(*mut u32, *mut u32);
+    nrt_get_hbm_mmap_va(c_int, c_int, P, *mut usize);
+    nrt_get_attached_efa_bdf(*const c_void, *mut c_char, *mut usize);
+}
+
+/// `nrt_host_device_id_get`: simulated devices are not containerised, so
+/// the host id of device `neuron_dev` is `neuron_dev` itself.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_host_device_id_get(neuron_dev: c_int, host_device_id: *mut u32) -> NRT_STATUS {
+    call("nrt_host_device_id_get", || {
+        let h = global::hosts()?;
+        non_null(host_device_id, "host_device_id")?;
+        let d = usize::try_from(neuron_dev).ok().filter(|d| *d < h.rt.devices().len()).ok_or_else(|| {
+            NrtError::invalid(format!("neuron device {neuron_dev} does not exist; the instance has {}", h.rt.devices().len()))
+        })?;
+        let id = h.rt.devices()[d].info().device_index;
+        // SAFETY: checked non-NULL.
+        unsafe { ptr::write(host_device_id, id) };
+        Ok(())
+    })
+}
+
+fn global_comm(vnc: i64, id: u32, count: u32) -> nrt_core::NrtResult<()> {
+    let h = global::hosts()?;
+    let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not a logical core")))?;
+    h.rt.vcore(v)?;
+    one_participant(id, count)
+}
+
+/// `nrt_build_global_comm`: with one participant there is nothing to
+/// connect; larger groups are NRT_INVALID until the collectives issue.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_build_global_comm(vnc: i32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
+    call("nrt_build_global_comm", || global_comm(vnc.into(), g_device_id, g_device_count))
+}
+
+/// `nrt_cc_global_comm_init`: as `nrt_build_global_comm`.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_cc_global_comm_init(vnc: u32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
+    call("nrt_cc_global_comm_init", || global_comm(vnc.into(), g_device_id, g_device_count))
+}
+
+crate::symbols::versioned!("NRT_2.0.0":
+    nrt_host_device_id_get,
+    nrt_build_global_comm,
+    nrt_cc_global_comm_init,
+    nrt_register_async_exec_callback,
+    nrt_trace_start,
+    nrt_trace_stop,
+    nrt_profile_start,
+    nrt_profile_stop,
+    nrt_profile_continuous_options_allocate,
+    nrt_profile_continuous_options_free,
+    nrt_profile_continuous_options_set_output_dir,
+    nrt_profile_continuous_start,
+    nrt_profile_continuous_save,
+    nrt_profile_continuous_stop,
+    nrt_inspect_begin,
+    nrt_inspect_stop,
+    nrt_inspect_config_allocate,
+    nrt_inspect_config_set_defaults,
+    nrt_inspect_config_free,
+    nrt_inspect_config_set_session_id,
+    nrt_inspect_config_set_output_dir,
+    nrt_inspect_config_set_sys_trace_max_events_per_nc,
+    nrt_inspect_config_set_capture_enabled_for_nc,
+    nrt_inspect_config_set_capture_enabled_for_event_type_string,
+    nrt_inspect_config_set_enable_inspect,
+    nrt_inspect_config_set_enable_inspect_on_fail,
+    nrt_inspect_begin_with_options,
+    nrt_inspect_config_get_all_activity_types,
+    nrt_inspect_config_get_enabled_activity_types,
+    nrt_inspect_config_set_activity,
+    nrt_sys_trace_config_allocate,
+    nrt_sys_trace_config_set_capture_enabled_for_event_type,
+    nrt_sys_trace_get_event_types,
+    nrt_sys_trace_config_get_enabled_event_types,
+    nrt_sys_trace_start,
+    nrt_sys_trace_stop,
+    nrt_sys_trace_fetch_options_allocate,
+    nrt_sys_trace_fetch_events,
+    nrt_inspect_config_free_activity_types,
+    nrt_sys_trace_config_set_defaults,
+    nrt_sys_trace_config_free,
+    nrt_sys_trace_config_set_max_events_per_nc,
+    nrt_sys_trace_config_set_capture_enabled_for_nc,
+    nrt_sys_trace_free_event_types,
+    nrt_sys_trace_fetch_options_set_defaults,
+    nrt_sys_trace_fetch_options_free,
+    nrt_sys_trace_fetch_options_set_max_events_per_nc,
+    nrt_sys_trace_fetch_options_set_nc_idx,
+    nrt_sys_trace_buffer_free,
+    nrt_get_dmabuf_fd,
+    nrt_host_device_id_rid_map_get,
+    nrt_get_hbm_mmap_va,
+    nrt_get_attached_efa_bdf,
+);
+
+crate::symbols::versioned!("NRT_3.0.0":
+    nrta_tensor_write,
+    nrta_tensor_read,
+    nrta_tensor_copy,
+    nrta_execute_schedule,
+    nrta_cc_prepare,
+    nrta_cc_schedule,
+    nrta_is_completed,
+    nrta_get_sequence,
+    nrta_get_completion_handle,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_calls_fail_without_touching_outputs() {
+        let mut seq = 7u64;
+        let mut st = 0i32;
+        assert_eq!(nrta_execute_schedule(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0, &mut st, &mut seq), 1);
+        assert_eq!((seq, st), (7, 0));
+        assert_eq!(nrt_sys_trace_stop(), 1);
+    }
+}

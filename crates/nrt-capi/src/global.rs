@@ -1,0 +1,141 @@
+//! The process-global runtime behind the C API: the runtime core's
+//! [`Lifecycle`] (uninitialised -> init -> closed), one model host per
+//! device sharing one model database, and the live-handle registries.
+//!
+//! `nrt_init` builds the runtime over the simulator's devices
+//! (`nrt_sim::SimDevice::all_from_env()`, the embedded default backend)
+//! and the process environment.
+
+use crate::ctensor::CTensor;
+use crate::handles::Registry;
+use nrt_core::config::Env;
+use nrt_core::load::ModelHost;
+use nrt_core::model::{ModelDb, ModelId};
+use nrt_core::runtime::{FrameworkType, Lifecycle, RuntimeState};
+use nrt_core::{NrtError, NrtResult, NrtStatus, Runtime, RuntimeOptions};
+use nrt_hal::Device;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+
+/// A loaded model as the C API knows it.
+#[derive(Debug)]
+pub struct CModel {
+    /// Id in the shared model database.
+    pub id: ModelId,
+    /// Position of the device whose host loaded it.
+    pub device: usize,
+    /// Process-local logical core it runs on.
+    pub vnc: u32,
+}
+
+/// A tensor set: names mapped to tensor handles (the tensors are owned by
+/// the tensor registry; a set never frees them).
+#[derive(Debug, Default)]
+pub struct CTensorSet {
+    /// (name, tensor handle) in insertion order.
+    pub entries: Mutex<Vec<(String, usize)>>,
+}
+
+/// What `nrt_init` set up: the runtime and one model host per device.
+pub struct Hosts {
+    /// The runtime.
+    pub rt: Arc<Runtime>,
+    /// Model hosts by device position.
+    pub devices: Vec<ModelHost>,
+}
+
+impl Hosts {
+    /// The host of device position `d`.
+    pub fn host(&self, d: usize) -> NrtResult<&ModelHost> {
+        self.devices.get(d).ok_or_else(|| {
+            if self.rt.is_fake() {
+                NrtError::invalid("no device is attached in no-device mode (NEURON_RT_FAKE_INSTANCE_TYPE); models and device tensors need a device")
+            } else {
+                NrtError::invalid(format!("device {d} does not exist"))
+            }
+        })
+    }
+}
+
+static LIFECYCLE: Lifecycle = Lifecycle::new();
+static HOSTS: Mutex<Option<Arc<Hosts>>> = Mutex::new(None);
+
+/// Live model handles.
+pub static MODELS: LazyLock<Registry<CModel>> = LazyLock::new(|| Registry::new("model"));
+/// Live tensor handles.
+pub static TENSORS: LazyLock<Registry<CTensor>> = LazyLock::new(|| Registry::new("tensor"));
+/// Live tensor-set handles.
+pub static SETS: LazyLock<Registry<CTensorSet>> = LazyLock::new(|| Registry::new("tensor set"));
+
+fn hosts_slot() -> MutexGuard<'static, Option<Arc<Hosts>>> {
+    HOSTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The simulator's devices as the process environment describes them.
+pub fn devices() -> NrtResult<Vec<Arc<dyn Device>>> {
+    let devs = nrt_sim::SimDevice::all_from_env().map_err(|e| NrtError::invalid(format!("simulated device configuration: {e}")))?;
+    Ok(devs.into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect())
+}
+
+/// `nrt_init`.
+pub fn init(framework: FrameworkType, fw_version: String, fal_version: String) -> NrtResult<()> {
+    let mut slot = hosts_slot();
+    if LIFECYCLE.state() == RuntimeState::Init {
+        return Ok(());
+    }
+    let mut options = RuntimeOptions::new(devices()?, Env::from_process());
+    options.framework = framework;
+    options.framework_version = fw_version;
+    options.fal_version = fal_version;
+    let rt = LIFECYCLE.init(options)?;
+    let models = Arc::new(ModelDb::default());
+    let mut hosts = Vec::new();
+    if !rt.is_fake() {
+        for d in 0..rt.devices().len() {
+            hosts.push(ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))?);
+        }
+    }
+    *slot = Some(Arc::new(Hosts { rt, devices: hosts }));
+    Ok(())
+}
+
+/// `nrt_close`: unloads every model, frees every tensor still registered,
+/// forgets every handle, then closes the runtime.
+pub fn close() -> NrtResult<()> {
+    let mut slot = hosts_slot();
+    let mut first: NrtResult<()> = Ok(());
+    if let Some(h) = slot.take() {
+        MODELS.drain();
+        SETS.drain();
+        for t in TENSORS.drain() {
+            t.release();
+        }
+        for host in &h.devices {
+            if let Err(e) = host.close()
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+    }
+    let closed = LIFECYCLE.close();
+    first.and(closed)
+}
+
+/// The running runtime and hosts, or NRT_UNINITIALIZED / NRT_CLOSED.
+pub fn hosts() -> NrtResult<Arc<Hosts>> {
+    let slot = hosts_slot();
+    match &*slot {
+        Some(h) if !h.rt.is_closed() => Ok(Arc::clone(h)),
+        _ => LIFECYCLE.runtime().and_then(|_| Err(NrtError::new(NrtStatus::Closed, "NRT already closed"))),
+    }
+}
+
+/// The running runtime, if any (for failure logging).
+pub fn running() -> Option<Arc<Runtime>> {
+    hosts_slot().as_ref().map(|h| Arc::clone(&h.rt))
+}
+
+/// The lifecycle state.
+pub fn state() -> RuntimeState {
+    LIFECYCLE.state()
+}
