@@ -1,0 +1,272 @@
+//! The C ABI from C: the programs in tests/c are compiled with the system
+//! C compiler against include/ and linked against the built libnrt.so (and
+//! one against libnrt.a), then run; the exported symbol table is compared
+//! with the functions the headers declare, version nodes included.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+}
+
+/// The directory holding the built libnrt.so / libnrt.a (the profile dir
+/// above this test's `deps`); builds the library there if it is missing.
+fn lib_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        let deps = exe.parent().expect("deps dir").to_path_buf();
+        let profile = deps.parent().expect("profile dir").to_path_buf();
+        for d in [&profile, &deps] {
+            if d.join("libnrt.so").is_file() && d.join("libnrt.a").is_file() {
+                return d.clone();
+            }
+        }
+        let target = profile.parent().expect("target dir");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "nrt-capi"])
+            .env("CARGO_TARGET_DIR", target)
+            .current_dir(repo())
+            .status()
+            .expect("run cargo build -p nrt-capi");
+        assert!(status.success(), "cargo build -p nrt-capi failed");
+        profile
+    })
+}
+
+/// A scratch directory per test, with libnrt.so / libnrt.so.1 links.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nrt-capi-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("lib")).expect("scratch dir");
+    std::fs::create_dir_all(d.join("run")).expect("scratch run dir");
+    let so = lib_dir().join("libnrt.so");
+    for link in ["libnrt.so", "libnrt.so.1"] {
+        std::os::unix::fs::symlink(&so, d.join("lib").join(link)).expect("symlink libnrt");
+    }
+    d
+}
+
+fn cc() -> Command {
+    let mut c = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    c.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g", "-pthread"]);
+    c.arg("-I").arg(repo().join("include")).arg("-I").arg(repo().join("tests/c"));
+    c
+}
+
+fn run_checked(mut cmd: Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    assert!(out.status.success(), "{what} failed ({}):\n{}\n{}", out.status, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Compiles tests/c/<name>.c against libnrt.so (or libnrt.a).
+fn build(name: &str, dir: &Path, static_link: bool) -> PathBuf {
+    let exe = dir.join(name);
+    let mut c = cc();
+    c.arg(repo().join(format!("tests/c/{name}.c"))).arg("-o").arg(&exe);
+    if static_link {
+        c.arg(lib_dir().join("libnrt.a")).args(["-lpthread", "-ldl", "-lm"]);
+    } else {
+        let lib = dir.join("lib");
+        c.arg("-L").arg(&lib).arg("-lnrt").arg(format!("-Wl,-rpath,{}", lib.display()));
+    }
+    run_checked(c, &format!("compiling tests/c/{name}.c"));
+    exe
+}
+
+/// Runs a C test program with its own core-reservation namespace and a
+/// time limit; returns stdout. Fails on a non-zero exit.
+fn run(exe: &Path, dir: &Path, args: &[&Path]) -> String {
+    let mut child = Command::new(exe)
+        .args(args)
+        .env("XDG_RUNTIME_DIR", dir.join("run"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start C test");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait C test").is_some() {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("{} did not finish within 120 s", exe.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("collect C test output");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", exe.display(), out.status);
+    stdout
+}
+
+/// The copy example packed into a NEFF file in `dir`.
+fn copy_neff(dir: &Path) -> PathBuf {
+    let contents = nrt_neff::read_dir(&repo().join("examples/copy")).expect("read examples/copy");
+    let header = contents.header.unwrap_or_default();
+    let mut members = nrt_neff::Members::new();
+    for (path, bytes) in contents.members {
+        match path.strip_suffix(".asm") {
+            Some(stem) => {
+                let text = String::from_utf8(bytes).expect("asm is text");
+                members.insert(format!("{stem}.bin"), nrt_isa::asm::assemble(&text).unwrap_or_else(|e| panic!("{path}: {e}")));
+            }
+            None => {
+                members.insert(path, bytes);
+            }
+        }
+    }
+    let kind = nrt_neff::HashKind::Md5;
+    let bytes = nrt_neff::pack_members(&header, &members, kind, nrt_neff::writer::default_format(kind)).expect("pack copy NEFF");
+    let p = dir.join("copy.neff");
+    std::fs::write(&p, bytes).expect("write copy.neff");
+    p
+}
+
+/// Function names the public headers declare.
+fn declared() -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for dir in ["include/nrt", "include/ndl"] {
+        for e in std::fs::read_dir(repo().join(dir)).expect("headers") {
+            let text = std::fs::read_to_string(e.expect("entry").path()).expect("header text");
+            let mut code = String::new();
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find("/*") {
+                code.push_str(&rest[..i]);
+                rest = rest[i..].find("*/").map_or("", |j| &rest[i + j + 2..]);
+            }
+            code.push_str(rest);
+            for stmt in code.split(';') {
+                let stmt = stmt.trim();
+                if stmt.contains("typedef") || stmt.starts_with('#') {
+                    continue;
+                }
+                let Some(paren) = stmt.find('(') else { continue };
+                let head = stmt[..paren].trim_end();
+                let name: String = head.chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>().chars().rev().collect();
+                if name.starts_with("nrt_") || name.starts_with("nrta_") {
+                    names.insert(name);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// Exported (defined, dynamic) symbols with their version nodes.
+fn exported() -> BTreeMap<String, String> {
+    let so = lib_dir().join("libnrt.so");
+    let out = Command::new("nm").args(["-D", "--defined-only", "--with-symbol-versions"]).arg(&so).output();
+    let text = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        _ => {
+            // No nm: readelf's dynamic symbol table has the same data.
+            let o = Command::new("readelf").args(["--dyn-syms", "-W"]).arg(&so).output().expect("neither nm nor readelf is available to read the symbol table");
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| !l.contains(" UND ") && (l.contains(" FUNC ") || l.contains(" OBJECT ")))
+                .filter_map(|l| l.split_whitespace().last().map(|s| format!("0 T {s}")))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    };
+    let mut map = BTreeMap::new();
+    for line in text.lines() {
+        let Some(sym) = line.split_whitespace().nth(2) else { continue };
+        let (name, version) = match sym.split_once('@') {
+            Some((n, v)) => (n.to_string(), v.trim_start_matches('@').to_string()),
+            None => (sym.to_string(), String::new()),
+        };
+        // Version-definition markers (absolute symbols named after a node).
+        if name.starts_with("NRT_") && version == name {
+            continue;
+        }
+        map.insert(name, version);
+    }
+    map
+}
+
+#[test]
+fn exports_are_exactly_the_declared_functions_with_their_version_nodes() {
+    let declared = declared();
+    let exported = exported();
+    assert!(declared.len() > 100, "header parse found only {} functions", declared.len());
+    let names: BTreeSet<String> = exported.keys().cloned().collect();
+    let missing: Vec<_> = declared.difference(&names).collect();
+    let extra: Vec<_> = names.difference(&declared).collect();
+    assert!(missing.is_empty() && extra.is_empty(), "declared but not exported: {missing:?}\nexported but not declared: {extra:?}");
+    for (name, version) in &exported {
+        let want = if name.starts_with("nrta_") { "NRT_3.0.0" } else { "NRT_2.0.0" };
+        assert_eq!(version, want, "{name} has version {version:?}, expected {want}");
+    }
+    println!("{} exports, all versioned", exported.len());
+}
+
+#[test]
+fn soname_is_libnrt_so_1() {
+    let so = lib_dir().join("libnrt.so");
+    let out = Command::new("readelf").args(["-d"]).arg(&so).output().or_else(|_| Command::new("objdump").arg("-p").arg(&so).output());
+    match out {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let line = text.lines().find(|l| l.contains("SONAME")).unwrap_or_else(|| panic!("no SONAME in {text}"));
+            assert!(line.contains("libnrt.so.1"), "{line}");
+        }
+        _ => {
+            let bytes = std::fs::read(&so).expect("read libnrt.so");
+            assert!(bytes.windows(12).any(|w| w == b"libnrt.so.1\0"), "libnrt.so.1 not in the dynamic strings");
+        }
+    }
+}
+
+#[test]
+fn struct_layouts_static_assert() {
+    let dir = scratch("abi");
+    let exe = build("abi_layout", &dir, false);
+    assert!(run(&exe, &dir, &[]).contains("abi_layout: every struct size and offset matches"));
+}
+
+#[test]
+fn state_rules() {
+    let dir = scratch("state");
+    let exe = build("state_rules", &dir, false);
+    assert!(run(&exe, &dir, &[]).contains("state_rules:"));
+}
+
+#[test]
+fn state_rules_linked_statically() {
+    let dir = scratch("static");
+    let exe = build("state_rules", &dir, true);
+    assert!(run(&exe, &dir, &[]).contains("state_rules:"));
+}
+
+#[test]
+fn tensor_api() {
+    let dir = scratch("tensor");
+    let exe = build("tensor_api", &dir, false);
+    assert!(run(&exe, &dir, &[]).contains("tensor_api:"));
+}
+
+#[test]
+fn execute_copy_example() {
+    let dir = scratch("copy");
+    let neff = copy_neff(&dir);
+    let exe = build("execute_copy", &dir, false);
+    assert!(run(&exe, &dir, &[&neff]).contains("execute_copy:"));
+}
+
+#[test]
+fn threads_execute_concurrently() {
+    let dir = scratch("threads");
+    let neff = copy_neff(&dir);
+    let exe = build("threads", &dir, false);
+    assert!(run(&exe, &dir, &[&neff]).contains("threads:"));
+}

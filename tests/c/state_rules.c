@@ -1,0 +1,110 @@
+/* Lifecycle rules: what works before nrt_init, NRT_UNINITIALIZED and
+ * NRT_CLOSED where documented, re-init after close, the ucode state rule
+ * and the documented status of not-yet-implemented families. */
+#include "check.h"
+#include "nrt/nrt_experimental.h"
+#include "nrt/nrt_version.h"
+#include "nrt/nrt_async.h"
+#include "nrt/nrt_profile.h"
+#include "nrt/nrt_sys_trace.h"
+
+int main(void) {
+    uint32_t n = 0;
+    nrt_tensor_t *t = NULL;
+    nrt_tensor_set_t *set = NULL;
+    nrt_model_t *m = NULL;
+    char neff[16] = {0};
+
+    /* Before init: queries work, everything else is NRT_UNINITIALIZED. */
+    OK(nrt_get_total_vnc_count(&n));
+    EXPECT(n == 4); /* one simulated trn2 device, LNC 2 */
+    OK(nrt_get_visible_vnc_count(&n));
+    EXPECT(n == 4);
+    OK(nrt_get_total_nc_count(&n));
+    EXPECT_STATUS(nrt_get_total_vnc_count(NULL), NRT_INVALID);
+    nrt_version_t v;
+    memset(&v, 0, sizeof v);
+    OK(nrt_get_version(&v, sizeof v));
+    EXPECT(strncmp(v.rt_detail, "nrt-rs ", 7) == 0);
+    EXPECT(strlen(v.git_hash) == 40);
+    /* A smaller (older) struct: only its bytes are written. */
+    uint64_t small[2] = {0, 0xdeadbeef};
+    OK(nrt_get_version((nrt_version_t *)small, 8));
+    EXPECT(small[1] == 0xdeadbeef);
+    nrt_instance_info_t info;
+    OK(nrt_get_instance_info(&info, sizeof info));
+    EXPECT(info.family == NRT_INSTANCE_TRN2);
+    EXPECT(strcmp(nrt_get_status_as_str(NRT_CLOSED), "NRT_CLOSED") == 0);
+    EXPECT(strcmp(nrt_get_status_as_str(NRT_EXEC_COMPLETED_WITH_NUM_ERR), "NRT_EXEC_COMPLETED_WITH_NUM_ERR") == 0);
+    EXPECT(nrt_get_status_as_str((NRT_STATUS)12) != NULL);
+
+    EXPECT_STATUS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), NRT_UNINITIALIZED);
+    EXPECT(t == NULL);
+    EXPECT_STATUS(nrt_allocate_tensor_set(&set), NRT_UNINITIALIZED);
+    EXPECT_STATUS(nrt_load(neff, sizeof neff, -1, -1, &m), NRT_UNINITIALIZED);
+    EXPECT(m == NULL);
+    EXPECT_STATUS(nrt_barrier(0, 0, 1), NRT_UNINITIALIZED);
+
+    /* Pool-engine ucode: only before init. */
+    uint8_t iram[16] = {1, 2, 3}, dram[8] = {4};
+    nrt_ucode_info uc = {{iram, sizeof iram}, {dram, sizeof dram}};
+    OK(nrt_set_pool_eng_ucode(&uc));
+    EXPECT_STATUS(nrt_set_pool_eng_ucode(NULL), NRT_INVALID);
+    nrt_ucode_info empty = {{NULL, 0}, {NULL, 0}};
+    EXPECT_STATUS(nrt_set_pool_eng_ucode(&empty), NRT_INVALID);
+
+    EXPECT_STATUS(nrt_init((nrt_framework_type_t)9, "", ""), NRT_INVALID);
+    OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""));
+    OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "")); /* idempotent */
+    EXPECT_STATUS(nrt_set_pool_eng_ucode(&uc), NRT_INVALID);
+    OK(nrt_get_visible_vnc_count(&n));
+    EXPECT(n == 4);
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t));
+    OK(nrt_allocate_tensor_set(&set));
+    OK(nrt_barrier(0, 0, 1));
+    EXPECT_STATUS(nrt_barrier(0, 0, 2), NRT_INVALID);
+    OK(nrt_build_global_comm(0, 0, 1));
+    OK(nrt_async_drain_queued_execs(1));
+    EXPECT_STATUS(nrt_async_drain_queued_execs(99), NRT_INVALID);
+
+    /* Families that land with later issues: a documented failure, outputs untouched. */
+    nrta_seq_t seq = 77;
+    NRT_STATUS done = NRT_SUCCESS;
+    EXPECT_STATUS(nrta_execute_schedule(m, set, set, 0, &done, &seq), NRT_FAILURE);
+    EXPECT(seq == 77);
+    bool completed = true;
+    EXPECT_STATUS(nrta_is_completed(1, &completed), NRT_FAILURE);
+    EXPECT(completed);
+    nrt_profile_continuous_options_t *po = NULL;
+    EXPECT_STATUS(nrt_profile_continuous_options_allocate(&po), NRT_FAILURE);
+    EXPECT(po == NULL);
+    nrt_sys_trace_config_t *sc = NULL;
+    EXPECT_STATUS(nrt_sys_trace_config_allocate(&sc), NRT_FAILURE);
+    EXPECT(sc == NULL);
+    nrt_sys_trace_config_free(NULL);
+    EXPECT_STATUS(nrt_trace_start(false), NRT_FAILURE);
+    int err = 0;
+    char msg[64] = {0};
+    EXPECT(nrt_get_libnccl_net(&err, msg, sizeof msg) == NULL);
+    EXPECT(err != 0 && msg[0] != 0);
+
+    nrt_close();
+    /* After close: NRT_CLOSED. */
+    nrt_tensor_t *t2 = NULL;
+    EXPECT_STATUS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t2", &t2), NRT_CLOSED);
+    EXPECT(t2 == NULL);
+    EXPECT_STATUS(nrt_allocate_tensor_set(&set), NRT_CLOSED);
+    EXPECT_STATUS(nrt_tensor_write(t, "x", 0, 1), NRT_CLOSED);
+    EXPECT_STATUS(nrt_load(neff, sizeof neff, -1, -1, &m), NRT_CLOSED);
+    EXPECT_STATUS(nrt_barrier(0, 0, 1), NRT_CLOSED);
+    OK(nrt_get_total_vnc_count(&n));
+    nrt_close(); /* a second close only logs */
+
+    /* A closed runtime can be initialised again. */
+    OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""));
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t3", &t2));
+    nrt_tensor_free(&t2);
+    EXPECT(t2 == NULL);
+    nrt_close();
+    return finish("state_rules");
+}
