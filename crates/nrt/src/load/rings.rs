@@ -12,7 +12,7 @@
 //! staging buffers; their `buf_ptr` positions are returned as patch sites
 //! so an execution can bind a device tensor in place.
 
-use nrt_isa::dma_desc::{DESC_SIZE, DmaDescError, DmaDescriptor, MAX_BD_LENGTH, MetaCtrl, RxDescriptor, TxDescriptor, LenCtrl};
+use nrt_isa::dma_desc::{DESC_SIZE, DmaDescError, DmaDescriptor, LenCtrl, MAX_BD_LENGTH, MetaCtrl, RxDescriptor, TxDescriptor, pattern_pair};
 
 /// Offset of `buf_ptr` inside a 16-byte descriptor.
 pub const BUF_PTR_OFFSET: u64 = 8;
@@ -33,15 +33,19 @@ pub enum Endpoint {
     },
 }
 
-/// One contiguous copy to place on a ring.
+/// One transfer to place on a ring: a contiguous copy, or one pattern
+/// descriptor pair running the pattern block already staged at
+/// `pattern_block` (whose own address fields carry src and dst).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Copy {
     /// Source.
     pub src: Endpoint,
     /// Destination.
     pub dst: Endpoint,
-    /// Bytes.
+    /// Bytes (contiguous copies).
     pub len: u64,
+    /// Device address of the pattern block, for patterned transfers.
+    pub pattern_block: Option<u64>,
 }
 
 /// Which ring of the pair.
@@ -83,7 +87,7 @@ pub struct RingImage {
 
 /// Descriptors a block of `copies` needs.
 pub fn descriptor_count(copies: &[Copy]) -> u64 {
-    copies.iter().map(|c| c.len.div_ceil(u64::from(MAX_BD_LENGTH))).sum()
+    copies.iter().map(|c| if c.pattern_block.is_some() { 1 } else { c.len.div_ceil(u64::from(MAX_BD_LENGTH)) }).sum()
 }
 
 /// The ring length for `n` descriptors per execution: the smallest
@@ -120,6 +124,11 @@ pub fn build(blocks: &[&[Copy]], io_default: &dyn Fn(usize) -> u64) -> Result<Ri
     for block in blocks {
         let first_desc = seq.len();
         for c in block.iter() {
+            if let Some(at) = c.pattern_block {
+                let (tx, rx) = pattern_pair(at, RING_ID)?;
+                seq.push((tx, rx, None, None));
+                continue;
+            }
             let mut done = 0u64;
             while done < c.len {
                 let chunk = (c.len - done).min(u64::from(MAX_BD_LENGTH)) as u32;
@@ -179,7 +188,7 @@ mod tests {
 
     #[test]
     fn a_block_is_one_packet_and_io_sides_are_patch_sites() {
-        let copies = [Copy { src: Endpoint::Io { slot: 0, offset: 0 }, dst: Endpoint::Fixed(0x9000_0000), len: 3 * 65536 }];
+        let copies = [Copy { src: Endpoint::Io { slot: 0, offset: 0 }, dst: Endpoint::Fixed(0x9000_0000), len: 3 * 65536, pattern_block: None }];
         let img = build(&[&copies], &|slot| 0x1000_0000 * (slot as u64 + 1)).unwrap();
         assert_eq!((img.per_execution, img.descriptors), (3, 48));
         let d = |i: usize| DmaDescriptor::from_slice(&img.tx[i * 16..i * 16 + 16], RingSide::Tx).unwrap();
@@ -192,13 +201,28 @@ mod tests {
         assert_eq!(img.patches[1].offset, 65536);
     }
 
+    #[test]
+    fn a_pattern_transfer_is_one_flagged_pair_inside_its_block_packet() {
+        let copies = [
+            Copy { src: Endpoint::Fixed(0x1000), dst: Endpoint::Fixed(0x2000), len: 64, pattern_block: None },
+            Copy { src: Endpoint::Io { slot: 0, offset: 0 }, dst: Endpoint::Fixed(0), len: 4096, pattern_block: Some(0x7000) },
+        ];
+        let img = build(&[&copies], &|_| 0x5000).unwrap();
+        assert_eq!(img.per_execution, 2);
+        let d = |i: usize| DmaDescriptor::from_slice(&img.tx[i * 16..i * 16 + 16], RingSide::Tx).unwrap();
+        assert!(d(1).len_ctrl().pattern && d(1).len_ctrl().last && !d(1).len_ctrl().first);
+        assert_eq!(d(1).buf_ptr(), 0x7000);
+        assert!(d(0).len_ctrl().first && !d(0).len_ctrl().last);
+        assert!(img.patches.is_empty(), "the block, not the descriptor, carries the IO address");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         /// Every ring holds whole repetitions of the per-execution sequence,
         /// and the bytes each execution moves equal the blocks' total.
         #[test]
         fn rings_repeat_whole_sequences(lens in prop::collection::vec(1u64..300_000, 1..5)) {
-            let copies: Vec<Copy> = lens.iter().enumerate().map(|(i, &len)| Copy { src: Endpoint::Fixed(i as u64 * 1_000_000), dst: Endpoint::Fixed(0x8000_0000), len }).collect();
+            let copies: Vec<Copy> = lens.iter().enumerate().map(|(i, &len)| Copy { src: Endpoint::Fixed(i as u64 * 1_000_000), dst: Endpoint::Fixed(0x8000_0000), len, pattern_block: None }).collect();
             let blocks: Vec<&[Copy]> = copies.chunks(1).collect();
             let img = build(&blocks, &|_| 0).unwrap();
             prop_assert_eq!(u64::from(img.per_execution), descriptor_count(&copies));

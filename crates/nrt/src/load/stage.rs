@@ -20,11 +20,17 @@ use crate::program::{dma, MemRefKind, Program, SubgraphProgram};
 use crate::status::{NrtError, NrtResult};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId, DmaRingConfig, EngineId};
 use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP};
+use nrt_isa::dma_desc::pattern::PATTERN_BLOCK_SIZE;
 use nrt_isa::instr::PseudoDmaTrigger;
 use nrt_isa::opcode::Opcode;
 use nrt_neff::Neff;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// Offset of the source address in a pattern block.
+const PATTERN_SRC_ADDR: u64 = 0x10;
+/// Offset of the destination address in a pattern block.
+const PATTERN_DST_ADDR: u64 = 0x18;
 
 /// Resources already taken on one core, for rollback.
 #[derive(Default)]
@@ -221,6 +227,7 @@ fn stage_subgraph(
             entry.1.push(i64::from(t.block_id));
         }
     }
+    let mut patches_here: Vec<PatchSite> = Vec::new();
     let queues = core.claim_queues(triggers.len())?;
     taken.queues = queues.clone();
     let mut targets: BTreeMap<(String, i64), TriggerTarget> = BTreeMap::new();
@@ -251,7 +258,20 @@ fn stage_subgraph(
                             None => Err(NrtError::invalid(format!("{}: DMA block {id} uses var {} which has no memory", sg.name, v.var_id))),
                         }
                     };
-                    Ok(rings::Copy { src: at(t.src)?, dst: at(t.dst)?, len: t.len })
+                    let (src, dst) = (at(t.src)?, at(t.dst)?);
+                    let pattern_block = match &t.pattern {
+                        None => None,
+                        Some(p) => {
+                            let blk = memory.alloc_on(core_id, MemUsage::DmaRing, PATTERN_BLOCK_SIZE as u64, 64)?;
+                            let mut p = *p;
+                            p.src.addr = resolve(src, blk.offset(PATTERN_SRC_ADDR), &mut patches_here);
+                            p.dst.addr = resolve(dst, blk.offset(PATTERN_DST_ADDR), &mut patches_here);
+                            let bytes = p.to_bytes().map_err(|e| NrtError::invalid(format!("{}: DMA block {id}: {e}", sg.name)))?;
+                            device.write(blk, &bytes).map_err(|e| hal("writing a DMA pattern block", e))?;
+                            Some(blk.get())
+                        }
+                    };
+                    Ok(rings::Copy { src, dst, len: t.len, pattern_block })
                 })
                 .collect::<NrtResult<_>>()?;
             let count = u32::try_from(rings::descriptor_count(&copies)).map_err(|_| NrtError::invalid("DMA block too large"))?;
@@ -284,6 +304,7 @@ fn stage_subgraph(
         device.dma_queue_init(core_id, *q, cfg).map_err(|e| hal("programming a DMA queue", e))?;
     }
 
+    patches.append(&mut patches_here);
     // Lower every engine and write its image.
     let mut images = [DeviceAddr(0); 5];
     for engine in EngineId::ALL {
