@@ -401,6 +401,33 @@ mod tests {
         assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecOob));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Arbitrary ring contents never panic the harvest, and once it is
+        /// done it stays done with the same status.
+        #[test]
+        fn random_records_never_panic(notify in proptest::collection::vec(proptest::prelude::any::<[u8; 16]>(), 0..40), errors in proptest::collection::vec(proptest::prelude::any::<[u8; 16]>(), 0..6), slots in proptest::collection::vec(0usize..10, 46)) {
+            let src = Fake::new(2);
+            for (r, s) in notify.iter().zip(&slots) {
+                src.notify.borrow_mut()[*s].push_back(*r);
+            }
+            for (r, s) in errors.iter().zip(slots.iter().rev()) {
+                src.errors.borrow_mut()[*s].push_back(*r);
+            }
+            let mut hv = Harvest::new(2, Duration::from_millis(5), true);
+            let t = Instant::now();
+            let mut last = Step::InFlight;
+            for k in 0..4 {
+                last = hv.step(&src, t + Duration::from_millis(2 * k));
+            }
+            if let Step::Done(s) = last {
+                proptest::prop_assert_eq!(hv.step(&src, t), Step::Done(s));
+            } else {
+                proptest::prop_assert!(false, "a 5 ms timeout must have ended the harvest after 6 ms");
+            }
+        }
+    }
+
     #[test]
     fn worst_status_over_cores_wins() {
         let src = Fake::new(2);

@@ -246,6 +246,26 @@ mod tests {
         assert_eq!(e.to_string(), "Unsupported hardware operator code 212 found in neff (POOL instruction 1 of sg01)");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Untrusted streams never panic the lowering: each either lowers
+        /// to whole records framed by the runtime's preamble and postamble,
+        /// or is refused with an error.
+        #[test]
+        fn random_streams_lower_or_fail_cleanly(raw in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 64), 0..12), ops in proptest::collection::vec(0usize..8, 12)) {
+            let table = [0xA0u8, 0xA4, 0xA9, 0xC1, 0xCC, 0xDF, 0xD4, 0x46];
+            let recs: Vec<RecordBytes> = raw.iter().zip(&ops).map(|(r, &o)| {
+                let mut x: RecordBytes = r.as_slice().try_into().unwrap();
+                x[0] = table[o];
+                x
+            }).collect();
+            if let Ok(img) = lower_engine("sg00", EngineId::Act, &recs, target) {
+                proptest::prop_assert!(slots::is_exit_record(img.last().unwrap()));
+                proptest::prop_assert!(img.len() >= dispatch::preamble(EngineId::Act).len() + dispatch::postamble(EngineId::Act).len());
+            }
+        }
+    }
+
     #[test]
     fn runtime_semaphores_are_refused() {
         let e = lower_engine("sg00", EngineId::Sp, &recs("nop wait=sem250>=1\n"), target).unwrap_err();
