@@ -78,6 +78,9 @@ fn framework(v: u32) -> NrtResult<FrameworkType> {
 }
 
 /// `nrt_init`: starts the runtime over the simulated devices.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_init(framework_type: u32, fw_version: *const c_char, fal_version: *const c_char) -> NRT_STATUS {
     call("nrt_init", || {
@@ -94,7 +97,9 @@ pub extern "C" fn nrt_close() {
     call("nrt_close", global::close);
 }
 
-fn count(api: &str, out: *mut u32, f: impl FnOnce() -> NrtResult<u32>) -> NRT_STATUS {
+/// # Safety
+/// `out` must be NULL or valid for a `u32` write.
+unsafe fn count(api: &str, out: *mut u32, f: impl FnOnce() -> NrtResult<u32>) -> NRT_STATUS {
     call(api, || {
         non_null(out, "vnc_count")?;
         let n = f()?;
@@ -119,30 +124,49 @@ fn visible() -> NrtResult<u32> {
 }
 
 /// `nrt_get_total_vnc_count` (works before init).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub extern "C" fn nrt_get_total_vnc_count(vnc_count: *mut u32) -> NRT_STATUS {
-    count("nrt_get_total_vnc_count", vnc_count, total)
+pub unsafe extern "C" fn nrt_get_total_vnc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { count("nrt_get_total_vnc_count", vnc_count, total) }
 }
 
 /// `nrt_get_total_nc_count`: deprecated alias.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub extern "C" fn nrt_get_total_nc_count(vnc_count: *mut u32) -> NRT_STATUS {
-    count("nrt_get_total_nc_count", vnc_count, total)
+pub unsafe extern "C" fn nrt_get_total_nc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { count("nrt_get_total_nc_count", vnc_count, total) }
 }
 
 /// `nrt_get_visible_vnc_count` (works before init).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub extern "C" fn nrt_get_visible_vnc_count(vnc_count: *mut u32) -> NRT_STATUS {
-    count("nrt_get_visible_vnc_count", vnc_count, visible)
+pub unsafe extern "C" fn nrt_get_visible_vnc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { count("nrt_get_visible_vnc_count", vnc_count, visible) }
 }
 
 /// `nrt_get_visible_nc_count`: deprecated alias.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub extern "C" fn nrt_get_visible_nc_count(vnc_count: *mut u32) -> NRT_STATUS {
-    count("nrt_get_visible_nc_count", vnc_count, visible)
+pub unsafe extern "C" fn nrt_get_visible_nc_count(vnc_count: *mut u32) -> NRT_STATUS {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { count("nrt_get_visible_nc_count", vnc_count, visible) }
 }
 
 /// `nrt_get_instance_info` (works before init).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_instance_info(info: *mut InstanceInfoC, instance_info_len: usize) -> NRT_STATUS {
     call("nrt_get_instance_info", || {
@@ -161,6 +185,9 @@ pub unsafe extern "C" fn nrt_get_instance_info(info: *mut InstanceInfoC, instanc
 }
 
 /// `nrt_get_version`: fills `size` bytes (works before init).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_version(ver: *mut VersionC, size: usize) -> NRT_STATUS {
     call("nrt_get_version", || {
@@ -220,6 +247,9 @@ fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, mode
 }
 
 /// `nrt_load`: loads a NEFF onto logical core `vnc` (-1: first free).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_load(neff_bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *mut *mut c_void) -> NRT_STATUS {
     call("nrt_load", || load_common(neff_bytes, size, vnc, vnc_count, model))
@@ -227,6 +257,9 @@ pub unsafe extern "C" fn nrt_load(neff_bytes: *const c_void, size: usize, vnc: i
 
 /// `nrt_load_collectives`: one participant (device 0 of 1) until the
 /// collectives issue; larger groups are NRT_INVALID.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_load_collectives(
     neff_bytes: *const c_void,
@@ -266,7 +299,9 @@ pub extern "C" fn nrt_unload(model: *mut c_void) -> NRT_STATUS {
     })
 }
 
-fn model_vnc_count(api: &str, model: *const c_void, out: *mut u32) -> NRT_STATUS {
+/// # Safety
+/// `out` must be NULL or valid for a `u32` write.
+unsafe fn model_vnc_count(api: &str, model: *const c_void, out: *mut u32) -> NRT_STATUS {
     call(api, || {
         global::hosts()?;
         non_null(out, "vnc_count")?;
@@ -279,15 +314,23 @@ fn model_vnc_count(api: &str, model: *const c_void, out: *mut u32) -> NRT_STATUS
 }
 
 /// `nrt_get_model_vnc_count`: logical cores the model uses.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub extern "C" fn nrt_get_model_vnc_count(model: *const c_void, vnc_count: *mut u32) -> NRT_STATUS {
-    model_vnc_count("nrt_get_model_vnc_count", model, vnc_count)
+pub unsafe extern "C" fn nrt_get_model_vnc_count(model: *const c_void, vnc_count: *mut u32) -> NRT_STATUS {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { model_vnc_count("nrt_get_model_vnc_count", model, vnc_count) }
 }
 
 /// `nrt_get_model_nc_count`: deprecated alias.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub extern "C" fn nrt_get_model_nc_count(model: *const c_void, vnc_count: *mut u32) -> NRT_STATUS {
-    model_vnc_count("nrt_get_model_nc_count", model, vnc_count)
+pub unsafe extern "C" fn nrt_get_model_nc_count(model: *const c_void, vnc_count: *mut u32) -> NRT_STATUS {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { model_vnc_count("nrt_get_model_nc_count", model, vnc_count) }
 }
 
 /// Builds a runtime tensor set from a C set: whole runtime tensors bind in
@@ -357,6 +400,9 @@ pub extern "C" fn nrt_execute_repeat(model: *mut c_void, input_set: *const c_voi
 
 /// `nrt_get_vnc_memory_stats`: copies min(stats_size_in, ours) bytes and
 /// reports our size in `*stats_size_out`.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_vnc_memory_stats(vnc: u32, stats: *mut VncMemoryStatsC, stats_size_in: usize, stats_size_out: *mut usize) -> NRT_STATUS {
     call("nrt_get_vnc_memory_stats", || {

@@ -94,6 +94,9 @@ fn info_layout(n: usize) -> NrtResult<Layout> {
 
 /// `nrt_get_model_tensor_info`: inputs then outputs, allocated by the
 /// library; free with `nrt_free_model_tensor_info`.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_model_tensor_info(model: *mut c_void, tensor_info: *mut *mut c_void) -> NRT_STATUS {
     call("nrt_get_model_tensor_info", || {
@@ -130,6 +133,9 @@ pub unsafe extern "C" fn nrt_get_model_tensor_info(model: *mut c_void, tensor_in
 
 /// `nrt_free_model_tensor_info`: frees an array from the call above
 /// (anything else is NRT_INVALID_HANDLE).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_free_model_tensor_info(tensor_info: *mut c_void) -> NRT_STATUS {
     call("nrt_free_model_tensor_info", || {
@@ -155,6 +161,9 @@ pub unsafe extern "C" fn nrt_free_model_tensor_info(tensor_info: *mut c_void) ->
 }
 
 /// `nrt_get_model_instance_count`: staged copies of the model (1).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_model_instance_count(model: *mut c_void, instance_count: *mut u32) -> NRT_STATUS {
     call("nrt_get_model_instance_count", || {
@@ -168,6 +177,9 @@ pub unsafe extern "C" fn nrt_get_model_instance_count(model: *mut c_void, instan
 }
 
 /// `nrt_get_model_info`: size-versioned (copies min(in, ours), reports ours).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_model_info(model: *const c_void, info: *mut ModelInfoC, info_size_in: usize, info_size_out: *mut usize) -> NRT_STATUS {
     call("nrt_get_model_info", || {
@@ -189,6 +201,9 @@ pub unsafe extern "C" fn nrt_get_model_info(model: *const c_void, info: *mut Mod
 static UCODE: Mutex<Option<(Vec<u8>, Vec<u8>)>> = Mutex::new(None);
 
 /// `nrt_set_pool_eng_ucode`: only before `nrt_init` (NRT_INVALID after).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_set_pool_eng_ucode(ucode_info: *const UcodeInfoC) -> NRT_STATUS {
     call("nrt_set_pool_eng_ucode", || {
@@ -213,6 +228,9 @@ pub unsafe extern "C" fn nrt_set_pool_eng_ucode(ucode_info: *const UcodeInfoC) -
 /// `nrt_memcpy_to_device`: copies into memory this runtime mapped for the
 /// caller (a range returned by `nrt_tensor_get_va`); other destinations
 /// are NRT_INVALID.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_memcpy_to_device(dest: *mut c_void, src: *const c_void, size: usize) -> NRT_STATUS {
     call("nrt_memcpy_to_device", || {
@@ -247,6 +265,9 @@ pub extern "C" fn nrt_barrier(vnc: i32, g_device_id: u32, g_device_count: u32) -
 }
 
 /// `nrt_all_gather`: with one participant, output = input.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_all_gather(vnc: i32, g_device_id: u32, g_device_count: u32, rank_input_size: u32, input: *mut c_void, output: *mut c_void) -> NRT_STATUS {
     call("nrt_all_gather", || {
@@ -286,6 +307,9 @@ pub extern "C" fn nrt_debug_log_oom_report() -> NRT_STATUS {
 
 /// `nrt_get_libnccl_net`: no network plugin ships in this release; returns
 /// NULL with `*err = 1` and the reason in `err_msg`.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_libnccl_net(err: *mut c_int, err_msg: *mut c_char, err_msg_size: usize) -> *mut c_void {
     let msg = "libnccl-net is not available: multi-participant collectives land with the collectives issue";

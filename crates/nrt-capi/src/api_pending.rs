@@ -123,6 +123,9 @@ refused! { NO_HARDWARE;
 
 /// `nrt_host_device_id_get`: simulated devices are not containerised, so
 /// the host id of device `neuron_dev` is `neuron_dev` itself.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_host_device_id_get(neuron_dev: c_int, host_device_id: *mut u32) -> NRT_STATUS {
     call("nrt_host_device_id_get", || {

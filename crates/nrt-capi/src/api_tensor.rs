@@ -57,6 +57,9 @@ fn tensor(handle: *const c_void) -> NrtResult<std::sync::Arc<CTensor>> {
 
 /// `nrt_tensor_allocate`: device placement on logical core `vnc`, host
 /// (deprecated) and virtual placement in host memory.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_allocate(placement: u32, vnc: c_int, size: usize, name: *const c_char, tensor: *mut *mut c_void) -> NRT_STATUS {
     call("nrt_tensor_allocate", || {
@@ -87,6 +90,9 @@ pub unsafe extern "C" fn nrt_tensor_allocate(placement: u32, vnc: c_int, size: u
 
 /// `nrt_tensor_free`: frees the tensor (storage shared with slices lives
 /// on until they are freed) and NULLs the caller's pointer.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_free(tensor: *mut *mut c_void) {
     call("nrt_tensor_free", || {
@@ -105,6 +111,9 @@ pub unsafe extern "C" fn nrt_tensor_free(tensor: *mut *mut c_void) {
 }
 
 /// `nrt_tensor_read`: tensor -> host buffer.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_read(tensor_h: *const c_void, buf: *mut c_void, offset: usize, size: usize) -> NRT_STATUS {
     call("nrt_tensor_read", || {
@@ -116,6 +125,9 @@ pub unsafe extern "C" fn nrt_tensor_read(tensor_h: *const c_void, buf: *mut c_vo
 }
 
 /// `nrt_tensor_write`: host buffer -> tensor.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_write(tensor_h: *mut c_void, buf: *const c_void, offset: usize, size: usize) -> NRT_STATUS {
     call("nrt_tensor_write", || {
@@ -162,6 +174,9 @@ unsafe fn batch(api: &str, batches: *const BatchC, num: u64, read: bool) -> NRT_
 
 /// `nrt_tensor_read_batch`: many reads (`unsafe_` only skips tracking in
 /// libnrt; reads here are synchronous either way).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_read_batch(batches: *const BatchC, num_batches: u64, _unsafe: bool) -> NRT_STATUS {
     // SAFETY: forwarded caller guarantees.
@@ -169,6 +184,9 @@ pub unsafe extern "C" fn nrt_tensor_read_batch(batches: *const BatchC, num_batch
 }
 
 /// `nrt_tensor_write_batch`: many writes.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_write_batch(batches: *const BatchC, num_batches: u64, _unsafe: bool) -> NRT_STATUS {
     // SAFETY: forwarded caller guarantees.
@@ -198,6 +216,9 @@ pub extern "C" fn nrt_tensor_memset(t: *mut c_void, offset: u64, value: c_int, s
 }
 
 /// `nrt_tensor_allocate_empty`: a tensor without storage.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_allocate_empty(name: *const c_char, tensor: *mut *mut c_void) -> NRT_STATUS {
     call("nrt_tensor_allocate_empty", || {
@@ -229,6 +250,9 @@ pub extern "C" fn nrt_tensor_attach_buffer(t: *mut c_void, buffer: *mut c_void, 
 
 /// `nrt_tensor_allocate_slice`: a view of `size` bytes at `offset` of the
 /// source's storage (shared and kept alive).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_allocate_slice(source: *const c_void, offset: usize, size: usize, name: *const c_char, slice: *mut *mut c_void) -> NRT_STATUS {
     call("nrt_tensor_allocate_slice", || {
@@ -269,6 +293,9 @@ pub extern "C" fn nrt_tensor_get_va(t: *const c_void) -> *mut c_void {
 
 /// `nrt_tensor_get_device_allocation_info`: device address, size and HBM
 /// index of a device tensor (NRT_INVALID for host storage).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_tensor_get_device_allocation_info(t: *const c_void, info: *mut DeviceAllocationInfoC) -> NRT_STATUS {
     call("nrt_tensor_get_device_allocation_info", || {
@@ -322,6 +349,9 @@ pub extern "C" fn nrt_tensor_reset_output_completion(t: *mut c_void) -> NRT_STAT
 }
 
 /// `nrt_allocate_tensor_set`: a new empty name -> tensor map.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_allocate_tensor_set(result: *mut *mut c_void) -> NRT_STATUS {
     call("nrt_allocate_tensor_set", || {
@@ -336,6 +366,9 @@ pub unsafe extern "C" fn nrt_allocate_tensor_set(result: *mut *mut c_void) -> NR
 
 /// `nrt_destroy_tensor_set`: frees the set (not its tensors) and NULLs the
 /// caller's pointer.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_destroy_tensor_set(set: *mut *mut c_void) {
     call("nrt_destroy_tensor_set", || {
@@ -353,6 +386,9 @@ pub unsafe extern "C" fn nrt_destroy_tensor_set(set: *mut *mut c_void) {
 }
 
 /// `nrt_add_tensor_to_tensor_set`: adds or replaces by name.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_add_tensor_to_tensor_set(set: *mut c_void, name: *const c_char, t: *mut c_void) -> NRT_STATUS {
     call("nrt_add_tensor_to_tensor_set", || {
@@ -372,6 +408,9 @@ pub unsafe extern "C" fn nrt_add_tensor_to_tensor_set(set: *mut c_void, name: *c
 
 /// `nrt_get_tensor_from_tensor_set`: NRT_FAILURE (output untouched) when
 /// the name is missing.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_tensor_from_tensor_set(set: *mut c_void, name: *const c_char, t: *mut *mut c_void) -> NRT_STATUS {
     call("nrt_get_tensor_from_tensor_set", || {

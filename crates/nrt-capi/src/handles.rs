@@ -15,10 +15,13 @@ struct Cell {
     _tag: u64,
 }
 
+/// Handle address -> (the cell that owns the address, the object).
+type Entries<T> = HashMap<usize, (Box<Cell>, Arc<T>)>;
+
 /// Live handles of one kind (`what` names it in errors).
 pub struct Registry<T> {
     what: &'static str,
-    map: Mutex<HashMap<usize, (Box<Cell>, Arc<T>)>>,
+    map: Mutex<Entries<T>>,
 }
 
 impl<T> Registry<T> {
@@ -27,7 +30,7 @@ impl<T> Registry<T> {
         Registry { what, map: Mutex::new(HashMap::new()) }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<usize, (Box<Cell>, Arc<T>)>> {
+    fn lock(&self) -> MutexGuard<'_, Entries<T>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
 
