@@ -261,4 +261,68 @@ mod tests {
         assert_eq!(mem, [0, 1, 2, 3, 0, 0, 9, 9]);
         assert!(CTensor::new("e".into(), View::Empty).read(0, &mut []).is_err());
     }
+
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Write(u64, Vec<u8>),
+        Memset(u64, u8, u64),
+        Read(u64, u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u64..80, proptest::collection::vec(any::<u8>(), 0..24)).prop_map(|(o, d)| Op::Write(o, d)),
+            (0u64..80, any::<u8>(), 0u64..24).prop_map(|(o, v, n)| Op::Memset(o, v, n)),
+            (0u64..80, 0u64..24).prop_map(|(o, n)| Op::Read(o, n)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A slice at any offset behaves like the same window of a plain
+        /// byte vector: in-range operations agree, out-of-range ones fail
+        /// and change nothing.
+        #[test]
+        fn slice_views_match_a_byte_vector(base in 0u64..32, len in 1u64..48, ops in proptest::collection::vec(op(), 1..24)) {
+            let parent = CTensor::owning("p".into(), Tensor::allocate_host(80, "p").unwrap(), None);
+            let View::Runtime { root, .. } = parent.view() else { panic!("host tensor") };
+            let slice = CTensor::new("s".into(), View::Runtime { root, device: None, offset: base, size: len });
+            let mut model = vec![0u8; 80];
+            for op in ops {
+                match op {
+                    Op::Write(o, d) => {
+                        let ok = o + d.len() as u64 <= len;
+                        prop_assert_eq!(slice.write(o, &d).is_ok(), ok);
+                        if ok {
+                            let s = (base + o) as usize;
+                            model[s..s + d.len()].copy_from_slice(&d);
+                        }
+                    }
+                    Op::Memset(o, v, n) => {
+                        let ok = o + n <= len;
+                        prop_assert_eq!(slice.memset(o, v, n).is_ok(), ok);
+                        if ok {
+                            let s = (base + o) as usize;
+                            model[s..s + n as usize].fill(v);
+                        }
+                    }
+                    Op::Read(o, n) => {
+                        let mut b = vec![0u8; n as usize];
+                        let ok = o + n <= len;
+                        prop_assert_eq!(slice.read(o, &mut b).is_ok(), ok);
+                        if ok {
+                            let s = (base + o) as usize;
+                            prop_assert_eq!(&b[..], &model[s..s + n as usize]);
+                        }
+                    }
+                }
+            }
+            let mut all = vec![0u8; 80];
+            parent.read(0, &mut all).unwrap();
+            prop_assert_eq!(all, model);
+        }
+    }
 }
