@@ -10,7 +10,7 @@ use crate::ctensor::CTensor;
 use crate::handles::Registry;
 use nrt_core::config::Env;
 use nrt_core::load::ModelHost;
-use nrt_core::model::{ModelDb, ModelId};
+use nrt_core::model::ModelId;
 use nrt_core::runtime::{FrameworkType, Lifecycle, RuntimeState};
 use nrt_core::{NrtError, NrtResult, NrtStatus, Runtime, RuntimeOptions};
 use nrt_hal::Device;
@@ -79,7 +79,7 @@ pub fn devices() -> NrtResult<Vec<Arc<dyn Device>>> {
 /// `nrt_init`.
 pub fn init(framework: FrameworkType, fw_version: String, fal_version: String) -> NrtResult<()> {
     let mut slot = hosts_slot();
-    if LIFECYCLE.state() == RuntimeState::Init {
+    if LIFECYCLE.state() == RuntimeState::Init && slot.is_some() {
         return Ok(());
     }
     let mut options = RuntimeOptions::new(devices()?, Env::from_process());
@@ -87,15 +87,25 @@ pub fn init(framework: FrameworkType, fw_version: String, fal_version: String) -
     options.framework_version = fw_version;
     options.fal_version = fal_version;
     let rt = LIFECYCLE.init(options)?;
-    let models = Arc::new(ModelDb::default());
-    let mut hosts = Vec::new();
-    if !rt.is_fake() {
-        for d in 0..rt.devices().len() {
-            hosts.push(ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))?);
+    // The runtime's own database, so its infodump and close see our models.
+    let models = rt.shared_models();
+    let hosts: NrtResult<Vec<ModelHost>> = if rt.is_fake() {
+        Ok(Vec::new())
+    } else {
+        (0..rt.devices().len()).map(|d| ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))).collect()
+    };
+    match hosts {
+        Ok(devices) => {
+            *slot = Some(Arc::new(Hosts { rt, devices }));
+            Ok(())
+        }
+        Err(e) => {
+            // Roll back: a runtime without its model hosts must not stay
+            // initialised (a later nrt_init starts afresh).
+            let _ = LIFECYCLE.close();
+            Err(e)
         }
     }
-    *slot = Some(Arc::new(Hosts { rt, devices: hosts }));
-    Ok(())
 }
 
 /// `nrt_close`: unloads every model, frees every tensor still registered,
