@@ -235,6 +235,19 @@ fn struct_layouts_static_assert() {
 }
 
 #[test]
+fn headers_compile_and_link_as_cxx() {
+    let dir = scratch("cxx");
+    let exe = dir.join("cxx_headers");
+    let lib = dir.join("lib");
+    let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
+    c.args(["-std=c++17", "-Wall", "-Wextra", "-Werror"]).arg("-I").arg(repo().join("include"));
+    c.arg(repo().join("tests/c/cxx_headers.cc")).arg("-o").arg(&exe);
+    c.arg("-L").arg(&lib).arg("-lnrt").arg(format!("-Wl,-rpath,{}", lib.display()));
+    run_checked(c, "compiling tests/c/cxx_headers.cc");
+    assert!(run(&exe, &dir, &[]).contains("cxx_headers: ok"));
+}
+
+#[test]
 fn state_rules() {
     let dir = scratch("state");
     let exe = build("state_rules", &dir, false);
