@@ -1,7 +1,7 @@
 //! nrt.h lifecycle, core counts, instance info, model load / unload /
 //! execute and memory stats; nrt_status.h and nrt_version.h.
 
-use crate::global::{self, CModel, CTensorSet, MODELS, SETS, TENSORS};
+use crate::global::{self, CTensorSet, MODELS, SETS, TENSORS};
 use crate::ptr::{self, non_null};
 use crate::shim::call;
 use crate::status::NRT_STATUS;
@@ -224,23 +224,8 @@ fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, mode
     // SAFETY: the caller gives `size` readable bytes.
     let neff = unsafe { ptr::bytes(bytes, size, "neff_bytes") }?;
     let h = global::hosts()?;
-    let (d, local) = if vnc == -1 {
-        let d = h.devices.iter().position(|x| !x.vcores().is_empty()).ok_or_else(|| {
-            NrtError::new(NrtStatus::LoadNotEnoughNc, "no logical cores are visible to load onto")
-        })?;
-        (d, -1)
-    } else {
-        let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not valid; expected -1 or a visible logical core")))?;
-        let (d, l) = h.rt.locate_vnc(v)?;
-        (d, l as i32)
-    };
-    let host = h.host(d)?;
-    let id = host.load(neff, local, vnc_count)?;
-    let local_vnc = host.models().get(id).map(|m| m.vnc).ok_or_else(|| NrtError::failure("loaded model vanished"))?;
-    let global_vnc = (0..h.rt.visible_vnc_count())
-        .find(|&g| h.rt.locate_vnc(g).ok() == Some((d, local_vnc)))
-        .ok_or_else(|| NrtError::failure(format!("logical core {local_vnc} of device {d} is not visible")))?;
-    let handle = MODELS.insert(CModel { id, device: d, vnc: global_vnc });
+    let m = h.load(neff, vnc, vnc_count)?;
+    let handle = MODELS.insert(m);
     // SAFETY: checked non-NULL.
     unsafe { ptr::write(model, handle as *mut c_void) };
     Ok(())
@@ -293,9 +278,8 @@ pub extern "C" fn nrt_unload(model: *mut c_void) -> NRT_STATUS {
     call("nrt_unload", || {
         let h = global::hosts()?;
         let m = MODELS.get(model as usize)?;
-        let host = h.host(m.device)?;
         MODELS.remove(model as usize)?;
-        host.unload(m.id)
+        h.unload(&m)
     })
 }
 
@@ -371,7 +355,7 @@ fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: 
         let outs = SETS.get(output_set as usize)?;
         let (inputs, _, _) = runtime_set(&ins, true)?;
         let (outputs, staged, all_out) = runtime_set(&outs, false)?;
-        h.host(m.device)?.execute_repeat(m.id, &inputs, &outputs, repeat)?;
+        h.execute(&m, &inputs, &outputs, repeat)?;
         for (ct, tmp) in staged {
             let n = usize::try_from(tmp.size()).unwrap_or(0);
             let mut bytes = vec![0u8; n];

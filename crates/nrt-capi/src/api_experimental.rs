@@ -103,7 +103,7 @@ pub unsafe extern "C" fn nrt_get_model_tensor_info(model: *mut c_void, tensor_in
         let h = global::hosts()?;
         let m = MODELS.get(model as usize)?;
         non_null(tensor_info, "tensor_info")?;
-        let (ins, outs) = h.host(m.device)?.tensor_info(m.id)?;
+        let (ins, outs) = h.tensor_info(&m)?;
         let all: Vec<(u32, &nrt_neff::TensorSignature)> = ins.iter().map(|s| (0, s)).chain(outs.iter().map(|s| (1, s))).collect();
         let layout = info_layout(all.len())?;
         // SAFETY: non-zero size (>= 8 bytes), valid alignment.

@@ -11,6 +11,7 @@ use crate::handles::Registry;
 use nrt_core::config::Env;
 use nrt_core::load::ModelHost;
 use nrt_core::model::ModelId;
+use nrt_core::tensor::TensorSet;
 use nrt_core::runtime::{FrameworkType, Lifecycle, RuntimeState};
 use nrt_core::{NrtError, NrtResult, NrtStatus, Runtime, RuntimeOptions};
 use nrt_hal::Device;
@@ -21,8 +22,9 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 pub struct CModel {
     /// Id in the shared model database.
     pub id: ModelId,
-    /// Position of the device whose host loaded it.
-    pub device: usize,
+    /// Position of the device whose host loaded it (`None` in no-device
+    /// mode).
+    pub device: Option<usize>,
     /// Process-local logical core it runs on.
     pub vnc: u32,
 }
@@ -39,11 +41,88 @@ pub struct CTensorSet {
 pub struct Hosts {
     /// The runtime.
     pub rt: Arc<Runtime>,
-    /// Model hosts by device position.
+    /// Model hosts by device position (none in no-device mode).
     pub devices: Vec<ModelHost>,
 }
 
 impl Hosts {
+    /// Loads a NEFF onto process-local logical core `vnc` (-1: first
+    /// free): on the owning device's host, or in no-device mode
+    /// (NEURON_RT_FAKE_INSTANCE_TYPE) parsed and registered without a
+    /// device program, as libnrt does.
+    pub fn load(&self, neff: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<CModel> {
+        if let Some(fake) = &self.rt.config().fake_instance {
+            if vnc_count != -1 {
+                return Err(NrtError::invalid("vnc_count is deprecated. only use -1."));
+            }
+            let n = self.rt.visible_vnc_count();
+            let models = self.rt.shared_models();
+            let v = if vnc == -1 {
+                (0..n).min_by_key(|v| (models.count_on(*v), *v)).ok_or_else(|| NrtError::new(NrtStatus::LoadNotEnoughNc, "no logical cores are visible"))?
+            } else {
+                u32::try_from(vnc).ok().filter(|v| *v < n).ok_or_else(|| NrtError::invalid(format!("vnc {vnc} is not a visible logical core (0..{n}, or -1)")))?
+            };
+            let settings = nrt_core::load::LoadSettings::from_config(self.rt.config());
+            let id = nrt_core::load::load_without_device(&models, neff, v, fake.arch, self.rt.topology().lnc() as usize, &settings)?;
+            return Ok(CModel { id, device: None, vnc: v });
+        }
+        let (d, local) = if vnc == -1 {
+            let d = self
+                .devices
+                .iter()
+                .position(|x| !x.vcores().is_empty())
+                .ok_or_else(|| NrtError::new(NrtStatus::LoadNotEnoughNc, "no logical cores are visible to load onto"))?;
+            (d, -1)
+        } else {
+            let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not valid; expected -1 or a visible logical core")))?;
+            let (d, l) = self.rt.locate_vnc(v)?;
+            (d, l as i32)
+        };
+        let host = self.host(d)?;
+        let id = host.load(neff, local, vnc_count)?;
+        let local_vnc = host.models().get(id).map(|m| m.vnc).ok_or_else(|| NrtError::failure("loaded model vanished"))?;
+        let global_vnc = (0..self.rt.visible_vnc_count())
+            .find(|&g| self.rt.locate_vnc(g).ok() == Some((d, local_vnc)))
+            .ok_or_else(|| NrtError::failure(format!("logical core {local_vnc} of device {d} is not visible")))?;
+        Ok(CModel { id, device: Some(d), vnc: global_vnc })
+    }
+
+    fn lookup(&self, m: &CModel) -> NrtResult<Arc<nrt_core::model::LoadedModel>> {
+        self.rt.shared_models().get(m.id).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {}", m.id)))
+    }
+
+    /// Runs a model (`repeat` must be 1, as the runtime core requires).
+    pub fn execute(&self, m: &CModel, inputs: &TensorSet, outputs: &TensorSet, repeat: i32) -> NrtResult<()> {
+        match m.device {
+            Some(d) => self.host(d)?.execute_repeat(m.id, inputs, outputs, repeat),
+            None => {
+                if repeat != 1 {
+                    return Err(NrtError::invalid(format!("Supports for loops on the host is deprecated (repeat count {repeat}; only 1 is accepted)")));
+                }
+                nrt_core::exec::execute(&*self.lookup(m)?, inputs, outputs)
+            }
+        }
+    }
+
+    /// Unloads a model.
+    pub fn unload(&self, m: &CModel) -> NrtResult<()> {
+        match m.device {
+            Some(d) => self.host(d)?.unload(m.id),
+            None => self.rt.shared_models().remove(m.id).map(|_| ()).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {}", m.id))),
+        }
+    }
+
+    /// The model's inputs and outputs.
+    pub fn tensor_info(&self, m: &CModel) -> NrtResult<(Vec<nrt_neff::TensorSignature>, Vec<nrt_neff::TensorSignature>)> {
+        match m.device {
+            Some(d) => self.host(d)?.tensor_info(m.id),
+            None => {
+                let l = self.lookup(m)?;
+                Ok((l.inputs.clone(), l.outputs.clone()))
+            }
+        }
+    }
+
     /// The host of device position `d`.
     pub fn host(&self, d: usize) -> NrtResult<&ModelHost> {
         self.devices.get(d).ok_or_else(|| {

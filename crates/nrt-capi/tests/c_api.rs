@@ -13,15 +13,17 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
 }
 
-/// The directory holding the built libnrt.so / libnrt.a (the profile dir
-/// above this test's `deps`); builds the library there if it is missing.
+/// The directory holding the built libnrt.so / libnrt.a: this test's
+/// `deps` dir (where `cargo test` leaves the cdylib and staticlib it just
+/// built; only `cargo build` copies them up to the profile dir), else the
+/// profile dir; builds the library if neither has it.
 fn lib_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let exe = std::env::current_exe().expect("test executable path");
         let deps = exe.parent().expect("deps dir").to_path_buf();
         let profile = deps.parent().expect("profile dir").to_path_buf();
-        for d in [&profile, &deps] {
+        for d in [&deps, &profile] {
             if d.join("libnrt.so").is_file() && d.join("libnrt.a").is_file() {
                 return d.clone();
             }
@@ -82,8 +84,14 @@ fn build(name: &str, dir: &Path, static_link: bool) -> PathBuf {
 /// Runs a C test program with its own core-reservation namespace and a
 /// time limit; returns stdout. Fails on a non-zero exit.
 fn run(exe: &Path, dir: &Path, args: &[&Path]) -> String {
+    run_env(exe, dir, args, &[])
+}
+
+/// [`run`] with extra environment variables.
+fn run_env(exe: &Path, dir: &Path, args: &[&Path], env: &[(&str, &str)]) -> String {
     let mut child = Command::new(exe)
         .args(args)
+        .envs(env.iter().copied())
         .env("XDG_RUNTIME_DIR", dir.join("run"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -282,4 +290,13 @@ fn threads_execute_concurrently() {
     let neff = copy_neff(&dir);
     let exe = build("threads", &dir, false);
     assert!(run(&exe, &dir, &[&neff]).contains("threads:"));
+}
+
+#[test]
+fn no_device_mode() {
+    let dir = scratch("nodev");
+    let neff = copy_neff(&dir);
+    let exe = build("no_device", &dir, false);
+    let out = run_env(&exe, &dir, &[&neff], &[("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge")]);
+    assert!(out.contains("no_device:"));
 }
