@@ -217,13 +217,13 @@ pub extern "C" fn nrt_get_status_as_str(status: c_int) -> *const c_char {
 }
 
 fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *mut *mut c_void) -> NrtResult<()> {
+    let h = global::hosts()?;
     non_null(model, "model")?;
     if size == 0 {
         return Err(NrtError::invalid("NEFF size is 0; expected the NEFF file's bytes"));
     }
     // SAFETY: the caller gives `size` readable bytes.
     let neff = unsafe { ptr::bytes(bytes, size, "neff_bytes") }?;
-    let h = global::hosts()?;
     let m = h.load(neff, vnc, vnc_count)?;
     let handle = MODELS.insert(m);
     // SAFETY: checked non-NULL.
@@ -256,6 +256,7 @@ pub unsafe extern "C" fn nrt_load_collectives(
     model: *mut *mut c_void,
 ) -> NRT_STATUS {
     call("nrt_load_collectives", || {
+        global::hosts()?;
         one_participant(ctx_device_id, ctx_device_count)?;
         load_common(neff_bytes, size, vnc, vnc_count, model)
     })
