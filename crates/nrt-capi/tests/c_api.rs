@@ -3,6 +3,10 @@
 //! one against libnrt.a), then run; the exported symbol table is compared
 //! with the functions the headers declare, version nodes included.
 
+#[allow(dead_code)]
+#[path = "../../nrt-cli/src/example_data.rs"]
+mod example_data;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -75,7 +79,7 @@ fn build(name: &str, dir: &Path, static_link: bool) -> PathBuf {
         c.arg(lib_dir().join("libnrt.a")).args(["-lpthread", "-ldl", "-lm"]);
     } else {
         let lib = dir.join("lib");
-        c.arg("-L").arg(&lib).arg("-lnrt").arg(format!("-Wl,-rpath,{}", lib.display()));
+        c.arg("-L").arg(&lib).arg("-lnrt").arg(format!("-Wl,-rpath,{}", lib.display())).arg("-lm");
     }
     run_checked(c, &format!("compiling tests/c/{name}.c"));
     exe
@@ -118,10 +122,17 @@ fn run_env(exe: &Path, dir: &Path, args: &[&Path], env: &[(&str, &str)]) -> Stri
 
 /// The copy example packed into a NEFF file in `dir`.
 fn copy_neff(dir: &Path) -> PathBuf {
-    let contents = nrt_neff::read_dir(&repo().join("examples/copy")).expect("read examples/copy");
+    pack_example("copy", dir, Vec::new())
+}
+
+/// Packs examples/<name> (plus `extra` members) into `dir/<name>.neff`, the
+/// way `nrt neff pack` does: `*.asm` members are assembled into `*.bin`.
+fn pack_example(name: &str, dir: &Path, extra: Vec<(&str, Vec<u8>)>) -> PathBuf {
+    let contents = nrt_neff::read_dir(&repo().join("examples").join(name)).unwrap_or_else(|e| panic!("read examples/{name}: {e}"));
     let header = contents.header.unwrap_or_default();
     let mut members = nrt_neff::Members::new();
-    for (path, bytes) in contents.members {
+    let extra = extra.into_iter().map(|(p, b)| (p.to_string(), b));
+    for (path, bytes) in contents.members.into_iter().chain(extra) {
         match path.strip_suffix(".asm") {
             Some(stem) => {
                 let text = String::from_utf8(bytes).expect("asm is text");
@@ -133,9 +144,9 @@ fn copy_neff(dir: &Path) -> PathBuf {
         }
     }
     let kind = nrt_neff::HashKind::Md5;
-    let bytes = nrt_neff::pack_members(&header, &members, kind, nrt_neff::writer::default_format(kind)).expect("pack copy NEFF");
-    let p = dir.join("copy.neff");
-    std::fs::write(&p, bytes).expect("write copy.neff");
+    let bytes = nrt_neff::pack_members(&header, &members, kind, nrt_neff::writer::default_format(kind)).expect("pack NEFF");
+    let p = dir.join(format!("{name}.neff"));
+    std::fs::write(&p, bytes).expect("write NEFF");
     p
 }
 
@@ -299,4 +310,20 @@ fn no_device_mode() {
     let exe = build("no_device", &dir, false);
     let out = run_env(&exe, &dir, &[&neff], &[("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge")]);
     assert!(out.contains("no_device:"));
+}
+
+#[test]
+fn execute_mlp_example_against_a_c_reference() {
+    let dir = scratch("mlp");
+    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
+    let neff = pack_example("mlp", &dir, constants);
+    let raw = |v: Vec<f32>, file: &str| {
+        let p = dir.join(file);
+        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
+        p
+    };
+    let w = raw(example_data::mlp_weights(), "W.f32");
+    let b = raw(example_data::mlp_bias(), "b.f32");
+    let exe = build("execute_mlp", &dir, false);
+    assert!(run(&exe, &dir, &[&neff, &w, &b]).contains("execute_mlp:"));
 }
