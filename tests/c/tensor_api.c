@@ -161,6 +161,11 @@ int main(void) {
     OK(nrt_host_device_id_get(0, &hid));
     EXPECT(hid == 0);
     EXPECT_STATUS(nrt_host_device_id_get(5, &hid), NRT_INVALID);
+    void *hbm_va = (void *)0x5;
+    size_t hbm_size = 5;
+    EXPECT_STATUS(nrt_get_hbm_mmap_va(0, 0, &hbm_va, &hbm_size), NRT_INVALID_HANDLE); /* no regions */
+    EXPECT(hbm_va == (void *)0x5 && hbm_size == 5);
+    EXPECT_STATUS(nrt_get_hbm_mmap_va(3, 0, &hbm_va, &hbm_size), NRT_INVALID);
 
     /* Free: NULLs the pointer; a freed handle is NRT_INVALID_HANDLE. */
     nrt_tensor_t *stale = dev;

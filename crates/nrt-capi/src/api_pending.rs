@@ -117,8 +117,30 @@ refused_void! { PROFILE_ISSUE;
 refused! { NO_HARDWARE;
     nrt_get_dmabuf_fd(u64, u64, *mut c_int);
     nrt_host_device_id_rid_map_get(*mut u32, *mut u32);
-    nrt_get_hbm_mmap_va(c_int, c_int, P, *mut usize);
     nrt_get_attached_efa_bdf(*const c_void, *mut c_char, *mut usize);
+}
+
+/// `nrt_get_hbm_mmap_va`: simulated HBM is not mapped into the process,
+/// so there is no region at any index: NRT_INVALID_HANDLE, libnrt's
+/// "no more regions" answer, which ends a client's enumeration loop at
+/// once. Outputs are left untouched.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_get_hbm_mmap_va(device_id: c_int, hbm_idx: c_int, addr: *mut *mut c_void, size: *mut usize) -> NRT_STATUS {
+    call("nrt_get_hbm_mmap_va", || {
+        let h = global::hosts()?;
+        non_null(addr, "addr")?;
+        non_null(size, "size")?;
+        if usize::try_from(device_id).map_or(true, |d| d >= h.rt.devices().len()) {
+            return Err(NrtError::invalid(format!("neuron device {device_id} does not exist; the instance has {}", h.rt.devices().len())));
+        }
+        Err(NrtError::new(
+            nrt_core::NrtStatus::InvalidHandle,
+            format!("device {device_id} HBM region {hbm_idx}: no host-mapped HBM regions on simulated devices"),
+        ))
+    })
 }
 
 /// `nrt_host_device_id_get`: simulated devices are not containerised, so
@@ -162,6 +184,7 @@ pub extern "C" fn nrt_cc_global_comm_init(vnc: u32, g_device_id: u32, g_device_c
 }
 
 crate::symbols::versioned!("NRT_2.0.0":
+    nrt_get_hbm_mmap_va,
     nrt_host_device_id_get,
     nrt_build_global_comm,
     nrt_cc_global_comm_init,
@@ -213,7 +236,6 @@ crate::symbols::versioned!("NRT_2.0.0":
     nrt_sys_trace_buffer_free,
     nrt_get_dmabuf_fd,
     nrt_host_device_id_rid_map_get,
-    nrt_get_hbm_mmap_va,
     nrt_get_attached_efa_bdf,
 );
 
