@@ -1,12 +1,23 @@
 //! The `nrt` command: inspect, unpack and pack NEFFs, assemble and
-//! disassemble engine programs.
+//! disassemble engine programs, run and benchmark models on the simulated
+//! device.
 //!
 //! Every verb prints its result on stdout; a failure prints one line
 //! `nrt: error: ...` on stderr naming what was wrong, and exits non-zero.
 
+mod alloc_count;
 mod asm_cmd;
+mod bench_cmd;
+#[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
+mod example_data;
 mod inspect;
+mod model_io;
 mod neff_cmd;
+mod run_cmd;
+
+/// Counts heap allocations so `nrt bench` can report them per execute.
+#[global_allocator]
+static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -39,6 +50,38 @@ enum Command {
     Disasm {
         /// The instruction stream.
         input: PathBuf,
+    },
+    /// Load a NEFF (or pack a source directory on the fly), execute it once on
+    /// the simulated device, print output checksums and write NAME.npy files.
+    Run {
+        /// The NEFF file or NEFF source directory.
+        model: PathBuf,
+        /// An input from a .npy file; inputs not given get deterministic pseudo-random data.
+        #[arg(long = "input", value_name = "NAME=PATH.npy", value_parser = model_io::parse_input_arg)]
+        inputs: Vec<(String, PathBuf)>,
+        /// Where to write each output as NAME.npy (created if missing).
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+    },
+    /// Measure synchronous execute latency of a model on the simulated device.
+    Bench {
+        /// The NEFF file or NEFF source directory.
+        model: PathBuf,
+        /// Timed executions.
+        #[arg(long, default_value_t = 1000)]
+        iterations: u64,
+        /// Untimed executions first.
+        #[arg(long, default_value_t = 50)]
+        warmup: u64,
+        /// Print one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the generated constants (W.npy, b.npy) of the mlp examples under DIR.
+    ExampleData {
+        /// The examples directory (holding mlp/ and mlp-bf16/).
+        #[arg(default_value = "examples")]
+        dir: PathBuf,
     },
 }
 
@@ -77,6 +120,18 @@ enum NeffCommand {
     },
 }
 
+/// `nrt example-data`: writes the mlp examples' constants.
+fn example_data_cmd(dir: &std::path::Path) -> anyhow::Result<()> {
+    let written = example_data::write_all(dir)?;
+    for p in &written {
+        println!("wrote {}", p.display());
+    }
+    if written.is_empty() {
+        println!("constants under {} are up to date", dir.display());
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -87,6 +142,9 @@ fn main() -> ExitCode {
         },
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input } => asm_cmd::disassemble(&input),
+        Command::Run { model, inputs, output_dir } => run_cmd::run(&model, &inputs, output_dir.as_deref()),
+        Command::Bench { model, iterations, warmup, json } => bench_cmd::bench(&model, iterations, warmup, json),
+        Command::ExampleData { dir } => example_data_cmd(&dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -36,6 +36,15 @@ pub fn pack(dir: &Path, file: &Path, name: Option<String>, hash: Option<&str>) -
     Ok(())
 }
 
+/// Packs source-tree members behind `header` into NEFF bytes (md5 digest,
+/// gzip tar), assembling `*.asm` programs: what `nrt run` and `nrt bench`
+/// load when given a directory.
+pub fn pack_members_to_bytes(header: &nrt_neff::NeffHeader, members: Members) -> Result<Vec<u8>> {
+    let members = assemble_programs(members)?;
+    let hash = HashKind::from_pkg_version(header.pkg_version).unwrap_or(HashKind::Md5);
+    Ok(nrt_neff::pack_members(header, &members, hash, nrt_neff::writer::default_format(hash))?)
+}
+
 /// Replaces every `X.asm` member by the assembled `X.bin`. A directory may
 /// not hold both, since it would be unclear which one is meant.
 fn assemble_programs(members: Members) -> Result<Members> {

@@ -1,0 +1,220 @@
+//! `nrt bench`: a neuron-bench-style latency run of one model on the
+//! simulated device, with the figures the runtime's design is judged by:
+//! heap allocations and doorbells per execute, and the machine's spin
+//! hand-off round trip so latency can be read as a ratio.
+
+use crate::alloc_count;
+use crate::model_io::{self, Loaded};
+use anyhow::{Result, anyhow, bail};
+use nrt::tensor::{Tensor, TensorSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Latency percentiles of a run, in microseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Percentiles {
+    /// Fastest execution.
+    pub p0: f64,
+    /// 1st percentile.
+    pub p1: f64,
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Slowest execution.
+    pub p100: f64,
+}
+
+impl Percentiles {
+    /// Nearest-rank percentiles of `samples` (any order; must not be empty).
+    pub fn of(samples: &mut [Duration]) -> Option<Percentiles> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_unstable();
+        let at = |p: f64| {
+            let rank = ((p / 100.0) * samples.len() as f64).ceil() as usize;
+            samples[rank.clamp(1, samples.len()) - 1].as_secs_f64() * 1e6
+        };
+        Some(Percentiles { p0: at(0.0), p1: at(1.0), p50: at(50.0), p99: at(99.0), p100: at(100.0) })
+    }
+}
+
+/// Mean round trip, in microseconds, of a value handed back and forth
+/// between two threads spinning on one atomic: the floor any hand-off to a
+/// device worker (or a spinning waiter) pays on this machine.
+pub fn spin_roundtrip_us(round_trips: u64) -> f64 {
+    let flag = Arc::new(AtomicU64::new(0));
+    let peer = {
+        let flag = flag.clone();
+        std::thread::spawn(move || {
+            for i in 0..round_trips {
+                while flag.load(Ordering::Acquire) != 2 * i + 1 {
+                    std::hint::spin_loop();
+                }
+                flag.store(2 * i + 2, Ordering::Release);
+            }
+        })
+    };
+    let start = Instant::now();
+    for i in 0..round_trips {
+        flag.store(2 * i + 1, Ordering::Release);
+        while flag.load(Ordering::Acquire) != 2 * i + 2 {
+            std::hint::spin_loop();
+        }
+    }
+    let elapsed = start.elapsed();
+    let _ = peer.join();
+    elapsed.as_secs_f64() * 1e6 / round_trips.max(1) as f64
+}
+
+/// Median over 15 batches of 500 spin round trips: one batch on a busy
+/// machine (the peer thread descheduled) says little, the median of
+/// several says what a hand-off costs when both threads run.
+pub fn spin_roundtrip_median_us() -> f64 {
+    let mut batches: Vec<f64> = (0..15).map(|_| spin_roundtrip_us(500)).collect();
+    batches.sort_by(f64::total_cmp);
+    batches[batches.len() / 2]
+}
+
+/// The figures of one bench run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchReport {
+    /// Timed executions.
+    pub iterations: u64,
+    /// Untimed executions before them.
+    pub warmup: u64,
+    /// Latency percentiles (us).
+    pub latency_us: Percentiles,
+    /// Executions per second over the timed loop.
+    pub executions_per_s: f64,
+    /// Heap allocations of the executing thread (the runtime's hot path:
+    /// bind, stage, doorbell, harvest) during the timed loop / iterations.
+    pub heap_allocations_per_execute: f64,
+    /// Heap allocations of the whole process (including the simulator's
+    /// worker threads) during the timed loop / iterations.
+    pub process_heap_allocations_per_execute: f64,
+    /// Doorbells rung during the timed loop / iterations (runtime counters).
+    pub doorbells_per_execute: f64,
+    /// Two-thread spin hand-off round trip measured in the same run (us).
+    pub spin_roundtrip_us: f64,
+}
+
+impl BenchReport {
+    /// The report as the JSON object `--json` prints.
+    pub fn to_json(&self) -> serde_json::Value {
+        let l = &self.latency_us;
+        serde_json::json!({
+            "iterations": self.iterations,
+            "warmup": self.warmup,
+            "latency_us": {"p0": l.p0, "p1": l.p1, "p50": l.p50, "p99": l.p99, "p100": l.p100},
+            "executions_per_s": self.executions_per_s,
+            "heap_allocations_per_execute": self.heap_allocations_per_execute,
+            "process_heap_allocations_per_execute": self.process_heap_allocations_per_execute,
+            "doorbells_per_execute": self.doorbells_per_execute,
+            "spin_roundtrip_us": self.spin_roundtrip_us,
+        })
+    }
+}
+
+/// Loads `path` and measures `iterations` synchronous executions after
+/// `warmup` untimed ones, on device-resident input and output tensors (the
+/// steady state: no host staging).
+pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport, Loaded)> {
+    if iterations == 0 {
+        bail!("--iterations must be at least 1");
+    }
+    let bytes = model_io::neff_bytes(path)?;
+    let loaded = Loaded::new(&bytes)?;
+    let memory = loaded.host.memory().clone();
+    let cores: Vec<_> = loaded.host.vcores().iter().flatten().copied().collect();
+    let core = *cores.first().ok_or_else(|| anyhow!("the device has no logical core"))?;
+    let data = model_io::input_bytes(&loaded.inputs, &[])?;
+    let mut ins = TensorSet::new();
+    for (sig, d) in loaded.inputs.iter().zip(&data) {
+        let t = Tensor::allocate_device(&memory, core, d.len() as u64, &sig.name).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
+        t.write(0, d).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
+        ins.add(&sig.name, Arc::new(t));
+    }
+    let mut outs = TensorSet::new();
+    for sig in &loaded.outputs {
+        let size = model_io::size_of(sig)? as u64;
+        let t = Tensor::allocate_device(&memory, core, size, &sig.name).map_err(|e| anyhow!("output {:?}: {e}", sig.name))?;
+        outs.add(&sig.name, Arc::new(t));
+    }
+    let exec = |what: &str| loaded.host.execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("{what} execute: {e}"));
+    for _ in 0..warmup {
+        exec("warm-up")?;
+    }
+    let doorbells = || -> u64 { cores.iter().filter_map(|c| loaded.host.cores().get(*c)).map(|d| d.doorbells()).sum() };
+    let mut samples = Vec::with_capacity(iterations as usize);
+    let rung = doorbells();
+    let allocs = alloc_count::allocations();
+    let thread_allocs = alloc_count::thread_allocations();
+    let start = Instant::now();
+    for _ in 0..iterations {
+        let t = Instant::now();
+        exec("timed")?;
+        samples.push(t.elapsed());
+    }
+    let total = start.elapsed();
+    let thread_allocations = alloc_count::thread_allocations() - thread_allocs;
+    let allocations = alloc_count::allocations() - allocs;
+    let rung = doorbells() - rung;
+    let latency_us = Percentiles::of(&mut samples).ok_or_else(|| anyhow!("no samples"))?;
+    let report = BenchReport {
+        iterations,
+        warmup,
+        latency_us,
+        executions_per_s: iterations as f64 / total.as_secs_f64(),
+        heap_allocations_per_execute: thread_allocations as f64 / iterations as f64,
+        process_heap_allocations_per_execute: allocations as f64 / iterations as f64,
+        doorbells_per_execute: rung as f64 / iterations as f64,
+        spin_roundtrip_us: spin_roundtrip_median_us(),
+    };
+    Ok((report, loaded))
+}
+
+/// `nrt bench FILE|DIR`: prints the table, or the JSON object with `json`.
+pub fn bench(path: &Path, iterations: u64, warmup: u64, json: bool) -> Result<()> {
+    let (r, loaded) = measure(path, iterations, warmup)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+    } else {
+        let l = &r.latency_us;
+        println!("nrt bench {} ({} inputs, {} outputs), simulated device, sync execute", path.display(), loaded.inputs.len(), loaded.outputs.len());
+        println!("iterations {}, warm-up {}", r.iterations, r.warmup);
+        println!();
+        println!("{:<14} {:>10} {:>10} {:>10} {:>10} {:>10}", "latency (us)", "p0", "p1", "p50", "p99", "p100");
+        println!("{:<14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", "", l.p0, l.p1, l.p50, l.p99, l.p100);
+        println!();
+        println!("{:<34} {:>12.1}", "executions/s", r.executions_per_s);
+        println!("{:<34} {:>12.2}", "heap allocations per execute", r.heap_allocations_per_execute);
+        println!("{:<34} {:>12.2}", "  (whole process, with simulator)", r.process_heap_allocations_per_execute);
+        println!("{:<34} {:>12.2}", "doorbells per execute", r.doorbells_per_execute);
+        println!("{:<34} {:>12.3}", "spin round trip (us)", r.spin_roundtrip_us);
+        println!("{:<34} {:>12.1}", "p50 / spin round trip", l.p50 / r.spin_roundtrip_us);
+    }
+    loaded.close()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut s: Vec<Duration> = (1..=100).rev().map(Duration::from_micros).collect();
+        let p = Percentiles::of(&mut s).unwrap();
+        assert_eq!((p.p0, p.p1, p.p50, p.p99, p.p100), (1.0, 1.0, 50.0, 99.0, 100.0));
+        assert_eq!(Percentiles::of(&mut []), None);
+    }
+
+    #[test]
+    fn spin_round_trip_is_measured() {
+        let us = spin_roundtrip_us(200);
+        assert!(us > 0.0 && us < 10_000.0, "{us}");
+    }
+}

@@ -1,0 +1,144 @@
+//! What `nrt run` and `nrt bench` share: turning FILE|DIR into NEFF bytes
+//! (packing a source tree on the fly), a model loaded on a simulated
+//! device, and input tensors from `.npy` files or deterministic data.
+
+use crate::example_data;
+use anyhow::{Context, Result, anyhow, bail};
+use nrt::load::{LoadSettings, ModelHost};
+use nrt::model::ModelId;
+use nrt_neff::TensorSignature;
+use std::path::Path;
+use std::sync::Arc;
+
+/// NEFF bytes of `path`: a file is read as is; a directory is packed like
+/// `nrt neff pack` (assembling `.asm` programs). For the examples whose
+/// constants are generated (mlp, mlp-bf16), missing constant members are
+/// generated in memory, so a fresh checkout runs without a setup step.
+pub fn neff_bytes(path: &Path) -> Result<Vec<u8>> {
+    if path.is_dir() {
+        let contents = nrt_neff::read_dir(path).with_context(|| format!("reading {}", path.display()))?;
+        let header = contents.header.unwrap_or_default();
+        let mut members = contents.members;
+        if let Some(constants) = example_data::constants_for(path) {
+            for (member, bytes) in constants {
+                members.entry(member.to_string()).or_insert(bytes);
+            }
+        }
+        crate::neff_cmd::pack_members_to_bytes(&header, members)
+            .with_context(|| format!("packing {}", path.display()))
+    } else {
+        std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+    }
+}
+
+/// A model loaded on the first simulated device of the environment
+/// (NEURON_SIM_* variables), on the first free logical core.
+pub struct Loaded {
+    /// The host owning the device and the model.
+    pub host: ModelHost,
+    /// The model.
+    pub id: ModelId,
+    /// Input signatures, in NEFF order.
+    pub inputs: Vec<TensorSignature>,
+    /// Output signatures, in NEFF order.
+    pub outputs: Vec<TensorSignature>,
+}
+
+impl Loaded {
+    /// Loads `bytes` with the logical-core size the NEFF header asks for.
+    pub fn new(bytes: &[u8]) -> Result<Loaded> {
+        let header = nrt_neff::NeffHeader::parse(bytes).context("reading the NEFF header")?;
+        let lnc = header.lnc_size.max(1);
+        let device = nrt_sim::SimDevice::all_from_env()
+            .map_err(|e| anyhow!("simulated device configuration: {e}"))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("the simulated instance has no device"))?;
+        let host = ModelHost::with_lnc(Arc::new(device), lnc, LoadSettings::default())
+            .map_err(|e| anyhow!("preparing the device for LNC {lnc}: {e}"))?;
+        let id = host.load(bytes, -1, -1).map_err(|e| anyhow!("load: {e}"))?;
+        let (inputs, outputs) = host.tensor_info(id).map_err(|e| anyhow!("tensor info: {e}"))?;
+        Ok(Loaded { host, id, inputs, outputs })
+    }
+
+    /// Unloads the model and closes the host.
+    pub fn close(self) -> Result<()> {
+        self.host.unload(self.id).map_err(|e| anyhow!("unload: {e}"))?;
+        self.host.close().map_err(|e| anyhow!("close: {e}"))
+    }
+}
+
+/// Byte size of a signature, or an error naming it.
+pub fn size_of(sig: &TensorSignature) -> Result<usize> {
+    sig.size_bytes()
+        .and_then(|s| usize::try_from(s).ok())
+        .ok_or_else(|| anyhow!("tensor {:?} has dtype {:?}, whose size is unknown", sig.name, sig.dtype))
+}
+
+/// The `.npy` descriptor used for a dtype (bfloat16 as its raw `<u2` bits).
+pub fn npy_descr(dtype: &str) -> String {
+    match dtype {
+        "bfloat16" => "<u2".to_string(),
+        d => nrt_neff::dtype::npy_descr(d).map_or_else(|| format!("|V{}", nrt_neff::dtype::dtype_size(d).unwrap_or(1)), str::to_string),
+    }
+}
+
+/// Reads an input `.npy` for `sig`: shape and element size must match
+/// (and the dtype, when numpy knows it); returns the array bytes.
+pub fn read_input_npy(sig: &TensorSignature, path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading input {:?} from {}", sig.name, path.display()))?;
+    let shown = path.display().to_string();
+    let header = nrt_neff::npy::parse_npy_header(&shown, &bytes).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
+    if header.fortran_order {
+        bail!("input {:?}: {shown} is in Fortran order; write it C-contiguous", sig.name);
+    }
+    if header.shape != sig.shape {
+        bail!("input {:?}: {shown} has shape {:?}, the model expects {:?}", sig.name, header.shape, sig.shape);
+    }
+    let expected = npy_descr(&sig.dtype);
+    let same_kind = header.descr.trim_start_matches(['<', '|', '=']) == expected.trim_start_matches(['<', '|', '='])
+        || (sig.dtype == "bfloat16" && header.descr.ends_with("V2"));
+    if !same_kind {
+        bail!("input {:?}: {shown} holds {}, the model expects {} ({expected})", sig.name, header.descr, sig.dtype);
+    }
+    let data = &bytes[header.data_offset..];
+    let want = size_of(sig)?;
+    if data.len() != want {
+        bail!("input {:?}: {shown} holds {} data bytes, the model expects {want}", sig.name, data.len());
+    }
+    Ok(data.to_vec())
+}
+
+/// Input bytes for every model input: the `--input NAME=PATH` files, and
+/// deterministic pseudo-random data (seeded by the input's position) for
+/// inputs not given. Unknown names are errors.
+pub fn input_bytes(inputs: &[TensorSignature], given: &[(String, std::path::PathBuf)]) -> Result<Vec<Vec<u8>>> {
+    for (name, _) in given {
+        if !inputs.iter().any(|s| &s.name == name) {
+            let names: Vec<&str> = inputs.iter().map(|s| s.name.as_str()).collect();
+            bail!("--input {name:?}: the model has no input of that name (inputs: {})", names.join(", "));
+        }
+    }
+    inputs
+        .iter()
+        .enumerate()
+        .map(|(i, sig)| match given.iter().rev().find(|(n, _)| n == &sig.name) {
+            Some((_, path)) => read_input_npy(sig, path),
+            None => Ok(example_data::pseudo_random_tensor(&sig.dtype, size_of(sig)?, 1 + i as u64)),
+        })
+        .collect()
+}
+
+/// Parses `NAME=PATH`.
+pub fn parse_input_arg(s: &str) -> Result<(String, std::path::PathBuf), String> {
+    match s.split_once('=') {
+        Some((n, p)) if !n.is_empty() && !p.is_empty() => Ok((n.to_string(), p.into())),
+        _ => Err(format!("expected NAME=PATH.npy, got {s:?}")),
+    }
+}
+
+/// FNV-1a 64 of bytes: a checksum that needs no dependency and is stable
+/// across platforms, printed by `nrt run` so runs can be compared.
+pub fn checksum(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}

@@ -1,0 +1,151 @@
+//! `nrt run`, `nrt bench` and `nrt example-data` end to end on the
+//! repository's examples (packed on the fly from their source trees).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn nrt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nrt")).args(args).output().expect("run nrt")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name).to_str().unwrap().to_string()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nrt-run-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn f32_npy(shape: &[u64], values: &[f32]) -> Vec<u8> {
+    nrt_neff::npy::encode_npy("<f4", shape, &values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())
+}
+
+/// (header, data) of an .npy file.
+fn read_npy(path: &Path) -> (nrt_neff::NpyHeader, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap();
+    let h = nrt_neff::npy::parse_npy_header("out", &bytes).unwrap();
+    let data = bytes[h.data_offset..].to_vec();
+    (h, data)
+}
+
+#[test]
+fn run_reads_inputs_and_writes_outputs_as_npy() {
+    let dir = scratch("copy-io");
+    let values: Vec<f32> = (0..128 * 512).map(|i| i as f32 * 0.25 - 100.0).collect();
+    let input = dir.join("in.npy");
+    std::fs::write(&input, f32_npy(&[128, 512], &values)).unwrap();
+    let out_dir = dir.join("out");
+    let o = nrt(&["run", &example("copy"), "--input", &format!("input={}", input.display()), "--output-dir", out_dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (h, data) = read_npy(&out_dir.join("output.npy"));
+    assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f4", &[128u64, 512][..]));
+    let got: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(got, values, "the copy example returns its input");
+    assert!(text(&o.stdout).contains("from file"), "{}", text(&o.stdout));
+}
+
+#[test]
+fn run_without_inputs_uses_deterministic_data_and_prints_checksums() {
+    let a = nrt(&["run", &example("copy")]);
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    let out = text(&a.stdout);
+    let sum = |kind: &str| {
+        out.lines().find(|l| l.starts_with(kind)).and_then(|l| l.rsplit(' ').next()).map(str::to_string).unwrap_or_else(|| panic!("no {kind} line in {out}"))
+    };
+    // The copy's output is its input, byte for byte.
+    assert_eq!(sum("input "), sum("output "));
+    let b = nrt(&["run", &example("copy")]);
+    assert_eq!(text(&b.stdout).lines().filter(|l| l.contains("checksum")).collect::<Vec<_>>(), out.lines().filter(|l| l.contains("checksum")).collect::<Vec<_>>(), "same data every run");
+}
+
+#[test]
+fn run_mlp_writes_a_relu_output() {
+    let dir = scratch("mlp");
+    let o = nrt(&["run", &example("mlp"), "--output-dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (h, data) = read_npy(&dir.join("y.npy"));
+    assert_eq!(h.shape, vec![128, 512]);
+    let y: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert!(y.iter().all(|v| *v >= 0.0), "relu output is never negative");
+    assert!(y.iter().filter(|v| **v > 0.0).count() > 1000, "and not all zero");
+}
+
+#[test]
+fn run_rejects_an_unknown_input_name_in_one_line() {
+    let dir = scratch("badname");
+    let p = dir.join("x.npy");
+    std::fs::write(&p, f32_npy(&[128, 512], &vec![0.0; 128 * 512])).unwrap();
+    let o = nrt(&["run", &example("copy"), "--input", &format!("nosuch={}", p.display())]);
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(err.contains("nosuch") && err.contains("no input of that name") && err.contains("input"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn run_rejects_a_wrong_shape_naming_both() {
+    let dir = scratch("badshape");
+    let p = dir.join("x.npy");
+    std::fs::write(&p, f32_npy(&[64, 512], &vec![0.0; 64 * 512])).unwrap();
+    let o = nrt(&["run", &example("copy"), "--input", &format!("input={}", p.display())]);
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(err.contains("[64, 512]") && err.contains("[128, 512]"), "{err}");
+    // A dtype mismatch is refused too.
+    let q = dir.join("i.npy");
+    std::fs::write(&q, nrt_neff::npy::encode_npy("<i4", &[128, 512], &vec![0u8; 128 * 512 * 4])).unwrap();
+    let o = nrt(&["run", &example("copy"), "--input", &format!("input={}", q.display())]);
+    assert!(!o.status.success() && text(&o.stderr).contains("float32"), "{}", text(&o.stderr));
+    // And a malformed argument.
+    let o = nrt(&["run", &example("copy"), "--input", "justaname"]);
+    assert!(!o.status.success() && text(&o.stderr).contains("NAME=PATH"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn bench_json_has_the_documented_keys() {
+    let o = nrt(&["bench", &example("copy"), "--iterations", "20", "--warmup", "2", "--json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    for k in ["p0", "p1", "p50", "p99", "p100"] {
+        assert!(v["latency_us"][k].as_f64().is_some_and(|x| x > 0.0), "latency_us.{k} in {v}");
+    }
+    let l = &v["latency_us"];
+    assert!(l["p0"].as_f64() <= l["p50"].as_f64() && l["p50"].as_f64() <= l["p100"].as_f64());
+    assert!(v["executions_per_s"].as_f64().is_some_and(|x| x > 0.0));
+    assert!(v["spin_roundtrip_us"].as_f64().is_some_and(|x| x > 0.0));
+    // The runtime's steady state: no allocation on the executing thread and
+    // one doorbell per physical core the model runs on (the copy example has
+    // one subgraph, so one core).
+    assert_eq!(v["heap_allocations_per_execute"].as_f64(), Some(0.0), "{v}");
+    assert_eq!(v["doorbells_per_execute"].as_f64(), Some(1.0), "{v}");
+    let table = nrt(&["bench", &example("copy"), "--iterations", "5", "--warmup", "1"]);
+    assert!(text(&table.stdout).contains("p50") && text(&table.stdout).contains("executions/s"));
+    let zero = nrt(&["bench", &example("copy"), "--iterations", "0"]);
+    assert!(!zero.status.success() && text(&zero.stderr).contains("--iterations"));
+}
+
+#[test]
+fn example_data_writes_the_constants_once() {
+    let dir = scratch("example-data");
+    for name in ["mlp", "mlp-bf16"] {
+        std::fs::create_dir_all(dir.join(name).join("sg00")).unwrap();
+        std::fs::copy(Path::new(&example(name)).join("sg00/def.json"), dir.join(name).join("sg00/def.json")).unwrap();
+    }
+    let o = nrt(&["example-data", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (w, data) = read_npy(&dir.join("mlp-bf16/sg00/W.npy"));
+    assert_eq!((w.descr.as_str(), w.shape.as_slice(), data.len()), ("<u2", &[512u64, 512][..], 512 * 512 * 2));
+    let (b, _) = read_npy(&dir.join("mlp/sg00/b.npy"));
+    assert_eq!(b.shape, vec![512]);
+    let again = nrt(&["example-data", dir.to_str().unwrap()]);
+    assert!(text(&again.stdout).contains("up to date"), "{}", text(&again.stdout));
+    let missing = nrt(&["example-data", dir.join("nowhere").to_str().unwrap()]);
+    assert!(!missing.status.success());
+}
