@@ -1,0 +1,236 @@
+//! The runtime's headline figures, printed (harness = false):
+//!
+//! 1. synchronous execute latency (p50, p99) of the copy example, against
+//!    the two-thread spin round trip measured in the same run (target:
+//!    p50 <= 5x the round trip);
+//! 2. heap allocations per execute in the steady state (target 0), on the
+//!    executing thread and over the whole process (simulator included);
+//! 3. load time of a NEFF carrying 256 MiB of constants against gunzip +
+//!    MD5 + copy of the same bytes (target <= 1.3x).
+//!
+//! `cargo bench -p nrt --bench figures` runs the full sizes. Any other
+//! invocation (`cargo test --all-targets` runs bench targets without
+//! `--bench`) does a tiny quick pass so the test suite stays fast.
+
+#[allow(dead_code)]
+#[path = "../tests/exec_support/mod.rs"]
+mod exec_support;
+
+use exec_support::*;
+use nrt::load::{LoadSettings, ModelHost};
+use nrt::tensor::{Tensor, TensorSet};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+struct Counting;
+static PROCESS_ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    static THREAD_ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    PROCESS_ALLOCS.fetch_add(1, Ordering::Relaxed);
+    let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: the caller's contract is passed through.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Sizes of one run: full under `cargo bench`, tiny otherwise.
+struct Plan {
+    executions: usize,
+    spin_batches: usize,
+    constant_bytes: usize,
+}
+
+fn plan() -> Plan {
+    if std::env::args().any(|a| a == "--bench") {
+        Plan { executions: 3000, spin_batches: 31, constant_bytes: 256 << 20 }
+    } else {
+        Plan { executions: 20, spin_batches: 3, constant_bytes: 1 << 20 }
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Nearest-rank percentile (`p` in 0..=1) of sorted samples.
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Median over batches of the mean round trip of 1000 hand-offs between
+/// two threads spinning on one atomic.
+fn spin_round_trip(batches: usize) -> Duration {
+    let mut means: Vec<Duration> = (0..batches)
+        .map(|_| {
+            const N: u64 = 1000;
+            let flag = Arc::new(AtomicU64::new(0));
+            let peer_flag = flag.clone();
+            let peer = std::thread::spawn(move || {
+                for i in 0..N {
+                    while peer_flag.load(Ordering::Acquire) != 2 * i + 1 {
+                        std::hint::spin_loop();
+                    }
+                    peer_flag.store(2 * i + 2, Ordering::Release);
+                }
+            });
+            let t = Instant::now();
+            for i in 0..N {
+                flag.store(2 * i + 1, Ordering::Release);
+                while flag.load(Ordering::Acquire) != 2 * i + 2 {
+                    std::hint::spin_loop();
+                }
+            }
+            let d = t.elapsed() / N as u32;
+            peer.join().expect("spin peer");
+            d
+        })
+        .collect();
+    means.sort();
+    means[means.len() / 2]
+}
+
+/// Figures of `executions` sync executes of the copy example on device
+/// tensors: sorted latencies and (thread, process) allocations per execute.
+fn copy_executes(host: &ModelHost, executions: usize) -> (Vec<Duration>, f64, f64) {
+    const BYTES: u64 = 128 * 512 * 4;
+    let id = host.load(&copy_neff(), 0, -1).expect("load copy");
+    let core = host.vcores()[0][0];
+    let din = Arc::new(Tensor::allocate_device(host.memory(), core, BYTES, "input").expect("input"));
+    let dout = Arc::new(Tensor::allocate_device(host.memory(), core, BYTES, "output").expect("output"));
+    din.write(0, &data(BYTES as usize, 5)).expect("write input");
+    let mut ins = TensorSet::new();
+    ins.add("input", din);
+    let mut outs = TensorSet::new();
+    outs.add("output", dout.clone());
+    for _ in 0..10 {
+        host.execute(id, &ins, &outs).expect("warm-up");
+    }
+    let mut samples = Vec::with_capacity(executions);
+    let (t0, p0) = (THREAD_ALLOCS.with(Cell::get), PROCESS_ALLOCS.load(Ordering::Relaxed));
+    for _ in 0..executions {
+        let t = Instant::now();
+        host.execute(id, &ins, &outs).expect("execute");
+        samples.push(t.elapsed());
+    }
+    let (t1, p1) = (THREAD_ALLOCS.with(Cell::get), PROCESS_ALLOCS.load(Ordering::Relaxed));
+    // Sanity: the measured executions did the work.
+    assert_eq!(read_all(&dout), data(BYTES as usize, 5), "copy output");
+    host.unload(id).expect("unload");
+    samples.sort();
+    let n = executions as f64;
+    (samples, (t1 - t0) as f64 / n, (p1 - p0) as f64 / n)
+}
+
+fn latency_figures(plan: &Plan) {
+    let rt = spin_round_trip(plan.spin_batches);
+    println!("spin hand-off round trip (median of {} batches): {:.3} us", plan.spin_batches, us(rt));
+    for (label, host) in [
+        ("deterministic sim (engines run on the caller)", host().1),
+        (
+            "threaded sim (2 workers, caller spins then parks)",
+            ModelHost::with_lnc(
+                Arc::new(nrt_sim::SimDevice::new(&nrt_sim::SimConfig::builder().threads(2).build(), 0)),
+                2,
+                LoadSettings::default(),
+            )
+            .expect("host"),
+        ),
+    ] {
+        let (s, thread_allocs, process_allocs) = copy_executes(&host, plan.executions);
+        let p50 = pct(&s, 0.5);
+        println!(
+            "copy sync execute, {label}: p50 {:.1} us, p99 {:.1} us, p50 = {:.1}x the spin round trip (target <= 5x)",
+            us(p50),
+            us(pct(&s, 0.99)),
+            p50.as_secs_f64() / rt.as_secs_f64()
+        );
+        println!("  heap allocations per execute: {thread_allocs:.2} on the executing thread (target 0), {process_allocs:.2} in the whole process");
+        host.close().expect("close");
+    }
+}
+
+fn load_figures(plan: &Plan) {
+    let n = plan.constant_bytes;
+    // The copy example plus one `file` var of n bytes.
+    let contents = nrt_neff::read_dir(&examples_dir().join("copy")).expect("copy example");
+    let mut members = contents.members;
+    let values = data(n, 77);
+    let npy = nrt_neff::npy::encode_npy("|u1", &[n as u64], &values);
+    let npy_len = npy.len();
+    members.insert("sg00/big.npy".into(), npy);
+    let mut def: serde_json::Value = serde_json::from_slice(&members["sg00/def.json"]).expect("def.json");
+    def["var"]["big"] = serde_json::json!({"type": "file", "var_id": 7, "size": n, "file_name": "big.npy"});
+    members.insert("sg00/def.json".into(), serde_json::to_vec(&def).expect("def.json"));
+    let neff = pack_members(&contents.header.expect("header"), members);
+
+    let (_dev, host) = host_with(LoadSettings { validate_hash: true, ..LoadSettings::default() });
+    host.install_vcore(0).expect("install");
+    let t = Instant::now();
+    let id = host.load(&neff, 0, -1).expect("load");
+    let load = t.elapsed();
+    host.unload(id).expect("unload");
+
+    // Baseline: what any loader must do with these bytes at least once.
+    let dev = host.device().clone();
+    let at = dev.alloc(nrt_hal::MemoryLocation::Hbm { channel: 0 }, n as u64, 4096).expect("alloc");
+    let t = Instant::now();
+    let payload = &neff[nrt_neff::header::HEADER_SIZE..];
+    let digest = <md5::Md5 as md5::Digest>::digest(payload);
+    let mut tar = Vec::with_capacity(n + (1 << 20));
+    flate2::read::GzDecoder::new(payload).read_to_end(&mut tar).expect("gunzip");
+    let start = tar.windows(6).position(|w| w == b"\x93NUMPY").expect("npy in the tar");
+    let header = nrt_neff::npy::parse_npy_header("big.npy", &tar[start..start + npy_len]).expect("npy header");
+    let body = &tar[start + header.data_offset..][..n];
+    dev.write(at, body).expect("copy to device");
+    let base = t.elapsed();
+    std::hint::black_box(digest);
+    let mut check = vec![0u8; 64.min(n)];
+    dev.read(at, &mut check).expect("read back");
+    assert_eq!(&check[..], &values[..check.len()]);
+    dev.free(at).expect("free");
+    println!(
+        "load of a NEFF with {} MiB of constants (hash checked): {:.1} ms; gunzip + md5 + copy of the same bytes: {:.1} ms; ratio {:.2}x (target <= 1.3x)",
+        n >> 20,
+        load.as_secs_f64() * 1e3,
+        base.as_secs_f64() * 1e3,
+        load.as_secs_f64() / base.as_secs_f64()
+    );
+    host.close().expect("close");
+}
+
+fn main() {
+    let plan = plan();
+    latency_figures(&plan);
+    load_figures(&plan);
+}
