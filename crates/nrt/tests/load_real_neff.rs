@@ -1,12 +1,11 @@
 //! The real compiler NEFF (shared/data/neff/matmul_small.neff): it parses
-//! and plans (LNC 2, two subgraphs, dge-table, state buffer, constant), and
-//! until its 0xD4 DMA records are lowered the load fails with libnrt's
-//! unsupported-opcode message naming engine and index, rolling back.
+//! and plans (LNC 2, two subgraphs, dge-table, state buffer, constant), its
+//! 0xD4 DMA records resolve against the dynamic queue sets, and it loads
+//! (execution is tested in real_neff.rs).
 
 mod exec_support;
 
 use exec_support::*;
-use nrt::NrtStatus;
 use nrt::load::plan::{self, Placement};
 use nrt::program::{MemRefKind, Program};
 
@@ -45,15 +44,33 @@ fn real_neff_parses_and_plans() {
 }
 
 #[test]
-fn real_neff_load_fails_cleanly_on_its_dma_pseudo_records() {
+fn real_neff_dma_records_resolve_to_dynamic_queue_slots() {
+    let Some(bytes) = real() else { return };
+    let neff = nrt::load::parse(&bytes, false).unwrap();
+    let program = Program::from_neff(&neff).unwrap();
+    let sg = &program.subgraphs[1];
+    let got: Vec<(&str, usize, u32, usize, u64, u64)> =
+        sg.dma2d.iter().map(|d| (d.engine.name(), d.index, d.semaphore, d.slot, d.src.var_id, d.dst.var_id)).collect();
+    // Pool: x, y (two halves) into SB, the result out to output0 (through
+    // DGE entries 0, 1, 1, 2 = vars 1, 2, 2, 3); SP: the identity constant.
+    assert_eq!(
+        got,
+        vec![("POOL", 2, 24, 0, 1, 0), ("POOL", 3, 25, 1, 2, 0), ("POOL", 4, 26, 2, 2, 0), ("POOL", 5, 27, 3, 0, 3), ("SP", 2, 8, 0, 4, 0)]
+    );
+    // sg01 computes the second column half: the offsets that differ from sg00.
+    assert_eq!((sg.dma2d[1].src.offset, sg.dma2d[2].src.offset, sg.dma2d[3].dst.offset), (0x80, 0x8080, 0x80));
+    let out = &sg.dma2d[3];
+    assert_eq!((out.src.dtype, out.dst.dtype, out.src.row_bytes, out.dst.row_bytes), (nrt_isa::dtype::Dtype::Float32, nrt_isa::dtype::Dtype::Float16, 256, 128));
+}
+
+#[test]
+fn real_neff_loads_and_unloads_without_leaking() {
     let Some(bytes) = real() else { return };
     let (_dev, host) = host();
     host.install_vcore(0).unwrap();
     let baseline = host.memory().ledger();
-    let e = host.load(&bytes, 0, -1).unwrap_err();
-    assert_eq!(e.status, NrtStatus::Invalid);
-    assert!(e.message.starts_with("Unsupported hardware operator code 212 found in neff"), "{}", e.message);
-    assert!(e.message.contains("POOL instruction 2"), "{}", e.message);
+    let id = host.load(&bytes, 0, -1).unwrap_or_else(|e| panic!("{} {}", e.status, e.message));
+    host.unload(id).unwrap();
     assert_eq!(host.memory().ledger(), baseline);
     assert!(host.models().ids().is_empty());
 }

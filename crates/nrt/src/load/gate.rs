@@ -70,7 +70,7 @@ mod tests {
             inputs: vec![],
             outputs: vec![],
             subgraphs: (0..sgs)
-                .map(|i| crate::program::SubgraphProgram { name: format!("sg0{i}"), vars: vec![], queue_sets: vec![], dma_blocks: vec![], streams: vec![] })
+                .map(|i| crate::program::SubgraphProgram { name: format!("sg0{i}"), vars: vec![], queue_sets: vec![], dma_blocks: vec![], streams: vec![], dma2d: vec![] })
                 .collect(),
         }
     }

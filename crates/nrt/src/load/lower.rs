@@ -4,6 +4,9 @@
 //! - PSEUDO_DMA_TRIGGER becomes two WRITEs of the block's descriptor count
 //!   to the queue's tail-increment registers (TX then RX); the trigger's
 //!   wait moves onto the first WRITE and its update onto the second.
+//! - The compiler's 0xD4 DMA (`dma2d`) becomes the same two WRITEs on the
+//!   queue its completion semaphore names (its descriptors are on that
+//!   queue's ring, one packet per completion increment).
 //! - PSEUDO_BRANCH_LABEL is consumed.
 //! - PSEUDO_INST EXIT becomes a branch to the POSTAMBLE, so the runtime's
 //!   own completion path (join, semaphore reset, END) always runs.
@@ -11,7 +14,7 @@
 //! - Anything the device cannot execute fails with libnrt's message.
 
 use crate::exec::dispatch;
-use crate::program::opcodes::{OpcodeHandling, handling};
+use crate::program::opcodes::{DMA_DIRECT2D_OPCODE, OpcodeHandling, handling};
 use nrt_hal::EngineId;
 use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlBr, PseudoDmaTrigger, slots};
 use nrt_isa::record::{EVENTS_OFFSET, Events, RecordBytes, UpdateMode, WaitMode};
@@ -62,6 +65,20 @@ pub struct TriggerTarget {
     pub count: u32,
 }
 
+/// What a lowered record submits descriptors for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriggerRef<'a> {
+    /// A PSEUDO_DMA_TRIGGER of DMA block `block_id` on queue set (or instance) `queue`.
+    Block {
+        /// Queue set or instance name.
+        queue: &'a str,
+        /// Block id.
+        block_id: u32,
+    },
+    /// A 0xD4 DMA record (found by the engine and record index).
+    Direct2d,
+}
+
 /// Encodes a WRITE of `value` to `addr` carrying `events`.
 pub fn write_record(addr: u64, value: u32, events: Events) -> RecordBytes {
     let mut r = [0u8; 64];
@@ -101,12 +118,13 @@ enum Emit {
 }
 
 /// Lowers one engine stream into MAIN and assembles the engine's image.
-/// `trigger` resolves (queue name, block id) for a PSEUDO_DMA_TRIGGER.
+/// `trigger` resolves where a PSEUDO_DMA_TRIGGER or 0xD4 DMA record
+/// (with its index) submits its descriptors.
 pub fn lower_engine(
     subgraph: &str,
     engine: EngineId,
     records: &[RecordBytes],
-    mut trigger: impl FnMut(&str, u32, usize) -> Result<TriggerTarget, LowerError>,
+    mut trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
 ) -> Result<Vec<RecordBytes>, LowerError> {
     let bad = |index: usize, reason: String| LowerError::BadRecord { subgraph: subgraph.to_string(), engine: engine.name(), index, reason };
     // Pass 1: decide what each record becomes and where it lands in MAIN.
@@ -124,12 +142,13 @@ pub fn lower_engine(
                 return Err(LowerError::UnsupportedOpcode { opcode: rec[0], engine: engine.name(), index, subgraph: subgraph.to_string() });
             }
             OpcodeHandling::Lower if slots::is_exit_record(rec) => Emit::Exit,
+            OpcodeHandling::Lower if rec[0] == DMA_DIRECT2D_OPCODE => Emit::Trigger(trigger(TriggerRef::Direct2d, index)?),
             OpcodeHandling::Lower => {
                 let t = PseudoDmaTrigger::decode(rec).map_err(|e| bad(index, format!("PSEUDO_DMA_TRIGGER does not decode: {e}")))?;
                 if t.use_raw_count != 0 {
                     return Err(bad(index, "a raw-count DMA trigger is not supported; name a DMA block".to_string()));
                 }
-                Emit::Trigger(trigger(&t.queue.0, t.block_id, index)?)
+                Emit::Trigger(trigger(TriggerRef::Block { queue: &t.queue.0, block_id: t.block_id }, index)?)
             }
         };
         start.push(at);
@@ -206,8 +225,11 @@ mod tests {
         assemble(text).unwrap().chunks(64).map(|c| c.try_into().unwrap()).collect()
     }
 
-    fn target(_: &str, id: u32, _: usize) -> Result<TriggerTarget, LowerError> {
-        Ok(TriggerTarget { tx_tail_inc: 0x1000, rx_tail_inc: 0x1100, count: id + 1 })
+    fn target(t: TriggerRef<'_>, index: usize) -> Result<TriggerTarget, LowerError> {
+        match t {
+            TriggerRef::Block { block_id, .. } => Ok(TriggerTarget { tx_tail_inc: 0x1000, rx_tail_inc: 0x1100, count: block_id + 1 }),
+            TriggerRef::Direct2d => Err(LowerError::BadRecord { subgraph: "sg00".into(), engine: "POOL", index, reason: "no dma2d ring in this test".into() }),
+        }
     }
 
     #[test]
@@ -241,9 +263,9 @@ mod tests {
     #[test]
     fn unsupported_opcodes_name_engine_and_index() {
         let mut r = recs("nop\nnop\n");
-        r[1][0] = 0xD4;
+        r[1][0] = 0x0D;
         let e = lower_engine("sg01", EngineId::Pool, &r, target).unwrap_err();
-        assert_eq!(e.to_string(), "Unsupported hardware operator code 212 found in neff (POOL instruction 1 of sg01)");
+        assert_eq!(e.to_string(), "Unsupported hardware operator code 13 found in neff (POOL instruction 1 of sg01)");
     }
 
     proptest::proptest! {

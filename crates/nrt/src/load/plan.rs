@@ -125,6 +125,7 @@ mod tests {
             queue_sets: vec![],
             dma_blocks: vec![],
             streams: vec![],
+            dma2d: vec![],
         };
         let p = plan_subgraph(&sg, 1);
         assert_eq!(p.scratchpad_bytes, 5000);

@@ -8,7 +8,7 @@
 //! tier (or is recorded for return) so a failure, or unload, gives all of
 //! it back.
 
-use super::lower::{self, LowerError, TriggerTarget};
+use super::lower::{self, LowerError, TriggerRef, TriggerTarget};
 use super::plan::{Placement, SubgraphPlan};
 use super::rings::{self, Endpoint, RingImage, Side};
 use super::ModelHost;
@@ -16,7 +16,7 @@ use crate::exec::cores::CoreDispatch;
 use crate::exec::dispatch::MODEL_SEMAPHORES;
 use crate::memory::MemUsage;
 use crate::model::{CoreProgram, DeviceProgram, IoSlot, ModelId, PatchSite};
-use crate::program::{dma, MemRefKind, Program, SubgraphProgram};
+use crate::program::{dma, Dma2dIr, MemRefKind, Program, SbufGeometry, SubgraphProgram, Transfer};
 use crate::status::{NrtError, NrtResult};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId, DmaRingConfig, EngineId};
 use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP};
@@ -227,11 +227,26 @@ fn stage_subgraph(
             entry.1.push(i64::from(t.block_id));
         }
     }
+    // 0xD4 DMAs: one hardware queue per (dynamic queue set, slot), whose
+    // completion semaphore is the slot's semaphore.
+    let mut direct: BTreeMap<(String, u32), (EngineId, Vec<&Dma2dIr>)> = BTreeMap::new();
+    for d in &sg.dma2d {
+        let entry = direct.entry((d.queue_set.clone(), d.semaphore)).or_insert((d.engine, Vec::new()));
+        if entry.0 != d.engine {
+            return Err(NrtError::invalid(format!(
+                "{}: queue slot {} of {:?} is used by both {} and {}; a queue must have one owning engine",
+                sg.name, d.slot, d.queue_set, entry.0.name(), d.engine.name()
+            )));
+        }
+        entry.1.push(d);
+    }
     let mut patches_here: Vec<PatchSite> = Vec::new();
-    let queues = core.claim_queues(triggers.len())?;
+    let queues = core.claim_queues(triggers.len() + direct.len())?;
     taken.queues = queues.clone();
+    let (block_queues, direct_queues) = queues.split_at(triggers.len());
+    let ctx = RingCtx { host, sg, memory, core_id, ends: &ends, io };
     let mut targets: BTreeMap<(String, i64), TriggerTarget> = BTreeMap::new();
-    for ((set, (engine, ids)), q) in triggers.iter().zip(&queues) {
+    for ((set, (engine, ids)), q) in triggers.iter().zip(block_queues) {
         let mut blocks = Vec::with_capacity(ids.len());
         let (mut sem, mut evt) = (None, None);
         for id in ids {
@@ -247,61 +262,29 @@ fn stage_subgraph(
                     _ => {}
                 }
             }
-            let copies: Vec<rings::Copy> = b
-                .transfers
-                .iter()
-                .map(|t| -> NrtResult<rings::Copy> {
-                    let at = |v: dma::VarSlice| -> NrtResult<Endpoint> {
-                        match ends.get(&v.var_id) {
-                            Some(Endpoint::Fixed(a)) => Ok(Endpoint::Fixed(a + v.offset)),
-                            Some(Endpoint::Io { slot, .. }) => Ok(Endpoint::Io { slot: *slot, offset: v.offset }),
-                            None => Err(NrtError::invalid(format!("{}: DMA block {id} uses var {} which has no memory", sg.name, v.var_id))),
-                        }
-                    };
-                    let (src, dst) = (at(t.src)?, at(t.dst)?);
-                    let pattern_block = match &t.pattern {
-                        None => None,
-                        Some(p) => {
-                            let blk = memory.alloc_on(core_id, MemUsage::DmaRing, PATTERN_BLOCK_SIZE as u64, 64)?;
-                            let mut p = *p;
-                            p.src.addr = resolve(src, blk.offset(PATTERN_SRC_ADDR), &mut patches_here);
-                            p.dst.addr = resolve(dst, blk.offset(PATTERN_DST_ADDR), &mut patches_here);
-                            let bytes = p.to_bytes().map_err(|e| NrtError::invalid(format!("{}: DMA block {id}: {e}", sg.name)))?;
-                            device.write(blk, &bytes).map_err(|e| hal("writing a DMA pattern block", e))?;
-                            Some(blk.get())
-                        }
-                    };
-                    Ok(rings::Copy { src, dst, len: t.len, pattern_block })
-                })
-                .collect::<NrtResult<_>>()?;
-            let count = u32::try_from(rings::descriptor_count(&copies)).map_err(|_| NrtError::invalid("DMA block too large"))?;
-            targets.insert(
-                (set.clone(), *id),
-                TriggerTarget {
-                    tx_tail_inc: arch.dma_tail_inc_addr(core_id, *q, DMA_M2S_GROUP).get(),
-                    rx_tail_inc: arch.dma_tail_inc_addr(core_id, *q, DMA_S2M_GROUP).get(),
-                    count,
-                },
-            );
+            let copies = ctx.copies(&b.transfers, &format!("DMA block {id}"), &mut patches_here)?;
+            targets.insert((set.clone(), *id), ctx.target(*q, &copies)?);
             blocks.push(copies);
         }
-        if let Some(s) = sem.filter(|s| *s >= MODEL_SEMAPHORES) {
-            return Err(NrtError::invalid(format!("{}: queue {set:?} signals semaphore {s}; models may use 0..{MODEL_SEMAPHORES}", sg.name)));
+        ctx.program_ring(*q, &format!("queue {set:?}"), &blocks, sem, evt, patches)?;
+    }
+    // Each 0xD4 record is `packets` packets on its slot's ring.
+    let sbuf = SbufGeometry { partitions: u64::from(arch.sbuf_partitions), partition_bytes: arch.sbuf_partition_bytes };
+    let mut direct_targets: BTreeMap<(EngineId, usize), TriggerTarget> = BTreeMap::new();
+    for (((set, sem), (_, recs)), q) in direct.iter().zip(direct_queues) {
+        let mut blocks = Vec::new();
+        for d in recs {
+            let what = format!("{} instruction {} (dma2d)", d.engine.name(), d.index);
+            let transfers = d.packets(&sg.name, sbuf).map_err(|e| NrtError::invalid(e.to_string()))?;
+            let mut total = Vec::with_capacity(transfers.len());
+            for t in &transfers {
+                let copies = ctx.copies(std::slice::from_ref(t), &what, &mut patches_here)?;
+                total.extend_from_slice(&copies);
+                blocks.push(copies);
+            }
+            direct_targets.insert((d.engine, d.index), ctx.target(*q, &total)?);
         }
-        let refs: Vec<&[rings::Copy]> = blocks.iter().map(Vec::as_slice).collect();
-        let img: RingImage = rings::build(&refs, &|slot| io[slot].staging.get()).map_err(|e| NrtError::invalid(format!("{}: queue {set:?}: {e}", sg.name)))?;
-        let ring_bytes = img.tx.len() as u64;
-        let usage = if ids.is_empty() { MemUsage::DmaRing } else { MemUsage::DmaRingIo };
-        let tx = memory.alloc_on(core_id, usage, ring_bytes, 256)?;
-        let rx = memory.alloc_on(core_id, usage, ring_bytes, 256)?;
-        device.write(tx, &img.tx).map_err(|e| hal("writing a TX ring", e))?;
-        device.write(rx, &img.rx).map_err(|e| hal("writing an RX ring", e))?;
-        for p in &img.patches {
-            let base = if p.side == Side::Tx { tx } else { rx };
-            patches.push(PatchSite { addr: base.offset(p.ring_offset), slot: p.slot, offset: p.offset });
-        }
-        let cfg = DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: img.descriptors, completion_semaphore: sem, completion_event: evt };
-        device.dma_queue_init(core_id, *q, cfg).map_err(|e| hal("programming a DMA queue", e))?;
+        ctx.program_ring(*q, &format!("dynamic queue {set:?} slot of semaphore {sem}"), &blocks, Some(*sem), None, patches)?;
     }
 
     patches.append(&mut patches_here);
@@ -309,14 +292,18 @@ fn stage_subgraph(
     let mut images = [DeviceAddr(0); 5];
     for engine in EngineId::ALL {
         let image = match sg.stream(engine) {
-            Some(s) => lower::lower_engine(&sg.name, engine, &s.records, |queue, block_id, index| {
-                let set = dma::resolve_queue(&sg.queue_sets, queue).map(|s| s.name.clone()).unwrap_or_default();
-                targets.get(&(set, i64::from(block_id))).copied().ok_or_else(|| LowerError::BadRecord {
-                    subgraph: sg.name.clone(),
-                    engine: engine.name(),
-                    index,
-                    reason: format!("trigger of block {block_id} on queue {queue:?} has no staged ring"),
-                })
+            Some(s) => lower::lower_engine(&sg.name, engine, &s.records, |t, index| {
+                let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
+                match t {
+                    TriggerRef::Block { queue, block_id } => {
+                        let set = dma::resolve_queue(&sg.queue_sets, queue).map(|s| s.name.clone()).unwrap_or_default();
+                        targets
+                            .get(&(set, i64::from(block_id)))
+                            .copied()
+                            .ok_or_else(|| bad(format!("trigger of block {block_id} on queue {queue:?} has no staged ring")))
+                    }
+                    TriggerRef::Direct2d => direct_targets.get(&(engine, index)).copied().ok_or_else(|| bad("dma2d record has no staged ring".to_string())),
+                }
             })
             .map_err(|e| NrtError::invalid(e.to_string()))?,
             None => lower::empty_engine(engine),
@@ -328,4 +315,92 @@ fn stage_subgraph(
         images[engine.index()] = at;
     }
     Ok(CoreProgram { core: core.clone(), images, queues: taken.queues.clone(), shared_scratchpad: taken.shared_scratchpad })
+}
+
+/// What building a ring needs from the subgraph being staged.
+struct RingCtx<'a> {
+    host: &'a ModelHost,
+    sg: &'a SubgraphProgram,
+    memory: &'a crate::memory::ModelMemory,
+    core_id: CoreId,
+    ends: &'a BTreeMap<u64, Endpoint>,
+    io: &'a [IoSlot],
+}
+
+impl RingCtx<'_> {
+    /// The ring entries of `transfers`: var slices resolved to endpoints,
+    /// pattern blocks staged (their IO address fields become patch sites).
+    fn copies(&self, transfers: &[Transfer], what: &str, patches: &mut Vec<PatchSite>) -> NrtResult<Vec<rings::Copy>> {
+        let sg = &self.sg.name;
+        let device = &self.host.device;
+        let mut out = Vec::with_capacity(transfers.len());
+        for t in transfers {
+            let at = |v: dma::VarSlice| -> NrtResult<Endpoint> {
+                match self.ends.get(&v.var_id) {
+                    Some(Endpoint::Fixed(a)) => Ok(Endpoint::Fixed(a + v.offset)),
+                    Some(Endpoint::Io { slot, .. }) => Ok(Endpoint::Io { slot: *slot, offset: v.offset }),
+                    None => Err(NrtError::invalid(format!("{sg}: {what} uses var {} which has no memory", v.var_id))),
+                }
+            };
+            let (src, dst) = (at(t.src)?, at(t.dst)?);
+            let mut resolve = |e: Endpoint, site: DeviceAddr| -> u64 {
+                match e {
+                    Endpoint::Fixed(a) => a,
+                    Endpoint::Io { slot, offset } => {
+                        patches.push(PatchSite { addr: site, slot, offset });
+                        self.io[slot].staging.get() + offset
+                    }
+                }
+            };
+            let pattern_block = match &t.pattern {
+                None => None,
+                Some(p) => {
+                    let blk = self.memory.alloc_on(self.core_id, MemUsage::DmaRing, PATTERN_BLOCK_SIZE as u64, 64)?;
+                    let mut p = *p;
+                    p.src.addr = resolve(src, blk.offset(PATTERN_SRC_ADDR));
+                    p.dst.addr = resolve(dst, blk.offset(PATTERN_DST_ADDR));
+                    let bytes = p.to_bytes().map_err(|e| NrtError::invalid(format!("{sg}: {what}: {e}")))?;
+                    device.write(blk, &bytes).map_err(|e| hal("writing a DMA pattern block", e))?;
+                    Some(blk.get())
+                }
+            };
+            out.push(rings::Copy { src, dst, len: t.len, pattern_block });
+        }
+        Ok(out)
+    }
+
+    /// The tail-increment registers of queue `q` and the descriptor count `copies` submit.
+    fn target(&self, q: DmaQueueId, copies: &[rings::Copy]) -> NrtResult<TriggerTarget> {
+        let arch = self.host.device.info().arch;
+        let count = u32::try_from(rings::descriptor_count(copies)).map_err(|_| NrtError::invalid("DMA block too large"))?;
+        Ok(TriggerTarget {
+            tx_tail_inc: arch.dma_tail_inc_addr(self.core_id, q, DMA_M2S_GROUP).get(),
+            rx_tail_inc: arch.dma_tail_inc_addr(self.core_id, q, DMA_S2M_GROUP).get(),
+            count,
+        })
+    }
+
+    /// Builds, writes and programs the ring pair of queue `q` from its
+    /// packets in submission order; ring IO fields become patch sites.
+    fn program_ring(&self, q: DmaQueueId, what: &str, blocks: &[Vec<rings::Copy>], sem: Option<u32>, evt: Option<u32>, patches: &mut Vec<PatchSite>) -> NrtResult<()> {
+        let sg = &self.sg.name;
+        let device = &self.host.device;
+        if let Some(s) = sem.filter(|s| *s >= MODEL_SEMAPHORES) {
+            return Err(NrtError::invalid(format!("{sg}: {what} signals semaphore {s}; models may use 0..{MODEL_SEMAPHORES}")));
+        }
+        let refs: Vec<&[rings::Copy]> = blocks.iter().map(Vec::as_slice).collect();
+        let img: RingImage = rings::build(&refs, &|slot| self.io[slot].staging.get()).map_err(|e| NrtError::invalid(format!("{sg}: {what}: {e}")))?;
+        let ring_bytes = img.tx.len() as u64;
+        let usage = if blocks.is_empty() { MemUsage::DmaRing } else { MemUsage::DmaRingIo };
+        let tx = self.memory.alloc_on(self.core_id, usage, ring_bytes, 256)?;
+        let rx = self.memory.alloc_on(self.core_id, usage, ring_bytes, 256)?;
+        device.write(tx, &img.tx).map_err(|e| hal("writing a TX ring", e))?;
+        device.write(rx, &img.rx).map_err(|e| hal("writing an RX ring", e))?;
+        for p in &img.patches {
+            let base = if p.side == Side::Tx { tx } else { rx };
+            patches.push(PatchSite { addr: base.offset(p.ring_offset), slot: p.slot, offset: p.offset });
+        }
+        let cfg = DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: img.descriptors, completion_semaphore: sem, completion_event: evt };
+        device.dma_queue_init(self.core_id, q, cfg).map_err(|e| hal("programming a DMA queue", e))
+    }
 }

@@ -20,6 +20,8 @@ pub struct QueueSetIr {
     pub semaphores: Vec<u32>,
     /// Swappable instance names (triggers may name these instead of the set).
     pub instances: Vec<String>,
+    /// The engine issuing the set's DMAs (def.json `owner`), if given.
+    pub owner: Option<String>,
 }
 
 /// A byte position inside a var.
@@ -87,6 +89,7 @@ pub fn queue_sets(sg: &Subgraph) -> Result<Vec<QueueSetIr>, ProgramError> {
             queues,
             semaphores,
             instances: set.queue_instances.clone().unwrap_or_default(),
+            owner: set.owner.clone(),
         });
     }
     Ok(out)

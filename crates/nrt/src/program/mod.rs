@@ -8,12 +8,14 @@
 //! (and is tested) without a simulator.
 
 pub mod dma;
+pub mod dma2d;
 pub mod error;
 pub mod opcodes;
 pub mod stream;
 pub mod vars;
 
 pub use dma::{DmaBlockIr, QueueSetIr, Transfer, VarSlice};
+pub use dma2d::{Dma2dIr, SbufGeometry};
 pub use error::ProgramError;
 pub use stream::EngineStream;
 pub use vars::{MemRef, MemRefKind};
@@ -34,6 +36,8 @@ pub struct SubgraphProgram {
     pub dma_blocks: Vec<DmaBlockIr>,
     /// Engine instruction streams, one per engine that has one.
     pub streams: Vec<EngineStream>,
+    /// Every 0xD4 DMA record of the streams, resolved (stream order per engine).
+    pub dma2d: Vec<Dma2dIr>,
 }
 
 impl SubgraphProgram {
@@ -50,6 +54,11 @@ impl SubgraphProgram {
     /// The stream of `engine`, if the subgraph has one.
     pub fn stream(&self, engine: EngineId) -> Option<&EngineStream> {
         self.streams.iter().find(|s| s.engine == engine)
+    }
+
+    /// The resolved 0xD4 record at `index` of `engine`'s stream.
+    pub fn dma2d_at(&self, engine: EngineId, index: usize) -> Option<&Dma2dIr> {
+        self.dma2d.iter().find(|d| d.engine == engine && d.index == index)
     }
 
     /// The DMA block an engine's trigger `block_id` on queue set `queue` names.
@@ -121,6 +130,14 @@ impl SubgraphProgram {
             .filter(|p| !p.instructions.is_empty())
             .map(|p| EngineStream::decode(&sg.name, engine_id(p.engine), &p.instructions))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(SubgraphProgram { name: sg.name.clone(), vars, queue_sets, dma_blocks, streams })
+        let mut dma2d = Vec::new();
+        for s in &streams {
+            for (index, rec) in s.records.iter().enumerate() {
+                if rec[0] == opcodes::DMA_DIRECT2D_OPCODE {
+                    dma2d.push(Dma2dIr::resolve(&sg.name, s.engine, index, rec, &vars, &queue_sets)?);
+                }
+            }
+        }
+        Ok(SubgraphProgram { name: sg.name.clone(), vars, queue_sets, dma_blocks, streams, dma2d })
     }
 }

@@ -13,7 +13,8 @@ use nrt_isa::opcode::Opcode;
 pub enum OpcodeHandling {
     /// Copied to the device image as is.
     Execute,
-    /// Rewritten by the lowering (PSEUDO_DMA_TRIGGER -> queue-tail writes).
+    /// Rewritten by the lowering (PSEUDO_DMA_TRIGGER and the 0xD4 DMA ->
+    /// queue-tail writes; EXIT -> a branch to the postamble).
     Lower,
     /// Consumed at load; emits nothing (block labels).
     Drop,
@@ -43,6 +44,10 @@ const COMPUTE: &[Opcode] = &[
     Opcode::EmbeddingUpdate,
 ];
 
+/// The compiler's 0xD4 DMA pseudo-instruction (`dma2d`), lowered to
+/// descriptor-ring work on the issuing engine's dynamic queue set.
+pub const DMA_DIRECT2D_OPCODE: u8 = 0xD4;
+
 /// PSEUDO_INST sub-opcode EXIT_EXECUTION (the program terminator).
 pub const PSEUDO_EXIT_SUB: u8 = 1;
 
@@ -54,7 +59,7 @@ pub fn handling(record: &[u8; 64]) -> OpcodeHandling {
         return OpcodeHandling::Execute;
     }
     match Opcode::from_u8(op) {
-        Opcode::PseudoDmaTrigger => OpcodeHandling::Lower,
+        Opcode::PseudoDmaTrigger | Opcode::PseudoDmaDirect2d => OpcodeHandling::Lower,
         Opcode::PseudoBranchLabel => OpcodeHandling::Drop,
         Opcode::PseudoInst if record[0x0C] == PSEUDO_EXIT_SUB => OpcodeHandling::Lower,
         _ => OpcodeHandling::Unsupported,
@@ -81,7 +86,8 @@ mod tests {
         assert_eq!(handling(&rec(0xDF, 1)), OpcodeHandling::Lower);
         assert_eq!(handling(&rec(0xDF, 2)), OpcodeHandling::Unsupported);
         assert_eq!(handling(&rec(0xCC, 0)), OpcodeHandling::Drop);
-        assert_eq!(handling(&rec(0xD4, 0)), OpcodeHandling::Unsupported);
+        assert_eq!(handling(&rec(0xD4, 0)), OpcodeHandling::Lower);
+        assert_eq!(handling(&rec(0xB1, 0)), OpcodeHandling::Execute, "the compiler's per-stream prologue record runs as a no-op");
         assert_eq!(handling(&rec(0x00, 0)), OpcodeHandling::Unsupported);
         assert_eq!(handling(&rec(0x68, 0)), OpcodeHandling::Unsupported, "GATHER has no kernel yet");
         assert_eq!(handling(&rec(0x7A, 0)), OpcodeHandling::Unsupported, "custom ops are not installed yet");

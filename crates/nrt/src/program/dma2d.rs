@@ -1,0 +1,237 @@
+//! The compiler's 0xD4 DMA pseudo-instruction (`dma2d`) as IR: which var
+//! bytes one record moves, on which queue of the issuing engine's `dynamic`
+//! queue set, and which semaphore its completion raises.
+//!
+//! A record names each side by var id (fixed at load: state buffer,
+//! constants, scratch) or through the DGE table (inputs and outputs, whose
+//! addresses change every execution). Both resolve here to var ids, so the
+//! load treats the IO sides exactly like any other IO endpoint (patched at
+//! bind time). The completion semaphore doubles as the queue slot
+//! (`sem - semaphore_set[0]`), and it grows by `sem_add` (16: one per DMA
+//! engine) when the whole transfer has landed: the load splits the rows
+//! into `sem_add` packets, each of which bumps the queue's semaphore once.
+
+use super::{MemRef, MemRefKind, ProgramError, QueueSetIr, Transfer, VarSlice};
+use nrt_hal::EngineId;
+use nrt_isa::dma_desc::pattern::{self as pat, MAX_PATTERN_DIMS, PatternBlock, PatternDim, PatternSide};
+use nrt_isa::dtype::Dtype;
+use nrt_isa::instr::PseudoDmaDirect2d;
+use nrt_isa::instr::dma_operand::{DmaAccess, REF_KIND_DGE, REF_KIND_VAR};
+use nrt_isa::record::RecordBytes;
+use nrt_neff::QueueType;
+
+/// Partition stride of state-buffer addresses in DMA operands
+/// (`partition << 18 | offset`).
+pub const DMA_SB_PARTITION_STRIDE: u64 = 0x40000;
+
+/// The device's state-buffer shape, which the SB side of a DMA is mapped
+/// onto (partition-major, `partition_bytes` per partition).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SbufGeometry {
+    /// Partitions.
+    pub partitions: u64,
+    /// Bytes per partition.
+    pub partition_bytes: u64,
+}
+
+/// One side of a 0xD4 record with its reference resolved to a var.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dma2dSide {
+    /// The var read or written (for DGE references: the listed var).
+    pub var_id: u64,
+    /// Whether that var is the state buffer (operand offsets then carry the partition).
+    pub state_buffer: bool,
+    /// Byte offset of row 0 inside the var.
+    pub offset: u64,
+    /// Bytes between rows.
+    pub row_step: u64,
+    /// Rows.
+    pub rows: u64,
+    /// Contiguous bytes per row.
+    pub row_bytes: u64,
+    /// Element type on this side.
+    pub dtype: Dtype,
+}
+
+/// One 0xD4 record of an engine stream, resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dma2dIr {
+    /// The issuing engine.
+    pub engine: EngineId,
+    /// Record index in the engine's stream.
+    pub index: usize,
+    /// The dynamic queue set it runs on.
+    pub queue_set: String,
+    /// Completion semaphore (and queue slot).
+    pub semaphore: u32,
+    /// Slot in the queue set (`semaphore - semaphore_set[0]`).
+    pub slot: usize,
+    /// Amount the semaphore grows when the transfer completes (= packets).
+    pub packets: u32,
+    /// Source.
+    pub src: Dma2dSide,
+    /// Destination.
+    pub dst: Dma2dSide,
+}
+
+/// The engine a def.json `owner` string names.
+fn owner_engine(owner: &str) -> Option<EngineId> {
+    match owner.to_ascii_lowercase().as_str() {
+        "pe" => Some(EngineId::Pe),
+        "act" | "activation" => Some(EngineId::Act),
+        "pool" => Some(EngineId::Pool),
+        "dve" => Some(EngineId::Dve),
+        "sp" => Some(EngineId::Sp),
+        _ => None,
+    }
+}
+
+impl Dma2dIr {
+    /// Resolves the 0xD4 record `rec` (instruction `index` of `engine`).
+    pub fn resolve(
+        subgraph: &str,
+        engine: EngineId,
+        index: usize,
+        rec: &RecordBytes,
+        vars: &[MemRef],
+        sets: &[QueueSetIr],
+    ) -> Result<Dma2dIr, ProgramError> {
+        let what = format!("{} instruction {index} (dma2d)", engine.name());
+        let bad = |reason: String| ProgramError::BadDma { subgraph: subgraph.to_string(), what: what.clone(), reason };
+        let d = PseudoDmaDirect2d::decode(rec).map_err(|e| bad(format!("does not decode: {e}")))?;
+        let sem = u32::from(d.sem);
+        let set = sets
+            .iter()
+            .filter(|s| s.ty == QueueType::Dynamic)
+            .filter(|s| s.owner.as_deref().and_then(owner_engine).is_none_or(|o| o == engine))
+            .find(|s| s.semaphores.contains(&sem))
+            .ok_or_else(|| bad(format!("completion semaphore {sem} belongs to no dynamic queue set of {}", engine.name())))?;
+        let slot = set.semaphores.iter().position(|s| *s == sem).unwrap_or(0);
+        if d.sem_add == 0 {
+            return Err(bad("completion increment is 0; expected the per-DMA increment (16)".to_string()));
+        }
+        let side = |a: &DmaAccess, code: u8, dir: &str| -> Result<Dma2dSide, ProgramError> {
+            let dtype = Dtype::from_code(code).filter(|t| t.size_bytes() > 0).ok_or_else(|| bad(format!("{dir} dtype code {code} is not a known element type")))?;
+            let var_id = match a.reference.kind() {
+                REF_KIND_VAR => u64::from(a.reference.index()),
+                REF_KIND_DGE => {
+                    let table = vars.iter().find_map(|v| match &v.kind {
+                        MemRefKind::DgeTable { ids } => Some(ids),
+                        _ => None,
+                    });
+                    let ids = table.ok_or_else(|| bad(format!("{dir} goes through the DGE table, but def.json has no dge-table var")))?;
+                    *ids.get(a.reference.index() as usize).ok_or_else(|| {
+                        bad(format!("{dir} names DGE entry {}, but the dge-table lists {} vars", a.reference.index(), ids.len()))
+                    })?
+                }
+                k => return Err(bad(format!("{dir} reference kind {k:#x} is neither a var (0x10) nor a DGE entry (0x20)"))),
+            };
+            let v = vars.iter().find(|v| v.var_id == var_id).ok_or_else(|| bad(format!("{dir} names var {var_id}, which def.json does not declare")))?;
+            if matches!(v.kind, MemRefKind::List { .. } | MemRefKind::DgeTable { .. }) {
+                return Err(bad(format!("{dir} names var {:?}, a table, which is not DMA data", v.name)));
+            }
+            if a.num1 > 1 {
+                return Err(bad(format!("{dir} has a second dimension of {} (only 1 is supported)", a.num1)));
+            }
+            if a.num0 == 0 || a.row_bytes == 0 {
+                return Err(bad(format!("{dir} moves nothing ({} rows of {} bytes)", a.num0, a.row_bytes)));
+            }
+            if !u64::from(a.row_bytes).is_multiple_of(dtype.size_bytes() as u64) {
+                return Err(bad(format!("{dir} row of {} bytes is not whole {} elements", a.row_bytes, dtype.name())));
+            }
+            let s = Dma2dSide {
+                var_id,
+                state_buffer: matches!(v.kind, MemRefKind::StateBuffer),
+                offset: u64::from(a.offset),
+                row_step: u64::from(a.step0),
+                rows: u64::from(a.num0),
+                row_bytes: u64::from(a.row_bytes),
+                dtype,
+            };
+            if !s.state_buffer {
+                let end = s.offset + (s.rows - 1) * s.row_step + s.row_bytes;
+                if end > v.size {
+                    return Err(bad(format!("{dir} reaches byte {end} of var {:?}, which is {} bytes", v.name, v.size)));
+                }
+            }
+            Ok(s)
+        };
+        let src = side(&d.src, d.src_dtype.0, "source")?;
+        let dst = side(&d.dst, d.dst_dtype.0, "destination")?;
+        if src.rows != dst.rows {
+            return Err(bad(format!("reads {} rows but writes {}", src.rows, dst.rows)));
+        }
+        let (se, de) = (src.row_bytes / src.dtype.size_bytes() as u64, dst.row_bytes / dst.dtype.size_bytes() as u64);
+        if se != de {
+            return Err(bad(format!("a source row has {se} elements but a destination row {de}")));
+        }
+        if src.rows < u64::from(d.sem_add) {
+            return Err(bad(format!("{} rows cannot complete in {} parts (one per DMA engine)", src.rows, d.sem_add)));
+        }
+        Ok(Dma2dIr { engine, index, queue_set: set.name.clone(), semaphore: sem, slot, packets: u32::from(d.sem_add), src, dst })
+    }
+
+    /// The transfers of the record, one per packet: rows split evenly into
+    /// `packets` parts, each a pattern transfer (so dtype conversion and
+    /// row pitches are done by the DMA). State-buffer offsets are mapped
+    /// from the operand's `partition << 18` form onto `sbuf`.
+    pub fn packets(&self, subgraph: &str, sbuf: SbufGeometry) -> Result<Vec<Transfer>, ProgramError> {
+        let bad = |reason: String| ProgramError::BadDma {
+            subgraph: subgraph.to_string(),
+            what: format!("{} instruction {} (dma2d)", self.engine.name(), self.index),
+            reason,
+        };
+        let map = |s: &Dma2dSide, dir: &str| -> Result<(u64, i64), ProgramError> {
+            if !s.state_buffer {
+                return Ok((s.offset, i64::try_from(s.row_step).map_err(|_| bad(format!("{dir} row step is too large")))?));
+            }
+            let (part, inner) = (s.offset / DMA_SB_PARTITION_STRIDE, s.offset % DMA_SB_PARTITION_STRIDE);
+            let (part_step, step) = if s.row_step.is_multiple_of(DMA_SB_PARTITION_STRIDE) && s.rows > 1 {
+                let k = s.row_step / DMA_SB_PARTITION_STRIDE;
+                (k, k * sbuf.partition_bytes)
+            } else {
+                (0, s.row_step)
+            };
+            let last_inner = inner + if part_step == 0 { (s.rows - 1) * s.row_step } else { 0 } + s.row_bytes;
+            let last_part = part + part_step * (s.rows - 1);
+            if last_inner > sbuf.partition_bytes || last_part >= sbuf.partitions {
+                return Err(bad(format!(
+                    "{dir} state-buffer access reaches partition {last_part} byte {last_inner}; the state buffer has {} partitions of {} bytes",
+                    sbuf.partitions, sbuf.partition_bytes
+                )));
+            }
+            Ok((part * sbuf.partition_bytes + inner, i64::try_from(step).map_err(|_| bad(format!("{dir} row step is too large")))?))
+        };
+        let (src_off, src_step) = map(&self.src, "source")?;
+        let (dst_off, dst_step) = map(&self.dst, "destination")?;
+        let rows = self.src.rows;
+        let parts = u64::from(self.packets);
+        let mut out = Vec::with_capacity(self.packets as usize);
+        for p in 0..parts {
+            let (r0, r1) = (rows * p / parts, rows * (p + 1) / parts);
+            let side = |s: &Dma2dSide, step: i64| -> Result<PatternSide, ProgramError> {
+                let mut dims = [PatternDim::default(); MAX_PATTERN_DIMS];
+                dims[0] = PatternDim { step: s.dtype.size_bytes() as i32, size: s.row_bytes as u32 };
+                dims[1] = PatternDim { step: i32::try_from(step).map_err(|_| bad(format!("row step {step} does not fit a pattern block")))?, size: (r1 - r0) as u32 };
+                Ok(PatternSide { addr: 0, dtype: s.dtype, ndims: 2, dims })
+            };
+            let block = PatternBlock {
+                op: pat::DmaOp::Copy,
+                src: side(&self.src, src_step)?,
+                dst: side(&self.dst, dst_step)?,
+                scale: 1.0,
+                constant: None,
+                transpose: None,
+            };
+            block.validate().map_err(|e| bad(e.to_string()))?;
+            let at = |off: u64, step: i64| off.wrapping_add_signed(step * r0 as i64);
+            out.push(Transfer {
+                src: VarSlice { var_id: self.src.var_id, offset: at(src_off, src_step) },
+                dst: VarSlice { var_id: self.dst.var_id, offset: at(dst_off, dst_step) },
+                len: (r1 - r0) * self.src.row_bytes,
+                pattern: Some(block),
+            });
+        }
+        Ok(out)
+    }
+}

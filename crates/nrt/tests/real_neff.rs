@@ -1,0 +1,163 @@
+//! The unmodified compiler NEFF (shared/data/neff/matmul_small.neff, x @ y
+//! in fp16 on trn2, LNC 2) loaded through the runtime and executed on the
+//! simulated device: its 0xD4 DMAs run as descriptor-ring work on the
+//! issuing engines' dynamic queues, inputs and outputs are reached through
+//! the DGE table per execution, and output0 must equal x @ y computed here
+//! independently (fp32 accumulate, one fp16 rounding) within 1 fp16 ulp.
+
+mod exec_support;
+
+use exec_support::*;
+use half::f16;
+use nrt::load::{LoadSettings, ModelHost};
+use nrt::tensor::{Tensor, TensorSet};
+use nrt_sim::{SimConfig, SimDevice};
+use std::sync::Arc;
+
+const NEFF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/neff/matmul_small.neff");
+/// x is [M, K], y is [K, N] in the sample.
+const M: usize = 128;
+const K: usize = 256;
+const N: usize = 128;
+
+fn real() -> Option<Vec<u8>> {
+    match std::fs::read(NEFF) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            println!("skipping: {NEFF} is not available ({e})");
+            None
+        }
+    }
+}
+
+/// Random fp16 values in [-2, 2) from a seed.
+fn random_f16(len: usize, seed: u64) -> Vec<f16> {
+    data(len * 2, seed).chunks(2).map(|c| f16::from_f32((u16::from_le_bytes([c[0], c[1]]) as f32 / 65536.0) * 4.0 - 2.0)).collect()
+}
+
+fn f16_bytes(v: &[f16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// x @ y with fp32 accumulation and one rounding to fp16.
+fn reference(x: &[f16], y: &[f16]) -> Vec<f16> {
+    let mut out = vec![f16::ZERO; M * N];
+    for m in 0..M {
+        for n in 0..N {
+            let acc: f32 = (0..K).map(|k| x[m * K + k].to_f32() * y[k * N + n].to_f32()).sum();
+            out[m * N + n] = f16::from_f32(acc);
+        }
+    }
+    out
+}
+
+/// Distance in fp16 units in the last place (same-sign ordering).
+fn ulps(a: f16, b: f16) -> u32 {
+    let key = |v: f16| {
+        let bits = v.to_bits() as i32;
+        if bits & 0x8000 != 0 { -(bits & 0x7FFF) } else { bits }
+    };
+    (key(a) - key(b)).unsigned_abs()
+}
+
+/// Asserts `got` is within 1 fp16 ulp of `want` (x @ y, fp32 sequential
+/// accumulation, one rounding), allowing in addition the difference two
+/// fp32 summation orders may legitimately show: at most 2(K-1)·2^-24·Σ|x·y|,
+/// which only matters where the terms cancel and the result is tiny.
+fn check(got: &[f16], want: &[f16], x: &[f16], y: &[f16], what: &str) {
+    let mut beyond_ulp = 0;
+    for m in 0..M {
+        for n in 0..N {
+            let (g, w) = (got[m * N + n], want[m * N + n]);
+            if ulps(g, w) <= 1 {
+                continue;
+            }
+            beyond_ulp += 1;
+            let abs_sum: f64 = (0..K).map(|k| f64::from((x[m * K + k].to_f32() * y[k * N + n].to_f32()).abs())).sum();
+            let ulp = f64::from(f16::from_bits(w.to_bits().wrapping_add(1)).to_f32().abs() - w.to_f32().abs()).abs();
+            let tol = ulp + 2.0 * (K as f64 - 1.0) * 2f64.powi(-24) * abs_sum;
+            let err = (f64::from(g.to_f32()) - f64::from(w.to_f32())).abs();
+            assert!(err <= tol, "{what}: output0[{m}][{n}] = {g}, x @ y = {w} (error {err:e} > {tol:e})");
+        }
+    }
+    assert!(beyond_ulp * 100 <= M * N, "{what}: {beyond_ulp} elements are more than 1 ulp away");
+}
+
+/// Runs the model once on `x`, `y` (host tensors) and returns output0.
+fn run(host: &ModelHost, id: nrt::model::ModelId, x: &[f16], y: &[f16]) -> Vec<f16> {
+    let mut ins = TensorSet::new();
+    ins.add("x", Arc::new(Tensor::from_host_bytes(f16_bytes(x), "x")));
+    ins.add("y", Arc::new(Tensor::from_host_bytes(f16_bytes(y), "y")));
+    let out = Arc::new(Tensor::allocate_host((M * N * 2) as u64, "output0").unwrap());
+    let mut outs = TensorSet::new();
+    outs.add("output0", out.clone());
+    host.execute(id, &ins, &outs).unwrap();
+    read_all(&out).chunks(2).map(|c| f16::from_le_bytes([c[0], c[1]])).collect()
+}
+
+#[test]
+fn matmul_small_computes_x_at_y_for_several_seeds() {
+    let Some(bytes) = real() else { return };
+    let (_dev, host) = host();
+    let id = host.load(&bytes, 0, -1).unwrap_or_else(|e| panic!("load: {} {}", e.status, e.message));
+    for seed in [1u64, 7, 42, 1234] {
+        let x = random_f16(M * K, seed);
+        let y = random_f16(K * N, seed ^ 0xABCD);
+        let got = run(&host, id, &x, &y);
+        let want = reference(&x, &y);
+        check(&got, &want, &x, &y, &format!("seed {seed}"));
+    }
+    host.unload(id).unwrap();
+}
+
+#[test]
+fn tensor_info_reports_x_y_and_output0() {
+    let Some(bytes) = real() else { return };
+    let (_dev, host) = host();
+    let id = host.load(&bytes, 0, -1).unwrap();
+    let (ins, outs) = host.tensor_info(id).unwrap();
+    let desc: Vec<(String, String, Vec<u64>)> = ins.iter().chain(&outs).map(|t| (t.name.clone(), t.dtype.clone(), t.shape.clone())).collect();
+    assert_eq!(
+        desc,
+        vec![
+            ("x".to_string(), "float16".to_string(), vec![M as u64, K as u64]),
+            ("y".to_string(), "float16".to_string(), vec![K as u64, N as u64]),
+            ("output0".to_string(), "float16".to_string(), vec![M as u64, N as u64]),
+        ]
+    );
+}
+
+#[test]
+fn deterministic_simulator_gives_bit_identical_outputs() {
+    let Some(bytes) = real() else { return };
+    let x = random_f16(M * K, 99);
+    let y = random_f16(K * N, 98);
+    let once = || {
+        let cfg = SimConfig::builder().deterministic(true).build();
+        let dev = Arc::new(SimDevice::new(&cfg, 0));
+        let host = ModelHost::with_lnc(dev, 2, LoadSettings::default()).unwrap();
+        let id = host.load(&bytes, 0, -1).unwrap();
+        let a = run(&host, id, &x, &y);
+        let b = run(&host, id, &x, &y);
+        assert_eq!(a, b, "two executions on one device differ");
+        a
+    };
+    assert_eq!(once(), once(), "two devices differ");
+}
+
+#[test]
+fn device_tensors_are_bound_in_place_through_the_dge_table() {
+    let Some(bytes) = real() else { return };
+    let (_dev, host) = host();
+    let id = host.load(&bytes, 0, -1).unwrap();
+    let x = random_f16(M * K, 5);
+    let y = random_f16(K * N, 6);
+    let want = reference(&x, &y);
+    // Host tensors first, then the same through a second set of buffers,
+    // so every DGE-reached address changes between executions.
+    assert_eq!(run(&host, id, &x, &y).len(), M * N);
+    let x2: Vec<f16> = x.iter().map(|v| -*v).collect();
+    let got = run(&host, id, &x2, &y);
+    let neg: Vec<f16> = want.iter().map(|v| -*v).collect();
+    check(&got, &neg, &x2, &y, "negated x");
+}
