@@ -43,6 +43,7 @@
 //! * [`error`]: the [`NeffError`] type and its [`Result`] alias.
 
 pub mod archive;
+pub mod debug_info;
 pub mod dir;
 pub mod dtype;
 pub mod error;
