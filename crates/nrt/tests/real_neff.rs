@@ -161,3 +161,21 @@ fn device_tensors_are_bound_in_place_through_the_dge_table() {
     let neg: Vec<f16> = want.iter().map(|v| -*v).collect();
     check(&got, &neg, &x2, &y, "negated x");
 }
+
+#[test]
+fn an_opcode_without_an_executor_fails_the_load_naming_the_instruction() {
+    let Some(bytes) = real() else { return };
+    let neff = nrt_neff::Neff::parse(&bytes).unwrap();
+    let mut pool = neff.member("sg01/Pool.bin").unwrap().to_vec();
+    pool[6 * 64] = 0x0D; // the final NOP becomes an opcode nothing executes
+    let mut w = nrt_neff::NeffWriter::from_neff(&neff);
+    w.add_member("sg01/Pool.bin", pool).unwrap();
+    let patched = w.to_bytes().unwrap();
+    let (_dev, host) = host();
+    host.install_vcore(0).unwrap();
+    let baseline = host.memory().ledger();
+    let e = host.load(&patched, 0, -1).unwrap_err();
+    assert_eq!(e.status, nrt::NrtStatus::Invalid);
+    assert_eq!(e.message, "Unsupported hardware operator code 13 found in neff (POOL instruction 6 'Block1-final-DMA-NOP' of sg01)");
+    assert_eq!(host.memory().ledger(), baseline);
+}

@@ -28,8 +28,10 @@ pub const WRITE_OPCODE: u8 = 0xA3;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum LowerError {
     /// An opcode the device cannot execute (libnrt's wording first).
-    #[error("Unsupported hardware operator code {opcode} found in neff ({engine} instruction {index} of {subgraph})")]
+    #[error("Unsupported hardware operator code {opcode} found in neff ({engine} instruction {index}{} of {subgraph})", quoted(.name))]
     UnsupportedOpcode {
+        /// The compiler's name of the instruction (from the debug info).
+        name: Option<String>,
         /// Opcode byte.
         opcode: u8,
         /// Engine name.
@@ -51,6 +53,11 @@ pub enum LowerError {
         /// What is wrong and what was expected.
         reason: String,
     },
+}
+
+/// ` 'name'` for an instruction with a debug name, nothing otherwise.
+fn quoted(name: &Option<String>) -> String {
+    name.as_ref().map(|n| format!(" '{n}'")).unwrap_or_default()
 }
 
 /// Where a trigger's descriptors go: the tail-increment register addresses
@@ -102,9 +109,16 @@ pub fn semaphores_used(rec: &RecordBytes) -> impl Iterator<Item = u8> {
 
 /// Fails on the first record of `records` the device cannot execute and
 /// the lowering does not rewrite (checked before anything is staged).
-pub fn check_opcodes(subgraph: &str, engine: EngineId, records: &[RecordBytes]) -> Result<(), LowerError> {
+/// `names` are the records' debug names (may be shorter or empty).
+pub fn check_opcodes(subgraph: &str, engine: EngineId, records: &[RecordBytes], names: &[Option<String>]) -> Result<(), LowerError> {
     match records.iter().position(|r| handling(r) == OpcodeHandling::Unsupported) {
-        Some(index) => Err(LowerError::UnsupportedOpcode { opcode: records[index][0], engine: engine.name(), index, subgraph: subgraph.to_string() }),
+        Some(index) => Err(LowerError::UnsupportedOpcode {
+            opcode: records[index][0],
+            engine: engine.name(),
+            index,
+            subgraph: subgraph.to_string(),
+            name: names.get(index).cloned().flatten(),
+        }),
         None => Ok(()),
     }
 }
@@ -139,7 +153,7 @@ pub fn lower_engine(
             OpcodeHandling::Execute => Emit::Keep,
             OpcodeHandling::Drop => Emit::Drop,
             OpcodeHandling::Unsupported => {
-                return Err(LowerError::UnsupportedOpcode { opcode: rec[0], engine: engine.name(), index, subgraph: subgraph.to_string() });
+                return Err(LowerError::UnsupportedOpcode { opcode: rec[0], engine: engine.name(), index, subgraph: subgraph.to_string(), name: None });
             }
             OpcodeHandling::Lower if slots::is_exit_record(rec) => Emit::Exit,
             OpcodeHandling::Lower if rec[0] == DMA_DIRECT2D_OPCODE => Emit::Trigger(trigger(TriggerRef::Direct2d, index)?),
@@ -286,6 +300,16 @@ mod tests {
                 proptest::prop_assert!(img.len() >= dispatch::preamble(EngineId::Act).len() + dispatch::postamble(EngineId::Act).len());
             }
         }
+    }
+
+    #[test]
+    fn unsupported_opcode_messages_carry_the_debug_name() {
+        let mut r = recs("nop\nnop\n");
+        r[1][0] = 0x0D;
+        let names = [None, Some("I-74-0".to_string())];
+        let e = check_opcodes("sg00", EngineId::Pool, &r, &names).unwrap_err();
+        assert_eq!(e.to_string(), "Unsupported hardware operator code 13 found in neff (POOL instruction 1 'I-74-0' of sg00)");
+        assert!(check_opcodes("sg00", EngineId::Pool, &r[..1], &[]).is_ok());
     }
 
     #[test]

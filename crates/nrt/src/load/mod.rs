@@ -254,7 +254,7 @@ pub fn prepare(neff_bytes: &[u8], settings: &LoadSettings, arch: nrt_hal::Arch, 
     if !settings.fake_instance {
         for sg in &program.subgraphs {
             for s in &sg.streams {
-                lower::check_opcodes(&sg.name, s.engine, &s.records).map_err(|e| NrtError::invalid(e.to_string()))?;
+                lower::check_opcodes(&sg.name, s.engine, &s.records, &s.names).map_err(|e| NrtError::invalid(e.to_string()))?;
             }
         }
     }

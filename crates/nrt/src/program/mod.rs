@@ -128,8 +128,14 @@ impl SubgraphProgram {
             .engines
             .iter()
             .filter(|p| !p.instructions.is_empty())
-            .map(|p| EngineStream::decode(&sg.name, engine_id(p.engine), &p.instructions))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|p| {
+                let mut s = EngineStream::decode(&sg.name, engine_id(p.engine), &p.instructions)?;
+                // Debug info is optional: a NEFF whose debug members do not
+                // decode still loads, its records just have no names.
+                s.names = nrt_neff::debug_info::instruction_names(neff, sg, p.engine).unwrap_or_default();
+                Ok(s)
+            })
+            .collect::<Result<Vec<_>, ProgramError>>()?;
         let mut dma2d = Vec::new();
         for s in &streams {
             for (index, rec) in s.records.iter().enumerate() {

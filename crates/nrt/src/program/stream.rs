@@ -11,6 +11,9 @@ pub struct EngineStream {
     pub engine: EngineId,
     /// Its records in order.
     pub records: Vec<RecordBytes>,
+    /// The compiler's name of each record, from the NEFF's debug info
+    /// (empty when the NEFF has none), for messages, disassembly and traces.
+    pub names: Vec<Option<String>>,
 }
 
 impl EngineStream {
@@ -28,7 +31,12 @@ impl EngineStream {
                 r
             })
             .collect();
-        Ok(EngineStream { engine, records })
+        Ok(EngineStream { engine, records, names: Vec::new() })
+    }
+
+    /// The compiler's name of record `index`, if the debug info gives one.
+    pub fn name(&self, index: usize) -> Option<&str> {
+        self.names.get(index).and_then(|n| n.as_deref())
     }
 }
 
