@@ -1,9 +1,11 @@
 //! Throughput of the simulator's numerical kernels.
 //!
 //! Run with `cargo bench -p nrt-sim --bench kernels`. Prints, for each shape,
-//! the median of several repetitions: our PE matmul GFLOP/s (fp32 tiles and
-//! bf16 tiles widened by gather) next to the `matrixmultiply` crate's sgemm on
-//! the same shapes in the same run, and the ratio; then elementwise
+//! the median of several repetitions: our PE matmul GFLOP/s (fp32 tiles; bf16
+//! tiles widened by gather and then multiplied, the former simulator path;
+//! and bf16 read raw and widened inside the GEMM's packing, which is what the
+//! simulator's MATMUL does now) next to the `matrixmultiply` crate's sgemm on
+//! the same shapes in the same run, and the ratios; then elementwise
 //! activation / tensor-tensor throughput in elements per second.
 
 use std::hint::black_box;
@@ -14,8 +16,9 @@ use nrt_sim::kernels::Tile;
 use nrt_sim::kernels::activation::{ActFunc, activation};
 use nrt_sim::kernels::elementwise::{AluOp, ScalarStage, tensor_scalar, tensor_tensor};
 use nrt_sim::kernels::gemm;
-use nrt_sim::kernels::pattern::{Memory, MemoryMut, Pattern, gather, gather_into, scatter};
-use nrt_sim::kernels::pe::{AccFlags, Weights, matmul};
+use nrt_sim::kernels::lowp::LowFormat;
+use nrt_sim::kernels::pattern::{Memory, MemoryMut, Pattern, gather, gather_into, gather_raw, scatter};
+use nrt_sim::kernels::pe::{AccFlags, Moving, Weights, matmul, matmul_moving};
 use nrt_sim::kernels::simd::{ScalarOperand, avx2_available};
 
 /// Median wall time of `reps` runs of `f`, each repeated `inner` times.
@@ -76,9 +79,10 @@ fn bench_gemm(quick: bool) {
         gemm::micro_kernel()
     );
     println!("columns: medians in GFLOP/s, ratios vs sgemm (the last one from the fastest sample of each)");
+    println!("bf16 = gather (widen) both operands, then multiply; bf16 fused = raw operands widened while packing");
     println!(
-        "{:>14} {:>10} {:>10} {:>10} {:>7} {:>7} {:>10}",
-        "M x N x K", "fp32", "bf16", "sgemm", "fp32/", "bf16/", "fp32/ best"
+        "{:>14} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>10} {:>10}",
+        "M x N x K", "fp32", "bf16", "fused", "sgemm", "fp32/", "bf16/", "fused/", "fp32/ best", "fused/best"
     );
     let full = [
         (128, 128, 128),
@@ -99,6 +103,7 @@ fn bench_gemm(quick: bool) {
         let x = Tile::from_vec(k, n, mv.clone()).unwrap();
         let mut psum = Tile::zeros(m, n);
         let mut psum16 = Tile::zeros(m, n);
+        let mut psum_fused = Tile::zeros(m, n);
         // bf16 tiles in an SBUF-like memory: gather (widen) both operands, then multiply.
         let pb = (m + n) * 2;
         let mut sb = vec![0u8; k * pb];
@@ -106,7 +111,7 @@ fn bench_gemm(quick: bool) {
         let x_pat = Pattern::contiguous(0, k, m * 2, n as u32);
         {
             let mut mm = MemoryMut::new(&mut sb, pb).unwrap();
-            scatter(&mut mm, &w_pat, Dtype::Bfloat16, w.tile(), &mut Rounding::NearestEven).unwrap();
+            scatter(&mut mm, &w_pat, Dtype::Bfloat16, &w.tile(), &mut Rounding::NearestEven).unwrap();
             scatter(&mut mm, &x_pat, Dtype::Bfloat16, &x, &mut Rounding::NearestEven).unwrap();
         }
         let mem = Memory::new(&sb, pb).unwrap();
@@ -121,6 +126,15 @@ fn bench_gemm(quick: bool) {
             gather_into(&mem, &x_pat, Dtype::Bfloat16, &mut xt).unwrap();
             matmul(&wb, &xt, &mut psum16, AccFlags::SINGLE).unwrap();
             black_box(&psum16);
+        };
+        let mut fused = || {
+            // As the simulator: LDWEIGHTS keeps raw elements, MATMUL reads the
+            // moving operand raw, and the GEMM widens both while packing.
+            let f = LowFormat::Bfloat16;
+            let wb = Weights::from_raw_columns(gather_raw(&mem, &w_pat, 2).unwrap(), f).unwrap();
+            let xr = gather_raw(&mem, &x_pat, 2).unwrap();
+            matmul_moving(&wb, Moving::Low { raw: &xr, format: f }, &mut psum_fused, AccFlags::SINGLE).unwrap();
+            black_box(&psum_fused);
         };
         let mut reference = || {
             // SAFETY: pointers and strides describe the same in-bounds
@@ -145,17 +159,26 @@ fn bench_gemm(quick: bool) {
             }
             black_box(&out);
         };
-        let ([t32, t16, tref], [b32, _, bref]) = paired_medians(reps, inner, &mut [&mut fp32, &mut bf16, &mut reference]);
+        let ([t32, t16, tfu, tref], [b32, _, bfu, bref]) =
+            paired_medians(reps, inner, &mut [&mut fp32, &mut bf16, &mut fused, &mut reference]);
+        assert_eq!(
+            psum16.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            psum_fused.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "fused bf16 differs from gather + multiply"
+        );
         let g = |t: Duration| flops / t.as_secs_f64() / 1e9;
         println!(
-            "{:>14} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>7.2} {:>10.2}",
+            "{:>14} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>7.2} {:>7.2} {:>7.2} {:>10.2} {:>10.2}",
             format!("{m}x{n}x{k}"),
             g(t32),
             g(t16),
+            g(tfu),
             g(tref),
             g(t32) / g(tref),
             g(t16) / g(tref),
-            g(b32) / g(bref)
+            g(tfu) / g(tref),
+            g(b32) / g(bref),
+            g(bfu) / g(bref)
         );
     }
 }

@@ -108,11 +108,6 @@ impl<'a> MatRef<'a> {
     pub fn cols(&self) -> usize {
         self.cols
     }
-
-    #[inline(always)]
-    fn at(&self, i: usize, j: usize) -> f32 {
-        self.data[i * self.row_stride + j * self.col_stride]
-    }
 }
 
 impl<'a> MatMut<'a> {
@@ -173,12 +168,70 @@ pub fn gemm(a: MatRef<'_>, b: MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool) 
 /// Asking for [`MicroKernel::Avx2Fma`] on a CPU without it falls back to the
 /// portable kernel rather than faulting.
 pub fn gemm_with(kernel: MicroKernel, a: MatRef<'_>, b: MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool) -> KernelResult<()> {
-    let (m, k, n) = (a.rows, a.cols, b.cols);
-    if b.rows != k || c.rows != m || c.cols != n {
+    gemm_sources(kernel, &a, &b, c, accumulate)
+}
+
+/// An operand the packers can read: a strided `rows x cols` matrix whose
+/// elements widen exactly to f32 as they are packed.
+///
+/// [`MatRef`] (f32) and the low-precision views of [`super::lowp`] implement
+/// it, so a bf16 / fp16 / fp8 operand is widened straight into the packed
+/// panels instead of into a separate f32 tile first.
+pub(crate) trait PanelSource {
+    /// Number of rows.
+    fn rows(&self) -> usize;
+    /// Number of columns.
+    fn cols(&self) -> usize;
+    /// Storage distance between rows, in elements.
+    fn row_stride(&self) -> usize;
+    /// Storage distance between columns, in elements.
+    fn col_stride(&self) -> usize;
+    /// Widens the elements at storage indices `start, start + step, ...`
+    /// into `out` (one per slot). The view's constructor has checked that
+    /// every index of the matrix is inside its storage.
+    fn read_run(&self, start: usize, step: usize, out: &mut [f32]);
+}
+
+impl PanelSource for MatRef<'_> {
+    fn rows(&self) -> usize {
+        self.rows
+    }
+    fn cols(&self) -> usize {
+        self.cols
+    }
+    fn row_stride(&self) -> usize {
+        self.row_stride
+    }
+    fn col_stride(&self) -> usize {
+        self.col_stride
+    }
+    #[inline(always)]
+    fn read_run(&self, start: usize, step: usize, out: &mut [f32]) {
+        if step == 1 {
+            out.copy_from_slice(&self.data[start..start + out.len()]);
+        } else {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = self.data[start + i * step];
+            }
+        }
+    }
+}
+
+/// The GEMM over any pair of packable operands (monomorphised per pair, so
+/// the f32 path compiles to the same packing loops as before).
+pub(crate) fn gemm_sources<A: PanelSource, B: PanelSource>(
+    kernel: MicroKernel,
+    a: &A,
+    b: &B,
+    c: &mut MatMut<'_>,
+    accumulate: bool,
+) -> KernelResult<()> {
+    let (m, k, n) = (a.rows(), a.cols(), b.cols());
+    if b.rows() != k || c.rows != m || c.cols != n {
         return Err(KernelError::ShapeMismatch {
             op: "gemm",
             expected: format!("A {m}x{k}, B {k}x{n}, C {m}x{n}"),
-            got: format!("A {}x{}, B {}x{}, C {}x{}", a.rows, a.cols, b.rows, b.cols, c.rows, c.cols),
+            got: format!("A {}x{}, B {}x{}, C {}x{}", a.rows(), a.cols(), b.rows(), b.cols(), c.rows, c.cols),
         });
     }
     if m == 0 || n == 0 {
@@ -202,22 +255,22 @@ pub fn gemm_with(kernel: MicroKernel, a: MatRef<'_>, b: MatRef<'_>, c: &mut MatM
     PACK.with(|cell| {
         let mut bufs = cell.borrow_mut();
         let (pa, pb) = &mut *bufs;
-        blocked(kernel, &a, &b, c, accumulate, pa, pb);
+        blocked(kernel, a, b, c, accumulate, pa, pb);
     });
     Ok(())
 }
 
 /// The three-level blocking loop (Goto/BLIS order: jc, pc, ic, jr, ir).
-fn blocked(
+fn blocked<A: PanelSource, B: PanelSource>(
     kernel: MicroKernel,
-    a: &MatRef<'_>,
-    b: &MatRef<'_>,
+    a: &A,
+    b: &B,
     c: &mut MatMut<'_>,
     accumulate: bool,
     pa: &mut Vec<f32>,
     pb: &mut Vec<f32>,
 ) {
-    let (m, k, n) = (a.rows, a.cols, b.cols);
+    let (m, k, n) = (a.rows(), a.cols(), b.cols());
     let mut acc = [0.0f32; MR * NR];
     for jc in (0..n).step_by(NC) {
         let nc = NC.min(n - jc);
@@ -259,10 +312,12 @@ fn grow(buf: &mut Vec<f32>, len: usize) {
     }
 }
 
-/// Packs `A[ic..ic+mc, pc..pc+kc]` into `MR`-row panels, zero-padding the last.
-fn pack_a(a: &MatRef<'_>, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<f32>) {
+/// Packs `A[ic..ic+mc, pc..pc+kc]` into `MR`-row panels (widening as it
+/// reads), zero-padding the last.
+fn pack_a<A: PanelSource>(a: &A, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<f32>) {
     let panels = mc.div_ceil(MR);
     grow(out, panels * MR * kc);
+    let (rs, cs) = (a.row_stride(), a.col_stride());
     for panel in 0..panels {
         let i0 = ic + panel * MR;
         let rows = MR.min(ic + mc - i0);
@@ -270,26 +325,19 @@ fn pack_a(a: &MatRef<'_>, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut 
         if rows < MR {
             dst.fill(0.0); // zero padding rows of the last panel
         }
-        if a.row_stride == 1 && rows == MR {
-            // Column of A is contiguous: copy MR values per k step.
-            for p in 0..kc {
-                let start = i0 + (pc + p) * a.col_stride;
-                dst[p * MR..p * MR + MR].copy_from_slice(&a.data[start..start + MR]);
-            }
-        } else {
-            for p in 0..kc {
-                for ii in 0..rows {
-                    dst[p * MR + ii] = a.at(i0 + ii, pc + p);
-                }
-            }
+        // One k step is a run of `rows` elements of a column of A.
+        for (p, chunk) in dst.chunks_exact_mut(MR).enumerate() {
+            a.read_run(i0 * rs + (pc + p) * cs, rs, &mut chunk[..rows]);
         }
     }
 }
 
-/// Packs `B[pc..pc+kc, jc..jc+nc]` into `NR`-column panels, zero-padding the last.
-fn pack_b(b: &MatRef<'_>, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<f32>) {
+/// Packs `B[pc..pc+kc, jc..jc+nc]` into `NR`-column panels (widening as it
+/// reads), zero-padding the last.
+fn pack_b<B: PanelSource>(b: &B, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<f32>) {
     let panels = nc.div_ceil(NR);
     grow(out, panels * NR * kc);
+    let (rs, cs) = (b.row_stride(), b.col_stride());
     for panel in 0..panels {
         let j0 = jc + panel * NR;
         let cols = NR.min(jc + nc - j0);
@@ -297,17 +345,9 @@ fn pack_b(b: &MatRef<'_>, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut 
         if cols < NR {
             dst.fill(0.0); // zero padding columns of the last panel
         }
-        if b.col_stride == 1 {
-            for p in 0..kc {
-                let start = (pc + p) * b.row_stride + j0;
-                dst[p * NR..p * NR + cols].copy_from_slice(&b.data[start..start + cols]);
-            }
-        } else {
-            for p in 0..kc {
-                for jj in 0..cols {
-                    dst[p * NR + jj] = b.at(pc + p, j0 + jj);
-                }
-            }
+        // One k step is a run of `cols` elements of a row of B.
+        for (p, chunk) in dst.chunks_exact_mut(NR).enumerate() {
+            b.read_run((pc + p) * rs + j0 * cs, cs, &mut chunk[..cols]);
         }
     }
 }

@@ -10,6 +10,7 @@
 //!   (the only place dtypes are handled), bit-exact raw moves.
 //! - [`tile`]: the dense `[partitions x free]` f32 working tile.
 //! - [`gemm`]: cache-blocked fp32 GEMM with an AVX2/FMA micro-kernel.
+//! - [`lowp`]: bf16 / fp16 / fp8 GEMM operands widened while packing.
 //! - [`pe`]: matmul as the PE does it (LDWEIGHTS order, PSUM accumulation
 //!   groups, bit-exact transpose).
 //! - [`activation`]: ACT `func(in * scale + bias)` with reduce registers.
@@ -29,6 +30,7 @@ pub mod elementwise;
 pub mod error;
 pub mod gemm;
 pub mod iota;
+pub mod lowp;
 pub mod math;
 pub mod pattern;
 pub mod pe;

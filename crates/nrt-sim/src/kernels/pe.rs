@@ -15,11 +15,14 @@
 //! bit-accurate from NeuronCore-v3, which [`matmul_transpose`] honours by
 //! moving data instead of multiplying when the moving operand is the identity.
 
-use nrt_isa::dtype::{Dtype, Rounding};
+use std::borrow::Cow;
+
+use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32};
 
 use super::error::{KernelError, KernelResult, shape};
-use super::gemm::{MatMut, MatRef, gemm};
-use super::pattern::{OnChipWrite, Pattern, gather_into, scatter};
+use super::gemm::{MatMut, MatRef};
+use super::lowp::{LowFormat, LowRef, Operand, gemm_mixed};
+use super::pattern::{OnChipWrite, Pattern, RawTile, gather_into, scatter};
 use super::tile::Tile;
 use super::transpose::transpose;
 
@@ -59,9 +62,34 @@ impl AccFlags {
 
 /// The stationary operand as held by the PE array: K rows (partitions) by
 /// M logical columns.
+///
+/// bf16 / fp16 / fp8 weights are kept as their raw elements and widened
+/// while the GEMM packs them, so loading weights costs a byte copy rather
+/// than a conversion pass; other dtypes are held as an f32 tile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Weights {
-    tile: Tile,
+    store: WeightStore,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum WeightStore {
+    /// f32 values, row `k`, column `m`.
+    Wide(Tile),
+    /// Raw elements in logical column order, `k x m` row-major.
+    Low { raw: RawTile, format: LowFormat },
+}
+
+/// Checks that a raw tile holds elements of `format`'s size.
+fn check_raw(what: &'static str, raw: &RawTile, format: LowFormat) -> KernelResult<()> {
+    let len = raw.partitions.checked_mul(raw.free).and_then(|n| n.checked_mul(raw.esize));
+    if raw.esize != format.size_bytes() || len != Some(raw.bytes.len()) {
+        return Err(KernelError::ShapeMismatch {
+            op: what,
+            expected: format!("{} bytes of {}-byte {format:?} elements", shape(raw.partitions, raw.free), format.size_bytes()),
+            got: format!("{} bytes of {}-byte elements", raw.bytes.len(), raw.esize),
+        });
+    }
+    Ok(())
 }
 
 impl Weights {
@@ -72,36 +100,126 @@ impl Weights {
         for p in 0..walk.partitions() {
             walk.row_mut(p).reverse();
         }
-        Self { tile: walk }
+        Self::from_columns(walk)
     }
 
     /// From a tile already in logical column order (row `k`, column `m`).
     pub fn from_columns(tile: Tile) -> Self {
-        Self { tile }
+        Self {
+            store: WeightStore::Wide(tile),
+        }
+    }
+
+    /// From raw `format` elements gathered with the LDWEIGHTS access pattern
+    /// (reversed walk, as [`Self::from_ldweights_order`]), kept unwidened.
+    pub fn from_ldweights_raw(mut walk: RawTile, format: LowFormat) -> KernelResult<Self> {
+        check_raw("LDWEIGHTS raw tile", &walk, format)?;
+        let (row_bytes, esize) = (walk.free * walk.esize, walk.esize);
+        if row_bytes > 0 {
+            for row in walk.bytes.chunks_exact_mut(row_bytes) {
+                // Reversing bytes reverses the elements and each element's
+                // bytes; swapping them back within each element fixes that.
+                row.reverse();
+                for e in row.chunks_exact_mut(esize) {
+                    e.reverse();
+                }
+            }
+        }
+        Ok(Self {
+            store: WeightStore::Low { raw: walk, format },
+        })
+    }
+
+    /// From raw `format` elements already in logical column order.
+    pub fn from_raw_columns(raw: RawTile, format: LowFormat) -> KernelResult<Self> {
+        check_raw("stationary raw tile", &raw, format)?;
+        Ok(Self {
+            store: WeightStore::Low { raw, format },
+        })
     }
 
     /// K: the contraction size (partitions of the stationary tile).
     pub fn contraction(&self) -> usize {
-        self.tile.partitions()
+        match &self.store {
+            WeightStore::Wide(t) => t.partitions(),
+            WeightStore::Low { raw, .. } => raw.partitions,
+        }
     }
 
     /// M: columns, which become the output's partitions.
     pub fn columns(&self) -> usize {
-        self.tile.free()
+        match &self.store {
+            WeightStore::Wide(t) => t.free(),
+            WeightStore::Low { raw, .. } => raw.free,
+        }
     }
 
-    /// The stationary tile in logical order.
-    pub fn tile(&self) -> &Tile {
-        &self.tile
+    /// The stationary tile in logical order, as f32 (widened on demand when
+    /// the weights are held raw).
+    pub fn tile(&self) -> Cow<'_, Tile> {
+        match &self.store {
+            WeightStore::Wide(t) => Cow::Borrowed(t),
+            WeightStore::Low { raw, format } => {
+                let mut t = Tile::zeros(raw.partitions, raw.free);
+                // check_raw at construction guarantees the lengths agree and
+                // every LowFormat names a decodable dtype.
+                bytes_to_f32(&raw.bytes, format.dtype(), t.as_mut_slice()).expect("raw weights sized at construction");
+                Cow::Owned(t)
+            }
+        }
+    }
+
+    /// The GEMM's A operand: the transpose of the stationary tile.
+    fn operand(&self) -> KernelResult<Operand<'_>> {
+        let (k, m) = (self.contraction(), self.columns());
+        Ok(match &self.store {
+            WeightStore::Wide(t) => Operand::F32(MatRef::row_major(t.as_slice(), k, m)?.t()),
+            WeightStore::Low { raw, format } => Operand::Low(LowRef::row_major(&raw.bytes, *format, k, m)?.t()),
+        })
     }
 }
 
-fn check_moving(weights: &Weights, moving: &Tile) -> KernelResult<()> {
-    if moving.partitions() != weights.contraction() {
+/// The moving operand of a MATMUL: an f32 tile, or raw low-precision
+/// elements that the GEMM widens while packing.
+#[derive(Debug, Clone, Copy)]
+pub enum Moving<'a> {
+    /// `K x N` f32 values.
+    Wide(&'a Tile),
+    /// `K x N` raw elements of `format` (from [`super::pattern::gather_raw`]).
+    Low {
+        /// The elements, row-major.
+        raw: &'a RawTile,
+        /// Their encoding.
+        format: LowFormat,
+    },
+}
+
+impl Moving<'_> {
+    fn shape(&self) -> (usize, usize) {
+        match self {
+            Moving::Wide(t) => t.shape(),
+            Moving::Low { raw, .. } => (raw.partitions, raw.free),
+        }
+    }
+
+    fn operand(&self) -> KernelResult<Operand<'_>> {
+        let (k, n) = self.shape();
+        Ok(match self {
+            Moving::Wide(t) => Operand::F32(MatRef::row_major(t.as_slice(), k, n)?),
+            Moving::Low { raw, format } => {
+                check_raw("matmul moving raw tile", raw, *format)?;
+                Operand::Low(LowRef::row_major(&raw.bytes, *format, k, n)?)
+            }
+        })
+    }
+}
+
+fn check_moving(weights: &Weights, (k, n): (usize, usize)) -> KernelResult<()> {
+    if k != weights.contraction() {
         return Err(KernelError::ShapeMismatch {
             op: "matmul moving operand",
             expected: format!("{} partitions (the stationary contraction size)", weights.contraction()),
-            got: shape(moving.partitions(), moving.free()),
+            got: shape(k, n),
         });
     }
     Ok(())
@@ -110,12 +228,23 @@ fn check_moving(weights: &Weights, moving: &Tile) -> KernelResult<()> {
 /// `psum = weightsᵀ · moving` (flags.start) or `psum += weightsᵀ · moving`,
 /// in fp32; `psum` must be `M x N`.
 pub fn matmul(weights: &Weights, moving: &Tile, psum: &mut Tile, flags: AccFlags) -> KernelResult<()> {
-    check_moving(weights, moving)?;
-    let (k, m, n) = (weights.contraction(), weights.columns(), moving.free());
+    matmul_moving(weights, Moving::Wide(moving), psum, flags)
+}
+
+/// [`matmul`] for a moving operand of any [`Moving`] form: low-precision
+/// operands (stationary or moving) are widened inside the GEMM's packing,
+/// with results bit-identical to widening them into f32 tiles first.
+pub fn matmul_moving(weights: &Weights, moving: Moving<'_>, psum: &mut Tile, flags: AccFlags) -> KernelResult<()> {
+    let (k, n) = moving.shape();
+    check_moving(weights, (k, n))?;
+    let m = weights.columns();
     psum.expect_shape("matmul PSUM tile", m, n)?;
-    let a = MatRef::row_major(weights.tile.as_slice(), k, m)?.t();
-    let b = MatRef::row_major(moving.as_slice(), k, n)?;
-    gemm(a, b, &mut MatMut::row_major(psum.as_mut_slice(), m, n)?, !flags.start)
+    gemm_mixed(
+        weights.operand()?,
+        moving.operand()?,
+        &mut MatMut::row_major(psum.as_mut_slice(), m, n)?,
+        !flags.start,
+    )
 }
 
 /// Whether `t` is a square identity matrix.
@@ -129,9 +258,9 @@ fn is_identity(t: &Tile) -> bool {
 /// exactly `weightsᵀ`, moved bit for bit (NaN, -0 and infinities intact).
 /// Any other moving operand gets the ordinary fp32 product.
 pub fn matmul_transpose(weights: &Weights, moving: &Tile) -> KernelResult<Tile> {
-    check_moving(weights, moving)?;
+    check_moving(weights, moving.shape())?;
     if is_identity(moving) {
-        return Ok(transpose(&weights.tile));
+        return Ok(transpose(&weights.tile()));
     }
     let mut out = Tile::zeros(weights.columns(), moving.free());
     matmul(weights, moving, &mut out, AccFlags::SINGLE)?;
@@ -148,8 +277,21 @@ pub fn matmul_into_psum<M: OnChipWrite + ?Sized>(
     moving: &Tile,
     flags: AccFlags,
 ) -> KernelResult<()> {
-    check_moving(weights, moving)?;
-    let (m, n) = (weights.columns(), moving.free());
+    matmul_moving_into_psum(psum, out, weights, Moving::Wide(moving), flags)
+}
+
+/// [`matmul_into_psum`] for a moving operand of any [`Moving`] form (the
+/// simulator passes bf16 / fp16 / fp8 operands raw, unwidened).
+pub fn matmul_moving_into_psum<M: OnChipWrite + ?Sized>(
+    psum: &mut M,
+    out: &Pattern,
+    weights: &Weights,
+    moving: Moving<'_>,
+    flags: AccFlags,
+) -> KernelResult<()> {
+    let (k, n) = moving.shape();
+    check_moving(weights, (k, n))?;
+    let m = weights.columns();
     if (out.partitions(), out.free_len()) != (m, n) {
         return Err(KernelError::ShapeMismatch {
             op: "matmul PSUM pattern",
@@ -161,7 +303,7 @@ pub fn matmul_into_psum<M: OnChipWrite + ?Sized>(
     if !flags.start {
         gather_into(&*psum, out, Dtype::Float32, &mut acc)?;
     }
-    matmul(weights, moving, &mut acc, flags)?;
+    matmul_moving(weights, moving, &mut acc, flags)?;
     scatter(psum, out, Dtype::Float32, &acc, &mut Rounding::NearestEven)
 }
 

@@ -10,8 +10,9 @@
 use super::operand::{self, Space};
 use super::{ComputeContext, Done, OpError, OpResult};
 use crate::cost;
-use crate::kernels::pattern::{gather, scatter};
-use crate::kernels::pe::{AccFlags, Weights, matmul_into_psum, matmul_transpose};
+use crate::kernels::lowp::LowFormat;
+use crate::kernels::pattern::{gather, gather_raw, scatter};
+use crate::kernels::pe::{AccFlags, Moving, Weights, matmul_moving_into_psum, matmul_transpose};
 use nrt_isa::dtype::{Dtype, Rounding};
 use nrt_isa::instr::{LdWeights, Matmul};
 
@@ -36,8 +37,12 @@ pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_>) -> OpResult
             i.cols
         )));
     }
-    let tile = gather(&chip.view(w.space), &w.pattern, dt)?;
-    ctx.state.weights = Some((Weights::from_ldweights_order(tile), dt));
+    // bf16 / fp16 / fp8 weights stay raw; the GEMM widens them while packing.
+    let weights = match LowFormat::of(dt) {
+        Some(f) => Weights::from_ldweights_raw(gather_raw(&chip.view(w.space), &w.pattern, f.size_bytes())?, f)?,
+        None => Weights::from_ldweights_order(gather(&chip.view(w.space), &w.pattern, dt)?),
+    };
+    ctx.state.weights = Some((weights, dt));
     Ok(Done { cycles: cost::ldweights_cycles(u64::from(i.rows)), output: None, oob: None })
 }
 
@@ -69,14 +74,24 @@ pub(crate) fn matmul(i: &Matmul, ctx: &mut ComputeContext<'_>) -> OpResult {
         )));
     }
     chip.check("psum", &out)?;
-    let x = gather(&chip.view(moving.space), &moving.pattern, dt)?;
     let mut psum = chip.psum;
     if i.transpose {
+        let x = gather(&chip.view(moving.space), &moving.pattern, dt)?;
         let t = matmul_transpose(weights, &x)?;
         scatter(&mut psum, &out.pattern, out_dt, &t, &mut Rounding::NearestEven)?;
     } else {
         let flags = AccFlags::from_bits(i.accumulate.to_u8())?;
-        matmul_into_psum(&mut psum, &out.pattern, weights, &x, flags)?;
+        // bf16 / fp16 / fp8 operands are read raw and widened inside the GEMM.
+        match LowFormat::of(dt) {
+            Some(format) => {
+                let raw = gather_raw(&chip.view(moving.space), &moving.pattern, format.size_bytes())?;
+                matmul_moving_into_psum(&mut psum, &out.pattern, weights, Moving::Low { raw: &raw, format }, flags)?;
+            }
+            None => {
+                let x = gather(&chip.view(moving.space), &moving.pattern, dt)?;
+                matmul_moving_into_psum(&mut psum, &out.pattern, weights, Moving::Wide(&x), flags)?;
+            }
+        }
     }
     let cycles = cost::matmul_cycles(k as u64, m as u64, n as u64);
     Ok(Done { cycles, output: Some(out), oob: None })

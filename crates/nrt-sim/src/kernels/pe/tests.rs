@@ -50,7 +50,7 @@ proptest! {
             let x = tile(k, n, seed.rotate_left(7) ^ s as u32);
             let flags = AccFlags { start: s == 0, stop: s + 1 == steps };
             matmul(&w, &x, &mut psum, flags).unwrap();
-            let (o, g) = naive(w.tile(), &x);
+            let (o, g) = naive(&w.tile(), &x);
             for i in 0..m * n {
                 want[i] += o[i];
                 mag[i] += g[i];
@@ -97,7 +97,7 @@ fn transpose_is_bit_exact_with_identity_and_arithmetic_otherwise() {
     }
     let x = tile(8, 3, 9);
     let w = Weights::from_columns(tile(8, 5, 4));
-    let (want, mag) = naive(w.tile(), &x);
+    let (want, mag) = naive(&w.tile(), &x);
     assert_close(&matmul_transpose(&w, &x).unwrap(), &want, &mag, 8);
 }
 
@@ -127,7 +127,7 @@ fn low_precision_inputs_widen_through_gather() {
         let x = gather(&mem, &x_pat, dtype).unwrap();
         let mut out = Tile::zeros(m, n);
         matmul(&w, &x, &mut out, AccFlags::SINGLE).unwrap();
-        let (want, mag) = naive(w.tile(), &x);
+        let (want, mag) = naive(&w.tile(), &x);
         assert_close(&out, &want, &mag, k);
     }
 }
@@ -240,4 +240,71 @@ fn real_program_pe_act_steps_compute_the_product() {
             assert_eq!(result.get(m, n).unwrap() as f64, want, "out[{m}][{n}]");
         }
     }
+}
+
+/// Raw bytes for `parts x free` elements of `dtype` (any code, NaN included).
+fn raw_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    /// The simulator's fused MATMUL (raw LDWEIGHTS walk, raw moving operand,
+    /// widening inside the GEMM) writes exactly the PSUM bytes of the former
+    /// path (gather both widened, then multiply), accumulating or not.
+    #[test]
+    fn raw_operands_match_gathered_operands_bit_for_bit(
+        dtype_idx in 0usize..5,
+        k in 1usize..40,
+        m in 1usize..24,
+        n in 1usize..40,
+        x_step in 1i32..3,
+        seed in any::<u64>(),
+        accumulate in any::<bool>(),
+    ) {
+        let dtype = [Dtype::Bfloat16, Dtype::Float16, Dtype::Fp8E3, Dtype::Fp8E4, Dtype::Fp8E5][dtype_idx];
+        let format = crate::kernels::lowp::LowFormat::of(dtype).unwrap();
+        let es = dtype.size_bytes();
+        let pb = 256;
+        let sb = raw_bytes(k * pb, seed);
+        let mem = Memory::new(&sb, pb).unwrap();
+        // LDWEIGHTS walks backwards from the last element; moving is strided.
+        let w_pat = Pattern::new(0, k, (m - 1) * es, &[Axis::new(-1, m as u32)]).unwrap();
+        let x_pat = Pattern::new(0, k, m * es, &[Axis::new(x_step, n as u32)]).unwrap();
+        let wide_w = Weights::from_ldweights_order(gather(&mem, &w_pat, dtype).unwrap());
+        let wide_x = gather(&mem, &x_pat, dtype).unwrap();
+        let raw_w = Weights::from_ldweights_raw(crate::kernels::pattern::gather_raw(&mem, &w_pat, es).unwrap(), format).unwrap();
+        let raw_x = crate::kernels::pattern::gather_raw(&mem, &x_pat, es).unwrap();
+        prop_assert_eq!(raw_w.tile().as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            wide_w.tile().as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        let flags = if accumulate { AccFlags::ACCUMULATE } else { AccFlags::SINGLE };
+        let out = Pattern::contiguous(0, m, 0, n as u32);
+        let mut ps_old = raw_bytes(m * n * 4, seed ^ 0x77);
+        // Keep the prior PSUM values finite so accumulation stays comparable.
+        for w in ps_old.chunks_exact_mut(4) { w[3] &= 0x3F; }
+        let mut ps_new = ps_old.clone();
+        matmul_into_psum(&mut MemoryMut::new(&mut ps_old, n * 4).unwrap(), &out, &wide_w, &wide_x, flags).unwrap();
+        matmul_moving_into_psum(&mut MemoryMut::new(&mut ps_new, n * 4).unwrap(), &out, &raw_w,
+            Moving::Low { raw: &raw_x, format }, flags).unwrap();
+        prop_assert_eq!(ps_old, ps_new);
+    }
+}
+
+#[test]
+fn raw_tiles_of_the_wrong_element_size_are_rejected() {
+    let raw = crate::kernels::pattern::RawTile { partitions: 2, free: 3, esize: 1, bytes: vec![0; 6] };
+    let bf16 = crate::kernels::lowp::LowFormat::Bfloat16;
+    assert!(Weights::from_raw_columns(raw.clone(), bf16).is_err());
+    assert!(Weights::from_ldweights_raw(raw.clone(), bf16).is_err());
+    let w = Weights::from_columns(Tile::zeros(2, 2));
+    let mut out = Tile::zeros(2, 3);
+    assert!(matmul_moving(&w, Moving::Low { raw: &raw, format: bf16 }, &mut out, AccFlags::SINGLE).is_err());
 }
