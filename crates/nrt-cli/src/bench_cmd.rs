@@ -212,6 +212,21 @@ mod tests {
         assert_eq!(Percentiles::of(&mut []), None);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Percentiles are ordered and drawn from the samples.
+        #[test]
+        fn percentiles_are_ordered_samples(v in proptest::collection::vec(0u64..1_000_000, 1..200)) {
+            let mut s: Vec<Duration> = v.iter().map(|n| Duration::from_nanos(*n)).collect();
+            let p = Percentiles::of(&mut s).unwrap();
+            proptest::prop_assert!(p.p0 <= p.p1 && p.p1 <= p.p50 && p.p50 <= p.p99 && p.p99 <= p.p100);
+            let us: Vec<f64> = v.iter().map(|n| *n as f64 / 1000.0).collect();
+            for x in [p.p0, p.p1, p.p50, p.p99, p.p100] {
+                proptest::prop_assert!(us.iter().any(|u| (u - x).abs() < 1e-9));
+            }
+        }
+    }
+
     #[test]
     fn spin_round_trip_is_measured() {
         let us = spin_roundtrip_us(200);

@@ -156,6 +156,21 @@ mod tests {
         assert!(bf16_value(bf16_bits(f32::NAN)).is_nan());
     }
 
+    /// Rounding to bfloat16 keeps 8 significant bits: the error is at most
+    /// half a unit in the last place, at most 2^-8 relative for normal values.
+    #[test]
+    fn bf16_error_is_at_most_half_an_ulp() {
+        let mut r = Xorshift::new(42);
+        for _ in 0..10_000 {
+            let v = f32::from_bits((r.next_u64() >> 32) as u32);
+            if !v.is_normal() || v.abs() > 1e38 {
+                continue;
+            }
+            let back = bf16_value(bf16_bits(v));
+            assert!(((back - v) / v).abs() <= 1.0 / 256.0, "{v} -> {back}");
+        }
+    }
+
     #[test]
     fn constants_are_deterministic_npy_of_the_declared_shapes() {
         let a = mlp_constants(false);

@@ -142,3 +142,63 @@ pub fn parse_input_arg(s: &str) -> Result<(String, std::path::PathBuf), String> 
 pub fn checksum(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sig(dtype: &str, shape: &[u64]) -> TensorSignature {
+        TensorSignature { name: "x".into(), dtype: dtype.into(), shape: shape.to_vec() }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// NAME=PATH splits at the first '='; anything without a name or a
+        /// path is refused, never a panic.
+        #[test]
+        fn input_args_split_at_the_first_equals(name in "[a-z_][a-z0-9_]{0,8}", path in "[a-z0-9_./=]{1,12}", junk in ".{0,16}") {
+            let (n, p) = parse_input_arg(&format!("{name}={path}")).unwrap();
+            prop_assert_eq!(n, name);
+            prop_assert_eq!(p, std::path::PathBuf::from(path));
+            let _ = parse_input_arg(&junk);
+        }
+
+        /// An .npy for a signature is accepted exactly when shape, kind and
+        /// size agree; random bytes are refused without panicking.
+        #[test]
+        fn npy_inputs_must_match_the_signature(rows in 1u64..6, cols in 1u64..6, other in 1u64..6, bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let dir = std::env::temp_dir().join(format!("nrt-cli-npy-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(format!("{rows}-{cols}-{other}.npy"));
+            let data = vec![1u8; (rows * cols * 4) as usize];
+            std::fs::write(&path, nrt_neff::npy::encode_npy("<f4", &[rows, cols], &data)).unwrap();
+            prop_assert_eq!(read_input_npy(&sig("float32", &[rows, cols]), &path).unwrap(), data);
+            prop_assert!(read_input_npy(&sig("int32", &[rows, cols]), &path).is_err());
+            if other != cols {
+                prop_assert!(read_input_npy(&sig("float32", &[rows, other]), &path).is_err());
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            prop_assert!(read_input_npy(&sig("float32", &[rows, cols]), &path).is_err());
+        }
+    }
+
+    #[test]
+    fn bfloat16_inputs_take_raw_bits() {
+        let dir = std::env::temp_dir().join(format!("nrt-cli-bf16-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.npy");
+        std::fs::write(&path, nrt_neff::npy::encode_npy("<u2", &[2, 2], &[0u8; 8])).unwrap();
+        assert_eq!(read_input_npy(&sig("bfloat16", &[2, 2]), &path).unwrap().len(), 8);
+        assert!(read_input_npy(&sig("float16", &[2, 2]), &path).is_err());
+    }
+
+    #[test]
+    fn unknown_input_names_list_the_real_ones() {
+        let err = input_bytes(&[sig("float32", &[1])], &[("y".into(), "a.npy".into())]).unwrap_err().to_string();
+        assert!(err.contains("\"y\"") && err.contains("inputs: x"), "{err}");
+        let data = input_bytes(&[sig("float32", &[3])], &[]).unwrap();
+        assert_eq!(data[0].len(), 12);
+    }
+}

@@ -91,7 +91,7 @@ fn mlp_bf16_matches_plain_loops_on_the_rounded_operands() {
     // significands fit fp32) and accumulates in fp32 PSUM: the reference
     // uses the same rounded operands, so the difference is again only the
     // fp32 summation order, well below 1e-4. Against the unrounded fp32
-    // model the error is bf16's (2^-9 relative per operand), checked loosely.
+    // model the error is bf16 rounding (at most 2^-8 relative per operand), checked loosely.
     let xr: Vec<f32> = x16.iter().map(|b| bf16_value(*b)).collect();
     let wr: Vec<f32> = example_data::mlp_weights().iter().map(|v| bf16_value(bf16_bits(*v))).collect();
     let b = example_data::mlp_bias();
