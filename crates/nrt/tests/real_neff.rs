@@ -150,16 +150,26 @@ fn device_tensors_are_bound_in_place_through_the_dge_table() {
     let Some(bytes) = real() else { return };
     let (_dev, host) = host();
     let id = host.load(&bytes, 0, -1).unwrap();
-    let x = random_f16(M * K, 5);
-    let y = random_f16(K * N, 6);
-    let want = reference(&x, &y);
-    // Host tensors first, then the same through a second set of buffers,
-    // so every DGE-reached address changes between executions.
-    assert_eq!(run(&host, id, &x, &y).len(), M * N);
-    let x2: Vec<f16> = x.iter().map(|v| -*v).collect();
-    let got = run(&host, id, &x2, &y);
-    let neg: Vec<f16> = want.iter().map(|v| -*v).collect();
-    check(&got, &neg, &x2, &y, "negated x");
+    let memory = host.memory().clone();
+    let core = host.vcores()[0][0];
+    // Two sets of device tensors: every DGE-reached address changes
+    // between executions, and each execution must see its own buffers.
+    for seed in [11u64, 12, 13] {
+        let x = random_f16(M * K, seed);
+        let y = random_f16(K * N, seed + 100);
+        let dev = |len: usize, name: &str| Arc::new(Tensor::allocate_device(&memory, core, len as u64, name).unwrap());
+        let (dx, dy, dout) = (dev(M * K * 2, "x"), dev(K * N * 2, "y"), dev(M * N * 2, "output0"));
+        dx.write(0, &f16_bytes(&x)).unwrap();
+        dy.write(0, &f16_bytes(&y)).unwrap();
+        let mut ins = TensorSet::new();
+        ins.add("x", dx);
+        ins.add("y", dy);
+        let mut outs = TensorSet::new();
+        outs.add("output0", dout.clone());
+        host.execute(id, &ins, &outs).unwrap();
+        let got: Vec<f16> = read_all(&dout).chunks(2).map(|c| f16::from_le_bytes([c[0], c[1]])).collect();
+        check(&got, &reference(&x, &y), &x, &y, &format!("device tensors, seed {seed}"));
+    }
 }
 
 #[test]
