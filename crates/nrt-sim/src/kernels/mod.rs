@@ -3,7 +3,10 @@
 //! The engine executors decode an instruction, [`pattern::gather`] its
 //! operands out of SBUF/PSUM into dense f32 [`Tile`]s, run one of the kernels
 //! below, and [`pattern::scatter`] the result back with conversion to the
-//! destination dtype (RNE or seeded stochastic rounding). Semantics follow
+//! destination dtype (RNE or seeded stochastic rounding). The one exception
+//! is the PE matmul, which takes bf16 / fp16 / fp8 operands raw
+//! ([`pattern::gather_raw`]) and widens them inside the GEMM's packing
+//! ([`lowp`]), bit-identically but without a widened copy. Semantics follow
 //! the public NKI ISA descriptions; layouts follow spec/real-isa-observed.md.
 //!
 //! - [`pattern`]: operand access patterns, memory views, gather / scatter

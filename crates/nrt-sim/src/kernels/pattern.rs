@@ -10,7 +10,8 @@
 //! [`gather`] reads such an operand into a dense f32 [`Tile`] (widening
 //! bf16 / fp16 / fp8 / integers through `nrt_isa::dtype`), and [`scatter`]
 //! writes a tile back, narrowing with round-to-nearest-even or seeded
-//! stochastic rounding. This module is the only place kernels meet dtypes.
+//! stochastic rounding. Apart from the PE matmul's exact widening during GEMM
+//! packing ([`super::lowp`]), this module is the only place kernels meet dtypes.
 //! Memories are reached through the [`OnChipRead`] / [`OnChipWrite`] traits,
 //! so the device's own SBUF/PSUM storage can be read in place; [`Memory`] and
 //! [`MemoryMut`] implement them over plain byte slices.
