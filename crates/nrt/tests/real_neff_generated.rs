@@ -199,3 +199,66 @@ proptest! {
         check(Shape { kt, mt, n: nq * 64, dtype }, seed);
     }
 }
+
+/// Benchmark figures (run with `--ignored --nocapture`): execute latency of
+/// the compiler sample, and GFLOP/s of a large generated fp32 matmul on
+/// the simulator next to the matrixmultiply crate's sgemm in the same run.
+#[test]
+#[ignore = "benchmark; prints figures"]
+fn bench_real_neff_latency_and_generated_gflops() {
+    use std::time::Instant;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/neff/matmul_small.neff");
+    if let Ok(bytes) = std::fs::read(path) {
+        for deterministic in [true, false] {
+            let cfg = nrt_sim::SimConfig::builder().deterministic(deterministic).build();
+            let host = ModelHost::with_lnc(Arc::new(nrt_sim::SimDevice::new(&cfg, 0)), 2, nrt::load::LoadSettings::default()).unwrap();
+            let id = host.load(&bytes, 0, -1).unwrap();
+            let x = encode(Dtype::Float16, &values(128 * 256, 1));
+            let y = encode(Dtype::Float16, &values(256 * 128, 2));
+            let mut ins = TensorSet::new();
+            ins.add("x", Arc::new(Tensor::from_host_bytes(x, "x")));
+            ins.add("y", Arc::new(Tensor::from_host_bytes(y, "y")));
+            let mut outs = TensorSet::new();
+            outs.add("output0", Arc::new(Tensor::allocate_host(128 * 128 * 2, "output0").unwrap()));
+            for _ in 0..10 {
+                host.execute(id, &ins, &outs).unwrap();
+            }
+            let runs = 100;
+            let t = Instant::now();
+            for _ in 0..runs {
+                host.execute(id, &ins, &outs).unwrap();
+            }
+            let mode = if deterministic { "deterministic" } else { "threaded" };
+            println!("matmul_small.neff: execute latency {:.1} us (mean of {runs}, {mode} sim)", t.elapsed().as_secs_f64() * 1e6 / f64::from(runs));
+        }
+    } else {
+        println!("skipping the sample latency: {path} is absent");
+    }
+    let s = Shape { kt: 7, mt: 2, n: 512, dtype: Dtype::Float32 };
+    let (k, m, n) = (s.k(), s.m(), s.n);
+    let bytes = build(s);
+    let (_dev, host) = host();
+    let id = host.load(&bytes, 0, -1).unwrap();
+    let xt = values(k * m, 5);
+    let y = values(k * n, 6);
+    let want = reference(s, &xt, &y);
+    assert_eq!(run(&host, id, s, &xt, &y), want);
+    let flops = 2.0 * (k * m * n) as f64;
+    let reps = 20;
+    let t = Instant::now();
+    for _ in 0..reps {
+        run(&host, id, s, &xt, &y);
+    }
+    let sim = flops * f64::from(reps) / t.elapsed().as_secs_f64() / 1e9;
+    let mut c = vec![0f32; m * n];
+    let t = Instant::now();
+    for _ in 0..reps {
+        // c[M, N] = xtᵀ[M, K] · y[K, N]: xt read with row stride 1, column stride M.
+        unsafe {
+            matrixmultiply::sgemm(m, k, n, 1.0, xt.as_ptr(), 1, m as isize, y.as_ptr(), n as isize, 1, 0.0, c.as_mut_ptr(), n as isize, 1);
+        }
+    }
+    let mm = flops * f64::from(reps) / t.elapsed().as_secs_f64() / 1e9;
+    assert_eq!(c, want, "matrixmultiply agrees");
+    println!("generated fp32 matmul M={m} K={k} N={n}: simulator {sim:.2} GFLOP/s (whole execute incl. host IO), matrixmultiply sgemm {mm:.2} GFLOP/s");
+}
