@@ -325,9 +325,17 @@ fn pack_a<A: PanelSource>(a: &A, ic: usize, mc: usize, pc: usize, kc: usize, out
         if rows < MR {
             dst.fill(0.0); // zero padding rows of the last panel
         }
-        // One k step is a run of `rows` elements of a column of A.
-        for (p, chunk) in dst.chunks_exact_mut(MR).enumerate() {
-            a.read_run(i0 * rs + (pc + p) * cs, rs, &mut chunk[..rows]);
+        // One k step is a run of `rows` elements of a column of A. Full
+        // panels use fixed-size runs so the copies inline (no memcpy calls).
+        let (steps, _) = dst.as_chunks_mut::<MR>();
+        if rows == MR {
+            for (p, chunk) in steps.iter_mut().enumerate() {
+                a.read_run(i0 * rs + (pc + p) * cs, rs, chunk);
+            }
+        } else {
+            for (p, chunk) in steps.iter_mut().enumerate() {
+                a.read_run(i0 * rs + (pc + p) * cs, rs, &mut chunk[..rows]);
+            }
         }
     }
 }
@@ -345,9 +353,17 @@ fn pack_b<B: PanelSource>(b: &B, pc: usize, kc: usize, jc: usize, nc: usize, out
         if cols < NR {
             dst.fill(0.0); // zero padding columns of the last panel
         }
-        // One k step is a run of `cols` elements of a row of B.
-        for (p, chunk) in dst.chunks_exact_mut(NR).enumerate() {
-            b.read_run((pc + p) * rs + j0 * cs, cs, &mut chunk[..cols]);
+        // One k step is a run of `cols` elements of a row of B (fixed-size
+        // runs for full panels, as in `pack_a`).
+        let (steps, _) = dst.as_chunks_mut::<NR>();
+        if cols == NR {
+            for (p, chunk) in steps.iter_mut().enumerate() {
+                b.read_run((pc + p) * rs + j0 * cs, cs, chunk);
+            }
+        } else {
+            for (p, chunk) in steps.iter_mut().enumerate() {
+                b.read_run((pc + p) * rs + j0 * cs, cs, &mut chunk[..cols]);
+            }
         }
     }
 }
