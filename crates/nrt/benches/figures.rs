@@ -12,7 +12,6 @@
 //! invocation (`cargo test --all-targets` runs bench targets without
 //! `--bench`) does a tiny quick pass so the test suite stays fast.
 
-#[allow(dead_code)]
 #[path = "../tests/exec_support/mod.rs"]
 mod exec_support;
 
