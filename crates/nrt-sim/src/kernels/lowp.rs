@@ -149,6 +149,9 @@ pub enum Operand<'a> {
 /// loops are specialised per format.
 trait Widen: Copy {
     const SIZE: usize;
+    /// Whether a fixed block of 8 widens faster than a short run (true
+    /// where the block conversion is a couple of vector instructions).
+    const BLOCKED: bool;
     fn one(self, b: &[u8], at: usize) -> f32;
     /// Widens consecutive elements `src` (exactly `out.len()` of them).
     fn slice(self, src: &[u8], out: &mut [f32]);
@@ -163,6 +166,7 @@ struct Fp8(&'static [f32; 256]);
 
 impl Widen for Bf16 {
     const SIZE: usize = 2;
+    const BLOCKED: bool = true;
     #[inline(always)]
     fn one(self, b: &[u8], at: usize) -> f32 {
         f32::from_bits(u32::from(u16::from_le_bytes([b[at], b[at + 1]])) << 16)
@@ -177,6 +181,7 @@ impl Widen for Bf16 {
 
 impl Widen for F16 {
     const SIZE: usize = 2;
+    const BLOCKED: bool = false;
     #[inline(always)]
     fn one(self, b: &[u8], at: usize) -> f32 {
         f16::from_bits(u16::from_le_bytes([b[at], b[at + 1]])).to_f32()
@@ -191,6 +196,7 @@ impl Widen for F16 {
 
 impl Widen for Fp8 {
     const SIZE: usize = 1;
+    const BLOCKED: bool = false;
     #[inline(always)]
     fn one(self, b: &[u8], at: usize) -> f32 {
         self.0[usize::from(b[at])]
@@ -228,7 +234,17 @@ impl<W: Widen> PanelSource for Typed<'_, W> {
         let bytes = self.view.bytes;
         if step == 1 {
             let at = start * W::SIZE;
-            self.widen.slice(&bytes[at..at + out.len() * W::SIZE], out);
+            let n = out.len();
+            if W::BLOCKED && n < 8 && at + 8 * W::SIZE <= bytes.len() {
+                // Short runs (A panels are MR = 6 wide): widen a fixed block
+                // of 8, which vectorises, and keep the first `n`. The extra
+                // elements read are inside the storage and are discarded.
+                let mut block = [0.0f32; 8];
+                self.widen.slice(&bytes[at..at + 8 * W::SIZE], &mut block);
+                out.copy_from_slice(&block[..n]);
+                return;
+            }
+            self.widen.slice(&bytes[at..at + n * W::SIZE], out);
         } else {
             for (i, o) in out.iter_mut().enumerate() {
                 *o = self.widen.one(bytes, (start + i * step) * W::SIZE);
