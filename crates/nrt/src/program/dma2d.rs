@@ -235,3 +235,77 @@ impl Dma2dIr {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_isa::asm::assemble;
+    use proptest::prelude::*;
+
+    fn vars() -> Vec<MemRef> {
+        let m = |name: &str, id: u64, size: u64, kind: MemRefKind| MemRef { name: name.into(), var_id: id, size, align: 1, kind };
+        vec![
+            m("SB", 0, 0, MemRefKind::StateBuffer),
+            m("x", 1, 128 * 512, MemRefKind::Input { index: 0 }),
+            m("out", 2, 128 * 256, MemRefKind::Output { index: 0 }),
+            m("DGE", 3, 16, MemRefKind::DgeTable { ids: vec![1, 2] }),
+        ]
+    }
+
+    fn sets() -> Vec<QueueSetIr> {
+        vec![QueueSetIr { name: "qPool".into(), ty: QueueType::Dynamic, queues: 16, semaphores: (24..40).collect(), instances: vec![], owner: Some("pool".into()) }]
+    }
+
+    fn rec(text: &str) -> RecordBytes {
+        assemble(text).unwrap().as_slice().try_into().unwrap()
+    }
+
+    const GEOM: SbufGeometry = SbufGeometry { partitions: 128, partition_bytes: 0x38000 };
+
+    #[test]
+    fn dge_and_sb_sides_resolve_and_split_into_packets() {
+        let r = rec("dma2d flags=0 sem=26 sem_add=16 src=[var0+0x4200; 0x40000,128; 0x1,1; 256] dst=[dge1+0x80; 0x100,128; 0x1,1; 128] src_dtype=float32 dst_dtype=float16");
+        let d = Dma2dIr::resolve("sg00", EngineId::Pool, 5, &r, &vars(), &sets()).unwrap();
+        assert_eq!((d.slot, d.semaphore, d.packets, d.src.var_id, d.dst.var_id, d.src.state_buffer), (2, 26, 16, 0, 2, true));
+        let p = d.packets("sg00", GEOM).unwrap();
+        assert_eq!(p.len(), 16);
+        // Packet 1 covers rows 8..16: SB partition 8, output row 8.
+        assert_eq!((p[1].src.offset, p[1].dst.offset), (8 * 0x38000 + 0x4200, 0x80 + 8 * 0x100));
+        let b = p[1].pattern.unwrap();
+        assert_eq!((b.src.dims[1].step, b.src.dims[1].size, b.dst.dims[1].step), (0x38000, 8, 0x100));
+        assert_eq!((b.src.dtype, b.dst.dtype, b.src.elements()), (Dtype::Float32, Dtype::Float16, 8 * 64));
+    }
+
+    #[test]
+    fn bad_records_are_refused_with_reasons() {
+        let vars = vars();
+        let err = |t: &str| Dma2dIr::resolve("sg00", EngineId::Pool, 0, &rec(t), &vars, &sets()).unwrap_err().to_string();
+        assert!(err("dma2d flags=0 sem=8 sem_add=16 src=[dge0+0x0; 0x200,128; 0x1,1; 512] dst=[var0+0x0; 0x40000,128; 0x1,1; 512] src_dtype=float16 dst_dtype=float16").contains("no dynamic queue set"));
+        assert!(err("dma2d flags=0 sem=24 sem_add=16 src=[dge5+0x0; 0x200,128; 0x1,1; 512] dst=[var0+0x0; 0x40000,128; 0x1,1; 512] src_dtype=float16 dst_dtype=float16").contains("DGE entry 5"));
+        assert!(err("dma2d flags=0 sem=24 sem_add=16 src=[dge0+0x200; 0x200,128; 0x1,1; 512] dst=[var0+0x0; 0x40000,128; 0x1,1; 512] src_dtype=float16 dst_dtype=float16").contains("reaches byte"));
+        assert!(err("dma2d flags=0 sem=24 sem_add=16 src=[dge0+0x0; 0x200,128; 0x1,1; 512] dst=[var0+0x0; 0x40000,128; 0x1,1; 256] src_dtype=float16 dst_dtype=float16").contains("elements"));
+        let r = rec("dma2d flags=0 sem=24 sem_add=16 src=[var0+0x37f00; 0x40000,128; 0x1,1; 512] dst=[dge0+0x0; 0x200,128; 0x1,1; 512] src_dtype=float16 dst_dtype=float16");
+        let d = Dma2dIr::resolve("sg00", EngineId::Pool, 0, &r, &vars, &sets()).unwrap();
+        assert!(d.packets("sg00", GEOM).unwrap_err().to_string().contains("state buffer has 128 partitions"));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Any 0xD4 record resolves or is refused, never panics; resolved
+        /// ones split into `packets` transfers or are refused.
+        #[test]
+        fn random_records_resolve_or_fail_cleanly(bytes in prop::collection::vec(any::<u8>(), 64), sem in 20u8..44, rows in 0u16..300, add in 0u8..20) {
+            let mut r: RecordBytes = bytes.as_slice().try_into().unwrap();
+            r[0] = 0xD4;
+            r[0x0D] = sem;
+            r[0x0E] = add;
+            r[0x20..0x22].copy_from_slice(&rows.to_le_bytes());
+            r[0x38..0x3A].copy_from_slice(&rows.to_le_bytes());
+            if let Ok(d) = Dma2dIr::resolve("sg00", EngineId::Pool, 0, &r, &vars(), &sets())
+                && let Ok(p) = d.packets("sg00", GEOM)
+            {
+                prop_assert_eq!(p.len(), d.packets as usize);
+            }
+        }
+    }
+}
