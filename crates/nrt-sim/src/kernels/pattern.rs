@@ -510,6 +510,25 @@ pub struct RawTile {
 /// Reads the operand `pat` as raw `esize`-byte elements (no conversion).
 pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) -> KernelResult<RawTile> {
     let free = pat.free_len();
+    let (axes, rank) = pat.canonical();
+    if rank == 1 && axes[0].step == 1 && free > 0 {
+        // One unit-step run per partition (the common MATMUL operand): read
+        // each partition's run straight into place, with no staging copy.
+        check_bounds(pat, esize, mem)?;
+        let row = free * esize;
+        let mut bytes = vec![0u8; pat.partitions * row];
+        if row > 0 {
+            for (p, dst) in bytes.chunks_exact_mut(row).enumerate() {
+                mem.read_partition(pat.start_partition + p, pat.offset, dst);
+            }
+        }
+        return Ok(RawTile {
+            partitions: pat.partitions,
+            free,
+            esize,
+            bytes,
+        });
+    }
     let mut bytes = Vec::with_capacity(pat.partitions * free * esize);
     walk_read(mem, pat, esize, |_, _, run| {
         bytes.extend_from_slice(run);

@@ -248,3 +248,42 @@ proptest! {
         prop_assert_eq!(flat, paged.parts.concat());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// The single-run fast path of `gather_raw` returns exactly the bytes of
+    /// each partition's run, as the general walk would.
+    #[test]
+    fn gather_raw_unit_runs_are_the_partition_bytes(
+        start in 0usize..4,
+        parts in 1usize..5,
+        offset in 0usize..16,
+        len in 1u32..20,
+        esize in prop::sample::select(vec![1usize, 2, 4]),
+        split in any::<bool>(),
+        seed in any::<u8>(),
+    ) {
+        const PB: usize = 128;
+        let bytes: Vec<u8> = (0..8 * PB).map(|i| (i as u8).wrapping_mul(37) ^ seed).collect();
+        let mem = Memory::new(&bytes, PB).unwrap();
+        // Two axes that merge into one run exercise the canonical form too.
+        let pat = if split && len % 2 == 0 {
+            Pattern::new(start, parts, offset, &[Axis::new(1, len / 2), Axis::new((len / 2) as i32, 2)]).unwrap()
+        } else {
+            Pattern::contiguous(start, parts, offset, len)
+        };
+        let raw = gather_raw(&mem, &pat, esize).unwrap();
+        let row = len as usize * esize;
+        let want: Vec<u8> = (start..start + parts).flat_map(|p| bytes[p * PB + offset..p * PB + offset + row].to_vec()).collect();
+        prop_assert_eq!(raw.bytes, want);
+        prop_assert_eq!((raw.partitions, raw.free, raw.esize), (parts, len as usize, esize));
+    }
+}
+
+#[test]
+fn gather_raw_unit_run_out_of_bounds_is_an_error() {
+    let bytes = vec![0u8; 2 * 16];
+    let mem = Memory::new(&bytes, 16).unwrap();
+    assert!(gather_raw(&mem, &Pattern::contiguous(0, 2, 10, 4), 2).is_err());
+    assert!(gather_raw(&mem, &Pattern::contiguous(1, 2, 0, 4), 2).is_err());
+}
