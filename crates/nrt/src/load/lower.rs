@@ -265,6 +265,26 @@ mod tests {
     }
 
     #[test]
+    fn dma2d_becomes_two_tail_writes_keeping_its_wait() {
+        let text = "dma2d flags=0 sem=27 sem_add=16 src=[var0+0x4200; 0x40000,128; 0x1,1; 256] dst=[dge2+0x0; 0x100,128; 0x1,1; 128] src_dtype=float32 dst_dtype=float16 wait=sem4>=2\n";
+        let tgt = |t: TriggerRef<'_>, index: usize| match t {
+            TriggerRef::Direct2d if index == 0 => Ok(TriggerTarget { tx_tail_inc: 0x2000, rx_tail_inc: 0x2100, count: 16 }),
+            _ => target(t, index),
+        };
+        let img = lower_engine("sg00", EngineId::Pool, &recs(text), tgt).unwrap();
+        let pre = dispatch::preamble(EngineId::Pool).len();
+        let (a, b) = (img[pre], img[pre + 1]);
+        assert_eq!(u64::from_le_bytes(a[0x10..0x18].try_into().unwrap()), 0x2000);
+        assert_eq!(u64::from_le_bytes(b[0x10..0x18].try_into().unwrap()), 0x2100);
+        assert_eq!(u32::from_le_bytes(b[0x18..0x1C].try_into().unwrap()), 16);
+        let ea = Events::read_at(&a, 4);
+        assert_eq!((ea.wait_mode, ea.wait_idx, ea.value), (WaitMode::SemGeImm, 4, 2));
+        assert_eq!(Events::read_at(&b, 4).wait_mode, WaitMode::None);
+        // Without a staged ring the record is refused, naming it.
+        assert!(lower_engine("sg00", EngineId::Pool, &recs(text), target).unwrap_err().to_string().contains("no dma2d ring"));
+    }
+
+    #[test]
     fn relative_branches_follow_moved_records() {
         // label (dropped), trigger (2 records), branch back to the trigger.
         let text = "branch_label\ndma_trigger queue=\"q\" block_id=0\nbranch cmp=always dtype=int32 target=rel_imm rel_offset=-1\n";
