@@ -47,9 +47,17 @@ enum Command {
         output: PathBuf,
     },
     /// Disassemble an engine instruction stream (a `.bin` of 64-byte records).
+    /// Disassemble an engine stream (a `.bin` of 64-byte records), or every
+    /// stream of a NEFF with the compiler's instruction names from its debug info.
     Disasm {
-        /// The instruction stream.
+        /// The instruction stream or NEFF file.
         input: PathBuf,
+        /// With a NEFF: only this subgraph (e.g. sg00).
+        #[arg(long)]
+        subgraph: Option<String>,
+        /// With a NEFF: only this engine (pe, act, pool, dve, sp).
+        #[arg(long)]
+        engine: Option<String>,
     },
     /// Load a NEFF (or pack a source directory on the fly), execute it once on
     /// the simulated device, print output checksums and write NAME.npy files.
@@ -141,7 +149,7 @@ fn main() -> ExitCode {
             NeffCommand::Pack { dir, file, name, hash } => neff_cmd::pack(&dir, &file, name, hash.as_deref()),
         },
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
-        Command::Disasm { input } => asm_cmd::disassemble(&input),
+        Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Run { model, inputs, output_dir } => run_cmd::run(&model, &inputs, output_dir.as_deref()),
         Command::Bench { model, iterations, warmup, json } => bench_cmd::bench(&model, iterations, warmup, json),
         Command::ExampleData { dir } => example_data_cmd(&dir),

@@ -255,3 +255,22 @@ fn asm_errors_name_file_and_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.asm") && err.contains('2'), "{err}");
 }
+
+#[test]
+fn disasm_of_a_neff_names_instructions_from_its_debug_info() {
+    let Some(neff) = real_neff() else { return };
+    let out = nrt(&["disasm", neff.to_str().unwrap(), "--subgraph", "sg00", "--engine", "pool"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("# sg00 pool (7 records)"), "{text}");
+    // The last Pool record is the compiler's end-of-block NOP.
+    assert!(text.lines().last().unwrap().ends_with("# Block1-final-DMA-NOP"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("dma2d")).count(), 4);
+
+    let all = stdout(&nrt(&["disasm", neff.to_str().unwrap()]));
+    assert_eq!(all.lines().filter(|l| l.starts_with("# sg")).count(), 10, "2 subgraphs x 5 engines");
+
+    let bad = nrt(&["disasm", neff.to_str().unwrap(), "--subgraph", "sg09"]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("sg00, sg01"), "{}", stderr(&bad));
+}
