@@ -396,16 +396,48 @@ fn walk_read<M: OnChipRead + ?Sized>(
                 let s = start as usize;
                 visit(p, pos, &span[s..s + len * esize])?;
             } else {
-                strided.clear();
-                for i in 0..len as i64 {
-                    let at = (start + i * inner.step as i64 * esize as i64) as usize;
-                    strided.extend_from_slice(&span[at..at + esize]);
-                }
+                strided.resize(len * esize, 0);
+                gather_strided(span, start, inner.step as i64, esize, &mut strided);
                 visit(p, pos, &strided)?;
             }
         }
     }
     Ok(())
+}
+
+/// Copies `out.len() / esize` elements of `span`, the first at byte `start`
+/// and each next one `step` elements further, into `out`. A reversed unit
+/// step (the compiler's LDWEIGHTS walk) copies one contiguous block backwards;
+/// common element sizes copy fixed-size chunks, which the compiler inlines
+/// instead of calling memcpy per element.
+fn gather_strided(span: &[u8], start: i64, step: i64, esize: usize, out: &mut [u8]) {
+    fn copy<const N: usize>(span: &[u8], start: i64, step: i64, out: &mut [u8]) {
+        let len = out.len() / N;
+        if step == -1 && len > 0 {
+            let lo = (start - (len as i64 - 1) * N as i64) as usize;
+            let src = &span[lo..lo + len * N];
+            for (d, s) in out.chunks_exact_mut(N).zip(src.chunks_exact(N).rev()) {
+                d.copy_from_slice(s);
+            }
+            return;
+        }
+        for (i, d) in out.chunks_exact_mut(N).enumerate() {
+            let at = (start + i as i64 * step * N as i64) as usize;
+            d.copy_from_slice(&span[at..at + N]);
+        }
+    }
+    match esize {
+        1 => copy::<1>(span, start, step, out),
+        2 => copy::<2>(span, start, step, out),
+        4 => copy::<4>(span, start, step, out),
+        8 => copy::<8>(span, start, step, out),
+        _ => {
+            for (i, d) in out.chunks_exact_mut(esize).enumerate() {
+                let at = (start + i as i64 * step * esize as i64) as usize;
+                d.copy_from_slice(&span[at..at + esize]);
+            }
+        }
+    }
 }
 
 /// Walks the operand partition by partition; `fill(row, pos, bytes)` writes

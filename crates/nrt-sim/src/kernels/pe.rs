@@ -92,6 +92,29 @@ fn check_raw(what: &'static str, raw: &RawTile, format: LowFormat) -> KernelResu
     Ok(())
 }
 
+/// Reverses the order of the `esize`-byte elements of `row` in place
+/// (each element's bytes keep their order). Fixed sizes let the compiler
+/// swap whole elements instead of looping over bytes.
+fn reverse_elements(row: &mut [u8], esize: usize) {
+    fn by<const N: usize>(row: &mut [u8]) {
+        let (chunks, _) = row.as_chunks_mut::<N>();
+        chunks.reverse();
+    }
+    match esize {
+        1 => row.reverse(),
+        2 => by::<2>(row),
+        4 => by::<4>(row),
+        _ => {
+            // Reversing bytes reverses the elements and each element's
+            // bytes; swapping them back within each element fixes that.
+            row.reverse();
+            for e in row.chunks_exact_mut(esize) {
+                e.reverse();
+            }
+        }
+    }
+}
+
 impl Weights {
     /// From a tile gathered with the LDWEIGHTS access pattern, whose free
     /// order is the hardware's reversed walk: element `i` of each row feeds
@@ -117,12 +140,7 @@ impl Weights {
         let (row_bytes, esize) = (walk.free * walk.esize, walk.esize);
         if row_bytes > 0 {
             for row in walk.bytes.chunks_exact_mut(row_bytes) {
-                // Reversing bytes reverses the elements and each element's
-                // bytes; swapping them back within each element fixes that.
-                row.reverse();
-                for e in row.chunks_exact_mut(esize) {
-                    e.reverse();
-                }
+                reverse_elements(row, esize);
             }
         }
         Ok(Self {
