@@ -18,49 +18,18 @@ mod exec_support;
 use exec_support::*;
 use nrt::load::{LoadSettings, ModelHost};
 use nrt::tensor::{Tensor, TensorSet};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-struct Counting;
-static PROCESS_ALLOCS: AtomicU64 = AtomicU64::new(0);
-thread_local! {
-    static THREAD_ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    PROCESS_ALLOCS.fetch_add(1, Ordering::Relaxed);
-    let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: the caller's contract is passed through.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+// The counting allocator is the `nrt` binary's own (one implementation for
+// `nrt bench` and these figures).
+#[path = "../../nrt-cli/src/alloc_count.rs"]
+mod alloc_count;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
 /// Sizes of one run: full under `cargo bench`, tiny otherwise.
 struct Plan {
@@ -136,13 +105,13 @@ fn copy_executes(host: &ModelHost, executions: usize) -> (Vec<Duration>, f64, f6
         host.execute(id, &ins, &outs).expect("warm-up");
     }
     let mut samples = Vec::with_capacity(executions);
-    let (t0, p0) = (THREAD_ALLOCS.with(Cell::get), PROCESS_ALLOCS.load(Ordering::Relaxed));
+    let (t0, p0) = (alloc_count::thread_allocations(), alloc_count::allocations());
     for _ in 0..executions {
         let t = Instant::now();
         host.execute(id, &ins, &outs).expect("execute");
         samples.push(t.elapsed());
     }
-    let (t1, p1) = (THREAD_ALLOCS.with(Cell::get), PROCESS_ALLOCS.load(Ordering::Relaxed));
+    let (t1, p1) = (alloc_count::thread_allocations(), alloc_count::allocations());
     // Sanity: the measured executions did the work.
     assert_eq!(read_all(&dout), data(BYTES as usize, 5), "copy output");
     host.unload(id).expect("unload");
