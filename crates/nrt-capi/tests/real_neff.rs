@@ -3,8 +3,8 @@
 //! the libnrt.so this test run built) does nrt_load, checks the tensor info
 //! (x, y, output0: fp16 with their shapes), runs nrt_execute on device
 //! tensors and writes output0 to a file; this side computes x @ y
-//! independently and compares within 1 fp16 ulp (plus the fp32
-//! summation-order allowance under cancellation). With
+//! independently (fp32 sum in ascending k, one fp16 rounding) and requires
+//! every element within 1 fp16 ulp of it. With
 //! NEURON_SIM_DETERMINISTIC=1 two processes give bit-identical outputs.
 
 use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32, f32_to_bytes};
@@ -175,22 +175,19 @@ fn c_api_runs_the_compiler_sample_deterministically() {
     assert_eq!(a, b, "NEURON_SIM_DETERMINISTIC=1: two processes differ");
     let mut got = vec![0f32; M * N];
     bytes_to_f32(&a, Dtype::Float16, &mut got).unwrap();
-    let mut beyond = 0;
+    let mut worst = 0f64;
     for m in 0..M {
         for n in 0..N {
             let acc: f32 = (0..K).map(|k| x[m * K + k] * y[k * N + n]).sum();
             let want = f16_round(&[acc]).1[0];
             let g = got[m * N + n];
+            // One fp16 ulp at the reference's magnitude (subnormal spacing below 2^-14).
             let ulp = 2f64.powi(f64::from(want.abs()).max(2f64.powi(-14)).log2().floor() as i32 - 10);
             let err = (f64::from(g) - f64::from(want)).abs();
-            if err <= ulp {
-                continue;
-            }
-            beyond += 1;
-            let abs_sum: f64 = (0..K).map(|k| f64::from((x[m * K + k] * y[k * N + n]).abs())).sum();
-            assert!(err <= ulp + 2.0 * (K as f64 - 1.0) * 2f64.powi(-24) * abs_sum, "output0[{m}][{n}] = {g}, x @ y = {want}");
+            assert!(err <= ulp, "output0[{m}][{n}] = {g}, x @ y = {want}: {} fp16 ulps apart, at most 1 allowed", err / ulp);
+            worst = worst.max(err / ulp);
         }
     }
-    assert!(beyond * 100 <= M * N, "{beyond} elements beyond 1 ulp");
+    println!("largest distance from the reference: {worst} fp16 ulp");
     let _ = std::fs::remove_dir_all(&dir);
 }

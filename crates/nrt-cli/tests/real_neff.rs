@@ -65,31 +65,25 @@ fn nrt_run_on_the_compiler_sample_writes_x_at_y() {
         assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f2", &[M as u64, N as u64][..]));
         let mut got = vec![0f32; M * N];
         bytes_to_f32(&bytes[h.data_offset..], Dtype::Float16, &mut got).unwrap();
-        let mut beyond = 0;
+        let mut worst = 0f64;
         for m in 0..M {
             for n in 0..N {
+                // fp32 sum in ascending k (products of fp16 are exact), one fp16 rounding.
                 let acc: f32 = (0..K).map(|k| x[m * K + k] * y[k * N + n]).sum();
-                let abs_sum: f64 = (0..K).map(|k| f64::from((x[m * K + k] * y[k * N + n]).abs())).sum();
                 let mut w = [0u8; 2];
                 f32_to_bytes(&[acc], Dtype::Float16, &mut w, &mut Rounding::NearestEven).unwrap();
                 let mut want = [0f32];
                 bytes_to_f32(&w, Dtype::Float16, &mut want).unwrap();
                 let want = want[0];
                 let g = got[m * N + n];
-                // One fp16 ulp of the reference (2^(e-10), subnormal floor 2^-24) ...
+                // One fp16 ulp of the reference (2^(e-10), subnormal floor 2^-24).
                 let ulp = 2f64.powi((f64::from(want.abs()).max(2f64.powi(-14))).log2().floor() as i32 - 10);
                 let err = (f64::from(g) - f64::from(want)).abs();
-                if err <= ulp {
-                    continue;
-                }
-                // ... plus the difference two fp32 summation orders may show
-                // (matters only where the terms cancel).
-                beyond += 1;
-                let tol = ulp + 2.0 * (K as f64 - 1.0) * 2f64.powi(-24) * abs_sum;
-                assert!(err <= tol, "seed {seed}: output0[{m}][{n}] = {g}, x @ y = {want}");
+                assert!(err <= ulp, "seed {seed}: output0[{m}][{n}] = {g}, x @ y = {want}: {} ulps apart", err / ulp);
+                worst = worst.max(err / ulp);
             }
         }
-        assert!(beyond * 100 <= M * N, "seed {seed}: {beyond} elements beyond 1 ulp");
+        println!("seed {seed}: largest distance from the reference {worst} fp16 ulp");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

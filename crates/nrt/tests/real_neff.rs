@@ -60,27 +60,23 @@ fn ulps(a: f16, b: f16) -> u32 {
     (key(a) - key(b)).unsigned_abs()
 }
 
-/// Asserts `got` is within 1 fp16 ulp of `want` (x @ y, fp32 sequential
-/// accumulation, one rounding), allowing in addition the difference two
-/// fp32 summation orders may legitimately show: at most 2(K-1)·2^-24·Σ|x·y|,
-/// which only matters where the terms cancel and the result is tiny.
-fn check(got: &[f16], want: &[f16], x: &[f16], y: &[f16], what: &str) {
-    let mut beyond_ulp = 0;
+/// Asserts every element of `got` is within 1 fp16 ulp of `want` (x @ y,
+/// fp32 sequential accumulation in ascending k, one rounding) and returns
+/// the largest distance seen. The simulated PE accumulates each element in
+/// exactly that order (nrt-sim's GEMM documents it), so the bound holds
+/// even where the terms cancel.
+fn check(got: &[f16], want: &[f16], what: &str) -> u32 {
+    let mut worst = 0;
     for m in 0..M {
         for n in 0..N {
             let (g, w) = (got[m * N + n], want[m * N + n]);
-            if ulps(g, w) <= 1 {
-                continue;
-            }
-            beyond_ulp += 1;
-            let abs_sum: f64 = (0..K).map(|k| f64::from((x[m * K + k].to_f32() * y[k * N + n].to_f32()).abs())).sum();
-            let ulp = f64::from(f16::from_bits(w.to_bits().wrapping_add(1)).to_f32().abs() - w.to_f32().abs()).abs();
-            let tol = ulp + 2.0 * (K as f64 - 1.0) * 2f64.powi(-24) * abs_sum;
-            let err = (f64::from(g.to_f32()) - f64::from(w.to_f32())).abs();
-            assert!(err <= tol, "{what}: output0[{m}][{n}] = {g}, x @ y = {w} (error {err:e} > {tol:e})");
+            let d = ulps(g, w);
+            assert!(d <= 1, "{what}: output0[{m}][{n}] = {g}, x @ y = {w}: {d} fp16 ulps apart, at most 1 allowed");
+            worst = worst.max(d);
         }
     }
-    assert!(beyond_ulp * 100 <= M * N, "{what}: {beyond_ulp} elements are more than 1 ulp away");
+    println!("{what}: largest distance from the reference {worst} fp16 ulp");
+    worst
 }
 
 /// Runs the model once on `x`, `y` (host tensors) and returns output0.
@@ -105,7 +101,7 @@ fn matmul_small_computes_x_at_y_for_several_seeds() {
         let y = random_f16(K * N, seed ^ 0xABCD);
         let got = run(&host, id, &x, &y);
         let want = reference(&x, &y);
-        check(&got, &want, &x, &y, &format!("seed {seed}"));
+        check(&got, &want, &format!("seed {seed}"));
     }
     host.unload(id).unwrap();
 }
@@ -168,7 +164,7 @@ fn device_tensors_are_bound_in_place_through_the_dge_table() {
         outs.add("output0", dout.clone());
         host.execute(id, &ins, &outs).unwrap();
         let got: Vec<f16> = read_all(&dout).chunks(2).map(|c| f16::from_le_bytes([c[0], c[1]])).collect();
-        check(&got, &reference(&x, &y), &x, &y, &format!("device tensors, seed {seed}"));
+        check(&got, &reference(&x, &y), &format!("device tensors, seed {seed}"));
     }
 }
 

@@ -7,6 +7,27 @@
 //! AVX2 + FMA (detected at run time) the micro-kernel uses explicit 256-bit
 //! FMAs; everywhere else a portable version written so LLVM vectorises the
 //! 16-wide inner loop is used. Accumulation is always fp32, as in PSUM.
+//!
+//! # Accumulation order
+//!
+//! The result is defined element by element, not just up to rounding: each
+//! `C[i][j]` starts from its old value (when accumulating) or from +0.0, and
+//! the products `A[i][p] · B[p][j]` are added to it one at a time in
+//! ascending `p`, each step a fused multiply-add (`acc = fma(a, b, acc)`,
+//! one rounding). Cache blocking never changes that order: a `KC` block
+//! resumes from the partial sum the previous block left in C, loaded into
+//! the micro-kernel's registers (not added to a separately computed block
+//! product), and a micro-tile starts from C rather than from zero. Both
+//! micro-kernels (AVX2 `vfmadd` and the portable `f32::mul_add`) therefore
+//! give bit-identical results, equal to a plain sequential loop
+//! `for p in 0..k { c = a[i][p].mul_add(b[p][j], c) }`.
+//!
+//! For operands that widen from bf16 / fp16 / fp8 the products are exact in
+//! fp32 (at most 11 + 11 significant bits), so the fused step equals
+//! `c + a * b` rounded once: the same as an unfused sequential reference.
+//! For fp32 operands the fused step rounds once where `c + a * b` written
+//! out rounds twice, so an unfused fp32 reference may differ in the last
+//! bit; a reference using `mul_add` matches exactly.
 
 use std::cell::RefCell;
 
@@ -294,8 +315,9 @@ fn blocked<A: PanelSource, B: PanelSource>(
                             let end = at + (MR - 1) * c.row_stride + NR;
                             run_kernel_direct(kc, ap, bp, &mut c.data[at..end], c.row_stride, add);
                         } else {
+                            load(c, i0, j0, mr, nr, &mut acc, add);
                             run_kernel(kernel, kc, ap, bp, &mut acc);
-                            store(c, i0, j0, mr, nr, &acc, add);
+                            store(c, i0, j0, mr, nr, &acc);
                         }
                     }
                 }
@@ -368,33 +390,41 @@ fn pack_b<B: PanelSource>(b: &B, pc: usize, kc: usize, jc: usize, nc: usize, out
     }
 }
 
-/// Writes (or adds) the valid `mr x nr` corner of a micro-tile into C.
+/// Fills the micro-tile accumulator with the valid `mr x nr` corner of C
+/// (when `add`; zeros otherwise, and in the padding), so the kernel resumes
+/// each element's running sum instead of starting a separate one.
 #[inline]
-fn store(c: &mut MatMut<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &[f32; MR * NR], add: bool) {
+fn load(c: &MatMut<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &mut [f32; MR * NR], add: bool) {
+    acc.fill(0.0);
+    if !add {
+        return;
+    }
+    for ii in 0..mr {
+        for jj in 0..nr {
+            acc[ii * NR + jj] = c.data[(i0 + ii) * c.row_stride + (j0 + jj) * c.col_stride];
+        }
+    }
+}
+
+/// Writes the valid `mr x nr` corner of a micro-tile into C.
+#[inline]
+fn store(c: &mut MatMut<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &[f32; MR * NR]) {
     if c.col_stride == 1 {
         for ii in 0..mr {
             let start = (i0 + ii) * c.row_stride + j0;
-            let dst = &mut c.data[start..start + nr];
-            let src = &acc[ii * NR..ii * NR + nr];
-            if add {
-                for (d, s) in dst.iter_mut().zip(src) {
-                    *d += *s;
-                }
-            } else {
-                dst.copy_from_slice(src);
-            }
+            c.data[start..start + nr].copy_from_slice(&acc[ii * NR..ii * NR + nr]);
         }
     } else {
         for ii in 0..mr {
             for jj in 0..nr {
-                let idx = (i0 + ii) * c.row_stride + (j0 + jj) * c.col_stride;
-                let v = acc[ii * NR + jj];
-                c.data[idx] = if add { c.data[idx] + v } else { v };
+                c.data[(i0 + ii) * c.row_stride + (j0 + jj) * c.col_stride] = acc[ii * NR + jj];
             }
         }
     }
 }
 
+/// Runs the micro-kernel: `acc[i][j] = fma(a[i][p], b[p][j], acc[i][j])` for
+/// `p` ascending, starting from the values `acc` holds.
 #[inline]
 fn run_kernel(kernel: MicroKernel, kc: usize, ap: &[f32], bp: &[f32], acc: &mut [f32; MR * NR]) {
     debug_assert!(ap.len() >= kc * MR && bp.len() >= kc * NR);
@@ -423,26 +453,33 @@ fn run_kernel_direct(kc: usize, ap: &[f32], bp: &[f32], c: &mut [f32], rs: usize
     #[cfg(not(target_arch = "x86_64"))]
     {
         let mut acc = [0.0f32; MR * NR];
+        if add {
+            for i in 0..MR {
+                acc[i * NR..(i + 1) * NR].copy_from_slice(&c[i * rs..i * rs + NR]);
+            }
+        }
         portable_kernel(kc, ap, bp, &mut acc);
         for i in 0..MR {
-            for j in 0..NR {
-                let v = acc[i * NR + j];
-                c[i * rs + j] = if add { c[i * rs + j] + v } else { v };
-            }
+            c[i * rs..i * rs + NR].copy_from_slice(&acc[i * NR..(i + 1) * NR]);
         }
     }
 }
 
-/// Portable 6x16 micro-kernel; the `j` loop is a fixed 16-wide array op that
-/// LLVM turns into SIMD adds/multiplies.
+/// Portable 6x16 micro-kernel, resuming from `acc`. Each step is
+/// `f32::mul_add` (one rounding), like the AVX2 kernel's `vfmadd`, so the
+/// two agree bit for bit; it is the fallback for CPUs without FMA, where
+/// correctness of the documented order matters more than speed.
 fn portable_kernel(kc: usize, ap: &[f32], bp: &[f32], acc: &mut [f32; MR * NR]) {
     let mut c = [[0.0f32; NR]; MR];
+    for i in 0..MR {
+        c[i].copy_from_slice(&acc[i * NR..(i + 1) * NR]);
+    }
     for (a, b) in ap.chunks_exact(MR).zip(bp.chunks_exact(NR)).take(kc) {
         let b: &[f32; NR] = b.try_into().expect("chunk of NR");
         for i in 0..MR {
             let ai = a[i];
             for j in 0..NR {
-                c[i][j] += ai * b[j];
+                c[i][j] = ai.mul_add(b[j], c[i][j]);
             }
         }
     }
@@ -456,15 +493,16 @@ mod avx2 {
     use super::{MR, NR};
     use std::arch::x86_64::*;
 
-    /// The register-blocked product of one A panel and one B panel.
+    /// The register-blocked product of one A panel and one B panel, added
+    /// step by step (ascending `p`, one fused multiply-add each) onto the
+    /// starting accumulators `c`.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA; `a` must be valid for `kc * MR`
     /// reads and `b` for `kc * NR` reads.
     #[target_feature(enable = "avx2,fma")]
     #[inline]
-    unsafe fn product(kc: usize, a: *const f32, b: *const f32) -> [[__m256; 2]; MR] {
-        let mut c = [[_mm256_setzero_ps(); 2]; MR];
+    unsafe fn product(kc: usize, a: *const f32, b: *const f32, mut c: [[__m256; 2]; MR]) -> [[__m256; 2]; MR] {
         for p in 0..kc {
             // SAFETY: p < kc, so every offset is inside the caller's panels.
             unsafe {
@@ -482,14 +520,22 @@ mod avx2 {
     }
 
     /// 6x16 FMA micro-kernel (12 accumulators, two B vectors, one
-    /// broadcast) storing into a packed 6x16 buffer.
+    /// broadcast) resuming from and storing into a packed 6x16 buffer.
     ///
     /// # Safety
     /// As [`product`].
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn kernel(kc: usize, a: *const f32, b: *const f32, acc: &mut [f32; MR * NR]) {
+        let mut init = [[_mm256_setzero_ps(); 2]; MR];
+        for (i, ci) in init.iter_mut().enumerate() {
+            // SAFETY: acc has MR*NR elements; row i occupies [i*NR, i*NR+16).
+            unsafe {
+                ci[0] = _mm256_loadu_ps(acc.as_ptr().add(i * NR));
+                ci[1] = _mm256_loadu_ps(acc.as_ptr().add(i * NR + 8));
+            }
+        }
         // SAFETY: forwarded from the caller.
-        let c = unsafe { product(kc, a, b) };
+        let c = unsafe { product(kc, a, b, init) };
         for (i, ci) in c.iter().enumerate() {
             // SAFETY: acc has MR*NR elements; row i occupies [i*NR, i*NR+16).
             unsafe {
@@ -500,26 +546,34 @@ mod avx2 {
     }
 
     /// The same micro-kernel updating C in place: row `i` of the tile is the
-    /// 16 floats at `out + i * rs`, overwritten or (with `add`) added to.
+    /// 16 floats at `out + i * rs`. With `add` the accumulators start from
+    /// those values (C is loaded into the registers, then the products are
+    /// added in order), otherwise from zero; the result overwrites C.
     ///
     /// # Safety
     /// As [`product`], and `out` must be valid for reads and writes of
     /// `(MR - 1) * rs + NR` floats.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn kernel_direct(kc: usize, a: *const f32, b: *const f32, out: *mut f32, rs: usize, add: bool) {
+        let mut init = [[_mm256_setzero_ps(); 2]; MR];
+        if add {
+            for (i, ci) in init.iter_mut().enumerate() {
+                // SAFETY: row i lies inside the caller-guaranteed extent.
+                unsafe {
+                    let row = out.add(i * rs);
+                    ci[0] = _mm256_loadu_ps(row);
+                    ci[1] = _mm256_loadu_ps(row.add(8));
+                }
+            }
+        }
         // SAFETY: forwarded from the caller.
-        let c = unsafe { product(kc, a, b) };
+        let c = unsafe { product(kc, a, b, init) };
         for (i, ci) in c.iter().enumerate() {
             // SAFETY: row i lies inside the caller-guaranteed extent.
             unsafe {
                 let row = out.add(i * rs);
-                let (mut v0, mut v1) = (ci[0], ci[1]);
-                if add {
-                    v0 = _mm256_add_ps(v0, _mm256_loadu_ps(row));
-                    v1 = _mm256_add_ps(v1, _mm256_loadu_ps(row.add(8)));
-                }
-                _mm256_storeu_ps(row, v0);
-                _mm256_storeu_ps(row.add(8), v1);
+                _mm256_storeu_ps(row, ci[0]);
+                _mm256_storeu_ps(row.add(8), ci[1]);
             }
         }
     }
@@ -663,6 +717,39 @@ mod tests {
         assert_close(&c_rm, &want, &mag, k);
     }
 
+    /// The documented order: each element starts from C (or +0.0) and takes
+    /// `fma(a[i][p], b[p][j], acc)` for ascending `p`.
+    fn sequential(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32], accumulate: bool) {
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = if accumulate { c[i * n + j] } else { 0.0 };
+                for p in 0..k {
+                    acc = a[i * k + p].mul_add(b[p * n + j], acc);
+                }
+                c[i * n + j] = acc;
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_depth_keeps_the_sequential_order() {
+        // k spans three KC blocks; m and n leave edge tiles on both sides.
+        let (m, n, k) = (13, 37, 2 * KC + 17);
+        let a = values(m * k, 11);
+        let b = values(k * n, 12);
+        let init = values(m * n, 13);
+        for kernel in [MicroKernel::Avx2Fma, MicroKernel::Portable] {
+            for accumulate in [false, true] {
+                let mut want = init.clone();
+                sequential(m, n, k, &a, &b, &mut want, accumulate);
+                let mut got = init.clone();
+                gemm_with(kernel, MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut got, m, n).unwrap(), accumulate).unwrap();
+                let same = got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits());
+                assert!(same, "{kernel:?} accumulate={accumulate}: result differs from the sequential fma order");
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
@@ -670,10 +757,17 @@ mod tests {
             let a = values(m * k, seed);
             let b = values(k * n, seed ^ 0x5555);
             let (want, mag) = naive(m, n, k, &a, &b);
+            let init = values(m * n, seed ^ 0xAAAA);
             for kernel in [MicroKernel::Avx2Fma, MicroKernel::Portable] {
                 let mut c = vec![0.0f32; m * n];
                 gemm_with(kernel, MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut c, m, n).unwrap(), false).unwrap();
                 assert_close(&c, &want, &mag, k);
+                // Bit for bit the documented sequential order, from C too.
+                let mut exact = init.clone();
+                sequential(m, n, k, &a, &b, &mut exact, true);
+                let mut c = init.clone();
+                gemm_with(kernel, MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap(), &mut MatMut::row_major(&mut c, m, n).unwrap(), true).unwrap();
+                prop_assert!(c.iter().zip(&exact).all(|(g, w)| g.to_bits() == w.to_bits()), "{:?}: not the sequential fma order", kernel);
             }
         }
     }
