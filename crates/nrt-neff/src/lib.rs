@@ -41,12 +41,14 @@
 //! * [`writer`], [`layout`]: writing NEFFs and the compiler's member layout.
 //! * [`dir`]: unpack to / pack from a directory.
 //! * [`error`]: the [`NeffError`] type and its [`Result`] alias.
+//! * [`gpsimd`]: the GPSIMD custom-op libraries (`ucode_lib`), checked and resolved.
 
 pub mod archive;
 pub mod debug_info;
 pub mod dir;
 pub mod dtype;
 pub mod error;
+pub mod gpsimd;
 pub mod hash;
 pub mod header;
 pub mod json;
