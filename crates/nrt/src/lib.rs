@@ -14,10 +14,13 @@
 //! - `program`, `load`, `model`, `tensor`, `exec`: the NEFF load pipeline,
 //!   the model database, tensors, and execution (bind, stage, doorbell,
 //!   harvest).
+//! - [`custom_ops`]: the GPSIMD custom-op path (Q7 image, custom-op queues,
+//!   library staging, the 0xCA lowering).
 #![forbid(unsafe_code)]
 
 pub mod capi_support;
 pub mod config;
+pub mod custom_ops;
 pub mod exec;
 pub mod load;
 pub mod log;

@@ -52,6 +52,9 @@ pub struct CoreProgram {
     pub queues: Vec<DmaQueueId>,
     /// Whether the model joined the core's shared scratchpad.
     pub shared_scratchpad: bool,
+    /// The GPSIMD library set staged for the model on this core (shared
+    /// with other models when it is the single extended-ISA library).
+    pub gpsimd_libs: Option<Arc<crate::custom_ops::StagedLibSet>>,
 }
 
 /// An IO slot: a model input or output with its staging buffer.

@@ -7,14 +7,17 @@
 //! - The compiler's 0xD4 DMA (`dma2d`) becomes the same two WRITEs on the
 //!   queue its completion semaphore names (its descriptors are on that
 //!   queue's ring, one packet per completion increment).
+//! - PSEUDO_EMBEDDING_UPDATE (0xCA, a GPSIMD custom op) becomes the six
+//!   records of [`crate::custom_ops::lower`]'s micro-program.
 //! - PSEUDO_BRANCH_LABEL is consumed.
 //! - PSEUDO_INST EXIT becomes a branch to the POSTAMBLE, so the runtime's
 //!   own completion path (join, semaphore reset, END) always runs.
 //! - Relative branches are re-targeted to where their target record moved.
 //! - Anything the device cannot execute fails with libnrt's message.
 
+use crate::custom_ops::lower::MICRO_PROGRAM_RECORDS;
 use crate::exec::dispatch;
-use crate::program::opcodes::{DMA_DIRECT2D_OPCODE, OpcodeHandling, handling};
+use crate::program::opcodes::{CUSTOM_OP_OPCODE, DMA_DIRECT2D_OPCODE, OpcodeHandling, handling};
 use nrt_hal::EngineId;
 use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlBr, PseudoDmaTrigger, slots};
 use nrt_isa::record::{EVENTS_OFFSET, Events, RecordBytes, UpdateMode, WaitMode};
@@ -129,6 +132,7 @@ enum Emit {
     Drop,
     Trigger(TriggerTarget),
     Exit,
+    CustomOp(Box<[RecordBytes; MICRO_PROGRAM_RECORDS]>),
 }
 
 /// Lowers one engine stream into MAIN and assembles the engine's image.
@@ -138,7 +142,26 @@ pub fn lower_engine(
     subgraph: &str,
     engine: EngineId,
     records: &[RecordBytes],
+    trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
+) -> Result<Vec<RecordBytes>, LowerError> {
+    lower_engine_with(subgraph, engine, records, trigger, |index, _| {
+        Err(LowerError::BadRecord {
+            subgraph: subgraph.to_string(),
+            engine: engine.name(),
+            index,
+            reason: "PSEUDO_EMBEDDING_UPDATE needs the core's custom-op queues, which this lowering was not given".to_string(),
+        })
+    })
+}
+
+/// [`lower_engine`] with custom ops: `custom_op` lowers a 0xCA record (with
+/// its index) into its micro-program.
+pub fn lower_engine_with(
+    subgraph: &str,
+    engine: EngineId,
+    records: &[RecordBytes],
     mut trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
+    mut custom_op: impl FnMut(usize, &RecordBytes) -> Result<[RecordBytes; MICRO_PROGRAM_RECORDS], LowerError>,
 ) -> Result<Vec<RecordBytes>, LowerError> {
     let bad = |index: usize, reason: String| LowerError::BadRecord { subgraph: subgraph.to_string(), engine: engine.name(), index, reason };
     // Pass 1: decide what each record becomes and where it lands in MAIN.
@@ -157,6 +180,12 @@ pub fn lower_engine(
             }
             OpcodeHandling::Lower if slots::is_exit_record(rec) => Emit::Exit,
             OpcodeHandling::Lower if rec[0] == DMA_DIRECT2D_OPCODE => Emit::Trigger(trigger(TriggerRef::Direct2d, index)?),
+            OpcodeHandling::Lower if rec[0] == CUSTOM_OP_OPCODE => {
+                if engine != EngineId::Pool {
+                    return Err(bad(index, format!("PSEUDO_EMBEDDING_UPDATE belongs to the POOL engine's stream, found on {}", engine.name())));
+                }
+                Emit::CustomOp(Box::new(custom_op(index, rec)?))
+            }
             OpcodeHandling::Lower => {
                 let t = PseudoDmaTrigger::decode(rec).map_err(|e| bad(index, format!("PSEUDO_DMA_TRIGGER does not decode: {e}")))?;
                 if t.use_raw_count != 0 {
@@ -170,6 +199,7 @@ pub fn lower_engine(
             Emit::Keep | Emit::Exit => 1,
             Emit::Drop => 0,
             Emit::Trigger(_) => 2,
+            Emit::CustomOp(_) => MICRO_PROGRAM_RECORDS,
         };
         plan.push(emit);
     }
@@ -214,6 +244,7 @@ pub fn lower_engine(
                 main.push(write_record(t.tx_tail_inc, t.count, wait));
                 main.push(write_record(t.rx_tail_inc, t.count, update));
             }
+            Emit::CustomOp(recs) => main.extend_from_slice(&recs[..]),
         }
     }
     let mut image = pre;

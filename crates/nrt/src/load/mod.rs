@@ -47,6 +47,7 @@ pub struct ModelHost {
     pub(crate) models: Arc<ModelDb>,
     pub(crate) vcores: Vec<Vec<CoreId>>,
     pub(crate) settings: LoadSettings,
+    pub(crate) gpsimd: Arc<crate::custom_ops::LibStaging>,
 }
 
 impl std::fmt::Debug for ModelHost {
@@ -65,7 +66,7 @@ impl ModelHost {
     /// A host sharing `models` with other hosts (one per device, so model
     /// ids stay unique across devices).
     pub fn with_models(memory: Arc<DeviceMemory>, vcores: Vec<Vec<CoreId>>, settings: LoadSettings, models: Arc<ModelDb>) -> ModelHost {
-        ModelHost { device: memory.device().clone(), memory, cores: CoreTable::default(), models, vcores, settings }
+        ModelHost { device: memory.device().clone(), memory, cores: CoreTable::default(), models, vcores, settings, gpsimd: Arc::default() }
     }
 
     /// The host of device `d` of an initialised runtime: its allocator, its
@@ -115,6 +116,11 @@ impl ModelHost {
     /// The settings.
     pub fn settings(&self) -> &LoadSettings {
         &self.settings
+    }
+
+    /// The GPSIMD library staging (shared single-library sets per core).
+    pub fn gpsimd_libs(&self) -> &crate::custom_ops::LibStaging {
+        &self.gpsimd
     }
 
     /// Changes the execution timeout (NEURON_RT_EXEC_TIMEOUT) for later loads.
@@ -228,6 +234,11 @@ impl ModelHost {
                 first = Err(e);
             }
         }
+        if let Err(e) = self.gpsimd.teardown(&self.memory)
+            && first.is_ok()
+        {
+            first = Err(e);
+        }
         if let Err(e) = self.cores.teardown_all()
             && first.is_ok()
         {
@@ -250,6 +261,9 @@ pub fn prepare(neff_bytes: &[u8], settings: &LoadSettings, arch: nrt_hal::Arch, 
         } else {
             return Err(NrtError::invalid(text));
         }
+    }
+    for sg in &neff.subgraphs {
+        nrt_neff::gpsimd::lib_set(&neff, sg).map_err(|e| NrtError::invalid(e.to_string()))?;
     }
     if !settings.fake_instance {
         for sg in &program.subgraphs {

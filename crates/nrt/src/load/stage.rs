@@ -12,6 +12,7 @@ use super::lower::{self, LowerError, TriggerRef, TriggerTarget};
 use super::plan::{Placement, SubgraphPlan};
 use super::rings::{self, Endpoint, RingImage, Side};
 use super::ModelHost;
+use crate::custom_ops::{self, CustomOpEnv, StagedLibSet};
 use crate::exec::cores::CoreDispatch;
 use crate::exec::dispatch::MODEL_SEMAPHORES;
 use crate::memory::MemUsage;
@@ -19,7 +20,7 @@ use crate::model::{CoreProgram, DeviceProgram, IoSlot, ModelId, PatchSite};
 use crate::program::{dma, Dma2dIr, MemRefKind, Program, SbufGeometry, SubgraphProgram, Transfer};
 use crate::status::{NrtError, NrtResult};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId, DmaRingConfig, EngineId};
-use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP};
+use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP, EVT_SEM_SEM_INC};
 use nrt_isa::dma_desc::pattern::PATTERN_BLOCK_SIZE;
 use nrt_isa::instr::PseudoDmaTrigger;
 use nrt_isa::opcode::Opcode;
@@ -38,6 +39,7 @@ struct Taken {
     images: Vec<DeviceAddr>,
     queues: Vec<DmaQueueId>,
     shared_scratchpad: bool,
+    gpsimd_libs: Option<Arc<StagedLibSet>>,
 }
 
 fn hal(what: &str, e: impl std::fmt::Display) -> NrtError {
@@ -58,7 +60,9 @@ pub fn stage(host: &ModelHost, neff: &Neff, program: &Program, plans: &[Subgraph
         }
         Err(e) => {
             for (core, taken) in per_core {
-                undo(&core, &taken);
+                if let Err(undo_err) = undo(&core, &taken, &host.memory) {
+                    crate::log_error!(crate::log::Module::Nmgr, "rollback of model {id}: {undo_err}");
+                }
             }
             if let Err(free_err) = memory.free_all() {
                 crate::log_error!(crate::log::Module::Nmgr, "rollback of model {id}: {free_err}");
@@ -68,7 +72,7 @@ pub fn stage(host: &ModelHost, neff: &Neff, program: &Program, plans: &[Subgraph
     }
 }
 
-fn undo(core: &CoreDispatch, taken: &Taken) {
+fn undo(core: &CoreDispatch, taken: &Taken, memory: &crate::memory::DeviceMemory) -> NrtResult<()> {
     for a in &taken.images {
         core.free_image(*a);
     }
@@ -76,15 +80,25 @@ fn undo(core: &CoreDispatch, taken: &Taken) {
     if taken.shared_scratchpad {
         core.release_scratchpad();
     }
+    match &taken.gpsimd_libs {
+        Some(set) => custom_ops::libs::release_model(memory, set),
+        None => Ok(()),
+    }
 }
 
 /// Gives back everything a staged program holds (unload).
 pub fn release(p: &DeviceProgram) -> NrtResult<()> {
+    let mut first = Ok(());
     for c in &p.cores {
-        let taken = Taken { images: c.images.to_vec(), queues: c.queues.clone(), shared_scratchpad: c.shared_scratchpad };
-        undo(&c.core, &taken);
+        let taken = Taken { images: c.images.to_vec(), queues: c.queues.clone(), shared_scratchpad: c.shared_scratchpad, gpsimd_libs: c.gpsimd_libs.clone() };
+        if let Err(e) = undo(&c.core, &taken, p.memory.device_memory())
+            && first.is_ok()
+        {
+            first = Err(e);
+        }
     }
-    p.memory.free_all()
+    let freed = p.memory.free_all();
+    first.and(freed)
 }
 
 type Staged = (Vec<IoSlot>, Vec<PatchSite>, Vec<CoreProgram>);
@@ -288,11 +302,32 @@ fn stage_subgraph(
     }
 
     patches.append(&mut patches_here);
+    // GPSIMD libraries and the custom-op queues of the core's Q7 cores.
+    let lib_set = nrt_neff::gpsimd::lib_set(neff, nsg).map_err(|e| NrtError::invalid(e.to_string()))?;
+    taken.gpsimd_libs = host.gpsimd.stage(&host.memory, core_id, memory.model(), &lib_set)?;
+    check_extended_insts(sg, &lib_set)?;
+    let custom_queues = custom_ops::stage_custom_op_queues(arch, core_id);
+    let has_custom_ops = lib_set.has_custom_ops();
     // Lower every engine and write its image.
     let mut images = [DeviceAddr(0); 5];
     for engine in EngineId::ALL {
+        let custom_op = |index: usize, rec: &nrt_isa::record::RecordBytes| {
+            let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
+            if !has_custom_ops {
+                return Err(bad(format!("a GPSIMD custom op needs op libraries; the subgraph carries {} (the base library alone has no custom ops)", lib_set.num_libs())));
+            }
+            let q = usize::from(rec[0x0C]);
+            let queue = *custom_queues.get(q).ok_or_else(|| bad(format!("custom-op queue {q} does not exist; the core has {} (one per Q7 core)", custom_queues.len())))?;
+            let env = CustomOpEnv {
+                queue,
+                sbuf_base_addr: arch.sbuf_addr(core_id).get(),
+                one_value_read_addr: arch.event_addr(core_id, custom_ops::lower::EVT_ACCEL_EVENT).get(),
+                completion_write_addr: arch.semaphore_addr(core_id, EVT_SEM_SEM_INC, u32::from(rec[7])).get(),
+            };
+            custom_ops::lower_pseudo_embedding_update(rec, &env).map_err(|e| bad(e.to_string()))
+        };
         let image = match sg.stream(engine) {
-            Some(s) => lower::lower_engine(&sg.name, engine, &s.records, |t, index| {
+            Some(s) => lower::lower_engine_with(&sg.name, engine, &s.records, |t, index| {
                 let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
                 match t {
                     TriggerRef::Block { queue, block_id } => {
@@ -304,7 +339,7 @@ fn stage_subgraph(
                     }
                     TriggerRef::Direct2d => direct_targets.get(&(engine, index)).copied().ok_or_else(|| bad("dma2d record has no staged ring".to_string())),
                 }
-            })
+            }, custom_op)
             .map_err(|e| NrtError::invalid(e.to_string()))?,
             None => lower::empty_engine(engine),
         };
@@ -314,7 +349,30 @@ fn stage_subgraph(
         device.write(at, &bytes).map_err(|e| hal("writing an instruction image", e))?;
         images[engine.index()] = at;
     }
-    Ok(CoreProgram { core: core.clone(), images, queues: taken.queues.clone(), shared_scratchpad: taken.shared_scratchpad })
+    Ok(CoreProgram { core: core.clone(), images, queues: taken.queues.clone(), shared_scratchpad: taken.shared_scratchpad, gpsimd_libs: taken.gpsimd_libs.clone() })
+}
+
+/// Every EXTENDED_INST of the subgraph must name a kernel one of its
+/// libraries exports (opcode 0xF0, sub-opcode = the record's `spec`).
+fn check_extended_insts(sg: &SubgraphProgram, libs: &nrt_neff::gpsimd::GpsimdLibSet) -> NrtResult<()> {
+    for s in &sg.streams {
+        for (index, rec) in s.records.iter().enumerate() {
+            if Opcode::from_u8(rec[0]) != Opcode::ExtendedInst {
+                continue;
+            }
+            let spec = rec[0x0C];
+            if libs.find(Opcode::ExtendedInst.to_u8(), spec).is_none() {
+                return Err(NrtError::invalid(format!(
+                    "{}: {} instruction {index}: EXTENDED_INST spec {spec} names no kernel; the subgraph's {} GPSIMD libraries export {:?}",
+                    sg.name,
+                    s.engine.name(),
+                    libs.num_libs(),
+                    libs.libs.iter().flat_map(|l| l.functions.iter().map(|f| (f.name.as_str(), f.opcode, f.sub_opcode))).collect::<Vec<_>>()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What building a ring needs from the subgraph being staged.

@@ -14,7 +14,8 @@ pub enum OpcodeHandling {
     /// Copied to the device image as is.
     Execute,
     /// Rewritten by the lowering (PSEUDO_DMA_TRIGGER and the 0xD4 DMA ->
-    /// queue-tail writes; EXIT -> a branch to the postamble).
+    /// queue-tail writes; EXIT -> a branch to the postamble;
+    /// PSEUDO_EMBEDDING_UPDATE -> the custom-op micro-program).
     Lower,
     /// Consumed at load; emits nothing (block labels).
     Drop,
@@ -26,8 +27,9 @@ pub enum OpcodeHandling {
 const SEQUENCER: &[u8] = &[0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA6, 0xA8, 0xA9, 0xB0, 0xB1, 0xB3, 0xB8];
 
 /// Compute instructions the device's engines execute: the nrt-isa layouts
-/// the simulator's `engine::compute` dispatches to kernels. (LOAD_POOL_ARGUMENT
-/// and EXTENDED_INST wait for custom-op support and are not listed.)
+/// the simulator's `engine::compute` dispatches to kernels, and EXTENDED_INST,
+/// which hands a custom op to the POOL engine's Q7 cores. (LOAD_POOL_ARGUMENT
+/// is only ever produced by the lowering, never accepted from a NEFF.)
 const COMPUTE: &[Opcode] = &[
     Opcode::LdWeights,
     Opcode::Matmul,
@@ -42,11 +44,16 @@ const COMPUTE: &[Opcode] = &[
     Opcode::StreamTranspose,
     Opcode::Iota,
     Opcode::EmbeddingUpdate,
+    Opcode::ExtendedInst,
 ];
 
 /// The compiler's 0xD4 DMA pseudo-instruction (`dma2d`), lowered to
 /// descriptor-ring work on the issuing engine's dynamic queue set.
 pub const DMA_DIRECT2D_OPCODE: u8 = 0xD4;
+
+/// PSEUDO_EMBEDDING_UPDATE, the compiler's GPSIMD custom-op pseudo,
+/// lowered to the POOL micro-program around LOAD_POOL_ARGUMENT.
+pub const CUSTOM_OP_OPCODE: u8 = 0xCA;
 
 /// PSEUDO_INST sub-opcode EXIT_EXECUTION (the program terminator).
 pub const PSEUDO_EXIT_SUB: u8 = 1;
@@ -59,7 +66,7 @@ pub fn handling(record: &[u8; 64]) -> OpcodeHandling {
         return OpcodeHandling::Execute;
     }
     match Opcode::from_u8(op) {
-        Opcode::PseudoDmaTrigger | Opcode::PseudoDmaDirect2d => OpcodeHandling::Lower,
+        Opcode::PseudoDmaTrigger | Opcode::PseudoDmaDirect2d | Opcode::PseudoEmbeddingUpdate => OpcodeHandling::Lower,
         Opcode::PseudoBranchLabel => OpcodeHandling::Drop,
         Opcode::PseudoInst if record[0x0C] == PSEUDO_EXIT_SUB => OpcodeHandling::Lower,
         _ => OpcodeHandling::Unsupported,
@@ -90,6 +97,8 @@ mod tests {
         assert_eq!(handling(&rec(0xB1, 0)), OpcodeHandling::Execute, "the compiler's per-stream prologue record runs as a no-op");
         assert_eq!(handling(&rec(0x00, 0)), OpcodeHandling::Unsupported);
         assert_eq!(handling(&rec(0x68, 0)), OpcodeHandling::Unsupported, "GATHER has no kernel yet");
-        assert_eq!(handling(&rec(0x7A, 0)), OpcodeHandling::Unsupported, "custom ops are not installed yet");
+        assert_eq!(handling(&rec(0x7A, 0)), OpcodeHandling::Unsupported, "LOAD_POOL_ARGUMENT comes from the lowering only");
+        assert_eq!(handling(&rec(0xCA, 0)), OpcodeHandling::Lower);
+        assert_eq!(handling(&rec(0xF0, 0)), OpcodeHandling::Execute);
     }
 }
