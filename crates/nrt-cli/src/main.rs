@@ -11,6 +11,7 @@ mod bench_cmd;
 #[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
 mod example_data;
 mod inspect;
+mod lower_cmd;
 mod model_io;
 mod neff_cmd;
 mod run_cmd;
@@ -126,6 +127,16 @@ enum NeffCommand {
         #[arg(long, value_parser = ["sha256", "md5"])]
         hash: Option<String>,
     },
+    /// Load a NEFF (or source directory) on the simulated device and print,
+    /// per engine, the lowered and relocated stream the runtime staged: one
+    /// record per line with its header word and opcode name.
+    Lower {
+        /// The NEFF file or NEFF source directory.
+        model: PathBuf,
+        /// Only this engine (pe, act, pool, dve, sp).
+        #[arg(long)]
+        engine: Option<String>,
+    },
 }
 
 /// `nrt example-data`: writes the mlp examples' constants.
@@ -147,6 +158,7 @@ fn main() -> ExitCode {
             NeffCommand::Inspect { file, json, verify_hash } => inspect::run(&file, json, verify_hash),
             NeffCommand::Unpack { file, dir } => neff_cmd::unpack(&file, &dir),
             NeffCommand::Pack { dir, file, name, hash } => neff_cmd::pack(&dir, &file, name, hash.as_deref()),
+            NeffCommand::Lower { model, engine } => lower_cmd::lower(&model, engine.as_deref()),
         },
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),

@@ -274,3 +274,24 @@ fn disasm_of_a_neff_names_instructions_from_its_debug_info() {
     assert!(!bad.status.success());
     assert!(stderr(&bad).contains("sg00, sg01"), "{}", stderr(&bad));
 }
+
+#[test]
+fn neff_lower_prints_the_staged_stream_of_each_engine() {
+    let copy = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/copy");
+    let o = nrt(&["neff", "lower", copy, "--engine", "sp"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("sg00 SP ("), "{out}");
+    // The trigger became two tail-increment WRITEs; the image ends with EXIT.
+    assert_eq!(out.lines().filter(|l| l.contains("  10a3  WRITE ")).count(), 2, "{out}");
+    assert!(out.trim_end().ends_with("pseudo_inst sub=exit_execution index=0x0"), "{out}");
+    assert!(!out.contains("dma_trigger"), "no pseudo survives the lowering");
+    // Without --engine every engine is listed.
+    let all = stdout(&nrt(&["neff", "lower", copy]));
+    for e in ["PE", "ACT", "POOL", "DVE", "SP"] {
+        assert!(all.contains(&format!("sg00 {e} (")), "{e}: {all}");
+    }
+    let bad = nrt(&["neff", "lower", copy, "--engine", "gpsimd"]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("expected pe, act, pool, dve or sp"));
+}
