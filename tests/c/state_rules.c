@@ -45,18 +45,23 @@ int main(void) {
     EXPECT(m == NULL);
     EXPECT_STATUS(nrt_barrier(0, 0, 1), NRT_UNINITIALIZED);
 
-    /* Pool-engine ucode: only before init. */
+    /* Pool-engine ucode: stored only before init (an empty half keeps the
+     * stock half at init; a later call replaces an earlier one). */
     uint8_t iram[16] = {1, 2, 3}, dram[8] = {4};
     nrt_ucode_info uc = {{iram, sizeof iram}, {dram, sizeof dram}};
+    nrt_ucode_info empty = {{NULL, 0}, {NULL, 0}};
+    OK(nrt_set_pool_eng_ucode(&empty));
     OK(nrt_set_pool_eng_ucode(&uc));
     EXPECT_STATUS(nrt_set_pool_eng_ucode(NULL), NRT_INVALID);
-    nrt_ucode_info empty = {{NULL, 0}, {NULL, 0}};
-    EXPECT_STATUS(nrt_set_pool_eng_ucode(&empty), NRT_INVALID);
+    nrt_ucode_info bad = {{NULL, 4}, {NULL, 0}};
+    EXPECT_STATUS(nrt_set_pool_eng_ucode(&bad), NRT_INVALID);
 
     EXPECT_STATUS(nrt_init((nrt_framework_type_t)9, "", ""), NRT_INVALID);
     OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""));
     OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "")); /* idempotent */
-    EXPECT_STATUS(nrt_set_pool_eng_ucode(&uc), NRT_INVALID);
+    /* libnrt's guard: 0xd while initialised. */
+    EXPECT_STATUS(nrt_set_pool_eng_ucode(&uc), NRT_UNINITIALIZED);
+    EXPECT(NRT_UNINITIALIZED == 0xd);
     OK(nrt_get_visible_vnc_count(&n));
     EXPECT(n == 4);
     OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t));
@@ -98,6 +103,9 @@ int main(void) {
     EXPECT_STATUS(nrt_load(neff, sizeof neff, -1, -1, &m), NRT_CLOSED);
     EXPECT_STATUS(nrt_barrier(0, 0, 1), NRT_CLOSED);
     OK(nrt_get_total_vnc_count(&n));
+    /* libnrt's guard: 0xe after close. */
+    EXPECT_STATUS(nrt_set_pool_eng_ucode(&uc), NRT_CLOSED);
+    EXPECT(NRT_CLOSED == 0xe);
     nrt_close(); /* a second close only logs */
 
     /* A closed runtime can be initialised again. */

@@ -8,7 +8,6 @@ use crate::ptr::{self, non_null};
 use crate::shim::{call, value};
 use crate::status::NRT_STATUS;
 use nrt_core::log::{self, Level, Module};
-use nrt_core::runtime::RuntimeState;
 use nrt_core::{NrtError, NrtResult};
 use std::alloc::Layout;
 use std::collections::HashSet;
@@ -196,11 +195,10 @@ pub unsafe extern "C" fn nrt_get_model_info(model: *const c_void, info: *mut Mod
     })
 }
 
-/// The pool-engine images given before init (they take effect with the
-/// custom-op issue; here they are validated and kept).
-static UCODE: Mutex<Option<(Vec<u8>, Vec<u8>)>> = Mutex::new(None);
-
-/// `nrt_set_pool_eng_ucode`: only before `nrt_init` (NRT_INVALID after).
+/// `nrt_set_pool_eng_ucode`: registers the POOL engine's Q7 image
+/// ({IRAM, DRAM}) for the next `nrt_init`, where it silently replaces the
+/// stock image. Accepted only before init: NRT_UNINITIALIZED (13) while
+/// initialised and NRT_CLOSED (14) after `nrt_close`, as libnrt.
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
@@ -208,19 +206,13 @@ static UCODE: Mutex<Option<(Vec<u8>, Vec<u8>)>> = Mutex::new(None);
 pub unsafe extern "C" fn nrt_set_pool_eng_ucode(ucode_info: *const UcodeInfoC) -> NRT_STATUS {
     call("nrt_set_pool_eng_ucode", || {
         non_null(ucode_info, "ucode_info")?;
-        if global::state() == RuntimeState::Init {
-            return Err(NrtError::invalid("nrt_set_pool_eng_ucode must be called before nrt_init"));
-        }
         // SAFETY: checked non-NULL; the images are caller memory.
         let (iram, dram) = unsafe {
             let u = &*ucode_info;
             (ptr::bytes(u.iram.bin.cast(), u.iram.size, "iram.bin")?.to_vec(), ptr::bytes(u.dram.bin.cast(), u.dram.size, "dram.bin")?.to_vec())
         };
-        if iram.is_empty() {
-            return Err(NrtError::invalid("pool-engine IRAM image is empty; expected the ucode bytes"));
-        }
-        log::write(Level::Info, Module::Nrt, "nrt_set_pool_eng_ucode", format_args!("pool-engine ucode set: IRAM {} bytes, DRAM {} bytes", iram.len(), dram.len()));
-        *UCODE.lock().unwrap_or_else(|e| e.into_inner()) = Some((iram, dram));
+        global::set_pool_eng_ucode(nrt_core::custom_ops::Q7Image { iram, dram })?;
+        log::write(Level::Debug, Module::Nrt, "nrt_set_pool_eng_ucode", format_args!("pool-engine ucode registered"));
         Ok(())
     })
 }

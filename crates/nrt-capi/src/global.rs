@@ -224,6 +224,19 @@ pub fn running() -> Option<Arc<Runtime>> {
     hosts_slot().as_ref().map(|h| Arc::clone(&h.rt))
 }
 
+/// `nrt_set_pool_eng_ucode`: stores the Q7 image for the next `nrt_init`
+/// (NRT_UNINITIALIZED while initialised, NRT_CLOSED after close).
+pub fn set_pool_eng_ucode(image: nrt_core::custom_ops::Q7Image) -> NrtResult<()> {
+    LIFECYCLE.set_pool_eng_ucode(image)
+}
+
+/// The Q7 image the running runtime installed, and whether it is the
+/// registered one (for tests and tools).
+pub fn installed_pool_ucode() -> NrtResult<(nrt_core::custom_ops::Q7Image, bool)> {
+    let h = hosts()?;
+    Ok((h.rt.q7_image().clone(), h.rt.q7_image_source() == nrt_core::custom_ops::ucode::ImageSource::Registered))
+}
+
 /// The lifecycle state.
 pub fn state() -> RuntimeState {
     LIFECYCLE.state()

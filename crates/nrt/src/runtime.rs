@@ -18,6 +18,7 @@
 //! [`visible_vnc_count`], [`version`], [`instance_info`].
 
 use crate::config::{Config, Env};
+use crate::custom_ops::ucode::{self, GuardState, ImageSource, Q7Image};
 use crate::log::{self, Infodump, Level, Module};
 use crate::memory::DeviceMemory;
 use crate::model::ModelDb;
@@ -62,6 +63,9 @@ pub struct RuntimeOptions {
     pub framework_version: String,
     /// Framework abstraction-layer version label.
     pub fal_version: String,
+    /// The Q7 image registered with `nrt_set_pool_eng_ucode` before init;
+    /// at init it silently replaces the stock image.
+    pub pool_ucode: Option<Q7Image>,
 }
 
 impl RuntimeOptions {
@@ -73,7 +77,7 @@ impl RuntimeOptions {
 
     /// Options for these devices and environment, as a plain application.
     pub fn new(devices: Vec<Arc<dyn Device>>, env: Env) -> RuntimeOptions {
-        RuntimeOptions { devices, env, framework: FrameworkType::NoFw, framework_version: String::new(), fal_version: String::new() }
+        RuntimeOptions { devices, env, framework: FrameworkType::NoFw, framework_version: String::new(), fal_version: String::new(), pool_ucode: None }
     }
 }
 
@@ -190,6 +194,8 @@ pub struct Runtime {
     env: Env,
     framework: FrameworkType,
     closed: AtomicBool,
+    q7_image: Q7Image,
+    q7_image_source: ImageSource,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -281,6 +287,15 @@ impl Runtime {
                 Arc::new(m)
             })
             .collect();
+        // The POOL engine's Q7 image: the stock one, silently replaced by a
+        // registered one (libnrt's override has no check and no log line).
+        let (q7_image, q7_image_source) = ucode::resolve_install_image(Q7Image::stock(), options.pool_ucode.as_ref());
+        log::write(
+            Level::Debug,
+            Module::Tdrv,
+            "tpb_eng_init_hals_v2",
+            format_args!("pool engine Q7 image: IRAM {} bytes, DRAM {} bytes", q7_image.iram.len(), q7_image.dram.len()),
+        );
         let v = version();
         crate::log_info!(Module::Nrt, "Neuron Runtime {} (git {})", v.version, v.git_sha);
         crate::log_info!(
@@ -302,6 +317,8 @@ impl Runtime {
             env: options.env.clone(),
             framework: options.framework,
             closed: AtomicBool::new(false),
+            q7_image,
+            q7_image_source,
         })
     }
 
@@ -317,6 +334,16 @@ impl Runtime {
     /// Whether the runtime was closed.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// The Q7 image the POOL engine's cores run (stock or registered).
+    pub fn q7_image(&self) -> &Q7Image {
+        &self.q7_image
+    }
+
+    /// Whether [`Runtime::q7_image`] is the stock image or the registered one.
+    pub fn q7_image_source(&self) -> ImageSource {
+        self.q7_image_source
     }
 
     /// The configuration read at init.
@@ -574,12 +601,13 @@ enum Slot {
 #[derive(Default)]
 pub struct Lifecycle {
     slot: Mutex<Slot>,
+    pool_ucode: Mutex<Option<Q7Image>>,
 }
 
 impl Lifecycle {
     /// An uninitialised lifecycle (usable in a `static`).
     pub const fn new() -> Lifecycle {
-        Lifecycle { slot: Mutex::new(Slot::Uninitialized) }
+        Lifecycle { slot: Mutex::new(Slot::Uninitialized), pool_ucode: Mutex::new(None) }
     }
 
     /// The current state.
@@ -591,12 +619,36 @@ impl Lifecycle {
         }
     }
 
+    /// `nrt_set_pool_eng_ucode`: stores the Q7 image for the next init.
+    /// Accepted only before init: NRT_UNINITIALIZED (0xd) while
+    /// initialised, NRT_CLOSED (0xe) after close, as libnrt's guard.
+    pub fn set_pool_eng_ucode(&self, image: Q7Image) -> NrtResult<()> {
+        let slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        let state = match &*slot {
+            Slot::Uninitialized => GuardState::Start,
+            Slot::Init(_) => GuardState::Init,
+            Slot::Closed => GuardState::Closed,
+        };
+        ucode::check_registration(state)?;
+        *self.pool_ucode.lock().unwrap_or_else(|e| e.into_inner()) = Some(image);
+        Ok(())
+    }
+
+    /// The image registered with [`Lifecycle::set_pool_eng_ucode`], if any.
+    pub fn registered_pool_ucode(&self) -> Option<Q7Image> {
+        self.pool_ucode.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// `nrt_init`: initialises (or re-initialises after a close); if
-    /// already initialised, returns the running runtime unchanged.
-    pub fn init(&self, options: RuntimeOptions) -> NrtResult<Arc<Runtime>> {
+    /// already initialised, returns the running runtime unchanged. A Q7
+    /// image registered before init replaces the stock one.
+    pub fn init(&self, mut options: RuntimeOptions) -> NrtResult<Arc<Runtime>> {
         let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
         if let Slot::Init(rt) = &*slot {
             return Ok(Arc::clone(rt));
+        }
+        if options.pool_ucode.is_none() {
+            options.pool_ucode = self.registered_pool_ucode();
         }
         let rt = Arc::new(Runtime::init(options)?);
         *slot = Slot::Init(Arc::clone(&rt));

@@ -298,3 +298,35 @@ fn no_device_mode_reserves_nothing_but_keeps_handed_devices() {
     let real = init(&devs, &[]).unwrap();
     assert_eq!(real.visible_vnc_count(), 4);
 }
+
+#[test]
+fn pool_ucode_is_accepted_before_init_only_and_silently_replaces_the_stock_image() {
+    use nrt::custom_ops::Q7Image;
+    use nrt::custom_ops::ucode::ImageSource;
+    let devs = sim(Arch::Trn2, 1, "ucode");
+    let l = Lifecycle::new();
+    // Without a registration the stock image is installed.
+    let rt = l.init(RuntimeOptions::new(devs.clone(), Env::new())).unwrap();
+    assert_eq!(rt.q7_image(), &Q7Image::stock());
+    assert_eq!(rt.q7_image_source(), ImageSource::Stock);
+    // While initialised: NRT_UNINITIALIZED (0xd), nothing stored.
+    let mine = Q7Image { iram: b"\0asm\x01\0\0\0custom".to_vec(), dram: vec![9; 32] };
+    let e = l.set_pool_eng_ucode(mine.clone()).unwrap_err();
+    assert_eq!((e.status, e.status as i32), (NrtStatus::Uninitialized, 0xd));
+    assert_eq!(l.registered_pool_ucode(), None);
+    drop(rt);
+    l.close().unwrap();
+    // After close: NRT_CLOSED (0xe).
+    let e = l.set_pool_eng_ucode(mine.clone()).unwrap_err();
+    assert_eq!((e.status, e.status as i32), (NrtStatus::Closed, 0xe));
+
+    // A fresh process-wide lifecycle: registered before init, installed at init.
+    let l = Lifecycle::new();
+    l.set_pool_eng_ucode(Q7Image { iram: vec![1], dram: vec![] }).unwrap();
+    l.set_pool_eng_ucode(mine.clone()).unwrap(); // the last registration wins
+    let rt = l.init(RuntimeOptions::new(devs, Env::new())).unwrap();
+    assert_eq!(rt.q7_image(), &mine);
+    assert_eq!(rt.q7_image_source(), ImageSource::Registered);
+    drop(rt);
+    l.close().unwrap();
+}
