@@ -230,11 +230,11 @@ mod tests {
                 bytes: vec![],
             }],
         };
-        let t = resolver_table(&set, &[0x1234_5678_9A]);
+        let t = resolver_table(&set, &[0x0012_3456_789A]);
         assert_eq!(t.len(), 2 * TABLE_ROW_BYTES);
         assert_eq!(&t[..5], &[1, 0xF0, 5, 0, 8]);
         assert_eq!(&t[0x0C..0x10], &[6, 0, 0, 0]);
-        assert_eq!(u64::from_le_bytes(t[0x10..0x18].try_into().unwrap()), 0x1234_5678_9A);
+        assert_eq!(u64::from_le_bytes(t[0x10..0x18].try_into().unwrap()), 0x0012_3456_789A);
         assert_eq!(&t[0x18..0x1C], b"relu");
         assert_eq!(t[0x1C], 0);
         assert_eq!(t[TABLE_ROW_BYTES + 2], 6);
