@@ -151,6 +151,25 @@ pub trait NqRing: Send + Sync {
     /// The software-queue-overflow flag (the INTC "SW NQ overflowed" bit):
     /// set when the device had to drop or overwrite an unacknowledged record.
     fn overflowed(&self) -> bool;
+    /// A counter of the ring's interrupt line: it moves every time the
+    /// device writes a record to this ring or to any ring sharing the line
+    /// (on the simulator: every ring of the same core). A waiter reads it,
+    /// polls the rings, and passes the value to [`NqRing::wait_signal`].
+    /// The default (no interrupt line) is the ring's own record count.
+    fn signal_count(&self) -> u64 {
+        self.produced()
+    }
+    /// Blocks until [`NqRing::signal_count`] differs from `seen` or
+    /// `timeout` passes, and returns the current count: the model of the
+    /// driver's notification interrupt plus a `poll()` on its fd, so a
+    /// waiting host thread wakes when the device writes instead of
+    /// sleeping a guessed interval. Must not allocate. The default (a
+    /// device without an interrupt line) returns at once, leaving the
+    /// caller to poll.
+    fn wait_signal(&self, seen: u64, timeout: std::time::Duration) -> u64 {
+        let _ = (seen, timeout);
+        self.signal_count()
+    }
 }
 
 /// Descriptor-ring programming of one DMA queue (`DMA_QUEUE_INIT`).

@@ -42,6 +42,8 @@ pub struct Core {
     pub dma: Box<[DmaQueue]>,
     /// Notification queues by (engine index, type).
     pub nqs: Mutex<BTreeMap<(u8, NqType), Arc<NqState>>>,
+    /// The interrupt line every notification queue of the core raises.
+    pub nq_signal: Arc<crate::nq::NqSignal>,
     /// The five engines, by [`EngineId::index`].
     pub engines: [EngineSlot; 5],
     /// Latest virtual time (ps) any agent of this core has reached; host
@@ -64,6 +66,7 @@ impl Core {
             sync: SyncBlock::new(arch.semaphores, arch.events),
             dma: (0..arch.dma_queues_per_core()).map(|_| DmaQueue::default()).collect(),
             nqs: Mutex::new(BTreeMap::new()),
+            nq_signal: Arc::default(),
             engines: EngineId::ALL.map(slot),
             now: AtomicU64::new(0),
         }

@@ -589,7 +589,7 @@ impl Device for SimDevice {
             }
             _ => {}
         }
-        let state = Arc::new(NqState::new(spec));
+        let state = Arc::new(NqState::with_signal(spec, c.nq_signal.clone()));
         if let Some(old) = c.nqs.lock().unwrap_or_else(|e| e.into_inner()).insert((spec.engine_index, spec.nq_type), state.clone()) {
             old.disable();
         }

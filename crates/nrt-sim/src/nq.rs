@@ -10,8 +10,60 @@
 //! record carries the overflow bit in its header byte.
 
 use nrt_hal::{DeviceAddr, HalResult, NqRing, NqSpec, NQ_RECORD_BYTES};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// The interrupt line of a core's notification queues: a counter every
+/// record written to one of the core's rings advances, and a condition
+/// variable host waiters block on (the driver's interrupt + `poll()`).
+/// A producer only touches the lock when a waiter is registered, so
+/// writing a record with nobody waiting costs two atomic operations.
+#[derive(Debug, Default)]
+pub struct NqSignal {
+    count: AtomicU64,
+    waiters: AtomicU32,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+impl NqSignal {
+    /// The current count.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Advances the count and wakes the waiters (called after a record is
+    /// published).
+    pub fn raise(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        // Dekker pairing with `wait`: the waiter registers before it reads
+        // the count, the producer advances the count before it reads the
+        // waiter count, so at least one side sees the other.
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+            self.wake.notify_all();
+        }
+    }
+
+    /// Blocks until the count differs from `seen` or `timeout` passes;
+    /// returns the count. Allocation-free.
+    pub fn wait(&self, seen: u64, timeout: Duration) -> u64 {
+        let deadline = Instant::now() + timeout;
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let now = self.count.load(Ordering::SeqCst);
+            let left = deadline.saturating_duration_since(Instant::now());
+            if now != seen || left.is_zero() {
+                drop(guard);
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                return now;
+            }
+            guard = self.wake.wait_timeout(guard, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+}
 
 /// Byte-level access to ring memory, implemented by the device.
 pub trait RingMemory: Send + Sync {
@@ -134,12 +186,18 @@ pub struct NqState {
     /// Cleared when the queue is destroyed; records are then dropped.
     enabled: AtomicBool,
     producer: Mutex<()>,
+    signal: Arc<NqSignal>,
 }
 
 impl NqState {
     /// A ring for `spec` (the caller checked that the size is a power of
     /// two and a multiple of 16).
     pub fn new(spec: NqSpec) -> NqState {
+        NqState::with_signal(spec, Arc::default())
+    }
+
+    /// A ring raising `signal` (its core's interrupt line) on every record.
+    pub fn with_signal(spec: NqSpec, signal: Arc<NqSignal>) -> NqState {
         NqState {
             spec,
             capacity: spec.size_bytes / NQ_RECORD_BYTES as u32,
@@ -149,6 +207,7 @@ impl NqState {
             force_overflow: AtomicBool::new(false),
             enabled: AtomicBool::new(true),
             producer: Mutex::new(()),
+            signal,
         }
     }
 
@@ -199,6 +258,7 @@ impl NqState {
             return false;
         }
         self.produced.store(idx + 1, Ordering::Release);
+        self.signal.raise();
         true
     }
 }
@@ -249,6 +309,12 @@ impl NqRing for NqView {
     }
     fn overflowed(&self) -> bool {
         self.state.overflow.load(Ordering::Acquire)
+    }
+    fn signal_count(&self) -> u64 {
+        self.state.signal.count()
+    }
+    fn wait_signal(&self, seen: u64, timeout: Duration) -> u64 {
+        self.state.signal.wait(seen, timeout)
     }
 }
 
@@ -305,6 +371,24 @@ mod tests {
         let mut out = [[0u8; 16]; 4];
         assert_eq!(v.read(0, &mut out), 1);
         assert_ne!(out[0][3] & record::SW_OVERFLOW_BIT, 0);
+    }
+
+    #[test]
+    fn a_record_wakes_a_waiter_on_the_shared_signal() {
+        let mem: Arc<dyn RingMemory> = Arc::new(Flat(Mutex::new(vec![0; 64])));
+        let signal = Arc::new(NqSignal::default());
+        let s = Arc::new(NqState::with_signal(spec(4), signal.clone()));
+        let v = NqView::new(s.clone(), mem.clone());
+        let seen = v.signal_count();
+        // Nothing written: the wait times out with the count unchanged.
+        assert_eq!(v.wait_signal(seen, Duration::from_millis(1)), seen);
+        let waiter = std::thread::spawn(move || v.wait_signal(seen, Duration::from_secs(30)));
+        std::thread::sleep(Duration::from_millis(5));
+        let t0 = Instant::now();
+        assert!(s.push(&*mem, rec(0, 0)));
+        assert_eq!(waiter.join().unwrap(), seen + 1);
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        assert_eq!(signal.count(), seen + 1);
     }
 
     proptest! {

@@ -16,6 +16,8 @@
 //!   harvest).
 //! - [`custom_ops`]: the GPSIMD custom-op path (Q7 image, custom-op queues,
 //!   library staging, the 0xCA lowering).
+//! - `xu`: asynchronous execution: execution units, their queues and
+//!   workers, the `nrta_*` calls and implicit async mode.
 #![forbid(unsafe_code)]
 
 pub mod capi_support;
@@ -31,6 +33,7 @@ pub mod runtime;
 pub mod status;
 pub mod tensor;
 pub mod topology;
+pub mod xu;
 
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};
 pub use status::{NrtError, NrtResult, NrtStatus, StatusPriority};

@@ -8,6 +8,7 @@
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::status::{NrtError, NrtResult};
 use nrt_hal::{CoreId, DeviceAddr};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Where a tensor's bytes are.
@@ -34,7 +35,13 @@ pub struct Tensor {
     name: String,
     size: u64,
     storage: Storage,
+    /// Implicit-async executions using the tensor that have not completed.
+    in_flight: AtomicU32,
 }
+
+/// Moves whenever an in-flight mark is released (host accesses waiting for
+/// an implicit-async execution block on it).
+static RELEASED: crate::xu::signal::EventCount = crate::xu::signal::EventCount::new();
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -55,18 +62,18 @@ impl Tensor {
     /// A device tensor of `size` bytes on `core` (usage TENSOR, global tier).
     pub fn allocate_device(memory: &Arc<DeviceMemory>, core: CoreId, size: u64, name: &str) -> NrtResult<Tensor> {
         let addr = memory.alloc(core, MemOwner::Runtime, MemUsage::Tensor, size, 64)?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr } })
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr }, in_flight: AtomicU32::new(0) })
     }
 
     /// A zero-filled host tensor of `size` bytes.
     pub fn allocate_host(size: u64, name: &str) -> NrtResult<Tensor> {
         let len = usize::try_from(size).map_err(|_| NrtError::resource(format!("host tensor {name:?} of {size} bytes does not fit in memory")))?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])) })
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])), in_flight: AtomicU32::new(0) })
     }
 
     /// A host tensor holding `bytes`.
     pub fn from_host_bytes(bytes: Vec<u8>, name: &str) -> Tensor {
-        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)) }
+        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)), in_flight: AtomicU32::new(0) }
     }
 
     /// Its name.
@@ -91,9 +98,38 @@ impl Tensor {
         m.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Marks the tensor as used by an in-flight implicit-async execution.
+    pub fn mark_in_flight(&self) {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Releases one [`Tensor::mark_in_flight`] and wakes waiting accesses.
+    pub fn unmark_in_flight(&self) {
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        RELEASED.notify();
+    }
+
+    /// Whether an implicit-async execution using the tensor is in flight.
+    pub fn is_in_flight(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) > 0
+    }
+
+    /// Blocks until no implicit-async execution uses the tensor (what
+    /// `nrt_tensor_read` / `write` do in implicit async mode).
+    pub fn wait_idle(&self) {
+        loop {
+            let seen = RELEASED.count();
+            if !self.is_in_flight() {
+                return;
+            }
+            RELEASED.wait(seen, std::time::Duration::from_millis(100));
+        }
+    }
+
     /// Copies `buf.len()` bytes at `offset` out of the tensor.
     pub fn read(&self, offset: u64, buf: &mut [u8]) -> NrtResult<()> {
         range(&self.name, self.size, offset, buf.len())?;
+        self.wait_idle();
         match &self.storage {
             Storage::Device { memory, addr, .. } => memory
                 .device()
@@ -110,6 +146,7 @@ impl Tensor {
     /// Copies `data` into the tensor at `offset`.
     pub fn write(&self, offset: u64, data: &[u8]) -> NrtResult<()> {
         range(&self.name, self.size, offset, data.len())?;
+        self.wait_idle();
         match &self.storage {
             Storage::Device { memory, addr, .. } => memory
                 .device()
@@ -126,6 +163,7 @@ impl Tensor {
     /// Fills `len` bytes at `offset` with `value`.
     pub fn memset(&self, offset: u64, value: u8, len: u64) -> NrtResult<()> {
         range(&self.name, self.size, offset, usize::try_from(len).unwrap_or(usize::MAX))?;
+        self.wait_idle();
         match &self.storage {
             Storage::Device { memory, addr, .. } => memory
                 .device()
@@ -145,6 +183,8 @@ impl Tensor {
         let n = usize::try_from(len).map_err(|_| NrtError::invalid(format!("copy of {len} bytes is too large")))?;
         range(&src.name, src.size, src_offset, n)?;
         range(&self.name, self.size, dst_offset, n)?;
+        src.wait_idle();
+        self.wait_idle();
         match (&src.storage, &self.storage) {
             (Storage::Device { memory, addr: s, .. }, Storage::Device { addr: d, .. }) => memory
                 .device()

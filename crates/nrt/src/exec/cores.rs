@@ -304,7 +304,22 @@ impl CoreDispatch {
         }
     }
 
-    /// The NOTIFY ring's overflow flag of an engine.
+    /// The count of the core's NQ interrupt line (moves on every record
+    /// the device writes to any of the core's rings).
+    pub fn signal_count(&self) -> u64 {
+        self.notify.last().map_or(0, |r| r.signal_count())
+    }
+
+    /// Blocks until the core's rings receive a record (the interrupt line
+    /// count moves past `seen`) or `timeout` passes.
+    pub fn wait_signal(&self, seen: u64, timeout: std::time::Duration) -> u64 {
+        match self.notify.last() {
+            Some(r) => r.wait_signal(seen, timeout),
+            None => seen,
+        }
+    }
+
+    /// Whether engine `engine`'s notification ring overflowed.
     pub fn notify_overflowed(&self, engine: usize) -> bool {
         self.notify[engine].overflowed()
     }

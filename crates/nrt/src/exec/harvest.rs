@@ -159,6 +159,24 @@ impl Harvest {
         self.failure
     }
 
+    /// The first core with an engine that has not ended (what a waiting
+    /// thread should block on), or `None` before WAIT_CORE / when all ended.
+    pub fn pending_core(&self) -> Option<usize> {
+        if self.phase != Phase::WaitCore {
+            return None;
+        }
+        (0..self.cores).find(|&c| self.engines[c].iter().any(|s| *s != EngineState::Complete))
+    }
+
+    /// Time left before the WAIT_CORE timeout fires (the whole timeout
+    /// before the clock starts).
+    pub fn time_left(&self, now: Instant) -> Duration {
+        match self.core_start {
+            Some(t) => self.timeout.saturating_sub(now.saturating_duration_since(t)),
+            None => self.timeout,
+        }
+    }
+
     fn merge(&mut self, v: Verdict) {
         self.status = self.status.worst(v.status);
         self.engine_stopped |= v.stops_engine;

@@ -8,8 +8,11 @@
 //!   flags) is written into each core's request buffer;
 //! - doorbell: one semaphore increment per physical core, all cores armed
 //!   first, then all fired;
-//! - harvest: [`harvest::Harvest::step`], driven by this thread: spin
-//!   briefly, then sleep with a growing back-off.
+//! - harvest: [`harvest::Harvest::step`], driven by whichever thread runs
+//!   the execution (the synchronous caller, or an execution unit's worker
+//!   in `crate::xu`): [`drive_harvest`] spins for [`SPIN_BUDGET`], then
+//!   blocks on the NQ rings' interrupt line ([`nrt_hal::NqRing::wait_signal`])
+//!   and steps again as soon as the device writes a record.
 //!
 //! The steady state allocates nothing on the heap: every buffer, the
 //! harvest state and the patch lists were built at load.
@@ -33,10 +36,13 @@ use request::ExecRequest;
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// How long the waiting caller spins before it starts sleeping.
-pub const SPIN_BUDGET: Duration = Duration::from_micros(200);
-/// Longest sleep between harvest steps.
-pub const MAX_PARK: Duration = Duration::from_micros(500);
+/// How long the waiting thread polls the rings before it blocks on their
+/// interrupt line (short: on a 2-core machine the simulator's workers need
+/// the CPU a spinning waiter would take).
+pub const SPIN_BUDGET: Duration = Duration::from_micros(20);
+/// Longest single block on the interrupt line; the harvest's own timeout
+/// is re-checked at least this often.
+pub const MAX_BLOCK: Duration = Duration::from_millis(10);
 
 /// The NQ rings of one model's cores, as the harvest reads them.
 struct ModelRings<'a>(&'a DeviceProgram);
@@ -53,6 +59,37 @@ impl NqSource for ModelRings<'_> {
     }
     fn overflowed(&self, core: usize, engine: usize) -> bool {
         self.0.cores[core].core.notify_overflowed(engine)
+    }
+}
+
+impl ModelRings<'_> {
+    fn signal_count(&self, core: usize) -> u64 {
+        self.0.cores[core].core.signal_count()
+    }
+    fn wait_signal(&self, core: usize, seen: u64, timeout: Duration) -> u64 {
+        self.0.cores[core].core.wait_signal(seen, timeout)
+    }
+}
+
+/// Drives `h` to DONE over `src`: the one wait loop of every execution
+/// (the synchronous caller and the async workers both end up here). Each
+/// round reads the interrupt-line count of the core still running, steps
+/// the state machine, and if it is still in flight either spins (for the
+/// first [`SPIN_BUDGET`]) or blocks until that core's rings receive a
+/// record. Allocation-free.
+fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
+    let begin = Instant::now();
+    loop {
+        let core = h.pending_core().unwrap_or(0).min(src.cores().saturating_sub(1));
+        let seen = src.signal_count(core);
+        let now = Instant::now();
+        match h.step(src, now) {
+            Step::Done(s) => return s,
+            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => std::hint::spin_loop(),
+            Step::InFlight => {
+                src.wait_signal(core, seen, h.time_left(now).min(MAX_BLOCK));
+            }
+        }
     }
 }
 
@@ -103,7 +140,20 @@ impl ModelHost {
     }
 }
 
-/// Executes `model` synchronously.
+/// Checks that `inputs` and `outputs` match the model's IO (count, names,
+/// sizes) without touching the device: what an asynchronous schedule call
+/// verifies before it queues anything.
+pub fn validate(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> NrtResult<()> {
+    let Some(prog) = &model.program else {
+        return Ok(());
+    };
+    let n_in = model.inputs.len();
+    check_sizes(model, inputs, "input", &model.inputs, &prog.io[..n_in])?;
+    check_sizes(model, outputs, "output", &model.outputs, &prog.io[n_in..])
+}
+
+/// Executes `model` on the calling thread and waits for it: bind, stage,
+/// doorbell, then [`drive_harvest`].
 pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> NrtResult<()> {
     if let Some(s) = model.poisoned() {
         return Err(NrtError::new(s, format!("model {} \"{}\" stopped after an earlier {s}; unload it", model.id, model.name)));
@@ -113,10 +163,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         return Ok(());
     };
     let n_in = model.inputs.len();
-    let io_sizes_in = &prog.io[..n_in];
-    let io_sizes_out = &prog.io[n_in..];
-    check_sizes(model, inputs, "input", &model.inputs, io_sizes_in)?;
-    check_sizes(model, outputs, "output", &model.outputs, io_sizes_out)?;
+    validate(model, inputs, outputs)?;
 
     let mut st = model.exec.lock().unwrap_or_else(|e| e.into_inner());
     let device = prog.cores[0].core.device().clone();
@@ -174,22 +221,10 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
             g.last_model = Some(model.id);
         }
     }
-    // Harvest: spin, then park.
+    // Harvest: spin, then block on the rings' interrupt line.
     st.harvest.reset();
     let src = ModelRings(prog);
-    let begin = Instant::now();
-    let mut park = Duration::from_micros(1);
-    let status = loop {
-        let now = Instant::now();
-        match st.harvest.step(&src, now) {
-            Step::Done(s) => break s,
-            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => std::hint::spin_loop(),
-            Step::InFlight => {
-                std::thread::sleep(park);
-                park = (park * 2).min(MAX_PARK);
-            }
-        }
-    };
+    let status = drive_harvest(&mut st.harvest, &src);
     let status = if status == NrtStatus::Success { status } else { status.worst(aborted_queues(prog)) };
     if status != NrtStatus::Success {
         report_failure(model, prog, &st.harvest, status);

@@ -1,0 +1,375 @@
+//! One execution unit: its request queue, its worker thread, its health
+//! and the ways a completion is observed.
+//!
+//! Submitters serialise on the submit lock and push onto the
+//! single-consumer [`XuQueue`]; the worker takes the front request, runs
+//! it to completion on its own thread (an execution goes through
+//! [`crate::exec::execute`], so the harvest state machine and its wait loop
+//! are the synchronous path's), writes the status, frees the slot and
+//! then signals: the per-request callback, every XU watcher, the watchers
+//! registered for that sequence number, and the host threads blocked in
+//! [`ExecUnit::wait`]. The worker's idle wait is a short spin on the queue
+//! cursor, then a block on the unit's work event (the has-work eventfd).
+//!
+//! Health (libnrt's `tpb_xu_base_t.health`): HEALTHY until an execution
+//! ends with a fatal status (a timeout or a hardware fault), then
+//! FATAL_SHUTDOWN for good: requests already queued complete with
+//! NRT_EXEC_UNIT_UNRECOVERABLE without running, and every later submit is
+//! refused with it. Other units are unaffected.
+
+use super::queue::XuQueue;
+use super::seq::{SEQ_NUM_MAX, XuId};
+use super::signal::EventCount;
+use crate::exec::errors::poisons;
+use crate::model::LoadedModel;
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use crate::tensor::TensorSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long an idle worker polls its queue before it blocks.
+pub const WORKER_SPIN: Duration = Duration::from_micros(20);
+
+/// Called once with the request's final status (the `NRT_STATUS *` a
+/// schedule call passes, or the implicit-async callback).
+pub type OnComplete = Box<dyn FnOnce(NrtStatus) + Send>;
+/// Called with (sequence id, status) when a watched request completes
+/// (an eventfd registration).
+pub type Notifier = Arc<dyn Fn(u64, NrtStatus) + Send + Sync>;
+/// A host-side tensor operation run by a tensor-op unit's worker.
+pub type TensorJob = Box<dyn FnOnce() -> NrtResult<()> + Send>;
+
+/// What a request does.
+pub enum Work {
+    /// Run a model once on these tensor sets (device tensors only).
+    Execute {
+        /// The model.
+        model: Arc<LoadedModel>,
+        /// Inputs.
+        inputs: TensorSet,
+        /// Outputs.
+        outputs: TensorSet,
+    },
+    /// A tensor read, write or copy.
+    Tensor(TensorJob),
+}
+
+/// A queued request.
+pub struct Request {
+    /// What to do.
+    pub work: Work,
+    /// Where the final status goes.
+    pub on_complete: Option<OnComplete>,
+}
+
+/// Health of a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    /// Accepting and running requests.
+    Healthy = 0,
+    /// Closing: no new requests.
+    Shutdown = 1,
+    /// A fatal fault happened: every later request fails with 101.
+    FatalShutdown = 2,
+}
+
+struct Shared {
+    id: XuId,
+    queue: XuQueue<Request>,
+    submit: Mutex<()>,
+    health: AtomicU8,
+    stop: AtomicBool,
+    work: EventCount,
+    done: EventCount,
+    watchers: Mutex<Vec<Notifier>>,
+    watcher_count: AtomicUsize,
+    pending: Mutex<Vec<(u64, Notifier)>>,
+    pending_count: AtomicUsize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn health(&self) -> Health {
+        match self.health.load(Ordering::Acquire) {
+            0 => Health::Healthy,
+            1 => Health::Shutdown,
+            _ => Health::FatalShutdown,
+        }
+    }
+
+    fn run(&self, work: Work) -> NrtStatus {
+        if self.health() == Health::FatalShutdown {
+            return NrtStatus::ExecUnitUnrecoverable;
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| match work {
+            Work::Execute { model, inputs, outputs } => {
+                let status = crate::exec::execute(&model, &inputs, &outputs).err().map_or(NrtStatus::Success, |e| e.status);
+                if poisons(status, false) {
+                    crate::log_error!(crate::log::Module::Kmgr, "[{}] execution of model {} ended with {status}; the execution unit is unrecoverable", self.id, model.id);
+                    self.health.store(Health::FatalShutdown as u8, Ordering::Release);
+                }
+                status
+            }
+            Work::Tensor(job) => job().err().map_or(NrtStatus::Success, |e| e.status),
+        }));
+        outcome.unwrap_or(NrtStatus::Failure)
+    }
+
+    fn complete(&self, on_complete: Option<OnComplete>, status: NrtStatus) {
+        if let Some(f) = on_complete {
+            let _ = catch_unwind(AssertUnwindSafe(|| f(status)));
+        }
+        let n = self.queue.complete_front();
+        let seq = self.id.seq(n);
+        // Pairs with the fence in `watch_seq` (see there).
+        fence(Ordering::SeqCst);
+        if self.watcher_count.load(Ordering::SeqCst) > 0 {
+            for w in lock(&self.watchers).iter() {
+                w(seq, status);
+            }
+        }
+        if self.pending_count.load(Ordering::SeqCst) > 0 {
+            let mut fire: Vec<(u64, Notifier)> = Vec::new();
+            {
+                let mut p = lock(&self.pending);
+                let head = self.queue.head();
+                let mut i = 0;
+                while i < p.len() {
+                    if super::seq::seq_num(p[i].0) < head {
+                        fire.push(p.swap_remove(i));
+                    } else {
+                        i += 1;
+                    }
+                }
+                self.pending_count.store(p.len(), Ordering::SeqCst);
+            }
+            for (s, w) in fire {
+                w(s, status_of_unknown(s, seq, status));
+            }
+        }
+        self.done.notify();
+    }
+
+    fn worker(self: Arc<Shared>) {
+        loop {
+            if let Some((_, req)) = self.queue.take_front() {
+                let status = self.run(req.work);
+                self.complete(req.on_complete, status);
+                continue;
+            }
+            if self.stop.load(Ordering::Acquire) {
+                return;
+            }
+            let seen = self.work.count();
+            let spin_until = Instant::now() + WORKER_SPIN;
+            while self.queue.tail() == self.queue.head() && Instant::now() < spin_until && !self.stop.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            if self.queue.tail() == self.queue.head() && !self.stop.load(Ordering::Acquire) {
+                self.work.wait(seen, Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+/// The status a sequence watcher reports: the completing request's own
+/// status when it is the one watched, else success (its own status went
+/// to its submitter; the watcher only learns that it finished).
+fn status_of_unknown(watched: u64, completing: u64, status: NrtStatus) -> NrtStatus {
+    if watched == completing { status } else { NrtStatus::Success }
+}
+
+/// See the module docs.
+pub struct ExecUnit {
+    shared: Arc<Shared>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for ExecUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecUnit")
+            .field("id", &self.shared.id)
+            .field("head", &self.shared.queue.head())
+            .field("tail", &self.shared.queue.tail())
+            .field("health", &self.shared.health())
+            .finish()
+    }
+}
+
+impl ExecUnit {
+    /// A unit with a queue of `depth` requests and its worker thread.
+    pub fn start(id: XuId, depth: u64) -> NrtResult<ExecUnit> {
+        let shared = Arc::new(Shared {
+            id,
+            queue: XuQueue::new(depth)?,
+            submit: Mutex::new(()),
+            health: AtomicU8::new(Health::Healthy as u8),
+            stop: AtomicBool::new(false),
+            work: EventCount::default(),
+            done: EventCount::default(),
+            watchers: Mutex::new(Vec::new()),
+            watcher_count: AtomicUsize::new(0),
+            pending: Mutex::new(Vec::new()),
+            pending_count: AtomicUsize::new(0),
+        });
+        let s = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("nrt-xu-{:04x}", id.code()))
+            .spawn(move || s.worker())
+            .map_err(|e| NrtError::new(NrtStatus::Resource, format!("cannot start the worker thread of {id}: {e}")))?;
+        Ok(ExecUnit { shared, worker: Mutex::new(Some(handle)) })
+    }
+
+    /// Its id.
+    pub fn id(&self) -> XuId {
+        self.shared.id
+    }
+
+    /// Its health.
+    pub fn health(&self) -> Health {
+        self.shared.health()
+    }
+
+    /// Queue depth.
+    pub fn depth(&self) -> u64 {
+        self.shared.queue.capacity()
+    }
+
+    /// Queues `req`; returns its sequence id. Refusals leave no trace:
+    /// NRT_EXEC_UNIT_UNRECOVERABLE after a fatal fault, NRT_CLOSED while
+    /// shutting down, NRT_QUEUE_FULL when `depth` requests are queued.
+    pub fn submit(&self, req: Request) -> NrtResult<u64> {
+        self.submit_or_return(req).map_err(|(_, e)| e)
+    }
+
+    /// [`ExecUnit::submit`], handing the request back on refusal (so a
+    /// caller can retry it after NRT_QUEUE_FULL).
+    pub fn submit_or_return(&self, req: Request) -> Result<u64, (Request, NrtError)> {
+        let s = &self.shared;
+        let _g = lock(&s.submit);
+        match s.health() {
+            Health::Healthy => {}
+            Health::FatalShutdown => {
+                let e = NrtError::new(NrtStatus::ExecUnitUnrecoverable, format!("{} is in an unrecoverable state after an earlier fault", s.id));
+                return Err((req, e));
+            }
+            Health::Shutdown => return Err((req, NrtError::new(NrtStatus::Closed, format!("{} is shutting down", s.id)))),
+        }
+        if s.queue.tail() > SEQ_NUM_MAX {
+            return Err((req, NrtError::failure(format!("{} has used every sequence number", s.id))));
+        }
+        let n = s.queue.push(req).map_err(|(r, e)| (r, NrtError::new(e.status, format!("{}: {}", s.id, e.message))))?;
+        s.work.notify();
+        Ok(s.id.seq(n))
+    }
+
+    /// Whether sequence number `n` completed; NRT_INVALID if it was never
+    /// handed out.
+    pub fn is_completed(&self, n: u64) -> NrtResult<bool> {
+        let s = &self.shared;
+        let head = s.queue.head();
+        if n == 0 || n >= s.queue.tail() {
+            return Err(NrtError::invalid(format!("sequence number {n} was never issued on {} (last issued {})", s.id, s.queue.tail() - 1)));
+        }
+        Ok(n < head)
+    }
+
+    /// The last completed sequence id (sequence number 0 before any).
+    pub fn last_completed(&self) -> u64 {
+        self.shared.id.seq(self.shared.queue.head() - 1)
+    }
+
+    /// The last issued sequence id (0 before any).
+    pub fn last_submitted(&self) -> u64 {
+        self.shared.id.seq(self.shared.queue.tail() - 1)
+    }
+
+    /// Blocks until sequence number `n` completes or `timeout` passes;
+    /// returns whether it completed.
+    pub fn wait(&self, n: u64, timeout: Duration) -> NrtResult<bool> {
+        self.is_completed(n)?;
+        let s = &self.shared;
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            let seen = s.done.count();
+            if n < s.queue.head() {
+                return Ok(true);
+            }
+            let left = deadline.map_or(Duration::from_secs(3600), |d| d.saturating_duration_since(Instant::now()));
+            if left.is_zero() {
+                return Ok(false);
+            }
+            s.done.wait(seen, left);
+        }
+    }
+
+    /// Blocks until everything submitted so far has completed
+    /// (`nrt_async_drain_queued_execs`).
+    pub fn drain(&self) {
+        let last = self.shared.queue.tail() - 1;
+        if last > 0 {
+            let _ = self.wait(last, Duration::MAX);
+        }
+    }
+
+    /// Calls `notifier` on every later completion of this unit.
+    pub fn watch_all(&self, notifier: Notifier) {
+        let mut w = lock(&self.shared.watchers);
+        w.push(notifier);
+        self.shared.watcher_count.store(w.len(), Ordering::SeqCst);
+    }
+
+    /// Calls `notifier` once sequence number `n` has completed (at once if
+    /// it already has); NRT_INVALID if `n` was never issued.
+    pub fn watch_seq(&self, n: u64, notifier: Notifier) -> NrtResult<()> {
+        self.is_completed(n)?;
+        let s = &self.shared;
+        let seq = s.id.seq(n);
+        let fire_now = {
+            let mut p = lock(&s.pending);
+            p.push((seq, notifier));
+            s.pending_count.store(p.len(), Ordering::SeqCst);
+            // Either the worker's load of pending_count (after its head
+            // store and fence) sees this registration, or this load of
+            // head sees its completion; never neither.
+            fence(Ordering::SeqCst);
+            if n < s.queue.head() {
+                let w = p.pop();
+                s.pending_count.store(p.len(), Ordering::SeqCst);
+                w
+            } else {
+                None
+            }
+        };
+        if let Some((seq, w)) = fire_now {
+            w(seq, NrtStatus::Success);
+        }
+        Ok(())
+    }
+
+    /// Stops taking requests, lets the worker finish what is queued and
+    /// joins it. Idempotent.
+    pub fn shutdown(&self) {
+        {
+            let _g = lock(&self.shared.submit);
+            let _ = self.shared.health.compare_exchange(Health::Healthy as u8, Health::Shutdown as u8, Ordering::AcqRel, Ordering::Acquire);
+        }
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.work.notify();
+        if let Some(h) = lock(&self.worker).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for ExecUnit {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
