@@ -3,9 +3,11 @@
  * This follows the current documented form: each schedule call takes an
  * NRT_STATUS pointer that is written when the request completes, and a
  * completion can be waited on through an eventfd-style descriptor.
- * In this release every function returns a documented status (see
- * docs/c-api.md); the asynchronous execution units land with the async
- * issue.
+ * Schedule calls return NRT_QUEUE_FULL when the execution unit's queue is
+ * full (NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS, default 8, at most 63)
+ * and NRT_EXEC_UNIT_UNRECOVERABLE after a fatal fault on that unit; they
+ * accept device tensors only. nrta_cc_* return NRT_FAILURE in this release
+ * (see docs/c-api.md).
  */
 #ifndef NRT_RS_NRT_ASYNC_H
 #define NRT_RS_NRT_ASYNC_H
@@ -78,6 +80,12 @@ NRT_STATUS nrta_is_completed(nrta_seq_t seq, bool *is_completed);
 NRT_STATUS nrta_get_sequence(uint32_t lnc, nrta_xu_t xu, int queue, nrta_seq_t *seq);
 /* A descriptor that becomes readable when `seq` completes (poll/close only). */
 NRT_STATUS nrta_get_completion_handle(nrta_seq_t seq, int *fd);
+/* Adds 1 to the caller's eventfd `efd` when `seq` completes (at once if it
+ * already has). The runtime keeps its own duplicate of the descriptor. */
+NRT_STATUS nrta_event_register_seq_id_completion(nrta_seq_t seq, int efd);
+/* Adds 1 to the caller's eventfd `efd` on every later completion of the
+ * execution unit (lnc, xu, queue). */
+NRT_STATUS nrta_event_register_xu_completion(uint32_t lnc, nrta_xu_t xu, int queue, int efd);
 
 #ifdef __cplusplus
 }

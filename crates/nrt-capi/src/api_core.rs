@@ -348,12 +348,42 @@ fn runtime_set(set: &CTensorSet, inputs: bool) -> NrtResult<(TensorSet, Staged, 
     Ok((out, staged, all))
 }
 
+/// A runtime tensor set for an asynchronous path: every entry must be a
+/// whole runtime tensor (slices and attached buffers would need staging,
+/// which only the synchronous path does); also returns the C tensors.
+pub fn runtime_set_for_async(set: &CTensorSet) -> NrtResult<(TensorSet, Vec<Arc<crate::ctensor::CTensor>>)> {
+    let entries = set.entries.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut out = TensorSet::new();
+    let mut all = Vec::with_capacity(entries.len());
+    for (name, th) in entries {
+        let ct = TENSORS.get(th).map_err(|e| NrtError::new(e.status, format!("tensor set entry {name:?}: {}", e.message)))?;
+        let t = ct.whole()?.ok_or_else(|| {
+            NrtError::invalid(format!("{} (tensor {name:?} is a slice or an attached buffer)", nrt_core::xu::HOST_TENSOR_MESSAGE))
+        })?;
+        out.add(&name, t);
+        all.push(ct);
+    }
+    Ok((out, all))
+}
+
 fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: *mut c_void, repeat: i32) -> NRT_STATUS {
     call(api, || {
         let h = global::hosts()?;
         let m = MODELS.get(model as usize)?;
         let ins = SETS.get(input_set as usize)?;
         let outs = SETS.get(output_set as usize)?;
+        if h.rt.config().async_exec_max_inflight_requests > 0 {
+            // Implicit async: queue on the model's compute unit and return;
+            // the status goes to the registered callback.
+            if repeat != 1 {
+                return Err(NrtError::invalid(format!("Supports for loops on the host is deprecated (repeat count {repeat}; only 1 is accepted)")));
+            }
+            let (inputs, _) = runtime_set_for_async(&ins)?;
+            let (outputs, all_out) = runtime_set_for_async(&outs)?;
+            let done = crate::api_async::implicit_completion(m.id, m.vnc, all_out);
+            h.xus.execute_implicit(m.vnc, h.model(&m)?, inputs, outputs, done)?;
+            return Ok(());
+        }
         let (inputs, _, _) = runtime_set(&ins, true)?;
         let (outputs, staged, all_out) = runtime_set(&outs, false)?;
         h.execute(&m, &inputs, &outputs, repeat)?;

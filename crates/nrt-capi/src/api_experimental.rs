@@ -277,11 +277,17 @@ pub unsafe extern "C" fn nrt_all_gather(vnc: i32, g_device_id: u32, g_device_cou
     })
 }
 
-/// `nrt_async_drain_queued_execs`: executions are synchronous in this
-/// release, so nothing is queued once `vnc` is valid.
+/// `nrt_async_drain_queued_execs`: a barrier: returns when every request
+/// queued so far on `vnc`'s execution units (implicit async executions
+/// and `nrta_*` requests) has completed.
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_async_drain_queued_execs(vnc: i32) -> NRT_STATUS {
-    call("nrt_async_drain_queued_execs", || check_vnc(vnc))
+    call("nrt_async_drain_queued_execs", || {
+        check_vnc(vnc)?;
+        let h = global::hosts()?;
+        h.xus.drain(vnc as u32);
+        Ok(())
+    })
 }
 
 /// `nrt_debug_log_oom_report`: prints every device's memory-usage table

@@ -1,5 +1,5 @@
-//! Exports whose behaviour lands with later issues (nrt_async.h,
-//! nrt_profile.h, nrt_sys_trace.h, tracing, the legacy async callback) or
+//! Exports whose behaviour lands with later issues (nrta_cc_* of
+//! nrt_async.h, nrt_profile.h, nrt_sys_trace.h, tracing) or
 //! needs hardware the simulator does not have (dma-buf, EFA, HBM mmap).
 //! Each one is exported so clients link, and each returns a documented
 //! status (NRT_FAILURE, output pointers untouched) with an error line
@@ -15,8 +15,8 @@ use crate::status::NRT_STATUS;
 use nrt_core::NrtError;
 use std::ffi::{c_char, c_int, c_void};
 
-/// Where the asynchronous API lands.
-pub const ASYNC_ISSUE: &str = "the explicit async API (nrta_*) lands with the async issue";
+/// Where collectives outside a NEFF land.
+pub const CC_ISSUE: &str = "collectives outside a NEFF (nrta_cc_*) land with the collectives issue";
 /// Where profiling and inspection land.
 pub const PROFILE_ISSUE: &str = "profiling, inspection and system tracing land with the profiling issue";
 /// What the simulated devices cannot provide.
@@ -50,17 +50,9 @@ type P = *mut c_void;
 type S = *mut i32;
 type Seq = *mut u64;
 
-refused! { ASYNC_ISSUE;
-    nrta_tensor_write(P, P, u64, u64, c_int, S, Seq);
-    nrta_tensor_read(P, P, u64, u64, c_int, S, Seq);
-    nrta_tensor_copy(P, u64, P, u64, u64, c_int, S, Seq);
-    nrta_execute_schedule(P, P, P, c_int, S, Seq);
+refused! { CC_ISSUE;
     nrta_cc_prepare(P, P, P, u32, u32, u32, P);
     nrta_cc_schedule(P, c_int, S, Seq);
-    nrta_is_completed(u64, *mut bool);
-    nrta_get_sequence(u32, u32, c_int, Seq);
-    nrta_get_completion_handle(u64, *mut c_int);
-    nrt_register_async_exec_callback(P, P);
 }
 
 refused! { PROFILE_ISSUE;
@@ -188,7 +180,6 @@ crate::symbols::versioned!("NRT_2.0.0":
     nrt_host_device_id_get,
     nrt_build_global_comm,
     nrt_cc_global_comm_init,
-    nrt_register_async_exec_callback,
     nrt_trace_start,
     nrt_trace_stop,
     nrt_profile_start,
@@ -240,15 +231,8 @@ crate::symbols::versioned!("NRT_2.0.0":
 );
 
 crate::symbols::versioned!("NRT_3.0.0":
-    nrta_tensor_write,
-    nrta_tensor_read,
-    nrta_tensor_copy,
-    nrta_execute_schedule,
     nrta_cc_prepare,
     nrta_cc_schedule,
-    nrta_is_completed,
-    nrta_get_sequence,
-    nrta_get_completion_handle,
 );
 
 #[cfg(test)]
@@ -259,7 +243,7 @@ mod tests {
     fn refused_calls_fail_without_touching_outputs() {
         let mut seq = 7u64;
         let mut st = 0i32;
-        assert_eq!(nrta_execute_schedule(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0, &mut st, &mut seq), 1);
+        assert_eq!(nrta_cc_schedule(std::ptr::null_mut(), 0, &mut st, &mut seq), 1);
         assert_eq!((seq, st), (7, 0));
         assert_eq!(nrt_sys_trace_stop(), 1);
     }

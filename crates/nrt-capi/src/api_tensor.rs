@@ -321,6 +321,7 @@ pub extern "C" fn nrt_tensor_check_output_completion(t: *const c_void, timeout: 
         let limit = u64::try_from(timeout).ok().map(Duration::from_micros);
         let mut warned = false;
         loop {
+            let seen = crate::ctensor::OUTPUT_COMPLETIONS.count();
             if ct.completions() >= expected {
                 return Ok(());
             }
@@ -334,7 +335,14 @@ pub extern "C" fn nrt_tensor_check_output_completion(t: *const c_void, timeout: 
                 warned = true;
                 nrt_core::log::write(nrt_core::log::Level::Warn, nrt_core::log::Module::Nrt, "nrt_tensor_check_output_completion", format_args!("still waiting for tensor {:?} after 30 s", ct.name));
             }
-            std::thread::sleep(Duration::from_micros(50));
+            // Block until some tensor's count moves (or the next deadline:
+            // the caller's timeout or the 30 s warning).
+            let next = match limit {
+                Some(l) => l.saturating_sub(waited),
+                None if !warned => Duration::from_secs(30).saturating_sub(waited),
+                None => Duration::from_secs(3600),
+            };
+            crate::ctensor::OUTPUT_COMPLETIONS.wait(seen, next.max(Duration::from_micros(1)));
         }
     })
 }

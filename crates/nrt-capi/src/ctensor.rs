@@ -10,6 +10,10 @@ use nrt_core::{NrtError, NrtResult};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Moves whenever any tensor's completion count does (one process-global
+/// event, as libnrt has one mutex + condvar for all tensors).
+pub static OUTPUT_COMPLETIONS: nrt_core::xu::signal::EventCount = nrt_core::xu::signal::EventCount::new();
+
 /// Where a C tensor's bytes are.
 #[derive(Clone, Debug)]
 pub enum View {
@@ -221,9 +225,11 @@ impl CTensor {
         self.completions.load(Ordering::Acquire)
     }
 
-    /// Counts one completed execution writing this tensor.
+    /// Counts one completed execution writing this tensor and wakes the
+    /// threads waiting in `nrt_tensor_check_output_completion`.
     pub fn complete_one(&self) {
         self.completions.fetch_add(1, Ordering::AcqRel);
+        OUTPUT_COMPLETIONS.notify();
     }
 
     /// `nrt_tensor_reset_output_completion`.

@@ -43,6 +43,9 @@ pub struct Hosts {
     pub rt: Arc<Runtime>,
     /// Model hosts by device position (none in no-device mode).
     pub devices: Vec<ModelHost>,
+    /// The execution units of the async paths (explicit `nrta_*` and
+    /// implicit async `nrt_execute`), keyed by process-local logical core.
+    pub xus: nrt_core::xu::Xus,
 }
 
 impl Hosts {
@@ -85,6 +88,11 @@ impl Hosts {
             .find(|&g| self.rt.locate_vnc(g).ok() == Some((d, local_vnc)))
             .ok_or_else(|| NrtError::failure(format!("logical core {local_vnc} of device {d} is not visible")))?;
         Ok(CModel { id, device: Some(d), vnc: global_vnc })
+    }
+
+    /// The loaded model behind a handle.
+    pub fn model(&self, m: &CModel) -> NrtResult<Arc<nrt_core::model::LoadedModel>> {
+        self.lookup(m)
     }
 
     fn lookup(&self, m: &CModel) -> NrtResult<Arc<nrt_core::model::LoadedModel>> {
@@ -175,7 +183,8 @@ pub fn init(framework: FrameworkType, fw_version: String, fal_version: String) -
     };
     match hosts {
         Ok(devices) => {
-            *slot = Some(Arc::new(Hosts { rt, devices }));
+            let xus = nrt_core::xu::Xus::new(nrt_core::xu::XuSettings::from_config(rt.config()));
+            *slot = Some(Arc::new(Hosts { rt, devices, xus }));
             Ok(())
         }
         Err(e) => {
@@ -193,6 +202,8 @@ pub fn close() -> NrtResult<()> {
     let mut slot = hosts_slot();
     let mut first: NrtResult<()> = Ok(());
     if let Some(h) = slot.take() {
+        // Queued asynchronous work finishes before models go away.
+        h.xus.shutdown();
         MODELS.drain();
         SETS.drain();
         for t in TENSORS.drain() {

@@ -11,9 +11,11 @@
 //! Modules by header: [`api_core`] (nrt.h lifecycle, counts, info, model
 //! load/execute, nrt_status.h, nrt_version.h), [`api_tensor`] (nrt.h
 //! tensors and tensor sets), [`api_experimental`] (nrt_experimental.h),
-//! [`api_pending`] (nrt_async.h, nrt_profile.h, nrt_sys_trace.h and the
+//! [`api_async`] (nrt_async.h and the implicit-async callback),
+//! [`api_pending`] (nrta_cc_*, nrt_profile.h, nrt_sys_trace.h and the
 //! nrt.h functions that need hardware we do not simulate).
 
+pub mod api_async;
 pub mod api_core;
 pub mod api_experimental;
 pub mod api_pending;

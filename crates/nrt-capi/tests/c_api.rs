@@ -296,6 +296,37 @@ fn execute_copy_example() {
 }
 
 #[test]
+fn async_api_explicit_with_eventfds_through_epoll() {
+    let dir = scratch("async-explicit");
+    let neff = copy_neff(&dir);
+    let exe = build("async_api", &dir, false);
+    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("explicit")], &[("NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS", "4")]);
+    assert!(out.contains("async_api explicit:"), "{out}");
+}
+
+#[test]
+fn async_api_implicit_mode_reports_through_the_callback() {
+    let dir = scratch("async-implicit");
+    let neff = copy_neff(&dir);
+    let exe = build("async_api", &dir, false);
+    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("implicit")], &[("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "3")]);
+    assert!(out.contains("async_api implicit:"), "{out}");
+}
+
+/// The async figures through the C API (ignored: a measurement, not a
+/// check): `cargo test -p nrt-capi --release --test c_api -- --ignored
+/// --nocapture async_api_bench`.
+#[test]
+#[ignore]
+fn async_api_bench() {
+    let dir = scratch("async-bench");
+    let neff = copy_neff(&dir);
+    let exe = build("async_api", &dir, false);
+    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("bench"), Path::new("20000"), Path::new("8")], &[]);
+    println!("{out}");
+}
+
+#[test]
 fn threads_execute_concurrently() {
     let dir = scratch("threads");
     let neff = copy_neff(&dir);

@@ -256,11 +256,11 @@ impl Xus {
             t.mark_in_flight();
         }
         let marks = marked.clone();
-        let done: OnComplete = Box::new(move |status| {
+        let done: OnComplete = Box::new(move |seq, status| {
             for t in &marked {
                 t.unmark_in_flight();
             }
-            on_complete(status);
+            on_complete(seq, status);
         });
         let mut req = Request { work: Work::Execute { model, inputs, outputs }, on_complete: Some(done) };
         loop {

@@ -33,9 +33,9 @@ use std::time::{Duration, Instant};
 /// How long an idle worker polls its queue before it blocks.
 pub const WORKER_SPIN: Duration = Duration::from_micros(20);
 
-/// Called once with the request's final status (the `NRT_STATUS *` a
-/// schedule call passes, or the implicit-async callback).
-pub type OnComplete = Box<dyn FnOnce(NrtStatus) + Send>;
+/// Called once with the request's sequence id and final status (the
+/// `NRT_STATUS *` a schedule call passes, or the implicit-async callback).
+pub type OnComplete = Box<dyn FnOnce(u64, NrtStatus) + Send>;
 /// Called with (sequence id, status) when a watched request completes
 /// (an eventfd registration).
 pub type Notifier = Arc<dyn Fn(u64, NrtStatus) + Send + Sync>;
@@ -121,12 +121,13 @@ impl Shared {
         outcome.unwrap_or(NrtStatus::Failure)
     }
 
-    fn complete(&self, on_complete: Option<OnComplete>, status: NrtStatus) {
-        if let Some(f) = on_complete {
-            let _ = catch_unwind(AssertUnwindSafe(|| f(status)));
-        }
-        let n = self.queue.complete_front();
+    fn complete(&self, n: u64, on_complete: Option<OnComplete>, status: NrtStatus) {
         let seq = self.id.seq(n);
+        if let Some(f) = on_complete {
+            let _ = catch_unwind(AssertUnwindSafe(|| f(seq, status)));
+        }
+        let done = self.queue.complete_front();
+        debug_assert_eq!(done, n);
         // Pairs with the fence in `watch_seq` (see there).
         fence(Ordering::SeqCst);
         if self.watcher_count.load(Ordering::SeqCst) > 0 {
@@ -158,9 +159,9 @@ impl Shared {
 
     fn worker(self: Arc<Shared>) {
         loop {
-            if let Some((_, req)) = self.queue.take_front() {
+            if let Some((n, req)) = self.queue.take_front() {
                 let status = self.run(req.work);
-                self.complete(req.on_complete, status);
+                self.complete(n, req.on_complete, status);
                 continue;
             }
             if self.stop.load(Ordering::Acquire) {

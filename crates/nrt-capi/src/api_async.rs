@@ -1,0 +1,362 @@
+//! nrt_async.h (the explicit `nrta_*` API, version node NRT_3.0.0) and the
+//! legacy implicit-async callback of nrt_experimental.h, over the runtime
+//! core's execution units (`nrt::xu`).
+//!
+//! Each schedule call validates everything first (handles, queue, device
+//! tensors only, sizes) so a refusal has no side effect, then queues the
+//! request and writes its sequence id. The optional `NRT_STATUS *ret` is
+//! written by the worker when the request completes, before the sequence
+//! counts as completed (the caller keeps it alive until then, as libnrt
+//! requires). Completion descriptors are eventfds: the runtime writes 1
+//! to its own duplicate of the caller's descriptor, so a caller may close
+//! theirs at any time.
+
+use crate::api_core::runtime_set_for_async;
+use crate::ctensor::CTensor;
+use crate::global::{self, Hosts, MODELS, SETS, TENSORS};
+use crate::ptr::{self, non_null};
+use crate::shim::call;
+use crate::status::NRT_STATUS;
+use nrt_core::xu::seq::XuKind;
+use nrt_core::xu::unit::{Notifier, OnComplete};
+use nrt_core::{NrtError, NrtResult, NrtStatus};
+use std::ffi::{c_int, c_void};
+use std::io::Write;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::sync::{Arc, Mutex};
+
+/// A caller address the worker writes through later. The caller's
+/// contract (libnrt's) keeps it valid until the request completes.
+#[derive(Clone, Copy)]
+struct Addr(usize);
+
+/// Where the final status goes: `ret` if the caller gave one.
+fn status_writer(ret: *mut NRT_STATUS) -> Option<OnComplete> {
+    if ret.is_null() {
+        return None;
+    }
+    let a = Addr(ret as usize);
+    Some(Box::new(move |_, s: NrtStatus| {
+        let a = a;
+        // SAFETY: the caller keeps `ret` valid until completion (API contract).
+        unsafe { ptr::write(a.0 as *mut NRT_STATUS, s.code()) }
+    }))
+}
+
+/// An eventfd the runtime owns (a duplicate of the caller's): each
+/// completion adds 1 to its counter.
+struct EventFd(std::fs::File);
+
+impl EventFd {
+    /// Duplicates the caller's descriptor (close-on-exec), so the
+    /// caller's `close` never races our write.
+    fn dup(fd: c_int) -> NrtResult<EventFd> {
+        if fd < 0 {
+            return Err(NrtError::invalid(format!("event fd {fd} is not a descriptor")));
+        }
+        // SAFETY: `fd` is only borrowed for the duplication; an invalid
+        // descriptor makes the dup fail, which is reported.
+        let owned = unsafe { BorrowedFd::borrow_raw(fd) }
+            .try_clone_to_owned()
+            .map_err(|e| NrtError::invalid(format!("event fd {fd} cannot be used: {e}")))?;
+        Ok(EventFd(std::fs::File::from(owned)))
+    }
+
+    /// A new eventfd (counter 0, close-on-exec).
+    fn create() -> NrtResult<EventFd> {
+        unsafe extern "C" {
+            fn eventfd(initval: u32, flags: c_int) -> c_int;
+        }
+        const EFD_CLOEXEC: c_int = 0o2000000;
+        // SAFETY: plain syscall wrapper with no pointer arguments.
+        let fd = unsafe { eventfd(0, EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(NrtError::resource(format!("eventfd failed: {}", std::io::Error::last_os_error())));
+        }
+        // SAFETY: `fd` was just created and is owned by nobody else.
+        Ok(EventFd(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) })))
+    }
+
+    fn signal(&self) {
+        let _ = (&self.0).write(&1u64.to_ne_bytes());
+    }
+}
+
+fn seq_notifier(efd: EventFd) -> Notifier {
+    let cell = Mutex::new(Some(efd));
+    Arc::new(move |_, _| {
+        // Fire once, then close our duplicate.
+        if let Some(e) = cell.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            e.signal();
+        }
+    })
+}
+
+/// The process-local logical core of a device tensor.
+fn tensor_vnc(h: &Hosts, ct: &CTensor) -> NrtResult<u32> {
+    let (d, core, _) = ct
+        .device_placement()
+        .ok_or_else(|| NrtError::invalid(format!("{} (tensor {:?} is not in device memory)", nrt_core::xu::HOST_TENSOR_MESSAGE, ct.name)))?;
+    let host = h.host(d)?;
+    (0..h.rt.visible_vnc_count())
+        .find(|&g| matches!(h.rt.locate_vnc(g), Ok((dd, local)) if dd == d && host.vcores().get(local as usize).is_some_and(|v| v.contains(&core))))
+        .ok_or_else(|| NrtError::invalid(format!("tensor {:?} is on a core no visible logical core holds", ct.name)))
+}
+
+fn check_span(ct: &CTensor, offset: u64, size: u64) -> NrtResult<()> {
+    match offset.checked_add(size) {
+        Some(end) if end <= ct.size() => Ok(()),
+        _ => Err(NrtError::invalid(format!("tensor {:?}: {size} bytes at offset {offset} exceed its size of {} bytes", ct.name, ct.size()))),
+    }
+}
+
+fn out_seq(seq: *mut u64) -> NrtResult<()> {
+    if seq.is_null() { Err(NrtError::invalid("req_sequence is a required parameter")) } else { Ok(()) }
+}
+
+/// Writes the sequence id.
+fn give(seq: *mut u64, s: u64) {
+    // SAFETY: checked non-NULL by `out_seq` before scheduling.
+    unsafe { ptr::write(seq, s) }
+}
+
+/// `nrta_execute_schedule`: queues one execution on the compute unit of
+/// the model's logical core.
+#[unsafe(no_mangle)]
+pub extern "C" fn nrta_execute_schedule(model: *mut c_void, input: *const c_void, output: *mut c_void, queue: c_int, ret: *mut NRT_STATUS, seq: *mut u64) -> NRT_STATUS {
+    call("nrta_execute_schedule", || {
+        let h = global::hosts()?;
+        out_seq(seq)?;
+        let m = MODELS.get(model as usize)?;
+        let (inputs, _) = runtime_set_for_async(&*SETS.get(input as usize)?)?;
+        let (outputs, outs) = runtime_set_for_async(&*SETS.get(output as usize)?)?;
+        let loaded = h.model(&m)?;
+        let status = status_writer(ret);
+        let done: OnComplete = Box::new(move |q, s| {
+            if s == NrtStatus::Success {
+                for ct in &outs {
+                    ct.complete_one();
+                }
+            }
+            if let Some(f) = status {
+                f(q, s);
+            }
+        });
+        let s = h.xus.schedule_execute(m.vnc, loaded, inputs, outputs, queue.into(), Some(done))?;
+        give(seq, s);
+        Ok(())
+    })
+}
+
+/// `nrta_tensor_write`: copies `size` bytes of `buf` (read now) into the
+/// device tensor at `offset`, on tensor-op queue `queue` of its core.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrta_tensor_write(tensor: *mut c_void, buf: *const c_void, offset: u64, size: u64, queue: c_int, ret: *mut NRT_STATUS, seq: *mut u64) -> NRT_STATUS {
+    call("nrta_tensor_write", || {
+        let h = global::hosts()?;
+        out_seq(seq)?;
+        let ct = TENSORS.get(tensor as usize)?;
+        let vnc = tensor_vnc(&h, &ct)?;
+        check_span(&ct, offset, size)?;
+        let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+        // SAFETY: the caller gives `size` readable bytes at `buf`.
+        let data = unsafe { ptr::bytes(buf, n, "buf") }?.to_vec();
+        let s = h.xus.schedule_job(vnc, queue.into(), Box::new(move || ct.write(offset, &data)), status_writer(ret))?;
+        give(seq, s);
+        Ok(())
+    })
+}
+
+/// `nrta_tensor_read`: copies `size` bytes of the device tensor at
+/// `offset` into `buf` when the request runs.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents;
+/// `buf` must stay valid until the request completes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrta_tensor_read(buf: *mut c_void, tensor: *mut c_void, offset: u64, size: u64, queue: c_int, ret: *mut NRT_STATUS, seq: *mut u64) -> NRT_STATUS {
+    call("nrta_tensor_read", || {
+        let h = global::hosts()?;
+        out_seq(seq)?;
+        let ct = TENSORS.get(tensor as usize)?;
+        let vnc = tensor_vnc(&h, &ct)?;
+        check_span(&ct, offset, size)?;
+        let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+        if n > 0 {
+            non_null(buf, "buf")?;
+        }
+        let dst = Addr(buf as usize);
+        let job = move || {
+            let dst = dst;
+            // SAFETY: the caller keeps `size` writable bytes at `buf` until completion.
+            let out = unsafe { ptr::bytes_mut(dst.0 as *mut c_void, n, "buf") }?;
+            ct.read(offset, out)
+        };
+        let s = h.xus.schedule_job(vnc, queue.into(), Box::new(job), status_writer(ret))?;
+        give(seq, s);
+        Ok(())
+    })
+}
+
+/// `nrta_tensor_copy`: device-to-device copy within one logical core.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn nrta_tensor_copy(src: *mut c_void, src_offset: u64, dst: *mut c_void, dst_offset: u64, size: u64, queue: c_int, ret: *mut NRT_STATUS, seq: *mut u64) -> NRT_STATUS {
+    call("nrta_tensor_copy", || {
+        let h = global::hosts()?;
+        out_seq(seq)?;
+        let s_t = TENSORS.get(src as usize)?;
+        let d_t = TENSORS.get(dst as usize)?;
+        let vnc = tensor_vnc(&h, &s_t)?;
+        let dvnc = tensor_vnc(&h, &d_t)?;
+        if vnc != dvnc {
+            return Err(NrtError::invalid(format!("nrta_tensor_copy needs both tensors on one logical core; src is on {vnc}, dst on {dvnc}")));
+        }
+        check_span(&s_t, src_offset, size)?;
+        check_span(&d_t, dst_offset, size)?;
+        let s = h.xus.schedule_job(vnc, queue.into(), Box::new(move || d_t.copy_from(dst_offset, &s_t, src_offset, size)), status_writer(ret))?;
+        give(seq, s);
+        Ok(())
+    })
+}
+
+/// `nrta_is_completed`: NRT_INVALID for a sequence id never issued.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrta_is_completed(seq: u64, is_completed: *mut bool) -> NRT_STATUS {
+    call("nrta_is_completed", || {
+        let h = global::hosts()?;
+        non_null(is_completed, "is_completed")?;
+        let done = h.xus.is_completed(seq)?;
+        // SAFETY: checked non-NULL.
+        unsafe { ptr::write(is_completed, done) };
+        Ok(())
+    })
+}
+
+fn xu_kind(h: &Hosts, lnc: u32, xu: u32) -> NrtResult<XuKind> {
+    h.rt.vcore(lnc)?;
+    XuKind::from_code(xu).ok_or_else(|| NrtError::invalid(format!("execution unit type {xu} does not exist (0 TENSOR_OP, 1 COMPUTE, 2 COLLECTIVES)")))
+}
+
+/// `nrta_get_sequence`: the last completed sequence id of (lnc, xu, queue).
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrta_get_sequence(lnc: u32, xu: u32, queue: c_int, seq: *mut u64) -> NRT_STATUS {
+    call("nrta_get_sequence", || {
+        let h = global::hosts()?;
+        non_null(seq, "seq")?;
+        let kind = xu_kind(&h, lnc, xu)?;
+        let s = h.xus.last_completed(lnc, kind, queue.into())?;
+        give(seq, s);
+        Ok(())
+    })
+}
+
+/// `nrta_get_completion_handle` (2.28 form): a new eventfd that becomes
+/// readable when `seq` completes; the caller closes it.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrta_get_completion_handle(seq: u64, fd: *mut c_int) -> NRT_STATUS {
+    call("nrta_get_completion_handle", || {
+        let h = global::hosts()?;
+        non_null(fd, "fd")?;
+        h.xus.is_completed(seq)?;
+        let theirs = EventFd::create()?;
+        let ours = EventFd::dup(theirs.0.as_raw_fd())?;
+        h.xus.watch_seq(seq, seq_notifier(ours))?;
+        let raw = OwnedFd::from(theirs.0);
+        // SAFETY: checked non-NULL; ownership of the descriptor passes to the caller.
+        unsafe { ptr::write(fd, std::os::fd::IntoRawFd::into_raw_fd(raw)) };
+        Ok(())
+    })
+}
+
+/// `nrta_event_register_seq_id_completion`: adds 1 to eventfd `efd` when
+/// `seq` completes (at once if it has).
+#[unsafe(no_mangle)]
+pub extern "C" fn nrta_event_register_seq_id_completion(seq: u64, efd: c_int) -> NRT_STATUS {
+    call("nrta_event_register_seq_id_completion", || {
+        let h = global::hosts()?;
+        h.xus.is_completed(seq)?;
+        h.xus.watch_seq(seq, seq_notifier(EventFd::dup(efd)?))
+    })
+}
+
+/// `nrta_event_register_xu_completion`: adds 1 to eventfd `efd` on every
+/// later completion of (lnc, xu, queue).
+#[unsafe(no_mangle)]
+pub extern "C" fn nrta_event_register_xu_completion(lnc: u32, xu: u32, queue: c_int, efd: c_int) -> NRT_STATUS {
+    call("nrta_event_register_xu_completion", || {
+        let h = global::hosts()?;
+        let kind = xu_kind(&h, lnc, xu)?;
+        let e = EventFd::dup(efd)?;
+        h.xus.watch_unit(lnc, kind, queue.into(), Arc::new(move |_, _| e.signal()))
+    })
+}
+
+/// The implicit-async status callback and its parameter.
+type Callback = extern "C" fn(*mut c_void, u32, u32, u64, NRT_STATUS);
+
+static CALLBACK: Mutex<Option<(Callback, usize)>> = Mutex::new(None);
+
+/// `nrt_register_async_exec_callback`: the callback implicit async mode
+/// (NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS > 0) calls with (params,
+/// model id, vnc, job id, status) when an execution completes; a new call
+/// replaces the old one, NULL restores the default (log failures).
+#[unsafe(no_mangle)]
+pub extern "C" fn nrt_register_async_exec_callback(callback: Option<Callback>, params: *mut c_void) -> NRT_STATUS {
+    call("nrt_register_async_exec_callback", || {
+        *CALLBACK.lock().unwrap_or_else(|e| e.into_inner()) = callback.map(|c| (c, params as usize));
+        Ok(())
+    })
+}
+
+/// The completion report of an implicit-async execution: the registered
+/// callback, or the default one (a log line for a failure).
+/// The job id is the execution's sequence id.
+pub fn implicit_completion(model_id: u32, vnc: u32, outputs: Vec<Arc<CTensor>>) -> OnComplete {
+    Box::new(move |job_id, s: NrtStatus| {
+        if s == NrtStatus::Success {
+            for ct in &outputs {
+                ct.complete_one();
+            }
+        }
+        let cb = *CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+        match cb {
+            Some((f, params)) => f(params as *mut c_void, model_id, vnc, job_id, s.code()),
+            None if s != NrtStatus::Success => nrt_core::log::write(
+                nrt_core::log::Level::Error,
+                nrt_core::log::Module::Nrt,
+                "async_exec",
+                format_args!("asynchronous execution {job_id} of model {model_id} on vnc {vnc} finished with {s}"),
+            ),
+            None => {}
+        }
+    })
+}
+
+crate::symbols::versioned!("NRT_3.0.0":
+    nrta_execute_schedule,
+    nrta_tensor_write,
+    nrta_tensor_read,
+    nrta_tensor_copy,
+    nrta_is_completed,
+    nrta_get_sequence,
+    nrta_get_completion_handle,
+    nrta_event_register_seq_id_completion,
+    nrta_event_register_xu_completion,
+);
+
+crate::symbols::versioned!("NRT_2.0.0":
+    nrt_register_async_exec_callback,
+);

@@ -1,0 +1,262 @@
+/* The asynchronous C API on the copy example.
+ *   async_api <copy.neff> explicit  - nrta_* schedule calls, statuses
+ *        written on completion, eventfds for a sequence and for an XU
+ *        driven through epoll, tensor-op queue, refusals;
+ *   async_api <copy.neff> implicit  - run with
+ *        NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS > 0: nrt_execute
+ *        returns at once, statuses reach the registered callback, drain;
+ *   async_api <copy.neff> bench N D - N executions with D kept queued:
+ *        prints executions/s and the mean gap between completions. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "check.h"
+#include "nrt/nrt_async.h"
+#include "nrt/nrt_experimental.h"
+
+#define ROWS 128
+#define COLS 512
+#define BYTES (ROWS * COLS * 4)
+#define RUNS 24
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static void fill(float *x, int seed) {
+    for (int i = 0; i < ROWS * COLS; i++) x[i] = (float)((i * 13 + seed * 7) % 977) * 0.5f - 1.0f;
+}
+
+/* Waits on `ep` (up to 10 s) and returns the tag of the ready descriptor
+ * after draining its counter, or -1. */
+static int wait_one(int ep, uint64_t *count) {
+    struct epoll_event ev;
+    int n = epoll_wait(ep, &ev, 1, 10000);
+    if (n != 1) return -1;
+    uint64_t v = 0;
+    if (read((int)(ev.data.u64 >> 32), &v, sizeof v) != sizeof v) return -1;
+    if (count) *count = v;
+    return (int)(ev.data.u64 & 0xffffffff);
+}
+
+static void watch(int ep, int fd, uint32_t tag) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = ((uint64_t)(uint32_t)fd << 32) | tag};
+    EXPECT(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0);
+}
+
+struct io {
+    nrt_model_t *model;
+    nrt_tensor_t *tin, *tout;
+    nrt_tensor_set_t *ins, *outs;
+    float *x, *y;
+};
+
+static void setup(struct io *io, const char *path) {
+    size_t size = 0;
+    void *neff = read_file(path, &size);
+    OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "2.0", ""));
+    OK(nrt_load(neff, size, 0, -1, &io->model));
+    free(neff);
+    io->x = malloc(BYTES);
+    io->y = malloc(BYTES);
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, BYTES, "input", &io->tin));
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, BYTES, "output", &io->tout));
+    OK(nrt_allocate_tensor_set(&io->ins));
+    OK(nrt_allocate_tensor_set(&io->outs));
+    OK(nrt_add_tensor_to_tensor_set(io->ins, "input", io->tin));
+    OK(nrt_add_tensor_to_tensor_set(io->outs, "output", io->tout));
+    fill(io->x, 3);
+    OK(nrt_tensor_write(io->tin, io->x, 0, BYTES));
+}
+
+static int explicit_api(struct io *io) {
+    nrta_seq_t seq = 0, untouched = 77;
+    NRT_STATUS st[RUNS];
+    /* Refusals leave the outputs alone. */
+    EXPECT_STATUS(nrta_execute_schedule(io->model, io->ins, io->outs, 0, NULL, NULL), NRT_INVALID);
+    EXPECT_STATUS(nrta_execute_schedule(io->model, io->ins, io->outs, 1, NULL, &untouched), NRT_INVALID);
+    nrt_tensor_t *hin = NULL;
+    nrt_tensor_set_t *hins = NULL;
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, BYTES, "hin", &hin));
+    OK(nrt_allocate_tensor_set(&hins));
+    OK(nrt_add_tensor_to_tensor_set(hins, "input", hin));
+    EXPECT_STATUS(nrta_execute_schedule(io->model, hins, io->outs, 0, NULL, &untouched), NRT_INVALID);
+    EXPECT(untouched == 77);
+    bool done = true;
+    EXPECT_STATUS(nrta_is_completed(((nrta_seq_t)0x0001 << 48) | 1, &done), NRT_INVALID);
+
+    /* An eventfd for every completion of the compute XU, driven by epoll. */
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    int xu_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    watch(ep, xu_efd, 1);
+    OK(nrta_event_register_xu_completion(0, NRTA_XU_COMPUTE, 0, xu_efd));
+
+    nrta_seq_t seqs[RUNS];
+    int queued = 0, completed = 0, full = 0;
+    while (queued < RUNS) {
+        st[queued] = -1;
+        NRT_STATUS s = nrta_execute_schedule(io->model, io->ins, io->outs, 0, &st[queued], &seq);
+        if (s == NRT_SUCCESS) {
+            seqs[queued++] = seq;
+        } else if (s == NRT_QUEUE_FULL) {
+            /* Back-pressure: wait for one completion, then retry. */
+            full++;
+            uint64_t c = 0;
+            EXPECT(wait_one(ep, &c) == 1);
+            completed += (int)c;
+        } else {
+            EXPECT_STATUS(s, NRT_SUCCESS);
+            break;
+        }
+    }
+    /* A per-sequence eventfd for the last one. */
+    int seq_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    watch(ep, seq_efd, 2);
+    OK(nrta_event_register_seq_id_completion(seqs[RUNS - 1], seq_efd));
+    int got_seq = 0;
+    while (!got_seq) {
+        uint64_t c = 0;
+        int tag = wait_one(ep, &c);
+        if (tag == 2) got_seq = 1;
+        else if (tag == 1) completed += (int)c;
+        else {
+            EXPECT(tag == 1 || tag == 2);
+            break;
+        }
+    }
+    for (int i = 0; i < RUNS; i++) {
+        EXPECT(NRTA_SEQ_GET_SEQ_NUM(seqs[i]) == (uint64_t)i + 1);
+        EXPECT(NRTA_SEQ_GET_XU_ID(seqs[i]) == NRTA_XU_COMPUTE);
+        EXPECT(st[i] == NRT_SUCCESS);
+        OK(nrta_is_completed(seqs[i], &done));
+        EXPECT(done);
+    }
+    nrta_seq_t last = 0;
+    OK(nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &last));
+    EXPECT(last == seqs[RUNS - 1]);
+    EXPECT_STATUS(nrta_is_completed(seqs[RUNS - 1] + 1, &done), NRT_INVALID);
+    EXPECT_STATUS(nrta_get_sequence(0, 7, 0, &last), NRT_INVALID);
+    OK(nrt_tensor_read(io->tout, io->y, 0, BYTES));
+    EXPECT(memcmp(io->x, io->y, BYTES) == 0);
+    OK(nrt_tensor_check_output_completion(io->tout, 10000000, RUNS));
+
+    /* Tensor-op queue: write, copy, read, in order; a completion handle. */
+    fill(io->x, 11);
+    NRT_STATUS ws = -1, cs = -1, rs = -1;
+    OK(nrta_tensor_write(io->tin, io->x, 0, BYTES, 0, &ws, &seq));
+    OK(nrta_tensor_copy(io->tin, 0, io->tout, 0, BYTES, 0, &cs, &seq));
+    memset(io->y, 0, BYTES);
+    OK(nrta_tensor_read(io->y, io->tout, 0, BYTES, 0, &rs, &seq));
+    EXPECT(NRTA_SEQ_GET_SEQ_NUM(seq) == 3 && NRTA_SEQ_GET_XU_ID(seq) == NRTA_XU_TENSOR_OP);
+    int handle = -1;
+    OK(nrta_get_completion_handle(seq, &handle));
+    EXPECT(handle >= 0);
+    if (handle >= 0) {
+        watch(ep, handle, 3);
+        uint64_t c = 0;
+        int tag;
+        while ((tag = wait_one(ep, &c)) == 1) {}
+        EXPECT(tag == 3);
+        close(handle);
+    }
+    EXPECT(ws == NRT_SUCCESS && cs == NRT_SUCCESS && rs == NRT_SUCCESS);
+    EXPECT(memcmp(io->x, io->y, BYTES) == 0);
+    EXPECT_STATUS(nrta_tensor_write(io->tin, io->x, BYTES, 4, 0, NULL, &seq), NRT_INVALID);
+    EXPECT_STATUS(nrta_tensor_read(io->y, hin, 0, 4, 0, NULL, &seq), NRT_INVALID);
+    EXPECT_STATUS(nrta_tensor_copy(io->tin, 0, io->tout, 0, 4, 2, NULL, &seq), NRT_INVALID);
+    printf("explicit: %d queue-full retries\n", full);
+    close(xu_efd);
+    close(seq_efd);
+    close(ep);
+    nrt_close();
+    return finish("async_api explicit");
+}
+
+struct call {
+    uint32_t model_id, vnc;
+    uint64_t job;
+    NRT_STATUS status;
+};
+static struct call g_calls[64];
+static atomic_int g_ncalls;
+static int g_param;
+
+static void on_done(void *params, uint32_t model_id, uint32_t vnc, uint64_t job_id, NRT_STATUS status) {
+    int i = atomic_fetch_add(&g_ncalls, 1);
+    if (params == &g_param && i < 64) g_calls[i] = (struct call){model_id, vnc, job_id, status};
+}
+
+static int implicit_api(struct io *io) {
+    OK(nrt_register_async_exec_callback(on_done, &g_param));
+    for (int i = 0; i < 10; i++) OK(nrt_execute(io->model, io->ins, io->outs));
+    /* A read of an output still in use waits for its executions. */
+    OK(nrt_tensor_read(io->tout, io->y, 0, BYTES));
+    EXPECT(memcmp(io->x, io->y, BYTES) == 0);
+    OK(nrt_async_drain_queued_execs(0));
+    EXPECT(atomic_load(&g_ncalls) == 10);
+    for (int i = 0; i < 10 && i < atomic_load(&g_ncalls); i++) {
+        EXPECT(g_calls[i].status == NRT_SUCCESS && g_calls[i].vnc == 0);
+        EXPECT(i == 0 || g_calls[i].job > g_calls[i - 1].job);
+        EXPECT(g_calls[i].model_id == g_calls[0].model_id);
+    }
+    /* Host tensors are refused in async mode. */
+    nrt_tensor_t *hin = NULL;
+    nrt_tensor_set_t *hins = NULL;
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, BYTES, "hin", &hin));
+    OK(nrt_allocate_tensor_set(&hins));
+    OK(nrt_add_tensor_to_tensor_set(hins, "input", hin));
+    EXPECT_STATUS(nrt_execute(io->model, hins, io->outs), NRT_INVALID);
+    nrt_close();
+    return finish("async_api implicit");
+}
+
+static int bench(struct io *io, int n, int depth) {
+    nrta_seq_t *seqs = calloc((size_t)n, sizeof *seqs);
+    NRT_STATUS *st = calloc((size_t)n, sizeof *st);
+    bool done = false;
+    double t0 = now_us(), t_first = 0;
+    int issued = 0, next_done = 0;
+    while (next_done < n) {
+        while (issued < n && issued - next_done < depth) {
+            NRT_STATUS s = nrta_execute_schedule(io->model, io->ins, io->outs, 0, &st[issued], &seqs[issued]);
+            if (s == NRT_QUEUE_FULL) break;
+            if (s != NRT_SUCCESS) {
+                EXPECT_STATUS(s, NRT_SUCCESS);
+                return finish("async_api bench");
+            }
+            issued++;
+        }
+        /* Spin on the oldest outstanding sequence. */
+        if (nrta_is_completed(seqs[next_done], &done) == NRT_SUCCESS && done) {
+            if (next_done == 0) t_first = now_us();
+            next_done++;
+        }
+    }
+    double t_last = now_us();
+    for (int i = 0; i < n; i++) EXPECT(st[i] == NRT_SUCCESS);
+    printf("executions_per_s=%.1f gap_us=%.3f\n", n / ((t_last - t0) / 1e6), (t_last - t_first) / (n > 1 ? n - 1 : 1));
+    nrt_close();
+    return finish("async_api bench");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s <copy.neff> explicit|implicit|bench N D\n", argv[0]);
+        return 2;
+    }
+    struct io io = {0};
+    setup(&io, argv[1]);
+    if (!io.model) return finish("async_api");
+    if (strcmp(argv[2], "explicit") == 0) return explicit_api(&io);
+    if (strcmp(argv[2], "implicit") == 0) return implicit_api(&io);
+    if (strcmp(argv[2], "bench") == 0 && argc >= 5) return bench(&io, atoi(argv[3]), atoi(argv[4]));
+    fprintf(stderr, "unknown mode %s\n", argv[2]);
+    return 2;
+}
