@@ -7,6 +7,7 @@
 
 mod alloc_count;
 mod asm_cmd;
+mod bench_async;
 mod bench_cmd;
 #[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
 mod example_data;
@@ -72,7 +73,7 @@ enum Command {
         #[arg(long)]
         output_dir: Option<PathBuf>,
     },
-    /// Measure synchronous execute latency of a model on the simulated device.
+    /// Measure execute latency (sync) or queued throughput (async) of a model on the simulated device.
     Bench {
         /// The NEFF file or NEFF source directory.
         model: PathBuf,
@@ -85,6 +86,13 @@ enum Command {
         /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
+        /// `sync` (nrt_execute latency) or `async` (queued executions:
+        /// executions/s and the mean gap between completions).
+        #[arg(long, default_value = "sync", value_parser = ["sync", "async"])]
+        mode: String,
+        /// Requests kept queued in async mode (1..=63).
+        #[arg(long, default_value_t = 8)]
+        depth: u64,
     },
     /// Write the generated constants (W.npy, b.npy) of the mlp examples under DIR.
     ExampleData {
@@ -163,7 +171,8 @@ fn main() -> ExitCode {
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Run { model, inputs, output_dir } => run_cmd::run(&model, &inputs, output_dir.as_deref()),
-        Command::Bench { model, iterations, warmup, json } => bench_cmd::bench(&model, iterations, warmup, json),
+        Command::Bench { model, iterations, warmup, json, mode, depth } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
+        Command::Bench { model, iterations, warmup, json, .. } => bench_cmd::bench(&model, iterations, warmup, json),
         Command::ExampleData { dir } => example_data_cmd(&dir),
     };
     match result {

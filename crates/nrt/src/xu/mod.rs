@@ -32,6 +32,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use unit::{ExecUnit, Notifier, OnComplete, Request, TensorJob, Work};
 
+/// Receives the bytes of an asynchronous tensor read, on the worker.
+pub type ReadSink = Box<dyn FnOnce(&[u8]) + Send>;
+
 /// The message libnrt gives when an async path meets a host tensor.
 pub const HOST_TENSOR_MESSAGE: &str = "Async exec mode only supports device allocated tensors";
 
@@ -158,13 +161,14 @@ impl Xus {
 
     /// `nrta_tensor_read`: `len` bytes of device tensor `t` at `offset`,
     /// handed to `into` on the worker when read.
+    #[allow(clippy::too_many_arguments)]
     pub fn tensor_read(
         &self,
         vnc: u32,
         t: Arc<Tensor>,
         offset: u64,
         len: u64,
-        into: Box<dyn FnOnce(&[u8]) + Send>,
+        into: ReadSink,
         queue: i64,
         on_complete: Option<OnComplete>,
     ) -> NrtResult<u64> {

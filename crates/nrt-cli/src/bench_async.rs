@@ -1,0 +1,184 @@
+//! `nrt bench --mode async --depth N`: throughput of the explicit async
+//! path. Executions are scheduled on the model's compute execution unit
+//! with `depth` of them kept queued; the unit's completion watcher stamps
+//! every completion, and the report gives executions per second and the
+//! mean gap between consecutive completions (libnrt's implicit-async gap
+//! is ~13 us, users-and-tools §2.7).
+
+use crate::model_io::{self, Loaded};
+use anyhow::{Result, anyhow, bail};
+use nrt::NrtStatus;
+use nrt::tensor::{Tensor, TensorSet};
+use nrt::xu::seq::XuKind;
+use nrt::xu::{XuSettings, Xus};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The figures of one async bench run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsyncReport {
+    /// Timed executions.
+    pub iterations: u64,
+    /// Requests kept queued.
+    pub depth: u64,
+    /// Executions per second, first schedule to last completion.
+    pub executions_per_s: f64,
+    /// Mean gap between consecutive completions (us).
+    pub gap_us: f64,
+    /// Median gap between consecutive completions (us).
+    pub gap_p50_us: f64,
+    /// Executions that did not end in NRT_SUCCESS.
+    pub failures: u64,
+}
+
+impl AsyncReport {
+    /// The report as the JSON object `--json` prints.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mode": "async",
+            "iterations": self.iterations,
+            "depth": self.depth,
+            "executions_per_s": self.executions_per_s,
+            "gap_us": self.gap_us,
+            "gap_p50_us": self.gap_p50_us,
+            "failures": self.failures,
+        })
+    }
+}
+
+/// Device-resident inputs (generated data) and outputs on the first
+/// core of logical core `vnc`.
+fn device_io(loaded: &Loaded, vnc: u32) -> Result<(TensorSet, TensorSet)> {
+    let core = *loaded.host.vcores().get(vnc as usize).and_then(|v| v.first()).ok_or_else(|| anyhow!("logical core {vnc} has no core"))?;
+    let memory = loaded.host.memory().clone();
+    let data = model_io::input_bytes(&loaded.inputs, &[])?;
+    let mut ins = TensorSet::new();
+    for (sig, d) in loaded.inputs.iter().zip(&data) {
+        let t = Tensor::allocate_device(&memory, core, d.len() as u64, &sig.name).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
+        t.write(0, d).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
+        ins.add(&sig.name, Arc::new(t));
+    }
+    let mut outs = TensorSet::new();
+    for sig in &loaded.outputs {
+        let size = model_io::size_of(sig)? as u64;
+        let t = Tensor::allocate_device(&memory, core, size, &sig.name).map_err(|e| anyhow!("output {:?}: {e}", sig.name))?;
+        outs.add(&sig.name, Arc::new(t));
+    }
+    Ok((ins, outs))
+}
+
+/// Runs `warmup` then `iterations` executions of the model at `path` with
+/// `depth` queued.
+pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<(AsyncReport, Loaded)> {
+    if iterations < 2 {
+        bail!("--iterations must be at least 2 in async mode (a gap needs two completions)");
+    }
+    if !(1..=nrt::xu::queue::MAX_CAPACITY).contains(&depth) {
+        bail!("--depth must be between 1 and {}", nrt::xu::queue::MAX_CAPACITY);
+    }
+    let bytes = model_io::neff_bytes(path)?;
+    let loaded = Loaded::new(&bytes)?;
+    let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
+    let vnc = model.vnc;
+    let (ins, outs) = device_io(&loaded, vnc)?;
+    let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth });
+    let total = warmup + iterations;
+    let stamps = Arc::new(Mutex::new(Vec::with_capacity(total as usize)));
+    let failures = Arc::new(AtomicU64::new(0));
+    {
+        let (stamps, failures) = (stamps.clone(), failures.clone());
+        xus.watch_unit(vnc, XuKind::Compute, 0, Arc::new(move |_, st| {
+            stamps.lock().unwrap_or_else(|e| e.into_inner()).push(Instant::now());
+            if st != NrtStatus::Success {
+                failures.fetch_add(1, Ordering::Relaxed);
+            }
+        }))
+        .map_err(|e| anyhow!("{e}"))?;
+    }
+    let mut outstanding = std::collections::VecDeque::with_capacity(depth as usize);
+    let mut issued = 0u64;
+    let mut start = Instant::now();
+    while issued < total || !outstanding.is_empty() {
+        if issued == warmup && outstanding.is_empty() {
+            start = Instant::now();
+        }
+        let warm_boundary = issued == warmup && !outstanding.is_empty();
+        if issued < total && (outstanding.len() as u64) < depth && !warm_boundary {
+            match xus.schedule_execute(vnc, model.clone(), ins.clone(), outs.clone(), 0, None) {
+                Ok(seq) => {
+                    outstanding.push_back(seq);
+                    issued += 1;
+                    continue;
+                }
+                Err(e) if e.status == NrtStatus::QueueFull => {}
+                Err(e) => bail!("schedule: {e}"),
+            }
+        }
+        if let Some(&oldest) = outstanding.front() {
+            if !xus.wait(oldest, Duration::from_secs(600)).map_err(|e| anyhow!("{e}"))? {
+                bail!("execution {oldest:#x} did not complete in 600 s");
+            }
+            outstanding.pop_front();
+        }
+    }
+    let elapsed = start.elapsed();
+    let stamps = stamps.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let timed = stamps.get(warmup as usize..).unwrap_or(&[]);
+    let mut gaps: Vec<f64> = timed.windows(2).map(|w| w[1].duration_since(w[0]).as_secs_f64() * 1e6).collect();
+    let gap_us = match (timed.first(), timed.last()) {
+        (Some(a), Some(b)) if timed.len() > 1 => b.duration_since(*a).as_secs_f64() * 1e6 / (timed.len() - 1) as f64,
+        _ => 0.0,
+    };
+    gaps.sort_by(f64::total_cmp);
+    let gap_p50_us = gaps.get(gaps.len() / 2).copied().unwrap_or(0.0);
+    drop(xus);
+    let report = AsyncReport {
+        iterations,
+        depth,
+        executions_per_s: iterations as f64 / elapsed.as_secs_f64(),
+        gap_us,
+        gap_p50_us,
+        failures: failures.load(Ordering::Relaxed),
+    };
+    Ok((report, loaded))
+}
+
+/// `nrt bench --mode async`: prints the table, or the JSON object.
+pub fn bench(path: &Path, iterations: u64, warmup: u64, depth: u64, json: bool) -> Result<()> {
+    let (r, loaded) = measure(path, iterations, warmup, depth)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r.to_json())?);
+    } else {
+        println!("nrt bench {} ({} inputs, {} outputs), simulated device, async execute", path.display(), loaded.inputs.len(), loaded.outputs.len());
+        println!("iterations {}, warm-up {}, depth {}", r.iterations, warmup, r.depth);
+        println!();
+        println!("{:<34} {:>12.1}", "executions/s", r.executions_per_s);
+        println!("{:<34} {:>12.3}", "mean gap between completions (us)", r.gap_us);
+        println!("{:<34} {:>12.3}", "median gap (us)", r.gap_p50_us);
+        println!("{:<34} {:>12}", "failed executions", r.failures);
+    }
+    if r.failures > 0 {
+        bail!("{} of {} executions failed", r.failures, r.iterations + warmup);
+    }
+    loaded.close()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn async_bench_of_the_copy_example_reports_rate_and_gap() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/copy");
+        let (r, loaded) = measure(&dir, 40, 4, 8).unwrap();
+        assert_eq!((r.iterations, r.depth, r.failures), (40, 8, 0));
+        assert!(r.executions_per_s > 0.0 && r.gap_us > 0.0 && r.gap_p50_us >= 0.0);
+        let j = r.to_json();
+        assert!(j["executions_per_s"].as_f64().is_some() && j["gap_us"].as_f64().is_some());
+        loaded.close().unwrap();
+        assert!(measure(&dir, 1, 0, 8).is_err());
+        assert!(measure(&dir, 10, 0, 64).is_err());
+    }
+}
