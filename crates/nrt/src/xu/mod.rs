@@ -18,6 +18,8 @@
 //! worker starts the next request the moment the previous one's harvest
 //! sees DONE, so queued requests run back to back.
 
+#[cfg(test)]
+mod model_check;
 pub mod queue;
 pub mod seq;
 pub mod signal;
@@ -55,9 +57,13 @@ impl Default for XuSettings {
 }
 
 impl XuSettings {
-    /// The depths a runtime configuration asks for.
+    /// The depths a runtime configuration asks for: in implicit async
+    /// mode the compute queue holds NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS
+    /// executions (libnrt's in-flight limit), else
+    /// NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS.
     pub fn from_config(c: &crate::config::Config) -> XuSettings {
-        XuSettings { compute_depth: u64::from(c.xu_compute_max_queued_requests), ..XuSettings::default() }
+        let compute = if c.async_exec_max_inflight_requests > 0 { c.async_exec_max_inflight_requests } else { c.xu_compute_max_queued_requests };
+        XuSettings { compute_depth: u64::from(compute), ..XuSettings::default() }
     }
 }
 
