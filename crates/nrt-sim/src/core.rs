@@ -6,8 +6,7 @@
 
 use crate::dma::DmaQueue;
 use crate::engine::Sequencer;
-use crate::memory::onchip::OnChipView;
-use crate::memory::pages::SparsePages;
+use crate::memory::onchip::{OnChipMemory, OnChipView};
 use crate::nq::NqState;
 use crate::semaphore::SyncBlock;
 use nrt_hal::{ArchDesc, CoreId, EngineId, NqType};
@@ -32,10 +31,10 @@ pub struct EngineSlot {
 pub struct Core {
     /// Physical index.
     pub id: CoreId,
-    /// State Buffer, partition-major.
-    pub sbuf: SparsePages,
-    /// PSUM, partition-major.
-    pub psum: SparsePages,
+    /// State Buffer: one slice per partition.
+    pub sbuf: OnChipMemory,
+    /// PSUM: one slice per partition.
+    pub psum: OnChipMemory,
     /// Semaphores and events.
     pub sync: SyncBlock,
     /// DMA queues, `engine * queues_per_engine + queue`.
@@ -61,8 +60,8 @@ impl Core {
         };
         Core {
             id,
-            sbuf: SparsePages::new(arch.sbuf_bytes()),
-            psum: SparsePages::new(arch.psum_bytes()),
+            sbuf: OnChipMemory::new(arch.sbuf_partitions as usize, arch.sbuf_partition_bytes as usize),
+            psum: OnChipMemory::new(arch.sbuf_partitions as usize, arch.psum_partition_bytes as usize),
             sync: SyncBlock::new(arch.semaphores, arch.events),
             dma: (0..arch.dma_queues_per_core()).map(|_| DmaQueue::default()).collect(),
             nqs: Mutex::new(BTreeMap::new()),
@@ -88,13 +87,13 @@ impl Core {
     }
 
     /// SBUF as `[partition][bytes]` for the numerical kernels.
-    pub fn sbuf_view(&self, arch: &ArchDesc) -> OnChipView<'_> {
-        OnChipView::new(&self.sbuf, arch.sbuf_partitions as usize, arch.sbuf_partition_bytes as usize)
+    pub fn sbuf_view(&self) -> OnChipView<'_> {
+        OnChipView::new(&self.sbuf)
     }
 
     /// PSUM as `[partition][bytes]` for the numerical kernels.
-    pub fn psum_view(&self, arch: &ArchDesc) -> OnChipView<'_> {
-        OnChipView::new(&self.psum, arch.sbuf_partitions as usize, arch.psum_partition_bytes as usize)
+    pub fn psum_view(&self) -> OnChipView<'_> {
+        OnChipView::new(&self.psum)
     }
 
     /// Whether any DMA queue has submitted work not yet processed.

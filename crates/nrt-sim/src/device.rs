@@ -222,19 +222,19 @@ impl Shared {
         let (Some((sc, so)), Some((dc, doff))) = (self.pages_of(ts)?, self.pages_of(td)?) else {
             return Ok(false);
         };
-        let sp = match (ts, &sc) {
-            (Target::Pool(ch, _), _) => &self.pool(ch).bytes,
-            (Target::Sbuf(..), Some(c)) => &c.sbuf,
-            (_, Some(c)) => &c.psum,
-            (_, None) => return Ok(false),
+        use crate::memory::onchip::{Region, copy};
+        fn region<'a>(shared: &'a Shared, t: Target, c: &'a Option<Arc<Core>>) -> Option<Region<'a>> {
+            match (t, c) {
+                (Target::Pool(ch, _), _) => Some(Region::Paged(&shared.pool(ch).bytes)),
+                (Target::Sbuf(..), Some(c)) => Some(Region::OnChip(&c.sbuf)),
+                (_, Some(c)) => Some(Region::OnChip(&c.psum)),
+                (_, None) => None,
+            }
+        }
+        let (Some(sp), Some(dp)) = (region(self, ts, &sc), region(self, td, &dc)) else {
+            return Ok(false);
         };
-        let dp = match (td, &dc) {
-            (Target::Pool(ch, _), _) => &self.pool(ch).bytes,
-            (Target::Sbuf(..), Some(c)) => &c.sbuf,
-            (_, Some(c)) => &c.psum,
-            (_, None) => return Ok(false),
-        };
-        crate::memory::pages::SparsePages::copy_between(sp, so, dp, doff, len);
+        copy(sp, so, dp, doff, len);
         Ok(true)
     }
 

@@ -24,6 +24,7 @@
 //! - [`copy`]: COPY / CAST between patterns.
 //! - [`math`]: vectorisable exp / tanh / erfc with documented accuracy.
 //! - [`simd`]: run-time AVX2 dispatch and scalar operands.
+//! - [`scratch`]: per-thread pools recycling tile and byte buffers.
 
 pub mod activation;
 pub mod copy;
@@ -38,6 +39,7 @@ pub mod math;
 pub mod pattern;
 pub mod pe;
 pub mod reduce;
+pub mod scratch;
 pub mod simd;
 pub mod tile;
 pub mod transpose;

@@ -190,27 +190,48 @@ impl Pattern {
         (out, n)
     }
 
-    /// The runs along the innermost (canonical) axis: for each, its position
-    /// in the free dimension and its element offset from the pattern start.
-    fn runs(&self) -> (Axis, Vec<(usize, i64)>) {
+    /// The runs along the innermost (canonical) axis: the axis, and an
+    /// iterator over each run's position in the free dimension and element
+    /// offset from the pattern start (computed on the fly, no allocation).
+    fn runs(&self) -> (Axis, Runs) {
         let (axes, rank) = self.canonical();
-        let inner = axes[0];
-        let outer = &axes[1..rank];
-        let total_runs: usize = outer.iter().map(|a| a.count as usize).product();
-        let mut runs = Vec::with_capacity(total_runs);
-        let mut idx = [0u32; MAX_AXES];
-        for r in 0..total_runs {
-            let elem: i64 = outer.iter().zip(&idx).map(|(a, &i)| a.step as i64 * i as i64).sum();
-            runs.push((r * inner.count as usize, elem));
-            for (a, i) in outer.iter().zip(idx.iter_mut()) {
-                *i += 1;
-                if *i < a.count {
-                    break;
-                }
-                *i = 0;
-            }
+        let mut outer = [Axis::new(0, 1); MAX_AXES - 1];
+        outer[..rank - 1].copy_from_slice(&axes[1..rank]);
+        let total = outer[..rank - 1].iter().map(|a| a.count as usize).product();
+        (axes[0], Runs { outer, rank: rank - 1, inner_count: axes[0].count as usize, idx: [0; MAX_AXES - 1], r: 0, total })
+    }
+}
+
+/// The runs of a pattern's innermost axis, in free order (see
+/// [`Pattern::runs`]). `Copy`, so a walk can restart it per partition.
+#[derive(Debug, Clone, Copy)]
+struct Runs {
+    outer: [Axis; MAX_AXES - 1],
+    rank: usize,
+    inner_count: usize,
+    idx: [u32; MAX_AXES - 1],
+    r: usize,
+    total: usize,
+}
+
+impl Iterator for Runs {
+    type Item = (usize, i64);
+    fn next(&mut self) -> Option<(usize, i64)> {
+        if self.r >= self.total {
+            return None;
         }
-        (inner, runs)
+        let outer = &self.outer[..self.rank];
+        let elem: i64 = outer.iter().zip(&self.idx).map(|(a, &i)| a.step as i64 * i as i64).sum();
+        let item = (self.r * self.inner_count, elem);
+        for (a, i) in outer.iter().zip(self.idx.iter_mut()) {
+            *i += 1;
+            if *i < a.count {
+                break;
+            }
+            *i = 0;
+        }
+        self.r += 1;
+        Some(item)
     }
 }
 
@@ -377,8 +398,8 @@ fn walk_read<M: OnChipRead + ?Sized>(
     }
     let (inner, runs) = pat.runs();
     let len = inner.count as usize;
-    let mut staging = Vec::new();
-    let mut strided = Vec::with_capacity(len * esize);
+    let mut staging = super::scratch::bytes_with_capacity(0);
+    let mut strided = super::scratch::bytes_with_capacity(len * esize);
     let first = (pat.offset - lo) as i64;
     for p in 0..pat.partitions {
         let part = pat.start_partition + p;
@@ -390,7 +411,7 @@ fn walk_read<M: OnChipRead + ?Sized>(
                 &staging
             }
         };
-        for &(pos, elem) in &runs {
+        for (pos, elem) in runs {
             let start = first + elem * esize as i64;
             if inner.step == 1 {
                 let s = start as usize;
@@ -402,6 +423,8 @@ fn walk_read<M: OnChipRead + ?Sized>(
             }
         }
     }
+    super::scratch::recycle_bytes(staging);
+    super::scratch::recycle_bytes(strided);
     Ok(())
 }
 
@@ -457,11 +480,11 @@ fn walk_write<M: OnChipWrite + ?Sized>(
     }
     let (inner, runs) = pat.runs();
     let len = inner.count as usize;
-    let mut buf = vec![0u8; len * esize];
-    let mut rev = vec![0u8; len * esize];
+    let mut buf = super::scratch::bytes_zeroed(len * esize);
+    let mut rev = super::scratch::bytes_zeroed(if inner.step == -1 { len * esize } else { 0 });
     for p in 0..pat.partitions {
         let part = pat.start_partition + p;
-        for &(pos, elem) in &runs {
+        for (pos, elem) in runs {
             let start = pat.offset as i64 + elem * esize as i64;
             fill(p, pos, &mut buf)?;
             match inner.step {
@@ -481,12 +504,16 @@ fn walk_write<M: OnChipWrite + ?Sized>(
             }
         }
     }
+    super::scratch::recycle_bytes(buf);
+    super::scratch::recycle_bytes(rev);
     Ok(())
 }
 
 /// Reads the operand `pat` of element type `dtype` into a new f32 tile of
 /// shape `[pat.partitions() x pat.free_len()]`.
 pub fn gather<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, dtype: Dtype) -> KernelResult<Tile> {
+    // Validate before sizing the tile from the (untrusted) pattern.
+    check_bounds(pat, element_size(dtype, "gather")?, mem)?;
     let mut tile = Tile::zeros(pat.partitions, pat.free_len());
     gather_into(mem, pat, dtype, &mut tile)?;
     Ok(tile)
@@ -526,8 +553,9 @@ pub fn scatter<M: OnChipWrite + ?Sized>(
 }
 
 /// Elements moved bit-exactly: `[partitions x free]` elements of `esize`
-/// bytes each, row-major.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// bytes each, row-major. Its storage comes from and returns to
+/// [`super::scratch`].
+#[derive(Debug, PartialEq, Eq)]
 pub struct RawTile {
     /// Number of partitions (rows).
     pub partitions: usize,
@@ -539,6 +567,20 @@ pub struct RawTile {
     pub bytes: Vec<u8>,
 }
 
+impl Clone for RawTile {
+    fn clone(&self) -> Self {
+        let mut bytes = super::scratch::bytes_with_capacity(self.bytes.len());
+        bytes.extend_from_slice(&self.bytes);
+        Self { partitions: self.partitions, free: self.free, esize: self.esize, bytes }
+    }
+}
+
+impl Drop for RawTile {
+    fn drop(&mut self) {
+        super::scratch::recycle_bytes(std::mem::take(&mut self.bytes));
+    }
+}
+
 /// Reads the operand `pat` as raw `esize`-byte elements (no conversion).
 pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) -> KernelResult<RawTile> {
     let free = pat.free_len();
@@ -548,7 +590,7 @@ pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) 
         // each partition's run straight into place, with no staging copy.
         check_bounds(pat, esize, mem)?;
         let row = free * esize;
-        let mut bytes = vec![0u8; pat.partitions * row];
+        let mut bytes = super::scratch::bytes_zeroed(pat.partitions * row);
         if row > 0 {
             for (p, dst) in bytes.chunks_exact_mut(row).enumerate() {
                 mem.read_partition(pat.start_partition + p, pat.offset, dst);
@@ -561,7 +603,7 @@ pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) 
             bytes,
         });
     }
-    let mut bytes = Vec::with_capacity(pat.partitions * free * esize);
+    let mut bytes = super::scratch::bytes_with_capacity(pat.partitions * free * esize);
     walk_read(mem, pat, esize, |_, _, run| {
         bytes.extend_from_slice(run);
         Ok(())

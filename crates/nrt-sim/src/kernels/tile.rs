@@ -11,11 +11,28 @@ use super::error::{KernelError, KernelResult, shape};
 ///
 /// Row `p` holds the free-dimension elements of partition `p` of the operand
 /// in access-pattern order.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A dropped tile returns its storage to [`super::scratch`], and new tiles
+/// take storage from there, so steady-state execution does not allocate.
+#[derive(Debug, PartialEq)]
 pub struct Tile {
     partitions: usize,
     free: usize,
     data: Vec<f32>,
+}
+
+impl Clone for Tile {
+    fn clone(&self) -> Self {
+        let mut data = super::scratch::f32_filled(0, 0.0);
+        data.extend_from_slice(&self.data);
+        Self { partitions: self.partitions, free: self.free, data }
+    }
+}
+
+impl Drop for Tile {
+    fn drop(&mut self) {
+        super::scratch::recycle_f32(std::mem::take(&mut self.data));
+    }
 }
 
 impl Tile {
@@ -29,7 +46,7 @@ impl Tile {
         Self {
             partitions,
             free,
-            data: vec![value; partitions * free],
+            data: super::scratch::f32_filled(partitions * free, value),
         }
     }
 
@@ -93,8 +110,8 @@ impl Tile {
     }
 
     /// Consumes the tile, returning its row-major data.
-    pub fn into_vec(self) -> Vec<f32> {
-        self.data
+    pub fn into_vec(mut self) -> Vec<f32> {
+        std::mem::take(&mut self.data)
     }
 
     /// The free-dimension elements of partition `p`.
@@ -121,7 +138,7 @@ impl Tile {
     /// Reinterprets the same row-major elements with another shape of equal
     /// size (e.g. `[P x F]` as `[1 x P*F]` before a whole-tile reduction).
     pub fn reshaped(self, partitions: usize, free: usize) -> KernelResult<Self> {
-        Self::from_vec(partitions, free, self.data)
+        Self::from_vec(partitions, free, self.into_vec())
     }
 
     /// Fails unless `self` has the given shape; used by kernels before writing.

@@ -47,7 +47,7 @@ pub struct ComputeContext<'a> {
 
 impl ComputeContext<'_> {
     fn onchip(&self) -> OnChip<'_> {
-        OnChip { sbuf: self.core.sbuf_view(self.arch), psum: self.core.psum_view(self.arch) }
+        OnChip { sbuf: self.core.sbuf_view(), psum: self.core.psum_view() }
     }
 }
 

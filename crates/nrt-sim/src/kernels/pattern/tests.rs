@@ -97,7 +97,7 @@ proptest! {
         let raw = gather_raw(&mem, &pat, esize).unwrap();
         let flat: Vec<usize> = reference_addresses(&pat, esize, PB).concat();
         let want: Vec<u8> = flat.iter().flat_map(|&at| bytes[at..at + esize].to_vec()).collect();
-        prop_assert_eq!(raw.bytes, want);
+        prop_assert_eq!(&raw.bytes, &want);
     }
 
     #[test]
@@ -124,7 +124,7 @@ proptest! {
         let mut again = init.clone();
         scatter_raw(&mut MemoryMut::new(&mut again, PB).unwrap(), &pat, &raw).unwrap();
         let raw2 = gather_raw(&Memory::new(&again, PB).unwrap(), &pat, esize).unwrap();
-        prop_assert_eq!(raw.bytes, raw2.bytes);
+        prop_assert_eq!(&raw.bytes, &raw2.bytes);
     }
 }
 
@@ -275,7 +275,7 @@ proptest! {
         let raw = gather_raw(&mem, &pat, esize).unwrap();
         let row = len as usize * esize;
         let want: Vec<u8> = (start..start + parts).flat_map(|p| bytes[p * PB + offset..p * PB + offset + row].to_vec()).collect();
-        prop_assert_eq!(raw.bytes, want);
+        prop_assert_eq!(&raw.bytes, &want);
         prop_assert_eq!((raw.partitions, raw.free, raw.esize), (parts, len as usize, esize));
     }
 }

@@ -1,0 +1,122 @@
+//! Recycled working buffers, so steady-state execution allocates nothing.
+//!
+//! Every compute instruction needs short-lived buffers: gathered operand
+//! tiles, raw element copies, staging rows. Allocating them per instruction
+//! cost a few hundred heap allocations per model execution. Instead, a
+//! dropped [`super::Tile`] or [`super::pattern::RawTile`] hands its vector
+//! back to a small per-thread pool, and the next buffer of a fitting size is
+//! taken from there. Engines run on a fixed set of worker threads (or the
+//! caller's, in deterministic mode), so after the first execution the pools
+//! hold every size a program needs.
+//!
+//! The pools are bounded ([`MAX_POOLED`] vectors, [`MAX_POOLED_BYTES`]
+//! each), so a one-off huge operand does not stay resident.
+
+use std::cell::RefCell;
+
+/// Most vectors kept per element type and thread.
+pub const MAX_POOLED: usize = 32;
+/// Largest vector (in bytes of capacity) worth keeping.
+pub const MAX_POOLED_BYTES: usize = 64 << 20;
+
+thread_local! {
+    static F32: RefCell<Vec<Vec<f32>>> = const { RefCell::new(Vec::new()) };
+    static BYTES: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Takes from `pool` the smallest vector with capacity for `len` elements,
+/// emptied; `None` when none is large enough.
+fn take<T>(pool: &RefCell<Vec<Vec<T>>>, len: usize) -> Option<Vec<T>> {
+    let mut pool = pool.try_borrow_mut().ok()?;
+    let best = pool
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.capacity() >= len)
+        .min_by_key(|(_, v)| v.capacity())
+        .map(|(i, _)| i)?;
+    let mut v = pool.swap_remove(best);
+    v.clear();
+    Some(v)
+}
+
+fn give<T>(pool: &RefCell<Vec<Vec<T>>>, v: Vec<T>) {
+    if v.capacity() == 0 || v.capacity() * size_of::<T>() > MAX_POOLED_BYTES {
+        return;
+    }
+    if let Ok(mut pool) = pool.try_borrow_mut()
+        && pool.len() < MAX_POOLED
+    {
+        pool.push(v);
+    }
+}
+
+/// An f32 vector of `len` copies of `value`, reusing pooled storage.
+pub fn f32_filled(len: usize, value: f32) -> Vec<f32> {
+    match F32.with(|p| take(p, len)) {
+        Some(mut v) => {
+            v.resize(len, value);
+            v
+        }
+        // A fresh zeroed vector comes from the allocator's zeroed pages
+        // without touching them.
+        None => vec![value; len],
+    }
+}
+
+/// Returns an f32 vector's storage to this thread's pool.
+pub fn recycle_f32(v: Vec<f32>) {
+    // During thread teardown the pool may be gone; the vector is then freed.
+    let _ = F32.try_with(|p| give(p, v));
+}
+
+/// A byte vector of `len` zeros, reusing pooled storage.
+pub fn bytes_zeroed(len: usize) -> Vec<u8> {
+    match BYTES.with(|p| take(p, len)) {
+        Some(mut v) => {
+            v.resize(len, 0);
+            v
+        }
+        None => vec![0; len],
+    }
+}
+
+/// An empty byte vector with room for `cap` bytes, reusing pooled storage.
+pub fn bytes_with_capacity(cap: usize) -> Vec<u8> {
+    BYTES.with(|p| take(p, cap)).unwrap_or_else(|| Vec::with_capacity(cap))
+}
+
+/// Returns a byte vector's storage to this thread's pool.
+pub fn recycle_bytes(v: Vec<u8>) {
+    let _ = BYTES.try_with(|p| give(p, v));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_is_reused_and_contents_are_fresh() {
+        let mut a = f32_filled(1000, 1.5);
+        a[3] = 9.0;
+        let ptr = a.as_ptr();
+        recycle_f32(a);
+        let b = f32_filled(800, 0.0);
+        assert_eq!(b.as_ptr(), ptr, "the pooled vector is reused");
+        assert!(b.iter().all(|x| *x == 0.0) && b.len() == 800);
+        let c = bytes_zeroed(10);
+        assert_eq!(c, vec![0u8; 10]);
+        recycle_bytes(c);
+        let d = bytes_with_capacity(5);
+        assert!(d.is_empty() && d.capacity() >= 5);
+    }
+
+    #[test]
+    fn pools_are_bounded() {
+        for _ in 0..(MAX_POOLED + 10) {
+            recycle_f32(vec![0.0; 4]);
+        }
+        assert!(F32.with(|p| p.borrow().len()) <= MAX_POOLED);
+        recycle_bytes(Vec::with_capacity(MAX_POOLED_BYTES + 1));
+        assert!(BYTES.with(|p| p.borrow().iter().all(|v| v.capacity() <= MAX_POOLED_BYTES)));
+    }
+}
