@@ -5,8 +5,8 @@
 #include "check.h"
 #include "nrt/nrt_experimental.h"
 
-#define ROWS 128
-#define COLS 512
+#define ROWS 8
+#define COLS 128
 #define BYTES (ROWS * COLS * 4)
 
 static void fill(float *x, int seed) {

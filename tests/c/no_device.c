@@ -34,8 +34,8 @@ int main(int argc, char **argv) {
     nrt_tensor_t *in = NULL, *out = NULL, *dev = (nrt_tensor_t *)0x4;
     EXPECT_STATUS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "dev", &dev), NRT_INVALID);
     EXPECT(dev == (nrt_tensor_t *)0x4);
-    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, 128 * 512 * 4, "input", &in));
-    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, 128 * 512 * 4, "output", &out));
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, 8 * 128 * 4, "input", &in));
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, 8 * 128 * 4, "output", &out));
     nrt_tensor_set_t *ins = NULL, *outs = NULL;
     OK(nrt_allocate_tensor_set(&ins));
     OK(nrt_allocate_tensor_set(&outs));

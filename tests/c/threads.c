@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include "check.h"
 
-#define BYTES (128 * 512 * 4)
+#define BYTES (8 * 128 * 4)
 #define THREADS 4
 #define RUNS 4
 

@@ -38,14 +38,14 @@ fn read_npy(path: &Path) -> (nrt_neff::NpyHeader, Vec<u8>) {
 #[test]
 fn run_reads_inputs_and_writes_outputs_as_npy() {
     let dir = scratch("copy-io");
-    let values: Vec<f32> = (0..128 * 512).map(|i| i as f32 * 0.25 - 100.0).collect();
+    let values: Vec<f32> = (0..8 * 128).map(|i| i as f32 * 0.25 - 100.0).collect();
     let input = dir.join("in.npy");
-    std::fs::write(&input, f32_npy(&[128, 512], &values)).unwrap();
+    std::fs::write(&input, f32_npy(&[8, 128], &values)).unwrap();
     let out_dir = dir.join("out");
     let o = nrt(&["run", &example("copy"), "--input", &format!("input={}", input.display()), "--output-dir", out_dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let (h, data) = read_npy(&out_dir.join("output.npy"));
-    assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f4", &[128u64, 512][..]));
+    assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f4", &[8u64, 128][..]));
     let got: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(got, values, "the copy example returns its input");
     assert!(text(&o.stdout).contains("from file"), "{}", text(&o.stdout));
@@ -81,7 +81,7 @@ fn run_mlp_writes_a_relu_output() {
 fn run_rejects_an_unknown_input_name_in_one_line() {
     let dir = scratch("badname");
     let p = dir.join("x.npy");
-    std::fs::write(&p, f32_npy(&[128, 512], &vec![0.0; 128 * 512])).unwrap();
+    std::fs::write(&p, f32_npy(&[8, 128], &vec![0.0; 8 * 128])).unwrap();
     let o = nrt(&["run", &example("copy"), "--input", &format!("nosuch={}", p.display())]);
     assert!(!o.status.success());
     let err = text(&o.stderr);
@@ -93,14 +93,14 @@ fn run_rejects_an_unknown_input_name_in_one_line() {
 fn run_rejects_a_wrong_shape_naming_both() {
     let dir = scratch("badshape");
     let p = dir.join("x.npy");
-    std::fs::write(&p, f32_npy(&[64, 512], &vec![0.0; 64 * 512])).unwrap();
+    std::fs::write(&p, f32_npy(&[4, 128], &vec![0.0; 4 * 128])).unwrap();
     let o = nrt(&["run", &example("copy"), "--input", &format!("input={}", p.display())]);
     assert!(!o.status.success());
     let err = text(&o.stderr);
-    assert!(err.contains("[64, 512]") && err.contains("[128, 512]"), "{err}");
+    assert!(err.contains("[4, 128]") && err.contains("[8, 128]"), "{err}");
     // A dtype mismatch is refused too.
     let q = dir.join("i.npy");
-    std::fs::write(&q, nrt_neff::npy::encode_npy("<i4", &[128, 512], &vec![0u8; 128 * 512 * 4])).unwrap();
+    std::fs::write(&q, nrt_neff::npy::encode_npy("<i4", &[8, 128], &vec![0u8; 8 * 128 * 4])).unwrap();
     let o = nrt(&["run", &example("copy"), "--input", &format!("input={}", q.display())]);
     assert!(!o.status.success() && text(&o.stderr).contains("float32"), "{}", text(&o.stderr));
     // And a malformed argument.

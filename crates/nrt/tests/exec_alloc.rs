@@ -35,7 +35,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-const BYTES: usize = 128 * 512 * 4;
+const BYTES: usize = 8 * 128 * 4;
 
 #[test]
 fn steady_state_execute_allocates_nothing() {

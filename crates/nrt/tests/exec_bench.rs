@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-const BYTES: usize = 128 * 512 * 4;
+const BYTES: usize = 8 * 128 * 4;
 
 fn percentile(v: &mut [Duration], p: f64) -> Duration {
     v.sort();
@@ -47,16 +47,16 @@ fn spin_roundtrip() -> Duration {
     percentile(&mut times, 0.5)
 }
 
-/// The copy example shrunk to `bytes` (one row), to see the runtime's own
-/// overhead without the 256 KiB memcpy.
+/// The copy example reshaped to `bytes` (one row), to see how the
+/// runtime's overhead depends on the transfer size.
 fn small_copy(bytes: usize) -> Vec<u8> {
     let contents = nrt_neff::read_dir(&examples_dir().join("copy")).unwrap();
     let mut members = contents.members;
-    let text = String::from_utf8(members["sg00/def.json"].clone()).unwrap().replace("262144", &bytes.to_string()).replace("[128, 512]", &format!("[1, {}]", bytes / 4));
+    let text = String::from_utf8(members["sg00/def.json"].clone()).unwrap().replace("4096", &bytes.to_string()).replace("[8, 128]", &format!("[1, {}]", bytes / 4));
     members.insert("sg00/def.json".into(), text.into_bytes());
-    let text = String::from_utf8(members["sg00/SP.json"].clone()).unwrap().replace("[2048, 128]", &format!("[{bytes}, 1]"));
+    let text = String::from_utf8(members["sg00/SP.json"].clone()).unwrap().replace("[512, 8]", &format!("[{bytes}, 1]"));
     members.insert("sg00/SP.json".into(), text.into_bytes());
-    let text = String::from_utf8(members["neff.json"].clone()).unwrap().replace("[128, 512]", &format!("[1, {}]", bytes / 4));
+    let text = String::from_utf8(members["neff.json"].clone()).unwrap().replace("[8, 128]", &format!("[1, {}]", bytes / 4));
     members.insert("neff.json".into(), text.into_bytes());
     pack_members(&contents.header.unwrap(), members)
 }
@@ -104,7 +104,7 @@ fn figures() {
     for _ in 0..100 {
         dst.copy_from_slice(std::hint::black_box(&v));
     }
-    println!("host memcpy of 256 KiB: {:.2} us", t.elapsed().as_secs_f64() * 1e6 / 100.0);
+    println!("host memcpy of {BYTES} bytes: {:.2} us", t.elapsed().as_secs_f64() * 1e6 / 100.0);
     let cfg = nrt_sim::SimConfig::builder().threads(2).build();
     let pooled = ModelHost::with_lnc(Arc::new(nrt_sim::SimDevice::new(&cfg, 0)), 2, LoadSettings::default()).unwrap();
     let (p50, p99) = copy_latency(&pooled, 2000);

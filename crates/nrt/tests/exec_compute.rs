@@ -15,6 +15,7 @@ const BYTES: usize = ROWS * COLS * 4;
 fn relu_neff(partition_bytes: u64) -> Vec<u8> {
     let contents = nrt_neff::read_dir(&examples_dir().join("copy")).unwrap();
     let mut m = contents.members;
+    resize_copy_io(&mut m, ROWS as u64, COLS as u64);
     let mut def: serde_json::Value = serde_json::from_slice(&m["sg00/def.json"]).unwrap();
     def["var"]["SB"] = serde_json::json!({"type": "state-buffer", "var_id": 2});
     def["act"] = "Activation.json".into();

@@ -10,7 +10,7 @@ use nrt::NrtStatus;
 use nrt::tensor::{Tensor, TensorSet};
 use std::sync::Arc;
 
-const BYTES: usize = 128 * 512 * 4;
+const BYTES: usize = 8 * 128 * 4;
 
 #[test]
 fn two_models_interleave_on_one_core_and_only_switches_pay_a_reload() {
@@ -84,7 +84,7 @@ fn bind_errors_name_the_tensor_and_carry_libnrts_statuses() {
     small.add("input", Arc::new(Tensor::allocate_host(100, "input").unwrap()));
     let e = host.execute(id, &small, &outs).unwrap_err();
     assert_eq!(e.status, NrtStatus::ExecBadInput);
-    assert!(e.message.contains("\"input\" has 100 bytes, expected 262144 bytes"), "{}", e.message);
+    assert!(e.message.contains("\"input\" has 100 bytes, expected 4096 bytes"), "{}", e.message);
 
     let mut small_out = TensorSet::new();
     small_out.add("output", Arc::new(Tensor::allocate_host(8, "output").unwrap()));

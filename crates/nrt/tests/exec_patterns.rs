@@ -13,6 +13,7 @@ use std::sync::Arc;
 fn variant(out_bytes: usize, out_dtype: &str, out_shape: [u64; 2], desc: &str) -> Vec<u8> {
     let contents = nrt_neff::read_dir(&examples_dir().join("copy")).unwrap();
     let mut m = contents.members;
+    resize_copy_io(&mut m, 128, 512);
     let mut def: serde_json::Value = serde_json::from_slice(&m["sg00/def.json"]).unwrap();
     def["var"]["output"] = serde_json::json!({"type": "output", "var_id": 1, "size": out_bytes, "dtype": out_dtype, "shape": out_shape});
     m.insert("sg00/def.json".into(), serde_json::to_vec(&def).unwrap());

@@ -11,7 +11,7 @@ use nrt::load::LoadSettings;
 use nrt_sim::{FaultKind, FaultSpec};
 use std::time::Duration;
 
-const BYTES: usize = 128 * 512 * 4;
+const BYTES: usize = 8 * 128 * 4;
 
 /// Loads copy, runs it once healthy, injects `fault`, runs again and
 /// returns that status; then checks poisoning (or not) and unload.

@@ -7,7 +7,7 @@ use nrt::NrtStatus;
 use nrt::load::LoadSettings;
 use nrt_neff::NeffHeader;
 
-const BYTES: usize = 128 * 512 * 4;
+const BYTES: usize = 8 * 128 * 4;
 
 /// The copy example with `edit` applied to its members / header.
 fn copy_variant(edit: impl FnOnce(&mut nrt_neff::Members, &mut NeffHeader)) -> Vec<u8> {

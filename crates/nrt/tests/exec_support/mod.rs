@@ -91,3 +91,27 @@ pub fn read_all(t: &Tensor) -> Vec<u8> {
     t.read(0, &mut b).unwrap();
     b
 }
+
+/// Resizes the copy example's `input` and `output` (float32, `[rows,
+/// cols]`) in its def.json and neff.json, and rewrites its one DMA block as
+/// a row-by-row copy of the new size. Tests that build larger programs on
+/// the copy example's skeleton use it (the example itself is kept tiny, as
+/// it measures the runtime's fixed cost).
+pub fn resize_copy_io(m: &mut Members, rows: u64, cols: u64) {
+    let bytes = rows * cols * 4;
+    let mut def: serde_json::Value = serde_json::from_slice(&m["sg00/def.json"]).expect("def.json");
+    for (name, ty, id) in [("input", "input", 0), ("output", "output", 1)] {
+        def["var"][name] = serde_json::json!({"type": ty, "var_id": id, "size": bytes, "dtype": "float32", "shape": [rows, cols]});
+    }
+    m.insert("sg00/def.json".into(), serde_json::to_vec(&def).expect("def.json"));
+    let mut g: serde_json::Value = serde_json::from_slice(&m["neff.json"]).expect("neff.json");
+    g["attrs"]["shape"][1] = serde_json::json!([[rows, cols], [rows, cols]]);
+    m.insert("neff.json".into(), serde_json::to_vec(&g).expect("neff.json"));
+    let mut sp: serde_json::Value = serde_json::from_slice(&m["sg00/SP.json"]).expect("SP.json");
+    let row = cols * 4;
+    sp["dma"][0]["desc"] = serde_json::json!([{
+        "from": "input", "from_off": 0, "from_sizes": [row, rows], "from_steps": [1, row], "from_dtype": "float32",
+        "to": "output", "to_off": 0, "to_sizes": [row, rows], "to_steps": [1, row], "to_dtype": "float32"
+    }]);
+    m.insert("sg00/SP.json".into(), serde_json::to_vec(&sp).expect("SP.json"));
+}
