@@ -6,6 +6,7 @@ use crate::core::Core;
 use crate::dma::{self, transfer};
 use crate::engine::{RunState, StepOutcome};
 use crate::fault::{FaultSpec, FaultState};
+use crate::memory::pages::Stamp;
 use crate::memory::{Memory, Target, decode};
 use crate::nq::{self, NqState, NqView, RingMemory};
 use crate::scheduler::{HasScheduler, Runner, Scheduler, Task};
@@ -165,6 +166,21 @@ impl Shared {
             }
         }
         Ok(())
+    }
+
+    /// Reads device memory (not a register window) of at most one page
+    /// (64 KiB) and returns the stamp of the pages it came from, for
+    /// callers that cache something derived from the bytes (instruction
+    /// fetch). `Ok(None)` for register windows and longer reads, whose
+    /// bytes cannot be stamped.
+    pub fn read_stamped(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<Option<Stamp>> {
+        let len = buf.len() as u64;
+        Ok(match self.target(addr, len)? {
+            Target::Pool(ch, off) => self.pool(ch).bytes.read_stamped(off, buf),
+            Target::Sbuf(c, off) => self.core(c)?.sbuf.read_stamped(off, buf),
+            Target::Psum(c, off) => self.core(c)?.psum.read_stamped(off, buf),
+            Target::EvtSem(..) | Target::DmaRegs(..) => None,
+        })
     }
 
     /// Writes device bytes; register windows take effect, stamped with

@@ -12,6 +12,7 @@
 //! writes END and idles; HALT writes END and stops.
 
 pub mod compute;
+pub mod icache;
 pub mod record;
 pub mod regs;
 pub mod sync;
@@ -23,8 +24,8 @@ use crate::fault::{FaultKind, InstrSite};
 use crate::nq::record as nqr;
 use nrt_hal::{DeviceAddr, EngineId, NqType};
 use nrt_isa::notification::{EngineEvent, InferErrorSubtype, RuntimeSubtype};
-use record::{RECORD_BYTES, Record, op};
-use nrt_isa::instr::{DecodeError, Instruction, PseudoSub, ResetTarget};
+use record::op;
+use nrt_isa::instr::{Instruction, PseudoSub, ResetTarget};
 use std::sync::Arc;
 use sync::WaitCheck;
 
@@ -63,20 +64,12 @@ pub struct Sequencer {
     clock: u64,
     executions: u64,
     regs: regs::Registers,
-    /// Prefetched records `fetched_from..fetched_from + fetched.len()/64`.
-    /// Dropped whenever the engine blocks or an execution ends, so bytes
-    /// the host or a DMA rewrites while the engine waits are seen.
-    fetched: Vec<u8>,
-    fetched_from: u64,
-    /// Typed decodes of the prefetched records, filled on first execution
-    /// and reused while the buffer stays valid (loops decode once).
-    decoded: Vec<Option<Result<Instruction, DecodeError>>>,
+    /// Fetched and decoded records, checked against their memory on every
+    /// lookup, so bytes the host or a DMA rewrites are seen.
+    icache: icache::InstrCache,
     /// Compute state kept between instructions (the PE's loaded weights).
     compute: compute::EngineState,
 }
-
-/// Records fetched per instruction-buffer refill.
-const PREFETCH_RECORDS: u64 = 64;
 
 impl Sequencer {
     /// An idle sequencer.
@@ -90,9 +83,7 @@ impl Sequencer {
             clock: 0,
             executions: 0,
             regs: regs::Registers::default(),
-            fetched: Vec::new(),
-            fetched_from: 0,
-            decoded: Vec::new(),
+            icache: icache::InstrCache::default(),
             compute: compute::EngineState::default(),
         }
     }
@@ -104,39 +95,8 @@ impl Sequencer {
         self.in_execution = false;
         self.state = RunState::Running;
         self.regs = regs::Registers::default();
-        self.fetched.clear();
+        self.icache.clear();
         self.compute = compute::EngineState::default();
-    }
-
-    /// The record at `pc`, from the prefetch buffer or a refill.
-    fn fetch(&mut self, dev: &Shared, base: DeviceAddr, count: u64) -> Option<[u8; RECORD_BYTES]> {
-        let have = self.fetched.len() as u64 / RECORD_BYTES as u64;
-        if self.pc < self.fetched_from || self.pc >= self.fetched_from + have {
-            let n = PREFETCH_RECORDS.min(count - self.pc);
-            self.fetched.resize((n as usize) * RECORD_BYTES, 0);
-            if dev.read(base.offset(self.pc * RECORD_BYTES as u64), &mut self.fetched).is_err() {
-                self.fetched.clear();
-                return None;
-            }
-            self.fetched_from = self.pc;
-            self.decoded.clear();
-            self.decoded.resize(n as usize, None);
-        }
-        let at = ((self.pc - self.fetched_from) as usize) * RECORD_BYTES;
-        let mut rec = [0u8; RECORD_BYTES];
-        rec.copy_from_slice(&self.fetched[at..at + RECORD_BYTES]);
-        Some(rec)
-    }
-
-    /// The typed decode of the record at `pc` (just fetched into the
-    /// prefetch buffer), decoded once per buffer fill.
-    fn decode_at_pc(&mut self, bytes: &[u8; RECORD_BYTES]) -> Result<Instruction, DecodeError> {
-        let slot = (self.pc - self.fetched_from) as usize;
-        match self.decoded.get_mut(slot) {
-            Some(Some(d)) => d.clone(),
-            Some(cached) => cached.insert(Instruction::decode(bytes)).clone(),
-            None => Instruction::decode(bytes),
-        }
     }
 
     /// Stops and forgets the program (core reset).
@@ -197,21 +157,21 @@ impl Sequencer {
                 self.state = RunState::Idle;
                 return StepOutcome::Stopped;
             }
-            let Some(bytes) = self.fetch(dev, base, count) else {
+            let Some(at) = self.icache.lookup(dev, base, count, self.pc) else {
                 return self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
             };
-            let rec = Record::decode(&bytes);
+            let Some(rec) = self.icache.entry(at).map(|e| e.rec) else {
+                return self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
+            };
 
             // (1) DRAIN's wait for the DMA queues, then the waits, taking
             // any issue-time updates with them.
             if rec.opcode == op::DRAIN && core.dma_busy() {
-                self.fetched.clear();
                 return StepOutcome::Blocked;
             }
             let ready_at = match sync::claim(&rec, &core.sync, self.clock) {
                 WaitCheck::Met(t) => t,
                 WaitCheck::Unmet => {
-                    self.fetched.clear();
                     return StepOutcome::Blocked;
                 }
                 WaitCheck::Unsupported(mode) => {
@@ -268,9 +228,9 @@ impl Sequencer {
             }
 
             // (4) execute: one typed decode (nrt-isa's), on the stack.
-            let instr = match self.decode_at_pc(&bytes) {
-                Ok(i) => i,
-                Err(_) => {
+            let instr = match self.icache.entry(at).map(|e| e.instr.clone()) {
+                Some(Ok(i)) => i,
+                _ => {
                     return self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode));
                 }
             };
@@ -337,7 +297,6 @@ impl Sequencer {
                     core.observe(self.clock);
                     self.end_execution(dev, core, rec.debug_hint);
                     self.pc = 0;
-                    self.fetched.clear();
                     dev.wake_core(core);
                     continue;
                 }

@@ -11,26 +11,92 @@
 //! is atomic per page, not as a whole, which is what a real memory system
 //! guarantees too (only naturally aligned words are single-copy atomic, and
 //! a 4-byte aligned word never spans two pages). No `unsafe` is needed.
+//!
+//! Every page carries a version that each modification bumps while it
+//! holds the page lock. [`SparsePages::read_stamped`] returns a [`Stamp`]
+//! of the versions its bytes came from, so a consumer that keeps derived
+//! state (the sequencers' decoded instructions) can tell, with one atomic
+//! load per page, whether the bytes are still the ones it derived it from.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Bytes per backing page.
 pub const PAGE_SIZE: u64 = 64 << 10;
 
-type Page = Mutex<Box<[u8]>>;
+/// One backing page: its bytes and a modification counter.
+#[derive(Debug)]
+struct Page {
+    bytes: Mutex<Box<[u8]>>,
+    /// Bumped (under the `bytes` lock) by every write, fill and copy into
+    /// the page, and when the page is dropped from its region.
+    version: AtomicU64,
+}
+
+impl Page {
+    fn zeroed() -> Page {
+        Page { bytes: Mutex::new(vec![0u8; PAGE_SIZE as usize].into_boxed_slice()), version: AtomicU64::new(0) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Box<[u8]>> {
+        self.bytes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks a modification; called with the page lock held.
+    fn bump(&self) {
+        self.version.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Hasher of page indices: one multiply (Fibonacci hashing), so a page
+/// lookup costs no SipHash rounds on the simulator's hot path.
+#[derive(Default)]
+struct PageIndexHasher(u64);
+
+impl Hasher for PageIndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type PageTable = HashMap<u64, Arc<Page>, BuildHasherDefault<PageIndexHasher>>;
+
+/// The page versions a read observed (at most two pages: stamped reads are
+/// at most one page long). [`Stamp::is_current`] says whether every one of
+/// those pages is still unmodified.
+#[derive(Clone, Debug, Default)]
+pub struct Stamp {
+    pages: [Option<(Arc<Page>, u64)>; 2],
+}
+
+impl Stamp {
+    /// Whether none of the stamped pages was modified since the read.
+    pub fn is_current(&self) -> bool {
+        self.pages.iter().flatten().all(|(p, v)| p.version.load(Ordering::Acquire) == *v)
+    }
+}
 
 /// A sparse, lazily allocated byte array of a fixed length.
 #[derive(Debug)]
 pub struct SparsePages {
     len: u64,
-    pages: RwLock<HashMap<u64, Arc<Page>>>,
+    pages: RwLock<PageTable>,
 }
 
 impl SparsePages {
     /// A region of `len` bytes, all zero, costing no page memory yet.
     pub fn new(len: u64) -> SparsePages {
-        SparsePages { len, pages: RwLock::new(HashMap::new()) }
+        SparsePages { len, pages: RwLock::new(PageTable::default()) }
     }
 
     /// Length of the region in bytes.
@@ -62,10 +128,7 @@ impl SparsePages {
             return p;
         }
         let mut table = self.pages.write().unwrap_or_else(|e| e.into_inner());
-        table
-            .entry(index)
-            .or_insert_with(|| Arc::new(Mutex::new(vec![0u8; PAGE_SIZE as usize].into_boxed_slice())))
-            .clone()
+        table.entry(index).or_insert_with(|| Arc::new(Page::zeroed())).clone()
     }
 
     /// Walks `off..off+len` page by page, calling `f(page_index, offset in
@@ -86,11 +149,34 @@ impl SparsePages {
     pub fn read(&self, off: u64, buf: &mut [u8]) {
         Self::chunks(off, buf.len() as u64, |pi, po, bo, n| {
             let dst = &mut buf[bo..bo + n];
-            match self.page(pi) {
-                Some(p) => dst.copy_from_slice(&p.lock().unwrap_or_else(|e| e.into_inner())[po..po + n]),
+            let table = self.pages.read().unwrap_or_else(|e| e.into_inner());
+            match table.get(&pi) {
+                Some(p) => dst.copy_from_slice(&p.lock()[po..po + n]),
                 None => dst.fill(0),
             }
         });
+    }
+
+    /// Reads like [`SparsePages::read`] (at most [`PAGE_SIZE`] bytes, so
+    /// at most two pages) and returns the versions the bytes came from.
+    /// Pages the range touches are materialised, so a later write to them
+    /// is seen by [`Stamp::is_current`]. Returns `None` for a longer read.
+    pub fn read_stamped(&self, off: u64, buf: &mut [u8]) -> Option<Stamp> {
+        if buf.len() as u64 > PAGE_SIZE {
+            return None;
+        }
+        let mut stamp = Stamp::default();
+        let mut k = 0;
+        Self::chunks(off, buf.len() as u64, |pi, po, bo, n| {
+            let p = self.page_or_insert(pi);
+            let g = p.lock();
+            buf[bo..bo + n].copy_from_slice(&g[po..po + n]);
+            let v = p.version.load(Ordering::Acquire);
+            drop(g);
+            stamp.pages[k] = Some((p, v));
+            k += 1;
+        });
+        Some(stamp)
     }
 
     /// Copies `data` to `off`, materialising pages as needed. The caller
@@ -98,7 +184,9 @@ impl SparsePages {
     pub fn write(&self, off: u64, data: &[u8]) {
         Self::chunks(off, data.len() as u64, |pi, po, bo, n| {
             let p = self.page_or_insert(pi);
-            p.lock().unwrap_or_else(|e| e.into_inner())[po..po + n].copy_from_slice(&data[bo..bo + n]);
+            let mut g = p.lock();
+            g[po..po + n].copy_from_slice(&data[bo..bo + n]);
+            p.bump();
         });
     }
 
@@ -108,7 +196,9 @@ impl SparsePages {
         Self::chunks(off, len, |pi, po, _, n| {
             let page = if value == 0 { self.page(pi) } else { Some(self.page_or_insert(pi)) };
             if let Some(p) = page {
-                p.lock().unwrap_or_else(|e| e.into_inner())[po..po + n].fill(value);
+                let mut g = p.lock();
+                g[po..po + n].fill(value);
+                p.bump();
             }
         });
     }
@@ -128,17 +218,24 @@ impl SparsePages {
             let n = (PAGE_SIZE as usize - so).min(PAGE_SIZE as usize - doff).min((len - done) as usize);
             let dpage = dst.page_or_insert(dp);
             match src.page(sp) {
-                None => dpage.lock().unwrap_or_else(|e| e.into_inner())[doff..doff + n].fill(0),
+                None => {
+                    let mut g = dpage.lock();
+                    g[doff..doff + n].fill(0);
+                    dpage.bump();
+                }
                 Some(spage) if Arc::ptr_eq(&spage, &dpage) => {
-                    spage.lock().unwrap_or_else(|e| e.into_inner()).copy_within(so..so + n, doff);
+                    let mut g = spage.lock();
+                    g.copy_within(so..so + n, doff);
+                    spage.bump();
                 }
                 Some(spage) => {
                     let src_first = Arc::as_ptr(&spage) < Arc::as_ptr(&dpage);
                     let (first, second) = if src_first { (&spage, &dpage) } else { (&dpage, &spage) };
-                    let g1 = first.lock().unwrap_or_else(|e| e.into_inner());
-                    let g2 = second.lock().unwrap_or_else(|e| e.into_inner());
+                    let g1 = first.lock();
+                    let g2 = second.lock();
                     let (sg, mut dg) = if src_first { (g1, g2) } else { (g2, g1) };
                     dg[doff..doff + n].copy_from_slice(&sg[so..so + n]);
+                    dpage.bump();
                 }
             }
             done += n as u64;
@@ -147,7 +244,13 @@ impl SparsePages {
 
     /// Drops every page (all bytes read as zero again).
     pub fn clear(&self) {
-        self.pages.write().unwrap_or_else(|e| e.into_inner()).clear();
+        let mut table = self.pages.write().unwrap_or_else(|e| e.into_inner());
+        for p in table.values() {
+            // Stamps holding the page must see it go.
+            let _g = p.lock();
+            p.bump();
+        }
+        table.clear();
     }
 }
 
@@ -167,6 +270,35 @@ mod tests {
         assert_eq!(m.resident_pages(), 0);
         m.write((50 << 30) + PAGE_SIZE - 2, &[9, 9, 9, 9]);
         assert_eq!(m.resident_pages(), 2);
+    }
+
+    #[test]
+    fn stamps_see_every_kind_of_modification() {
+        let m = SparsePages::new(4 * PAGE_SIZE);
+        let other = SparsePages::new(4 * PAGE_SIZE);
+        let mut b = [0u8; 64];
+        // Straddles pages 0 and 1; untouched pages are materialised.
+        let s = m.read_stamped(PAGE_SIZE - 32, &mut b).unwrap();
+        assert_eq!(m.resident_pages(), 2);
+        assert!(s.is_current());
+        m.write(3 * PAGE_SIZE, &[1]);
+        assert!(s.is_current(), "a page the read did not touch");
+        m.write(PAGE_SIZE + 100, &[1]);
+        assert!(!s.is_current(), "write to the second page");
+        let s = m.read_stamped(0, &mut b).unwrap();
+        m.fill(10, 1, 7);
+        assert!(!s.is_current(), "fill");
+        let s = m.read_stamped(0, &mut b).unwrap();
+        other.write(0, &[5; 8]);
+        SparsePages::copy_between(&other, 0, &m, 8, 8);
+        assert!(!s.is_current(), "copy into the page");
+        let s = m.read_stamped(0, &mut b).unwrap();
+        assert_eq!(&b[8..16], &[5; 8]);
+        SparsePages::copy_between(&m, 0, &other, 0, 8);
+        assert!(s.is_current(), "copying out of a page leaves it unmodified");
+        m.clear();
+        assert!(!s.is_current(), "clear");
+        assert!(m.read_stamped(0, &mut vec![0u8; PAGE_SIZE as usize + 1]).is_none());
     }
 
     proptest! {

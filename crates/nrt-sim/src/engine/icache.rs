@@ -1,0 +1,230 @@
+//! The sequencer's instruction cache: blocks of fetched records with their
+//! decodes, kept across executions and checked against the memory they
+//! came from.
+//!
+//! A sequencer runs the same few streams again and again (the runtime's
+//! dispatcher, then a model image, then back), so fetching and decoding a
+//! record once per execution would be most of the cost of a small model.
+//! Each cached block remembers the [`Stamp`] of the memory pages it was
+//! read from; a lookup first checks that stamp (one atomic load per page),
+//! so any write to those pages (host, DMA, another engine) since the fetch
+//! is seen before the next record of the block executes, exactly as an
+//! uncached fetch would see it. Memory that cannot be stamped (a register
+//! window) is re-read on every lookup.
+
+use crate::device::Shared;
+use crate::engine::record::{RECORD_BYTES, Record};
+use crate::memory::pages::Stamp;
+use nrt_hal::DeviceAddr;
+use nrt_isa::instr::{DecodeError, Instruction};
+
+/// Records per cached block (4 KiB of instructions).
+pub const BLOCK_RECORDS: u64 = 64;
+
+/// Blocks a sequencer keeps (dispatcher, image regions, loops).
+pub const BLOCKS: usize = 8;
+
+/// One fetched record, decoded.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The raw bytes.
+    pub bytes: [u8; RECORD_BYTES],
+    /// Header and synchronisation fields.
+    pub rec: Record,
+    /// The typed decode (an error is raised when the record executes).
+    pub instr: Result<Instruction, DecodeError>,
+}
+
+#[derive(Debug, Default)]
+struct Block {
+    /// Program base the block was fetched for.
+    base: u64,
+    /// Program counter of the first record.
+    first: u64,
+    /// Records fetched.
+    len: u64,
+    /// Raw bytes of the block.
+    bytes: Vec<u8>,
+    /// Decodes, filled as records are first looked up.
+    entries: Vec<Option<Entry>>,
+    /// Versions of the pages read; `None` when uncacheable.
+    stamp: Option<Stamp>,
+    /// Whether the block holds a fetch at all.
+    filled: bool,
+    /// Lookup tick of the last use (least recently used is replaced).
+    used: u64,
+}
+
+impl Block {
+    fn holds(&self, base: DeviceAddr, pc: u64) -> bool {
+        self.filled && self.base == base.get() && pc >= self.first && pc < self.first + self.len
+    }
+
+    fn fresh(&self) -> bool {
+        self.stamp.as_ref().is_some_and(Stamp::is_current)
+    }
+}
+
+/// Where a looked-up record sits in the cache (valid until the next
+/// lookup or clear).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    block: usize,
+    index: usize,
+}
+
+/// The instruction cache of one sequencer.
+#[derive(Debug, Default)]
+pub struct InstrCache {
+    blocks: Vec<Block>,
+    /// Index of the block the last lookup hit.
+    current: usize,
+    tick: u64,
+}
+
+impl InstrCache {
+    /// Forgets every block (a new program, or a core reset).
+    pub fn clear(&mut self) {
+        for b in &mut self.blocks {
+            b.filled = false;
+            b.stamp = None;
+        }
+    }
+
+    /// The record at `pc` of the program of `count` records at `base`,
+    /// fetched (and decoded) if it is not cached or its memory changed.
+    /// `None` if the fetch fails (the address does not exist).
+    pub fn get(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<&Entry> {
+        let slot = self.lookup(dev, base, count, pc)?;
+        self.entry(slot)
+    }
+
+    /// The entry at a slot returned by the last [`InstrCache::lookup`]
+    /// (`None` if the cache was cleared since).
+    pub fn entry(&self, slot: Slot) -> Option<&Entry> {
+        self.blocks.get(slot.block)?.entries.get(slot.index)?.as_ref()
+    }
+
+    /// Like [`InstrCache::get`], returning the slot instead of a borrow.
+    pub fn lookup(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
+        self.tick += 1;
+        let hit = if self.blocks.get(self.current).is_some_and(|b| b.holds(base, pc)) {
+            Some(self.current)
+        } else {
+            self.blocks.iter().position(|b| b.holds(base, pc))
+        };
+        let i = match hit {
+            Some(i) if self.blocks[i].fresh() => i,
+            Some(i) => {
+                self.fill(i, dev, base, count, pc)?;
+                i
+            }
+            None => {
+                let i = self.victim();
+                self.fill(i, dev, base, count, pc)?;
+                i
+            }
+        };
+        self.current = i;
+        let block = &mut self.blocks[i];
+        block.used = self.tick;
+        let slot = (pc - block.first) as usize;
+        let at = slot * RECORD_BYTES;
+        if block.entries[slot].is_none() {
+            let mut bytes = [0u8; RECORD_BYTES];
+            bytes.copy_from_slice(&block.bytes[at..at + RECORD_BYTES]);
+            block.entries[slot] = Some(Entry { bytes, rec: Record::decode(&bytes), instr: Instruction::decode(&bytes) });
+        }
+        Some(Slot { block: i, index: slot })
+    }
+
+    /// A block to (re)fill: an empty one while the cache grows, else the
+    /// least recently used.
+    fn victim(&mut self) -> usize {
+        if self.blocks.len() < BLOCKS {
+            self.blocks.push(Block::default());
+            return self.blocks.len() - 1;
+        }
+        if let Some(i) = self.blocks.iter().position(|b| !b.filled) {
+            return i;
+        }
+        let mut best = 0;
+        for (i, b) in self.blocks.iter().enumerate() {
+            if b.used < self.blocks[best].used {
+                best = i;
+            }
+        }
+        best
+    }
+
+    /// Fetches the aligned block around `pc` into block `i`.
+    fn fill(&mut self, i: usize, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<()> {
+        let first = pc - pc % BLOCK_RECORDS;
+        let len = BLOCK_RECORDS.min(count - first);
+        let b = &mut self.blocks[i];
+        b.filled = false;
+        b.bytes.resize(len as usize * RECORD_BYTES, 0);
+        b.stamp = dev.read_stamped(base.offset(first * RECORD_BYTES as u64), &mut b.bytes).ok()?;
+        b.entries.clear();
+        b.entries.resize(len as usize, None);
+        b.base = base.get();
+        b.first = first;
+        b.len = len;
+        b.filled = true;
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::record::build;
+    use crate::{SimConfig, SimDevice};
+    use nrt_hal::{Device, MemoryLocation};
+
+    fn program(n: usize) -> Vec<u8> {
+        (0..n).flat_map(|i| build::write(0x1000 + i as u64 * 4, i as u32)).collect()
+    }
+
+    #[test]
+    fn hits_until_the_memory_changes() {
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let at = dev.alloc(MemoryLocation::Hbm { channel: 0 }, 200 * 64, 4096).unwrap();
+        dev.write(at, &program(200)).unwrap();
+        let shared = dev.shared().clone();
+        let mut c = InstrCache::default();
+        for pc in [0u64, 5, 63, 64, 130, 199, 3] {
+            let e = c.get(&shared, at, 200, pc).unwrap();
+            assert_eq!(e.bytes, build::write(0x1000 + pc * 4, pc as u32), "pc {pc}");
+        }
+        assert_eq!(c.blocks.len(), 4, "blocks of 64 records: 0, 64, 128, 192");
+        // A write into the program is seen at the next lookup.
+        dev.write(at.offset(5 * 64), &build::exit()).unwrap();
+        assert_eq!(c.get(&shared, at, 200, 5).unwrap().bytes, build::exit());
+        // A write elsewhere on the same page also refetches, with the same result.
+        dev.write(at.offset(150 * 64 + 16), &[0u8; 4]).unwrap();
+        assert_eq!(c.get(&shared, at, 200, 6).unwrap().bytes, build::write(0x1000 + 24, 6));
+        // Past the end of memory: no entry.
+        let end = DeviceAddr(shared.info.hbm[0].base.get() + shared.info.hbm[0].size - 64);
+        assert!(c.get(&shared, end, 2, 1).is_none());
+    }
+
+    #[test]
+    fn least_recently_used_block_is_replaced() {
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let n = (BLOCKS as u64 + 2) * BLOCK_RECORDS;
+        let at = dev.alloc(MemoryLocation::Hbm { channel: 0 }, n * 64, 4096).unwrap();
+        dev.write(at, &program(n as usize)).unwrap();
+        let shared = dev.shared().clone();
+        let mut c = InstrCache::default();
+        for k in 0..n / BLOCK_RECORDS {
+            c.get(&shared, at, n, k * BLOCK_RECORDS + 1).unwrap();
+            c.get(&shared, at, n, 1).unwrap();
+        }
+        assert_eq!(c.blocks.len(), BLOCKS);
+        assert!(c.blocks.iter().any(|b| b.holds(at, 1)), "the block used every time stays");
+        c.clear();
+        assert!(c.blocks.iter().all(|b| !b.filled));
+        assert_eq!(c.get(&shared, at, n, 2).unwrap().bytes, build::write(0x1000 + 8, 2));
+    }
+}
