@@ -114,6 +114,32 @@ impl SyncBlock {
         self.events[i as usize].store(u32::from(on), Ordering::Release);
     }
 
+    /// Resets semaphores `first..=last` (clamped to the block) to zero at
+    /// virtual time `now`, as CTRL_ER does. A semaphore that already reads
+    /// zero is left alone: its value does not change, so neither does the
+    /// time of its last change (and a 248-register reset costs a load per
+    /// idle register instead of two atomic read-modify-writes).
+    pub fn reset_sems(&self, first: u32, last: u32, now: u64) {
+        let end = last.min(self.semaphores().saturating_sub(1));
+        for i in first..=end {
+            if self.sems[i as usize].load(Ordering::Acquire) != 0 {
+                self.set_sem(i, 0, now);
+            }
+        }
+    }
+
+    /// Clears events `first..=last` (clamped to the block) at virtual time
+    /// `now`; events already clear are left alone, as in
+    /// [`SyncBlock::reset_sems`].
+    pub fn reset_events(&self, first: u32, last: u32, now: u64) {
+        let end = last.min(self.events().saturating_sub(1));
+        for i in first..=end {
+            if self.events[i as usize].load(Ordering::Acquire) != 0 {
+                self.set_event(i, false, now);
+            }
+        }
+    }
+
     /// Applies a window write of `value`.
     pub fn apply(&self, op: WindowOp, value: u32, now: u64) {
         match op {
@@ -153,6 +179,23 @@ impl SyncBlock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn range_resets_zero_and_stamp_only_what_changes() {
+        let s = SyncBlock::new(8, 8);
+        s.set_sem(2, 5, 10);
+        s.set_sem(7, -1, 10);
+        s.set_event(3, true, 10);
+        s.reset_sems(1, 200, 50);
+        s.reset_events(0, 5, 60);
+        assert_eq!((0..8).map(|i| s.sem(i)).collect::<Vec<_>>(), vec![0; 8]);
+        assert_eq!((s.sem_time(2), s.sem_time(7), s.sem_time(4)), (50, 50, 0), "unchanged registers keep their time");
+        assert!(!s.event(3));
+        assert_eq!((s.event_time(3), s.event_time(1)), (60, 0));
+        s.set_sem(0, 3, 70);
+        s.reset_sems(1, 7, 80);
+        assert_eq!(s.sem(0), 3, "outside the range");
+    }
 
     #[test]
     fn window_decode() {

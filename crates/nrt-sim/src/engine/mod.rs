@@ -282,14 +282,11 @@ impl Sequencer {
                     self.regs.set(p.dst_reg, u32::from_le_bytes(w));
                 }
                 Instruction::CtrlEr(e) => {
-                    let (events, first_i, last_i) = (e.target == ResetTarget::Events, e.first, e.last);
-                    let limit = if events { core.sync.events() } else { core.sync.semaphores() };
-                    for i in u32::from(first_i)..=u32::from(last_i).min(limit.saturating_sub(1)) {
-                        if events {
-                            core.sync.set_event(i, false, self.clock);
-                        } else {
-                            core.sync.set_sem(i, 0, self.clock);
-                        }
+                    let (first, last) = (u32::from(e.first), u32::from(e.last));
+                    if e.target == ResetTarget::Events {
+                        core.sync.reset_events(first, last, self.clock);
+                    } else {
+                        core.sync.reset_sems(first, last, self.clock);
                     }
                 }
                 Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
