@@ -5,6 +5,7 @@ mod exec_support;
 use exec_support::*;
 use nrt::NrtStatus;
 use nrt::load::LoadSettings;
+use nrt::memory::MemUsage;
 use nrt_neff::NeffHeader;
 
 const BYTES: usize = 8 * 128 * 4;
@@ -27,7 +28,17 @@ fn load_unload_100_times_leaves_the_ledger_unchanged() {
     let (ins, outs, out) = host_io(data(BYTES, 3), BYTES);
     for i in 0..100 {
         let id = host.load(&neff, 0, -1).unwrap();
-        assert!(host.memory().ledger().total() > baseline.total());
+        let loaded = host.memory().ledger();
+        assert!(loaded.total() > baseline.total());
+        // Every engine's image is booked to the model (carved out of the
+        // runtime's instruction arena, so the device total counts it once).
+        let model = loaded.model(id);
+        let instr = |t: &nrt::memory::UsageTotals| -> u64 { nrt_hal::EngineId::ALL.iter().map(|e| t.get(MemUsage::instructions_of(*e))).sum() };
+        for engine in nrt_hal::EngineId::ALL {
+            assert!(model.get(MemUsage::instructions_of(engine)) >= 64, "cycle {i}: {engine:?} image not booked to the model: {model:?}");
+        }
+        assert_eq!(instr(&loaded.device_totals), instr(&baseline.device_totals), "cycle {i}: images are re-booked arena bytes, not new memory");
+        assert_eq!(loaded.total() - baseline.total(), model.total() - instr(&model), "cycle {i}: every new byte is the model's");
         if i % 10 == 0 {
             host.execute(id, &ins, &outs).unwrap();
             assert_eq!(read_all(&out), data(BYTES, 3));

@@ -40,6 +40,12 @@ impl Page {
         Page { bytes: Mutex::new(vec![0u8; PAGE_SIZE as usize].into_boxed_slice()), version: AtomicU64::new(0) }
     }
 
+    /// A page holding `bytes` (exactly one page): built in one pass, with
+    /// no zero fill first.
+    fn from_bytes(bytes: &[u8]) -> Page {
+        Page { bytes: Mutex::new(Box::from(bytes)), version: AtomicU64::new(0) }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Box<[u8]>> {
         self.bytes.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -183,6 +189,15 @@ impl SparsePages {
     /// has checked bounds.
     pub fn write(&self, off: u64, data: &[u8]) {
         Self::chunks(off, data.len() as u64, |pi, po, bo, n| {
+            if n as u64 == PAGE_SIZE && self.page(pi).is_none() {
+                // A whole new page (bulk staging of constants): materialise it
+                // from the data instead of zero-filling it and copying over.
+                let mut table = self.pages.write().unwrap_or_else(|e| e.into_inner());
+                if let std::collections::hash_map::Entry::Vacant(v) = table.entry(pi) {
+                    v.insert(Arc::new(Page::from_bytes(&data[bo..bo + n])));
+                    return;
+                }
+            }
             let p = self.page_or_insert(pi);
             let mut g = p.lock();
             g[po..po + n].copy_from_slice(&data[bo..bo + n]);

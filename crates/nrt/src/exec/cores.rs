@@ -175,6 +175,12 @@ impl CoreDispatch {
         self.request
     }
 
+    /// Device address of the instruction arena (the runtime allocation
+    /// model images are carved from, for the ledger).
+    pub fn arena_addr(&self) -> DeviceAddr {
+        self.arena_base
+    }
+
     /// Takes `len` bytes of the instruction arena for a model image.
     pub fn alloc_image(&self, len: u64) -> NrtResult<DeviceAddr> {
         let mut a = lock(&self.arena);

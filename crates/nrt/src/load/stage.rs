@@ -346,6 +346,9 @@ fn stage_subgraph(
         let bytes = image.concat();
         let at = core.alloc_image(bytes.len() as u64)?;
         taken.images.push(at);
+        // The image's bytes are the model's, not the runtime's: book them
+        // to the model tier, which returns them at unload.
+        memory.book_carved(core.arena_addr(), MemUsage::instructions_of(engine), bytes.len() as u64)?;
         device.write(at, &bytes).map_err(|e| hal("writing an instruction image", e))?;
         images[engine.index()] = at;
     }

@@ -151,6 +151,28 @@ impl Ledger {
 
     pub(crate) fn book(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
         self.allocations += 1;
+        self.add_bytes(core, owner, usage, location, bytes);
+    }
+
+    pub(crate) fn release(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
+        self.allocations = self.allocations.saturating_sub(1);
+        self.sub_bytes(core, owner, usage, location, bytes);
+    }
+
+    /// Moves bytes of one allocation between owners / usages (the live
+    /// allocation count does not change).
+    pub(crate) fn rebook(&mut self, core: CoreId, from: (MemOwner, MemUsage), to: (MemOwner, MemUsage), location: MemoryLocation, bytes: u64) {
+        self.sub_bytes(core, from.0, from.1, location, bytes);
+        self.add_bytes(core, to.0, to.1, location, bytes);
+    }
+
+    /// Takes bytes off the books without counting a freed allocation (the
+    /// remainder of an allocation freed earlier).
+    pub(crate) fn drop_bytes(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
+        self.sub_bytes(core, owner, usage, location, bytes);
+    }
+
+    fn add_bytes(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
         let channel = match location {
             MemoryLocation::Host => {
                 self.host_totals.add(usage, bytes);
@@ -169,8 +191,7 @@ impl Ledger {
         }
     }
 
-    pub(crate) fn release(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
-        self.allocations = self.allocations.saturating_sub(1);
+    fn sub_bytes(&mut self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, bytes: u64) {
         let channel = match location {
             MemoryLocation::Host => {
                 self.host_totals.sub(usage, bytes);

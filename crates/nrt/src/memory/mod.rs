@@ -46,10 +46,32 @@ pub struct Allocation {
     pub size: u64,
 }
 
+/// Bytes of a live allocation re-booked to another owner and usage: a
+/// model's share of memory the runtime allocated once and hands out in
+/// pieces (model instruction images in a core's instruction arena). The
+/// device memory is not allocated again; only the ledger moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Carve {
+    /// Start of the runtime allocation the bytes are carved from.
+    pub parent: DeviceAddr,
+    /// Physical core the parent is booked to.
+    pub core: CoreId,
+    /// The parent's pool.
+    pub location: MemoryLocation,
+    /// New owner of the bytes.
+    pub owner: MemOwner,
+    /// Their usage under the new owner.
+    pub usage: MemUsage,
+    /// Bytes carved.
+    pub size: u64,
+}
+
 #[derive(Debug)]
 struct State {
     ledger: Ledger,
     live: HashMap<DeviceAddr, Allocation>,
+    /// Bytes of each live allocation currently carved out to other owners.
+    carved: HashMap<DeviceAddr, u64>,
     model_names: BTreeMap<ModelId, String>,
     memlog: MemLog,
 }
@@ -98,6 +120,7 @@ impl DeviceMemory {
             state: Mutex::new(State {
                 ledger,
                 live: HashMap::new(),
+                carved: HashMap::new(),
                 model_names: BTreeMap::new(),
                 memlog: MemLog::new(DEFAULT_MEMLOG_ENTRIES),
             }),
@@ -248,9 +271,48 @@ impl DeviceMemory {
             NrtError::failure(format!("freeing {} bytes ({}) at {addr} on ND {}: {e}", a.size, a.usage, self.index))
         })?;
         st.live.remove(&addr);
-        st.ledger.release(a.core, a.owner, a.usage, a.location, a.size);
+        // Carved bytes stay booked to their owners until they are returned.
+        let carved = st.carved.remove(&addr).unwrap_or(0);
+        st.ledger.release(a.core, a.owner, a.usage, a.location, a.size - carved.min(a.size));
         st.memlog.push(MemEventKind::Free, addr, a.size, a.usage, a.core, a.owner);
         Ok(())
+    }
+
+    /// Re-books `size` bytes of the live allocation at `parent` to `owner`
+    /// under `usage` (the device memory is the parent's; only the ledger
+    /// moves). Fails if `parent` is not live or has fewer uncarved bytes.
+    pub fn carve(&self, parent: DeviceAddr, owner: MemOwner, usage: MemUsage, size: u64) -> NrtResult<Carve> {
+        let mut st = self.lock();
+        let Some(a) = st.live.get(&parent).copied() else {
+            return Err(NrtError::invalid(format!("device address {parent} is not the start of a live allocation on ND {}", self.index)));
+        };
+        let carved = st.carved.get(&parent).copied().unwrap_or(0);
+        if carved.checked_add(size).is_none_or(|c| c > a.size) {
+            return Err(NrtError::invalid(format!(
+                "cannot book {size} more bytes of the {} bytes ({}) at {parent} on ND {}: {carved} are booked out already",
+                a.size, a.usage, self.index
+            )));
+        }
+        st.ledger.rebook(a.core, (a.owner, a.usage), (owner, usage), a.location, size);
+        st.carved.insert(parent, carved + size);
+        Ok(Carve { parent, core: a.core, location: a.location, owner, usage, size })
+    }
+
+    /// Returns carved bytes to their parent's booking (or, if the parent
+    /// was freed meanwhile, just takes them off the ledger).
+    pub fn uncarve(&self, c: &Carve) {
+        let mut st = self.lock();
+        if let Some(a) = st.live.get(&c.parent).copied() {
+            st.ledger.rebook(c.core, (c.owner, c.usage), (a.owner, a.usage), c.location, c.size);
+            let left = st.carved.get(&c.parent).copied().unwrap_or(0).saturating_sub(c.size);
+            if left == 0 {
+                st.carved.remove(&c.parent);
+            } else {
+                st.carved.insert(c.parent, left);
+            }
+        } else {
+            st.ledger.drop_bytes(c.core, c.owner, c.usage, c.location, c.size);
+        }
     }
 
     /// What the ledger knows about a live allocation.
@@ -265,6 +327,7 @@ impl DeviceMemory {
             core,
             model,
             live: Mutex::new(Vec::new()),
+            carved: Mutex::new(Vec::new()),
             total: AtomicU64::new(0),
         }
     }
@@ -315,6 +378,7 @@ pub struct ModelMemory {
     core: CoreId,
     model: ModelId,
     live: Mutex<Vec<DeviceAddr>>,
+    carved: Mutex<Vec<Carve>>,
     total: AtomicU64,
 }
 
@@ -353,9 +417,25 @@ impl ModelMemory {
         Ok(addr)
     }
 
-    /// Frees everything this tier allocated (newest first). Every
-    /// allocation is attempted; the first failure is returned.
+    /// Books `size` bytes of the runtime allocation at `parent` to this
+    /// model under `usage` (its instruction images in a core's arena);
+    /// [`ModelMemory::free_all`] gives them back.
+    pub fn book_carved(&self, parent: DeviceAddr, usage: MemUsage, size: u64) -> NrtResult<()> {
+        let c = self.memory.carve(parent, MemOwner::Model(self.model), usage, size)?;
+        self.carved.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+        self.total.fetch_add(size, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Frees everything this tier allocated (newest first) and returns its
+    /// carved bytes. Every allocation is attempted; the first failure is
+    /// returned.
     pub fn free_all(&self) -> NrtResult<()> {
+        let carved = std::mem::take(&mut *self.carved.lock().unwrap_or_else(|e| e.into_inner()));
+        for c in carved.iter().rev() {
+            self.memory.uncarve(c);
+            self.total.fetch_sub(c.size, Ordering::Relaxed);
+        }
         let addrs = std::mem::take(&mut *self.live.lock().unwrap_or_else(|e| e.into_inner()));
         let mut first = Ok(());
         for addr in addrs.into_iter().rev() {
@@ -414,5 +494,35 @@ mod tests {
         assert_eq!(hbm_channel_of(CoreId(1), 2, 2), 1);
         assert_eq!(hbm_channel_of(CoreId(0), 1, 2), 0);
         assert_eq!(hbm_channel_of(CoreId(3), 4, 0), 0);
+    }
+
+    #[test]
+    fn carved_bytes_move_to_the_model_and_back() {
+        let cfg = nrt_sim::SimConfig::builder().deterministic(true).hbm_bytes_per_channel(64 << 20).build();
+        let mem = Arc::new(DeviceMemory::new(Arc::new(nrt_sim::SimDevice::new(&cfg, 0))));
+        let empty = mem.ledger();
+        let arena = mem.alloc(CoreId(0), MemOwner::Runtime, MemUsage::InstrSp, 1 << 20, 4096).unwrap();
+        let before = mem.ledger();
+        let id: ModelId = 7;
+        let tier = mem.model_tier(CoreId(0), id);
+        tier.book_carved(arena, MemUsage::InstrPe, 4096).unwrap();
+        tier.book_carved(arena, MemUsage::InstrAct, 1024).unwrap();
+        let l = mem.ledger();
+        assert_eq!(l.total(), before.total(), "carving allocates nothing");
+        assert_eq!(l.allocations, before.allocations);
+        assert_eq!((l.model(id).get(MemUsage::InstrPe), l.model(id).get(MemUsage::InstrAct)), (4096, 1024));
+        assert_eq!(l.core(CoreId(0)).get(MemUsage::InstrSp), (1 << 20) - 5120);
+        assert_eq!(tier.total(), 5120);
+        let e = tier.book_carved(arena, MemUsage::InstrPe, 1 << 20).unwrap_err();
+        assert!(e.message.contains("booked out already"), "{}", e.message);
+        assert!(tier.book_carved(DeviceAddr(0x1234), MemUsage::InstrPe, 1).is_err(), "not a live allocation");
+        tier.free_all().unwrap();
+        assert_eq!(mem.ledger(), before);
+        // The parent freed first: the carve leaves the books on return.
+        tier.book_carved(arena, MemUsage::InstrDve, 512).unwrap();
+        mem.free(arena).unwrap();
+        assert_eq!(mem.ledger().model(id).get(MemUsage::InstrDve), 512);
+        tier.free_all().unwrap();
+        assert_eq!(mem.ledger(), empty);
     }
 }
