@@ -280,6 +280,11 @@ impl Shared {
 
     /// Queues a step of engine `e` unless one is queued already.
     pub fn schedule_engine(&self, core: &Core, e: usize) {
+        // Already queued: nothing to do, and no atomic RMW to pay (every
+        // register change wakes every active engine of the core).
+        if core.engines[e].queued.load(Ordering::SeqCst) {
+            return;
+        }
         if !core.engines[e].queued.swap(true, Ordering::SeqCst) {
             self.scheduler.submit(&self.arc(), Task::Engine(core.id.0, e as u8));
         }
@@ -287,6 +292,9 @@ impl Shared {
 
     /// Queues a walk of DMA queue `q` unless one is queued already.
     pub fn schedule_dma(&self, core: &Core, q: usize) {
+        if core.dma[q].queued.load(Ordering::SeqCst) {
+            return;
+        }
         if !core.dma[q].queued.swap(true, Ordering::SeqCst) {
             self.scheduler.submit(&self.arc(), Task::Dma(core.id.0, q as u16));
         }
