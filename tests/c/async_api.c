@@ -19,8 +19,8 @@
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_experimental.h"
 
-#define ROWS 128
-#define COLS 512
+#define ROWS 8
+#define COLS 128
 #define BYTES (ROWS * COLS * 4)
 #define RUNS 24
 
