@@ -176,13 +176,13 @@ fn tensor_ops_write_copy_and_read_in_order() {
     let rig = rig(LoadSettings::default());
     let xus = Xus::new(XuSettings::default());
     let (_ins, _outs, din, dout, _) = rig.io(0, 4);
-    let payload = data(4096, 44);
+    let payload = data(2048, 44);
     let (wcell, wdone) = status_cell();
     xus.tensor_write(0, din.clone(), 100, payload.clone(), 0, Some(wdone)).unwrap();
-    xus.tensor_copy(0, din.clone(), 100, dout.clone(), 8, 4096, 0, None).unwrap();
+    xus.tensor_copy(0, din.clone(), 100, dout.clone(), 8, 2048, 0, None).unwrap();
     let got = Arc::new(Mutex::new(Vec::new()));
     let sink = got.clone();
-    let s = xus.tensor_read(0, dout.clone(), 8, 4096, Box::new(move |b| sink.lock().unwrap().extend_from_slice(b)), 0, None).unwrap();
+    let s = xus.tensor_read(0, dout.clone(), 8, 2048, Box::new(move |b| sink.lock().unwrap().extend_from_slice(b)), 0, None).unwrap();
     assert!(xus.wait(s, LONG).unwrap());
     assert_eq!(wcell.load(Ordering::SeqCst), 0);
     assert_eq!(*got.lock().unwrap(), payload);
