@@ -13,6 +13,7 @@ mod bench_cmd;
 mod example_data;
 mod inspect;
 mod lower_cmd;
+mod kernel_cmd;
 mod model_io;
 mod neff_cmd;
 mod run_cmd;
@@ -100,6 +101,28 @@ enum Command {
         #[arg(default_value = "examples")]
         dir: PathBuf,
     },
+    /// Build GPSIMD custom-op kernel libraries.
+    Kernel {
+        #[command(subcommand)]
+        command: KernelCommand,
+    },
+}
+
+/// `nrt kernel ...` subcommands.
+#[derive(Subcommand)]
+enum KernelCommand {
+    /// Build a GPSIMD kernel crate for wasm32 (+simd128, release), check it
+    /// against the device ABI and write the library file a NEFF includes.
+    Build {
+        /// The kernel crate (a cdylib using nrt-kernel).
+        crate_dir: PathBuf,
+        /// The library file to write (default: <crate dir name>.ucpl).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Cargo target directory for the wasm build.
+        #[arg(long)]
+        target_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -174,6 +197,9 @@ fn main() -> ExitCode {
         Command::Bench { model, iterations, warmup, json, mode, depth } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
         Command::Bench { model, iterations, warmup, json, .. } => bench_cmd::bench(&model, iterations, warmup, json),
         Command::ExampleData { dir } => example_data_cmd(&dir),
+        Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
+            kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -74,7 +74,22 @@ pub struct CoreWindowLayout {
     /// DMA queue register banks, one [`DMA_QUEUE_BANK_STRIDE`] bank per
     /// (DMA engine, queue), in engine-major order.
     pub dma_regs: u64,
+    /// The Q7 cluster portal (ours, `docs/gpsimd.md` §1): CSRs at +0,
+    /// Q7 core `q`'s IRAM at +[`Q7_IRAM_OFFSET`] + `q` * [`Q7_CORE_STRIDE`],
+    /// its DRAM at +[`Q7_DRAM_OFFSET`] + `q` * [`Q7_CORE_STRIDE`].
+    pub q7: u64,
 }
+
+/// Portal offset of Q7 core 0's IRAM (later cores every [`Q7_CORE_STRIDE`]).
+pub const Q7_IRAM_OFFSET: u64 = 0x10_0000;
+/// Portal offset of Q7 core 0's DRAM (later cores every [`Q7_CORE_STRIDE`]).
+pub const Q7_DRAM_OFFSET: u64 = 0x30_0000;
+/// Distance between two Q7 cores' IRAM (or DRAM) apertures.
+pub const Q7_CORE_STRIDE: u64 = 0x4_0000;
+/// Bytes of the Q7 cluster's CSR page at the start of the portal.
+pub const Q7_CSR_SIZE: u64 = 0x4000;
+/// Bytes the Q7 portal spans inside a core window.
+pub const Q7_PORTAL_SIZE: u64 = Q7_DRAM_OFFSET + 8 * Q7_CORE_STRIDE;
 
 /// Byte stride between two DMA queue register banks.
 pub const DMA_QUEUE_BANK_STRIDE: u64 = 0x1000;
@@ -157,6 +172,11 @@ pub struct ArchDesc {
     pub tpb_stride: u64,
     /// Layout inside one TPB window.
     pub windows: CoreWindowLayout,
+    /// IRAM bytes of one Q7 core (`seed-siblings` §8.1: 64 KiB on v2,
+    /// 128 KiB on v3/v4); a larger code image is "ucode too big".
+    pub q7_iram_bytes: u64,
+    /// DRAM bytes of one Q7 core (64 KiB on v2, 256 KiB on v3/v4).
+    pub q7_dram_bytes: u64,
     /// Which of the numbers above are guesses rather than public facts.
     pub guesses: &'static str,
 }
@@ -222,6 +242,21 @@ impl ArchDesc {
             .offset(self.windows.dma_regs + bank * DMA_QUEUE_BANK_STRIDE)
     }
 
+    /// Device address of a core's Q7 cluster CSR page.
+    pub fn q7_csr_addr(&self, core: CoreId) -> DeviceAddr {
+        self.tpb_window(core).offset(self.windows.q7)
+    }
+
+    /// Device address of Q7 core `q`'s IRAM (0..[`ArchDesc::pool_cores`]).
+    pub fn q7_iram_addr(&self, core: CoreId, q: u32) -> DeviceAddr {
+        self.q7_csr_addr(core).offset(Q7_IRAM_OFFSET + Q7_CORE_STRIDE * u64::from(q))
+    }
+
+    /// Device address of Q7 core `q`'s DRAM (0..[`ArchDesc::pool_cores`]).
+    pub fn q7_dram_addr(&self, core: CoreId, q: u32) -> DeviceAddr {
+        self.q7_csr_addr(core).offset(Q7_DRAM_OFFSET + Q7_CORE_STRIDE * u64::from(q))
+    }
+
     /// Device address of a queue's tail-increment doorbell for one
     /// direction (`DMA_M2S_GROUP` or `DMA_S2M_GROUP`).
     pub fn dma_tail_inc_addr(&self, core: CoreId, q: DmaQueueId, group: u64) -> DeviceAddr {
@@ -234,6 +269,7 @@ const V2_WINDOWS: CoreWindowLayout = CoreWindowLayout {
     psum: 0x0200_0000,
     evt_sem: 0x0270_0000,
     dma_regs: 0x0280_0000,
+    q7: 0x0300_0000,
 };
 
 const ENGINES: [EngineId; 5] = EngineId::ALL;
@@ -284,6 +320,8 @@ pub static TRN1: ArchDesc = ArchDesc {
     tpb_base: DeviceAddr(0x0FFF_C000_0000),
     tpb_stride: 0x0400_0000,
     windows: V2_WINDOWS,
+    q7_iram_bytes: 64 << 10,
+    q7_dram_bytes: 64 << 10,
     guesses: "PSUM/DMA-register window offsets are this project's choice",
 };
 
@@ -308,6 +346,8 @@ pub static TRN2: ArchDesc = ArchDesc {
     sbuf_partition_bytes: 224 << 10,
     nq_types: 5,
     tpb_base: DeviceAddr(0x20_0000_0000),
+    q7_iram_bytes: 128 << 10,
+    q7_dram_bytes: 256 << 10,
     guesses: "PSUM/DMA-register window offsets are this project's choice",
     ..TRN1
 };
@@ -381,6 +421,22 @@ mod tests {
         assert_eq!(TRN2.cores_per_device, 8);
         assert_eq!(TRN2.default_lnc, 2);
         assert_eq!(INF2.cores_per_device, 2);
+    }
+
+    #[test]
+    fn q7_portal_sits_after_the_dma_registers_and_inside_the_window() {
+        for a in [&TRN1, &TRN2, &TRN3] {
+            let w = &a.windows;
+            let dma_end = w.dma_regs + u64::from(a.dma_queues_per_core()) * DMA_QUEUE_BANK_STRIDE;
+            assert!(w.q7 >= dma_end && w.q7 >= w.sbuf + a.sbuf_bytes());
+            assert!(w.q7 + Q7_PORTAL_SIZE <= a.tpb_stride);
+            assert!(a.q7_iram_bytes <= Q7_CORE_STRIDE && a.q7_dram_bytes <= Q7_CORE_STRIDE);
+            assert!(Q7_CSR_SIZE <= Q7_IRAM_OFFSET && Q7_IRAM_OFFSET + 8 * Q7_CORE_STRIDE <= Q7_DRAM_OFFSET);
+        }
+        assert_eq!((TRN1.q7_iram_bytes, TRN1.q7_dram_bytes), (64 << 10, 64 << 10));
+        assert_eq!((TRN2.q7_iram_bytes, TRN2.q7_dram_bytes), (128 << 10, 256 << 10));
+        assert_eq!(TRN2.q7_iram_addr(CoreId(1), 2), DeviceAddr(0x20_0000_0000 + 0x400_0000 + 0x300_0000 + 0x10_0000 + 0x8_0000));
+        assert_eq!(TRN2.q7_dram_addr(CoreId(0), 7), DeviceAddr(0x20_0000_0000 + 0x300_0000 + 0x30_0000 + 0x1C_0000));
     }
 
     #[test]

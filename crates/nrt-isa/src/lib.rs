@@ -8,6 +8,8 @@
 //! - `dtype`: element types (nrt_dtype_t) and their conversions.
 //! - `dma_desc`: the 16-byte DMA descriptors the DMA engines walk.
 //! - `notification`: the 16-byte notification-queue (NQ) records.
+//! - `ucode`: GPSIMD custom-op images, argument blocks, library sets,
+//!   stdio rings and Q7 CSRs (`docs/gpsimd.md`).
 //!
 //! Typical use: [`instr::decode_stream`] turns an engine's `.bin` stream into
 //! [`instr::Instruction`]s (typed where the layout is known, raw otherwise,
@@ -25,3 +27,4 @@ pub mod notification;
 pub mod opcode;
 pub mod operand;
 pub mod record;
+pub mod ucode;

@@ -45,6 +45,8 @@ pub struct Core {
     pub nq_signal: Arc<crate::nq::NqSignal>,
     /// The five engines, by [`EngineId::index`].
     pub engines: [EngineSlot; 5],
+    /// The POOL engine's Q7 cluster (WebAssembly kernels).
+    pub q7: crate::q7::Cluster,
     /// Latest virtual time (ps) any agent of this core has reached; host
     /// register writes are stamped with it.
     pub now: AtomicU64,
@@ -67,6 +69,7 @@ impl Core {
             nqs: Mutex::new(BTreeMap::new()),
             nq_signal: Arc::default(),
             engines: EngineId::ALL.map(slot),
+            q7: crate::q7::Cluster::new(arch),
             now: AtomicU64::new(0),
         }
     }

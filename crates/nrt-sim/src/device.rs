@@ -71,6 +71,10 @@ impl Runner for Shared {
                     self.schedule_dma(&core, q as usize);
                 }
             }
+            Task::Q7(c, q) => {
+                let Some(core) = self.started_core(CoreId(c)) else { return };
+                self.run_q7(&core, usize::from(q));
+            }
         }
     }
 }
@@ -81,7 +85,7 @@ impl RingMemory for Shared {
     }
     fn write_ring(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()> {
         match self.target(addr, data.len() as u64)? {
-            Target::EvtSem(..) | Target::DmaRegs(..) => {
+            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => {
                 Err(HalError::invalid(addr, data.len() as u64, "notification rings must be in memory, not registers"))
             }
             _ => self.write_at(addr, data, 0),
@@ -154,6 +158,10 @@ impl Shared {
                     word.copy_from_slice(&core.sync.read_window(op).to_le_bytes());
                 }
             }
+            Target::Q7(c, off) => {
+                let t = self.q7_target(addr, off, len)?;
+                self.core(c)?.q7.read(t, addr, buf)?;
+            }
             Target::DmaRegs(c, off) => {
                 Self::aligned_words(addr, len)?;
                 let core = self.core(c)?;
@@ -204,6 +212,10 @@ impl Shared {
                 }
                 self.wake_core(&core);
             }
+            Target::Q7(c, off) => {
+                let t = self.q7_target(addr, off, len)?;
+                self.core(c)?.q7.write(t, addr, data)?;
+            }
             Target::DmaRegs(c, off) => {
                 Self::aligned_words(addr, len)?;
                 let core = self.core(c)?;
@@ -227,7 +239,7 @@ impl Shared {
         Ok(match t {
             Target::Pool(_, off) => Some((None, off)),
             Target::Sbuf(c, off) | Target::Psum(c, off) => Some((Some(self.core(c)?), off)),
-            Target::EvtSem(..) | Target::DmaRegs(..) => None,
+            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => None,
         })
     }
 
@@ -288,6 +300,47 @@ impl Shared {
         if !core.engines[e].queued.swap(true, Ordering::SeqCst) {
             self.scheduler.submit(&self.arc(), Task::Engine(core.id.0, e as u8));
         }
+    }
+
+    fn q7_target(&self, addr: DeviceAddr, off: u64, len: u64) -> HalResult<crate::q7::PortalTarget> {
+        crate::q7::portal_target(self.arch, off, len).ok_or_else(|| {
+            HalError::invalid(
+                addr,
+                len,
+                format!(
+                    "not inside one Q7 aperture (CSRs, IRAM {} B or DRAM {} B per Q7 core)",
+                    self.arch.q7_iram_bytes, self.arch.q7_dram_bytes
+                ),
+            )
+        })
+    }
+
+    /// Queues Q7 core `q`'s invocation of the core's op in flight.
+    pub fn schedule_q7(&self, core: &Core, q: u8) {
+        self.scheduler.submit(&self.arc(), Task::Q7(core.id.0, q));
+    }
+
+    /// Runs Q7 core `q`'s share of the op in flight and reports its end:
+    /// an exception record, the completion write, a wake of the engines.
+    fn run_q7(self: &Arc<Self>, core: &Arc<Core>, q: usize) {
+        let Some(job) = core.q7.job(Some(core.q7.current_op())) else { return };
+        let (outcome, end) = crate::q7::invoke::run(self, core, &job, q);
+        if let crate::q7::invoke::Outcome::Fault(cause) = outcome {
+            let detail = cause.detail(q as u8);
+            if core.q7.fault(job.op_id, detail) {
+                let pool = EngineId::Pool.index() as u8;
+                self.error_record(core, Some(pool), job.pc, InferErrorSubtype::GpsimdException, detail, end);
+            }
+        }
+        if let Some(addr) = core.q7.finish(job.op_id, outcome, end)
+            && addr != 0
+        {
+            // A completion address that is not writable is the host's
+            // mistake; the op still ends (the engines are woken).
+            let _ = self.write_at(DeviceAddr(addr), &1u32.to_le_bytes(), end);
+        }
+        core.observe(end);
+        self.wake_core(core);
     }
 
     /// Queues a walk of DMA queue `q` unless one is queued already.
@@ -608,7 +661,7 @@ impl Device for SimDevice {
             ));
         }
         match self.shared.target(spec.ring, u64::from(spec.size_bytes))? {
-            Target::EvtSem(..) | Target::DmaRegs(..) => {
+            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => {
                 return Err(HalError::invalid(spec.ring, u64::from(spec.size_bytes), "NQ ring must be memory"));
             }
             _ => {}
@@ -662,6 +715,7 @@ impl Device for SimDevice {
             q.reset();
         }
         c.sync.reset();
+        c.q7.reset();
         Ok(())
     }
 }

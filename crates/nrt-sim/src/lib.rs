@@ -18,6 +18,8 @@
 //! - [`cost`]: virtual durations.
 //! - [`fault`]: fault injection.
 //! - [`kernels`]: the numerical kernels of the compute engines.
+//! - [`q7`]: the POOL engine's eight Q7 cores running WebAssembly
+//!   custom-op kernels (`docs/gpsimd.md`).
 //!
 //! The device infrastructure (everything but `kernels`) contains no
 //! `unsafe`; the memory core is built on per-page locks.
@@ -33,6 +35,7 @@ pub mod fault;
 pub mod kernels;
 pub mod memory;
 pub mod nq;
+pub mod q7;
 pub mod scheduler;
 pub mod semaphore;
 

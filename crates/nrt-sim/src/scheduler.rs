@@ -1,7 +1,7 @@
 //! Cooperative stepping of engines and DMA queues.
 //!
-//! Work items are [`Task`]s: "step engine E of core C" or "walk DMA queue Q
-//! of core C". Each task runs a bounded slice and re-queues itself if it
+//! Work items are [`Task`]s: "step engine E of core C", "walk DMA queue Q
+//! of core C" or "run Q7 core K's kernel for core C's op in flight". Each task runs a bounded slice and re-queues itself if it
 //! has more to do, so a small pool steps any number of engines fairly
 //! (there is no thread per engine; the machines have two cores).
 //!
@@ -45,6 +45,8 @@ pub enum Task {
     Engine(u32, u8),
     /// Walk a DMA queue: (core, queue index within the core).
     Dma(u32, u16),
+    /// Run one Q7 core's share of the op in flight: (core, Q7 index).
+    Q7(u32, u8),
 }
 
 /// Something that can run tasks (the device).

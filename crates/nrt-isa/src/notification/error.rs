@@ -37,13 +37,17 @@ pub enum InferErrorSubtype {
     HbmUncorrectable = 19,
     /// Ours: repairable HBM error: status 1205 (HW_ERR_REPAIRABLE_HBM_UE).
     HbmRepairable = 20,
+    /// Ours: a GPSIMD (Q7) kernel trapped or could not be dispatched; the
+    /// detail is `(q7 << 8) | cause` ([`crate::ucode::GpsimdCause`]) and
+    /// the POOL engine stops: status 1004 (COMPLETED_WITH_ERR).
+    GpsimdException = 21,
 }
 
 impl InferErrorSubtype {
     /// The subtype with code `code`.
     pub fn from_code(code: u8) -> Option<Self> {
         use InferErrorSubtype::*;
-        [Numerical, Transient, SwSequencer, EccUncorrectable, EccCorrectable, DmaAbort, HbmUncorrectable, HbmRepairable]
+        [Numerical, Transient, SwSequencer, EccUncorrectable, EccCorrectable, DmaAbort, HbmUncorrectable, HbmRepairable, GpsimdException]
             .into_iter()
             .find(|s| *s as u8 == code)
     }
@@ -52,7 +56,7 @@ impl InferErrorSubtype {
     pub fn nrt_status(self) -> Option<u32> {
         match self {
             InferErrorSubtype::Numerical => Some(1003),
-            InferErrorSubtype::Transient | InferErrorSubtype::SwSequencer => Some(1004),
+            InferErrorSubtype::Transient | InferErrorSubtype::SwSequencer | InferErrorSubtype::GpsimdException => Some(1004),
             InferErrorSubtype::EccUncorrectable => Some(1202),
             InferErrorSubtype::EccCorrectable => None,
             InferErrorSubtype::DmaAbort => Some(1203),

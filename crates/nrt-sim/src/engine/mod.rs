@@ -148,11 +148,22 @@ impl Sequencer {
             if self.state != RunState::Running {
                 return StepOutcome::Stopped;
             }
+            // A Q7 kernel raised a GPSIMD exception: its record is written,
+            // the POOL engine stops (docs/gpsimd.md §8).
+            if self.engine == EngineId::Pool && core.q7.take_halt() {
+                self.state = RunState::Halted;
+                return StepOutcome::Stopped;
+            }
             let Some((base, count)) = self.program else {
                 self.state = RunState::Idle;
                 return StepOutcome::Stopped;
             };
             if self.pc >= count {
+                // An execution never ends with a Q7 op in flight.
+                if self.engine == EngineId::Pool && core.q7.busy() {
+                    self.fetched.clear();
+                    return StepOutcome::Blocked;
+                }
                 self.end_execution(dev, core, 0);
                 self.state = RunState::Idle;
                 return StepOutcome::Stopped;
@@ -167,6 +178,12 @@ impl Sequencer {
             // (1) DRAIN's wait for the DMA queues, then the waits, taking
             // any issue-time updates with them.
             if rec.opcode == op::DRAIN && core.dma_busy() {
+                return StepOutcome::Blocked;
+            }
+            // The Q7 join: DRAIN waits for the op in flight; so do a new
+            // dispatch and, on POOL, the end of the execution.
+            if self.q7_join(&rec, &bytes, core) {
+                self.fetched.clear();
                 return StepOutcome::Blocked;
             }
             let ready_at = match sync::claim(&rec, &core.sync, self.clock) {
@@ -246,6 +263,25 @@ impl Sequencer {
                     let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, self.pc, rec.debug_hint, self.clock);
                     dev.push_record(core, n.queue, NqType::Notify, r);
                 }
+                Instruction::LoadPoolArgument(l) => match crate::q7::load_arguments(dev, l) {
+                    Ok(latched) => core.q7.latch(latched),
+                    Err(_) => {
+                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode));
+                    }
+                },
+                Instruction::ExtendedInst(x) => match crate::q7::dispatch(dev, core, x.spec, self.pc, self.clock) {
+                    crate::q7::Dispatch::Started => {}
+                    crate::q7::Dispatch::Wait => {
+                        self.fetched.clear();
+                        return StepOutcome::Blocked;
+                    }
+                    crate::q7::Dispatch::NoArguments => {
+                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode));
+                    }
+                    crate::q7::Dispatch::Failed(e) => {
+                        return self.fatal(dev, core, InferErrorSubtype::GpsimdException, e.cause.detail(e.q7));
+                    }
+                },
                 Instruction::DmaMemcpy(d) => {
                     if dev.copy_at(DeviceAddr(d.src), DeviceAddr(d.dst), d.bytes, self.clock).is_err() {
                         return self.fatal(dev, core, InferErrorSubtype::DmaAbort, u16::from(d.queue));
@@ -350,6 +386,27 @@ impl Sequencer {
         StepOutcome::Yield
     }
 }
+
+impl Sequencer {
+    /// Whether `rec` must wait for the Q7 cluster: a DRAIN (any engine)
+    /// or, on POOL, an EXTENDED_INST, HALT or EXIT while an op is in
+    /// flight. A DRAIN that passes moves the clock to the op's end.
+    fn q7_join(&mut self, rec: &Record, bytes: &[u8; RECORD_BYTES], core: &Core) -> bool {
+        let pool_join = self.engine == EngineId::Pool
+            && (rec.opcode == op::HALT || rec.opcode == EXTENDED_INST || nrt_isa::instr::slots::is_exit_record(bytes));
+        if rec.opcode != op::DRAIN && !pool_join {
+            return false;
+        }
+        if core.q7.busy() {
+            return true;
+        }
+        self.clock = self.clock.max(core.q7.end_clock());
+        false
+    }
+}
+
+/// The EXTENDED_INST opcode byte (hands an op to the Q7 cluster).
+const EXTENDED_INST: u8 = 0xF0;
 
 /// Error-record detail bit of a record that does not fit its opcode's
 /// nrt-isa layout (reserved bytes set, an unknown enum value, a wrong

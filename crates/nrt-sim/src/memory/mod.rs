@@ -12,6 +12,7 @@
 //! | `... + windows.psum` | core `n` PSUM, partition-major (16 KiB per partition = 8 banks of 2 KiB) |
 //! | `... + windows.evt_sem` | core `n` EVT_SEM block (events, semaphore READ/SET/INC/DEC aliases) |
 //! | `... + windows.dma_regs` | core `n` DMA queue register banks |
+//! | `... + windows.q7` | core `n` Q7 cluster portal: CSRs, 8 IRAM and 8 DRAM apertures |
 //!
 //! Anything else is an invalid address. An access must lie inside one
 //! region.
@@ -135,6 +136,8 @@ pub enum Target {
     EvtSem(CoreId, u64),
     /// A core's DMA register banks at an offset.
     DmaRegs(CoreId, u64),
+    /// A core's Q7 cluster portal (CSRs, IRAM, DRAM) at an offset.
+    Q7(CoreId, u64),
 }
 
 fn inside(addr: u64, len: u64, base: u64, size: u64) -> Option<u64> {
@@ -173,10 +176,13 @@ pub fn decode(arch: &ArchDesc, memory: &Memory, cores: u32, addr: DeviceAddr, le
         if let Some(o) = inside(off, l, w.dma_regs, dma_span) {
             return Ok(Target::DmaRegs(core, o));
         }
+        if let Some(o) = inside(off, l, w.q7, crate::q7::PORTAL_SIZE) {
+            return Ok(Target::Q7(core, o));
+        }
         return Err(HalError::invalid(
             addr,
             len,
-            format!("not inside one window of {core}'s TPB space (SBUF, PSUM, EVT_SEM or DMA registers)"),
+            format!("not inside one window of {core}'s TPB space (SBUF, PSUM, EVT_SEM, DMA registers or Q7 portal)"),
         ));
     }
     Err(HalError::invalid(

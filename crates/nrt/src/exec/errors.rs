@@ -9,6 +9,7 @@
 //! | NUMERICAL | 1003 when numerical-error reporting is on, else success | yes |
 //! | TRANSIENT | 1004 | yes |
 //! | SW_SEQUENCER | 1004 | no: the sequencer halted |
+//! | GPSIMD exception (Q7 kernel trap) | 1004 | no: the POOL engine halted |
 //! | ECC uncorrectable (SBUF/PSUM parity) | 1202 | no |
 //! | ECC correctable | none (logged) | yes |
 //! | DMA abort | 1203 | no (the queue is ABORTED) |
@@ -52,6 +53,8 @@ pub fn error_verdict(subtype: InferErrorSubtype, numerical_errors: bool) -> Verd
         InferErrorSubtype::DmaAbort => Verdict::stop(NrtStatus::ExecHwErrDmaAbort),
         InferErrorSubtype::HbmUncorrectable => Verdict::stop(NrtStatus::ExecHwErrHbmUe),
         InferErrorSubtype::HbmRepairable => Verdict::stop(NrtStatus::ExecHwErrRepairableHbmUe),
+        // A Q7 kernel trapped; the POOL engine halted (docs/gpsimd.md §8).
+        InferErrorSubtype::GpsimdException => Verdict::stop(NrtStatus::ExecCompletedWithErr),
     }
 }
 
@@ -98,7 +101,7 @@ mod tests {
         assert_eq!(error_verdict(S::HbmUncorrectable, false).status.code(), 1201);
         assert_eq!(error_verdict(S::HbmRepairable, false).status.code(), 1205);
         // Agrees with nrt-isa's own table wherever that one names a status.
-        for s in [S::Numerical, S::Transient, S::SwSequencer, S::EccUncorrectable, S::DmaAbort, S::HbmUncorrectable, S::HbmRepairable] {
+        for s in [S::Numerical, S::Transient, S::SwSequencer, S::EccUncorrectable, S::DmaAbort, S::HbmUncorrectable, S::HbmRepairable, S::GpsimdException] {
             assert_eq!(s.nrt_status(), Some(error_verdict(s, true).status.code() as u32));
         }
     }

@@ -1,0 +1,104 @@
+//! The 8-core Q7 relu over 1M fp32 elements (the example kernel built
+//! from Rust with +simd128, run as WebAssembly on the simulated cluster)
+//! against a native Rust loop over the same data, in the same run
+//! (issue target: >= 0.5x native).
+//!
+//! Run: `cargo bench -p nrt-sim --bench q7` (needs `rustup target add
+//! wasm32-unknown-unknown`; skipped with a note if rustup is absent).
+
+use nrt_hal::arch::EVT_SEM_SEM_INC;
+use nrt_hal::{CoreId, Device, EngineId, MemoryLocation};
+use nrt_isa::instr::slots::{drain_slot, load_pool_argument_slot};
+use nrt_isa::instr::{ExtendedInst, Head};
+use nrt_isa::ucode::{ArgBlock, ArgKind, ArgTensor, csr, isa_dtype};
+use nrt_sim::engine::RunState;
+use nrt_sim::{SimConfig, SimDevice};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const C0: CoreId = CoreId(0);
+const HBM0: MemoryLocation = MemoryLocation::Hbm { channel: 0 };
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) => PathBuf::from(d).join("wasm-kernels"),
+        None => std::env::current_exe().unwrap().ancestors().nth(3).unwrap().join("wasm-kernels"),
+    }
+}
+
+fn best(reps: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    (0..reps).map(|_| f()).min().unwrap_or_default()
+}
+
+fn main() {
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let n: usize = if quick { 1 << 14 } else { 1 << 20 };
+    let reps = if quick { 2 } else { 15 };
+    if std::process::Command::new("rustup").arg("--version").output().is_err() {
+        println!("note: rustup is not installed; the Q7 bench needs the wasm32-unknown-unknown target");
+        return;
+    }
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../nrt-kernel/kernels/examples"));
+    let (lib, _) = nrt_sim::q7::build::build_library(&dir, &target_dir()).expect("build the example kernels");
+
+    for deterministic in [false, true] {
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(deterministic).build(), 0);
+        let arch = dev.info().arch;
+        for q in 0..8 {
+            dev.write(arch.q7_dram_addr(C0, q), &lib.dram()).unwrap();
+            dev.write(arch.q7_iram_addr(C0, q), &lib.iram()).unwrap();
+        }
+        dev.write(arch.q7_csr_addr(C0).offset(csr::RUN_STALL), &0u32.to_le_bytes()).unwrap();
+        let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 2001) as f32 - 1000.0).collect();
+        let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let xa = dev.alloc(HBM0, bytes.len() as u64, 64).unwrap();
+        let ya = dev.alloc(HBM0, bytes.len() as u64, 64).unwrap();
+        dev.write(xa, &bytes).unwrap();
+        let dims = [n as u32];
+        let blk = ArgBlock {
+            args: vec![(ArgKind::Tensor, ArgTensor::hbm(xa.get(), isa_dtype::FP32, &dims))],
+            dst: Some(ArgTensor::hbm(ya.get(), isa_dtype::FP32, &dims)),
+        };
+        let ba = dev.alloc(HBM0, 576, 64).unwrap();
+        dev.write(ba, &blk.encode()).unwrap();
+        let done = arch.semaphore_addr(C0, EVT_SEM_SEM_INC, 7).get();
+        let ext = ExtendedInst { head: Head::default(), spec: 0, ..ExtendedInst::default() }.encode();
+        let prog: Vec<u8> = [load_pool_argument_slot(0, ba.get(), 0, done, None), ext, drain_slot(None)].concat();
+        let pa = dev.alloc(HBM0, prog.len() as u64, 64).unwrap();
+        dev.write(pa, &prog).unwrap();
+        let mut runs = 0;
+        let q7 = best(reps, || {
+            let t = Instant::now();
+            dev.start_engine(C0, EngineId::Pool, pa, prog.len() as u64).unwrap();
+            runs += 1;
+            while dev.semaphore_read(C0, 7).unwrap() < runs || dev.engine_state(C0, EngineId::Pool) == Some(RunState::Running) {
+                std::hint::spin_loop();
+            }
+            t.elapsed()
+        });
+        let mut y = vec![0u8; bytes.len()];
+        dev.read(ya, &mut y).unwrap();
+        let got: Vec<f32> = y.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
+        assert_eq!(got, want, "Q7 relu result");
+        // Native: the same relu over the same data into a separate buffer.
+        let mut out = vec![0f32; n];
+        let native = best(reps, || {
+            let t = Instant::now();
+            for (o, v) in out.iter_mut().zip(std::hint::black_box(&x)) {
+                *o = v.max(0.0);
+            }
+            std::hint::black_box(&out);
+            t.elapsed()
+        });
+        let ratio = native.as_secs_f64() / q7.as_secs_f64();
+        println!(
+            "q7 relu {n} fp32 ({}): 8 Q7 cores {:.3} ms ({:.2} Gelem/s), native loop {:.3} ms ({:.2} Gelem/s): {ratio:.2}x native",
+            if deterministic { "deterministic" } else { "pool" },
+            q7.as_secs_f64() * 1e3,
+            n as f64 / q7.as_secs_f64() / 1e9,
+            native.as_secs_f64() * 1e3,
+            n as f64 / native.as_secs_f64() / 1e9,
+        );
+    }
+}

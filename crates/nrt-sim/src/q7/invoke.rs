@@ -1,0 +1,323 @@
+//! One Q7 core running one kernel: the store and instance it keeps, the
+//! `env` imports, the watchdog, and how a trap becomes a cause.
+
+use super::wasm::{self, CompiledLib, MAX_GUEST_MEMORY};
+use super::{Cluster, Latched};
+use crate::core::Core;
+use crate::device::Shared;
+use nrt_hal::{DeviceAddr, EngineId};
+use nrt_isa::ucode::{ARG_BLOCK_BYTES, ArgLocation, ArgTensor, GpsimdCause};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use wasmtime::{Caller, Extern, Instance, Linker, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
+
+/// How one invocation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Returned 0.
+    Ok,
+    /// Trapped or returned nonzero.
+    Fault(GpsimdCause),
+    /// Stopped by the watchdog (or abandoned by a reset).
+    Hung,
+}
+
+/// One dispatched op, shared by its invocations.
+#[derive(Debug)]
+pub struct Job {
+    /// The op id ([`Cluster`] ignores stale ones).
+    pub op_id: u64,
+    /// Instruction index of the EXTENDED_INST (for error records).
+    pub pc: u64,
+    /// Cores running the op (1 or 8).
+    pub total: u32,
+    /// Per invoked core: the library and the kernel's export name.
+    pub kernels: Vec<(Arc<CompiledLib>, String)>,
+    /// What LOAD_POOL_ARGUMENT latched.
+    pub latched: Latched,
+    /// The word read from `one_value_read_addr`.
+    pub one_value: u32,
+    /// Virtual time of the dispatch.
+    pub start_clock: u64,
+}
+
+/// The device context one call runs with.
+struct CallCtx {
+    dev: Arc<Shared>,
+    core: Arc<Core>,
+    job: Arc<Job>,
+}
+
+/// A core's store data.
+pub(crate) struct HostState {
+    q7: u32,
+    call: Option<CallCtx>,
+    limits: StoreLimits,
+    deadline: Instant,
+    reset_epoch: u64,
+    /// Set by an import that traps on purpose.
+    cause: Option<GpsimdCause>,
+    /// The watchdog (not a reset) stopped the call.
+    timed_out: bool,
+    bytes: u64,
+}
+
+impl HostState {
+    fn new(q7: u32) -> HostState {
+        HostState {
+            q7,
+            call: None,
+            limits: StoreLimitsBuilder::new().memory_size(MAX_GUEST_MEMORY).instances(1).build(),
+            deadline: Instant::now(),
+            reset_epoch: 0,
+            cause: None,
+            timed_out: false,
+            bytes: 0,
+        }
+    }
+}
+
+/// A core's live instance of one library.
+pub(crate) struct CoreInstance {
+    lib: Arc<CompiledLib>,
+    reset_epoch: u64,
+    store: Store<HostState>,
+    instance: Instance,
+}
+
+impl std::fmt::Debug for CoreInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreInstance").field("kernels", &self.lib.kernels).field("reset_epoch", &self.reset_epoch).finish()
+    }
+}
+
+fn trap(st: &mut HostState, cause: GpsimdCause, why: String) -> wasmtime::Error {
+    st.cause = Some(cause);
+    wasmtime::Error::msg(why)
+}
+
+fn memory(c: &mut Caller<'_, HostState>) -> wasmtime::Result<Memory> {
+    match c.get_export("memory") {
+        Some(Extern::Memory(m)) => Ok(m),
+        _ => Err(trap(c.data_mut(), GpsimdCause::BadImage, "kernel has no memory export".into())),
+    }
+}
+
+/// Device byte ranges of tensor bytes `off..off + len`: (device address,
+/// offset into the guest buffer, length).
+fn segments(t: &ArgTensor, sbuf_base: u64, partition_bytes: u64, off: u64, len: u64) -> Vec<(u64, usize, usize)> {
+    match t.location {
+        ArgLocation::Hbm { addr } => vec![(addr.wrapping_add(off), 0, len as usize)],
+        ArgLocation::Sbuf { addr, per_block, .. } => {
+            let es = t.elem_bytes().max(1);
+            let (p0, off0) = (u64::from(addr >> 18), u64::from(addr & 0x3FFFF));
+            let row = u64::from(per_block) * es;
+            let mut v = Vec::new();
+            let mut pos = off;
+            while pos < off + len {
+                let (p, within) = (pos / row, pos % row);
+                let n = (row - within).min(off + len - pos);
+                v.push((sbuf_base + (p0 + p) * partition_bytes + off0 + within, (pos - off) as usize, n as usize));
+                pos += n;
+            }
+            v
+        }
+    }
+}
+
+fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i32, write: bool) -> wasmtime::Result<i32> {
+    let mem = memory(c)?;
+    let (data, st) = mem.data_and_store_mut(&mut *c);
+    let Some(ctx) = st.call.as_ref() else {
+        return Err(trap(st, GpsimdCause::TensorOob, "tensor access outside an op".into()));
+    };
+    let (dev, core, job) = (ctx.dev.clone(), ctx.core.clone(), ctx.job.clone());
+    let Some(t) = u32::try_from(arg).ok().and_then(|a| job.latched.args.tensor(a)) else {
+        return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg} does not exist")));
+    };
+    let (off, len, ptr) = (off as u64, len as u64, ptr as u32 as u64);
+    if off > t.bytes() || len > t.bytes() - off {
+        return Err(trap(st, GpsimdCause::TensorOob, format!("bytes {off}+{len} outside argument {arg} of {} bytes", t.bytes())));
+    }
+    if ptr + len > data.len() as u64 {
+        return Err(trap(st, GpsimdCause::TensorOob, format!("guest range {ptr:#x}+{len} outside the core's memory")));
+    }
+    let guest = &mut data[ptr as usize..(ptr + len) as usize];
+    let now = job.start_clock;
+    for (addr, at, n) in segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len) {
+        let r = if write {
+            dev.write_at(DeviceAddr(addr), &guest[at..at + n], now)
+        } else {
+            dev.read(DeviceAddr(addr), &mut guest[at..at + n])
+        };
+        if let Err(e) = r {
+            return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg}: {e}")));
+        }
+    }
+    let _ = core;
+    st.bytes += len;
+    Ok(0)
+}
+
+fn linker() -> Result<&'static Linker<HostState>, String> {
+    static LINKER: std::sync::OnceLock<Result<Linker<HostState>, String>> = std::sync::OnceLock::new();
+    LINKER
+        .get_or_init(|| {
+            let mut l = Linker::new(wasm::engine()?);
+            let r: wasmtime::Result<()> = (|| {
+                l.func_wrap("env", "get_cpu_id", |c: Caller<'_, HostState>| c.data().q7 as i32)?;
+                l.func_wrap("env", "get_cpu_count", |c: Caller<'_, HostState>| {
+                    c.data().call.as_ref().map_or(0, |x| x.job.total as i32)
+                })?;
+                l.func_wrap("env", "one_value", |c: Caller<'_, HostState>| c.data().call.as_ref().map_or(0, |x| x.job.one_value as i32))?;
+                l.func_wrap("env", "arg_block", |mut c: Caller<'_, HostState>, ptr: i32, len: i32| -> wasmtime::Result<i32> {
+                    let mem = memory(&mut c)?;
+                    let (data, st) = mem.data_and_store_mut(&mut c);
+                    let block = match st.call.as_ref() {
+                        Some(x) => x.job.latched.args.encode(),
+                        None => return Err(trap(st, GpsimdCause::TensorOob, "arg_block outside an op".into())),
+                    };
+                    let n = (len.max(0) as usize).min(ARG_BLOCK_BYTES);
+                    let p = ptr as u32 as usize;
+                    match data.get_mut(p..p + n) {
+                        Some(dst) => dst.copy_from_slice(&block[..n]),
+                        None => return Err(trap(st, GpsimdCause::TensorOob, format!("arg_block destination {p:#x}+{n} outside memory"))),
+                    }
+                    Ok(ARG_BLOCK_BYTES as i32)
+                })?;
+                l.func_wrap("env", "tensor_read", |mut c: Caller<'_, HostState>, a: i32, o: i64, p: i32, n: i32| tensor_io(&mut c, a, o, p, n, false))?;
+                l.func_wrap("env", "tensor_write", |mut c: Caller<'_, HostState>, a: i32, o: i64, p: i32, n: i32| tensor_io(&mut c, a, o, p, n, true))?;
+                l.func_wrap("env", "stdio_write", |mut c: Caller<'_, HostState>, fd: i32, ptr: i32, len: i32| -> wasmtime::Result<i32> {
+                    let mem = memory(&mut c)?;
+                    let (data, st) = mem.data_and_store_mut(&mut c);
+                    let p = ptr as u32 as usize;
+                    let Some(text) = data.get(p..p.saturating_add(len.max(0) as usize)) else {
+                        return Err(trap(st, GpsimdCause::TensorOob, format!("stdio_write source {p:#x}+{len} outside memory")));
+                    };
+                    let Some(ctx) = st.call.as_ref() else { return Ok(0) };
+                    let taken = super::stdio::append(&ctx.dev, &ctx.core, st.q7, fd == 2, text, ctx.job.start_clock);
+                    Ok(taken as i32)
+                })?;
+                Ok(())
+            })();
+            r.map_err(|e| format!("cannot define the kernel imports: {e}"))?;
+            Ok(l)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Instantiates `module` once to read its kernel list (`get_func_cnt`,
+/// `get_func_name`, `get_func_ptr`), checking names and handles.
+pub(crate) fn list_kernels(module: &Module) -> Result<Vec<String>, String> {
+    let mut store = Store::new(wasm::engine()?, HostState::new(0));
+    store.limiter(|s| &mut s.limits);
+    store.set_epoch_deadline(100);
+    let inst = linker()?.instantiate(&mut store, module).map_err(|e| format!("cannot instantiate: {e}"))?;
+    let cnt = inst.get_typed_func::<(), i32>(&mut store, "get_func_cnt").map_err(|e| e.to_string())?;
+    let name = inst.get_typed_func::<i32, i32>(&mut store, "get_func_name").map_err(|e| e.to_string())?;
+    let ptr = inst.get_typed_func::<i32, i32>(&mut store, "get_func_ptr").map_err(|e| e.to_string())?;
+    let mem = inst.get_memory(&mut store, "memory").ok_or("missing export memory")?;
+    let n = cnt.call(&mut store, ()).map_err(|e| format!("get_func_cnt trapped: {e}"))?;
+    if !(0..0x8000).contains(&n) {
+        return Err(format!("get_func_cnt returned {n}, expected 0..0x8000"));
+    }
+    let mut names = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let p = name.call(&mut store, i).map_err(|e| format!("get_func_name({i}) trapped: {e}"))? as u32 as usize;
+        let data = mem.data(&store);
+        let s = data.get(p..).ok_or_else(|| format!("get_func_name({i}) points outside memory"))?;
+        let end = s.iter().take(256).position(|&b| b == 0).ok_or_else(|| format!("kernel {i}'s name is not NUL-terminated within 255 bytes"))?;
+        let s = std::str::from_utf8(&s[..end]).map_err(|_| format!("kernel {i}'s name is not UTF-8"))?.to_string();
+        if s.is_empty() {
+            return Err(format!("kernel {i} has an empty name"));
+        }
+        if ptr.call(&mut store, i).map_err(|e| format!("get_func_ptr({i}) trapped: {e}"))? == 0 {
+            return Err(format!("kernel {i} ({s}) is not registered (get_func_ptr returned 0)"));
+        }
+        names.push(s);
+    }
+    Ok(names)
+}
+
+fn classify(e: &wasmtime::Error, st: &HostState) -> Outcome {
+    if let Some(c) = st.cause {
+        return Outcome::Fault(c);
+    }
+    match e.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => Outcome::Hung,
+        Some(Trap::StackOverflow) => Outcome::Fault(GpsimdCause::StackOverflow),
+        Some(Trap::MemoryOutOfBounds | Trap::TableOutOfBounds | Trap::HeapMisaligned) => Outcome::Fault(GpsimdCause::MemoryOob),
+        _ => Outcome::Fault(GpsimdCause::IllegalInstruction),
+    }
+}
+
+/// Runs Q7 core `q`'s share of `job`; returns the outcome and the virtual
+/// time it ended.
+pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize) -> (Outcome, u64) {
+    let cluster: &Cluster = &core.q7;
+    let Some((lib, kernel)) = job.kernels.get(q).or_else(|| job.kernels.first()) else {
+        return (Outcome::Fault(GpsimdCause::NoKernel), job.start_clock);
+    };
+    let epoch = cluster.reset_epoch.load(Ordering::Acquire);
+    let mut slot = cluster.instances[q].lock().unwrap_or_else(|e| e.into_inner());
+    let fresh = !matches!(&*slot, Some(i) if Arc::ptr_eq(&i.lib, lib) && i.reset_epoch == epoch);
+    if fresh {
+        *slot = None;
+        let Ok(engine) = wasm::engine() else { return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock) };
+        let mut store = Store::new(engine, HostState::new(q as u32));
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_callback(|mut ctx| {
+            let st = ctx.data_mut();
+            let reset = st.call.as_ref().is_some_and(|c| c.core.q7.reset_epoch.load(Ordering::Acquire) != st.reset_epoch);
+            if reset {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            if Instant::now() >= st.deadline {
+                st.timed_out = true;
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::Continue(1))
+        });
+        store.set_epoch_deadline(1);
+        let inst = match linker().and_then(|l| l.instantiate(&mut store, &lib.module).map_err(|e| e.to_string())) {
+            Ok(i) => i,
+            Err(_) => return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock),
+        };
+        *slot = Some(CoreInstance { lib: lib.clone(), reset_epoch: epoch, store, instance: inst });
+    }
+    let Some(ci) = slot.as_mut() else { return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock) };
+    let entry = match ci.instance.get_typed_func::<(), i32>(&mut ci.store, kernel) {
+        Ok(f) => f,
+        Err(_) => return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock),
+    };
+    {
+        let st = ci.store.data_mut();
+        st.call = Some(CallCtx { dev: dev.clone(), core: core.clone(), job: job.clone() });
+        st.deadline = Instant::now() + Duration::from_millis(u64::from(cluster.watchdog_ms()));
+        st.reset_epoch = epoch;
+        st.cause = None;
+        st.timed_out = false;
+        st.bytes = 0;
+    }
+    ci.store.set_epoch_deadline(1);
+    let running = wasm::Running::start();
+    let r = entry.call(&mut ci.store, ());
+    drop(running);
+    let st = ci.store.data_mut();
+    st.call = None;
+    let outcome = match &r {
+        Ok(0) => Outcome::Ok,
+        Ok(_) => Outcome::Fault(GpsimdCause::KernelStatus),
+        Err(e) => classify(e, st),
+    };
+    // 1.4 GHz; a fixed launch cost plus 16 bytes moved per cycle.
+    let cycles = 2000 + st.bytes / 16;
+    let end = job.start_clock + crate::cost::cycles(EngineId::Pool, cycles);
+    if outcome != Outcome::Ok {
+        // A trapped instance may hold broken state: start over next time.
+        *slot = None;
+    }
+    (outcome, end)
+}

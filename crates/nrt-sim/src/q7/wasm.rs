@@ -1,0 +1,210 @@
+//! The process-wide wasmtime engine (cranelift, epoch interruption), the
+//! epoch ticker, and the cache of compiled libraries keyed by their bytes.
+
+use nrt_isa::ucode::{KernelRow, LibraryImage};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+use wasmtime::{Config, Engine, ExternType, Module, ValType};
+
+/// Milliseconds between two epoch ticks (the watchdog's resolution).
+pub const EPOCH_TICK_MS: u64 = 10;
+/// Largest guest memory a kernel may grow to (64 MiB).
+pub const MAX_GUEST_MEMORY: usize = 64 << 20;
+/// Wasm stack a kernel may use before STACK_OVERFLOW.
+pub const MAX_WASM_STACK: usize = 512 << 10;
+/// Compiled libraries kept (distinct images); the cache is cleared when full.
+const CACHE_LIMIT: usize = 64;
+
+struct Shared {
+    engine: Engine,
+    /// Invocations running (the ticker sleeps while this is 0).
+    running: Mutex<usize>,
+    wake: Condvar,
+}
+
+static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+static TICKER: OnceLock<()> = OnceLock::new();
+
+fn shared() -> Result<&'static Shared, String> {
+    SHARED
+        .get_or_init(|| {
+            let mut c = Config::new();
+            c.epoch_interruption(true);
+            c.max_wasm_stack(MAX_WASM_STACK);
+            c.cranelift_opt_level(wasmtime::OptLevel::Speed);
+            Engine::new(&c)
+                .map(|engine| Shared { engine, running: Mutex::new(0), wake: Condvar::new() })
+                .map_err(|e| format!("cannot create the wasm engine: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The shared engine.
+pub fn engine() -> Result<&'static Engine, String> {
+    shared().map(|s| &s.engine)
+}
+
+/// Marks one invocation running while the guard lives; the ticker thread
+/// (one per process, started on first use) advances the epoch every
+/// [`EPOCH_TICK_MS`] only while some invocation runs.
+pub struct Running(&'static Shared);
+
+impl Running {
+    /// Starts counting one invocation.
+    pub fn start() -> Result<Running, String> {
+        let s = shared()?;
+        *s.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        s.wake.notify_all();
+        TICKER.get_or_init(|| {
+            let spawned = std::thread::Builder::new().name("nrt-sim-q7-epoch".into()).spawn(move || ticker(s));
+            if spawned.is_err() {
+                // Without a ticker runaway kernels cannot be stopped; the
+                // watchdog then relies on the callback's own clock check,
+                // which only runs at epoch ticks: nothing else to do.
+            }
+        });
+        Ok(Running(s))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut n = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_sub(1);
+    }
+}
+
+fn ticker(s: &'static Shared) {
+    loop {
+        {
+            let mut n = s.running.lock().unwrap_or_else(|e| e.into_inner());
+            while *n == 0 {
+                n = s.wake.wait(n).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(EPOCH_TICK_MS));
+        s.engine.increment_epoch();
+    }
+}
+
+/// A library compiled and checked against the kernel ABI.
+#[derive(Debug)]
+pub struct CompiledLib {
+    /// The compiled module.
+    pub module: Module,
+    /// Kernel names by index (`get_func_name(i)`).
+    pub kernels: Vec<String>,
+    /// The library's `kernel_info_table`.
+    pub table: Vec<KernelRow>,
+}
+
+impl CompiledLib {
+    /// The first table row for (spec, opcode), resolved to its kernel name.
+    pub fn lookup(&self, spec: u8, opcode: u8) -> Option<Result<&str, String>> {
+        let row = self.table.iter().find(|r| r.spec == spec && r.opcode == opcode)?;
+        Some(
+            self.kernels
+                .get(row.func as usize)
+                .map(String::as_str)
+                .ok_or_else(|| format!("table row (spec {spec}, opcode {opcode:#x}) names kernel {} of {}", row.func, self.kernels.len())),
+        )
+    }
+
+    /// The kernel called `name`.
+    pub fn by_name(&self, name: &str) -> Option<&str> {
+        self.kernels.iter().find(|k| k.as_str() == name).map(String::as_str)
+    }
+}
+
+/// The imports a kernel may use: name, parameters, results.
+pub(crate) const IMPORTS: &[(&str, &[ValType], &[ValType])] = &[
+    ("get_cpu_id", &[], &[ValType::I32]),
+    ("get_cpu_count", &[], &[ValType::I32]),
+    ("arg_block", &[ValType::I32, ValType::I32], &[ValType::I32]),
+    ("tensor_read", &[ValType::I32, ValType::I64, ValType::I32, ValType::I32], &[ValType::I32]),
+    ("tensor_write", &[ValType::I32, ValType::I64, ValType::I32, ValType::I32], &[ValType::I32]),
+    ("stdio_write", &[ValType::I32, ValType::I32, ValType::I32], &[ValType::I32]),
+    ("one_value", &[], &[ValType::I32]),
+];
+
+fn func_is(t: &ExternType, params: &[ValType], results: &[ValType]) -> bool {
+    let Some(f) = t.func() else { return false };
+    let eq = |a: &mut dyn ExactSizeIterator<Item = ValType>, b: &[ValType]| a.len() == b.len() && a.zip(b).all(|(x, y)| ValType::eq(&x, y));
+    eq(&mut f.params(), params) && eq(&mut f.results(), results)
+}
+
+/// Compiles `lib` and checks it against the ABI (`docs/gpsimd.md` §3).
+fn compile(lib: &LibraryImage) -> Result<CompiledLib, String> {
+    let engine = engine()?;
+    let module = Module::new(engine, &lib.wasm).map_err(|e| format!("module does not compile: {e:#}"))?;
+    for imp in module.imports() {
+        let ok = imp.module() == "env"
+            && IMPORTS.iter().any(|(n, p, r)| *n == imp.name() && func_is(&imp.ty(), p, r));
+        if !ok {
+            return Err(format!("import {}.{} is not part of the kernel ABI (or has the wrong type)", imp.module(), imp.name()));
+        }
+    }
+    let i32v = [ValType::I32];
+    let need: [(&str, &[ValType], &[ValType]); 3] =
+        [("get_func_cnt", &[], &i32v), ("get_func_name", &i32v, &i32v), ("get_func_ptr", &i32v, &i32v)];
+    for (name, p, r) in need {
+        match module.get_export(name) {
+            Some(t) if func_is(&t, p, r) => {}
+            Some(_) => return Err(format!("export {name} has the wrong type")),
+            None => return Err(format!("missing export {name}")),
+        }
+    }
+    if !matches!(module.get_export("memory"), Some(ExternType::Memory(_))) {
+        return Err("missing export memory".into());
+    }
+    let kernels = super::invoke::list_kernels(&module)?;
+    for name in &kernels {
+        match module.get_export(name) {
+            Some(t) if func_is(&t, &[], &i32v) => {}
+            _ => return Err(format!("kernel {name} is not exported as a () -> i32 function")),
+        }
+    }
+    for r in &lib.table {
+        if r.func as usize >= kernels.len() {
+            return Err(format!("table row (spec {}, opcode {:#x}) names kernel {} of {}", r.spec, r.opcode, r.func, kernels.len()));
+        }
+    }
+    Ok(CompiledLib { module, kernels, table: lib.table.clone() })
+}
+
+type Cache = HashMap<Vec<u8>, Result<Arc<CompiledLib>, String>>;
+static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+static COMPILES: AtomicUsize = AtomicUsize::new(0);
+
+/// The compiled form of `lib`, from the cache when the same bytes were
+/// compiled before (failures are cached too).
+pub fn compiled(lib: &LibraryImage) -> Result<Arc<CompiledLib>, String> {
+    let key = lib.to_file();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return hit.clone();
+    }
+    COMPILES.fetch_add(1, Ordering::Relaxed);
+    let r = compile(lib).map(Arc::new);
+    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= CACHE_LIMIT {
+        c.clear();
+    }
+    c.insert(key, r.clone());
+    r
+}
+
+/// Compilations so far (to test that the cache works).
+pub fn compile_count() -> usize {
+    COMPILES.load(Ordering::Relaxed)
+}
+
+/// Checks a library file as the device would load it: header, table,
+/// module, exports and imports. Returns the kernel names.
+pub fn check_library(file: &[u8]) -> Result<Vec<String>, String> {
+    let lib = LibraryImage::from_file(file).map_err(|e| e.to_string())?;
+    compiled(&lib).map(|c| c.kernels.clone())
+}
