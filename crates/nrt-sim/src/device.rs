@@ -176,19 +176,19 @@ impl Shared {
         Ok(())
     }
 
-    /// Reads device memory (not a register window) of at most one page
-    /// (64 KiB) and returns the stamp of the pages it came from, for
-    /// callers that cache something derived from the bytes (instruction
-    /// fetch). `Ok(None)` for register windows and longer reads, whose
-    /// bytes cannot be stamped.
+    /// Reads device bytes like [`Shared::read`] and, for HBM and host
+    /// memory reads of at most one page (64 KiB), returns the stamp of the
+    /// pages they came from, for callers that cache something derived from
+    /// the bytes (instruction fetch). `Ok(None)` (bytes read, no stamp) for
+    /// on-chip memory, register windows and longer reads.
     pub fn read_stamped(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<Option<Stamp>> {
-        let len = buf.len() as u64;
-        Ok(match self.target(addr, len)? {
-            Target::Pool(ch, off) => self.pool(ch).bytes.read_stamped(off, buf),
-            Target::Sbuf(c, off) => self.core(c)?.sbuf.read_stamped(off, buf),
-            Target::Psum(c, off) => self.core(c)?.psum.read_stamped(off, buf),
-            Target::EvtSem(..) | Target::DmaRegs(..) => None,
-        })
+        if let Target::Pool(ch, off) = self.target(addr, buf.len() as u64)?
+            && let Some(stamp) = self.pool(ch).bytes.read_stamped(off, buf)
+        {
+            return Ok(Some(stamp));
+        }
+        self.read(addr, buf)?;
+        Ok(None)
     }
 
     /// Writes device bytes; register windows take effect, stamped with
