@@ -174,6 +174,23 @@ int nrt_printf(const char *fmt, ...);
 /* ======================================================================== */
 #ifdef NRT_KERNEL_IMPLEMENTATION
 
+#ifndef NRT_KERNEL_HAVE_LIBC
+/* Freestanding builds (-nostdlib) need the two functions the compiler
+ * emits calls to; define NRT_KERNEL_HAVE_LIBC when linking a libc. The
+ * volatile stores keep clang from turning the loops back into calls. */
+void *memset(void *dst, int c, size_t n) {
+    volatile unsigned char *p = (volatile unsigned char *)dst;
+    while (n--) *p++ = (unsigned char)c;
+    return dst;
+}
+void *memcpy(void *dst, const void *src, size_t n) {
+    volatile unsigned char *d = (volatile unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    while (n--) *d++ = *s++;
+    return dst;
+}
+#endif
+
 static uint8_t nrt__block[NRT_ARG_BLOCK_BYTES];
 static uint32_t nrt__cursor;
 static int nrt__ready;

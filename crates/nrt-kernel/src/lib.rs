@@ -88,9 +88,14 @@ pub fn entry(body: fn() -> Result<(), KernelError>) -> i32 {
 /// under its own name and registered as `{spec i, 0xF0, i}` by
 /// `nrt kernel build`. Each is a `fn() -> Result<(), KernelError>`.
 ///
-/// ```ignore
-/// fn relu() -> Result<(), nrt_kernel::KernelError> { /* ... */ Ok(()) }
+/// ```
+/// fn relu() -> Result<(), nrt_kernel::KernelError> {
+///     let x = nrt_kernel::customop_next_tensor()?;
+///     let _ = x.numel();
+///     Ok(())
+/// }
 /// nrt_kernel::kernels!(relu);
+/// # fn main() { assert_eq!((get_func_cnt(), get_func_ptr(0)), (1, 1)); }
 /// ```
 #[macro_export]
 macro_rules! kernels {

@@ -20,8 +20,8 @@ pub enum LibSetError {
     /// cpu_id not 0.
     #[error("library-set row: cpu_id {0}, expected 0")]
     CpuId(u8),
-    /// total_cpus not 1 or 8.
-    #[error("library-set row: total_cpus {0}, expected 1 or 8")]
+    /// total_cpus not 0, 1 or 8.
+    #[error("library-set row: total_cpus {0}, expected 1 or 8 (0 reads as 1)")]
     TotalCpus(u32),
     /// func_name without a NUL or not UTF-8.
     #[error("library-set row: func_name is not a NUL-terminated UTF-8 string")]
@@ -40,7 +40,8 @@ pub struct LibSetRow {
     pub opcode: u8,
     /// Sub-opcode column (the EXTENDED_INST spec).
     pub sub_opcode: u8,
-    /// Cores the library runs on (1 or 8).
+    /// Cores the library runs on (1 or 8; 0, which NEFFs may carry, reads
+    /// as 1: see [`LibSetRow::cores`]).
     pub total_cpus: u32,
     /// Library flags (& 7).
     pub flags: u32,
@@ -51,6 +52,11 @@ pub struct LibSetRow {
 }
 
 impl LibSetRow {
+    /// Cores an op of this row runs on: `total_cpus`, with 0 read as 1.
+    pub fn cores(&self) -> u32 {
+        self.total_cpus.max(1)
+    }
+
     /// The 280 row bytes (refuses names of 256 bytes or more).
     pub fn encode(&self) -> Result<[u8; LIBSET_ROW_BYTES], LibSetError> {
         if self.func_name.len() >= FUNC_NAME_BYTES {
@@ -79,7 +85,7 @@ impl LibSetRow {
             if b[3] != 0 {
                 return Err(LibSetError::CpuId(b[3]));
             }
-            if total_cpus != 1 && total_cpus != 8 {
+            if !matches!(total_cpus, 0 | 1 | 8) {
                 return Err(LibSetError::TotalCpus(total_cpus));
             }
         }
@@ -115,6 +121,8 @@ mod tests {
         let mut bad = b;
         bad[4] = 2;
         assert_eq!(LibSetRow::decode(&bad), Err(LibSetError::TotalCpus(2)));
+        bad[4] = 0;
+        assert_eq!(LibSetRow::decode(&bad).unwrap().cores(), 1);
         bad[4] = 8;
         bad[3] = 1;
         assert_eq!(LibSetRow::decode(&bad), Err(LibSetError::CpuId(1)));

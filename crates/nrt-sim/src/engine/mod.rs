@@ -161,7 +161,6 @@ impl Sequencer {
             if self.pc >= count {
                 // An execution never ends with a Q7 op in flight.
                 if self.engine == EngineId::Pool && core.q7.busy() {
-                    self.fetched.clear();
                     return StepOutcome::Blocked;
                 }
                 self.end_execution(dev, core, 0);
@@ -182,8 +181,10 @@ impl Sequencer {
             }
             // The Q7 join: DRAIN waits for the op in flight; so do a new
             // dispatch and, on POOL, the end of the execution.
-            if self.q7_join(&rec, &bytes, core) {
-                self.fetched.clear();
+            let exit = self.engine == EngineId::Pool
+                && rec.opcode == PSEUDO_INST
+                && self.icache.entry(at).is_some_and(|e| nrt_isa::instr::slots::is_exit_record(&e.bytes));
+            if self.q7_join(rec.opcode, exit, core) {
                 return StepOutcome::Blocked;
             }
             let ready_at = match sync::claim(&rec, &core.sync, self.clock) {
@@ -271,10 +272,7 @@ impl Sequencer {
                 },
                 Instruction::ExtendedInst(x) => match crate::q7::dispatch(dev, core, x.spec, self.pc, self.clock) {
                     crate::q7::Dispatch::Started => {}
-                    crate::q7::Dispatch::Wait => {
-                        self.fetched.clear();
-                        return StepOutcome::Blocked;
-                    }
+                    crate::q7::Dispatch::Wait => return StepOutcome::Blocked,
                     crate::q7::Dispatch::NoArguments => {
                         return self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode));
                     }
@@ -391,10 +389,9 @@ impl Sequencer {
     /// Whether `rec` must wait for the Q7 cluster: a DRAIN (any engine)
     /// or, on POOL, an EXTENDED_INST, HALT or EXIT while an op is in
     /// flight. A DRAIN that passes moves the clock to the op's end.
-    fn q7_join(&mut self, rec: &Record, bytes: &[u8; RECORD_BYTES], core: &Core) -> bool {
-        let pool_join = self.engine == EngineId::Pool
-            && (rec.opcode == op::HALT || rec.opcode == EXTENDED_INST || nrt_isa::instr::slots::is_exit_record(bytes));
-        if rec.opcode != op::DRAIN && !pool_join {
+    fn q7_join(&mut self, opcode: u8, exit: bool, core: &Core) -> bool {
+        let pool_join = self.engine == EngineId::Pool && (opcode == op::HALT || opcode == EXTENDED_INST || exit);
+        if opcode != op::DRAIN && !pool_join {
             return false;
         }
         if core.q7.busy() {
@@ -407,6 +404,8 @@ impl Sequencer {
 
 /// The EXTENDED_INST opcode byte (hands an op to the Q7 cluster).
 const EXTENDED_INST: u8 = 0xF0;
+/// The PSEUDO_INST opcode byte (EXIT is one of its sub-opcodes).
+const PSEUDO_INST: u8 = 0xDF;
 
 /// Error-record detail bit of a record that does not fit its opcode's
 /// nrt-isa layout (reserved bytes set, an unknown enum value, a wrong

@@ -82,7 +82,7 @@ pub fn resolve(dev: &Shared, cluster: &Cluster, spec: u8) -> Result<Resolved, Di
                     .ok_or_else(|| err(GpsimdCause::NoKernel, CLUSTER_Q7, format!("row {i}'s library has no kernel {:?}", row.func_name)))?
                     .to_string()
             };
-            return Ok(Resolved { total: row.total_cpus, kernels: vec![(lib, kernel); row.total_cpus as usize] });
+            return Ok(Resolved { total: row.cores(), kernels: vec![(lib, kernel); row.cores() as usize] });
         }
     }
     let mut kernels = Vec::with_capacity(Q7_CORES);
