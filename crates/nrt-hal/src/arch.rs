@@ -431,7 +431,7 @@ mod tests {
             assert!(w.q7 >= dma_end && w.q7 >= w.sbuf + a.sbuf_bytes());
             assert!(w.q7 + Q7_PORTAL_SIZE <= a.tpb_stride);
             assert!(a.q7_iram_bytes <= Q7_CORE_STRIDE && a.q7_dram_bytes <= Q7_CORE_STRIDE);
-            assert!(Q7_CSR_SIZE <= Q7_IRAM_OFFSET && Q7_IRAM_OFFSET + 8 * Q7_CORE_STRIDE <= Q7_DRAM_OFFSET);
+            const { assert!(Q7_CSR_SIZE <= Q7_IRAM_OFFSET && Q7_IRAM_OFFSET + 8 * Q7_CORE_STRIDE <= Q7_DRAM_OFFSET) };
         }
         assert_eq!((TRN1.q7_iram_bytes, TRN1.q7_dram_bytes), (64 << 10, 64 << 10));
         assert_eq!((TRN2.q7_iram_bytes, TRN2.q7_dram_bytes), (128 << 10, 256 << 10));
