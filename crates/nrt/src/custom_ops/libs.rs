@@ -11,7 +11,8 @@
 //!
 //! Staging writes each library's code and, after them, the resolver
 //! table: one 280-byte row per exported function {+0 valid, +1 opcode,
-//! +2 sub_opcode, +3 cpu_id flag, +4 total_cpus, +0x0C flags, +0x10 u64
+//! +2 sub_opcode, +3 cpu_id flag, +4 total_cpus (1 or 8; an unset 0 is
+//! written as 1), +0x0C flags, +0x10 u64
 //! library device address, +0x18 name[256]} that every Q7 core of the
 //! POOL engine resolves opcodes through.
 
@@ -81,7 +82,8 @@ pub fn resolver_table(set: &GpsimdLibSet, lib_addrs: &[u64]) -> Vec<u8> {
             row[1] = f.opcode;
             row[2] = f.sub_opcode;
             row[3] = lib.cpu_id;
-            row[4] = lib.total_cpus;
+            // An unset total_cpus (0) runs the kernel on one core.
+            row[4] = if lib.total_cpus == 0 { 1 } else { lib.total_cpus };
             row[0x0C..0x10].copy_from_slice(&(lib.flags & 7).to_le_bytes());
             row[TABLE_LIB_ADDR_OFFSET..TABLE_LIB_ADDR_OFFSET + 8].copy_from_slice(&addr.to_le_bytes());
             let n = f.name.len().min(TABLE_NAME_BYTES - 1);

@@ -144,7 +144,7 @@ pub fn lower_engine(
     records: &[RecordBytes],
     trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
 ) -> Result<Vec<RecordBytes>, LowerError> {
-    lower_engine_with(subgraph, engine, records, trigger, |index, _| {
+    lower_engine_with(subgraph, engine, records, &[], trigger, |index, _| {
         Err(LowerError::BadRecord {
             subgraph: subgraph.to_string(),
             engine: engine.name(),
@@ -154,12 +154,14 @@ pub fn lower_engine(
     })
 }
 
-/// [`lower_engine`] with custom ops: `custom_op` lowers a 0xCA record (with
-/// its index) into its micro-program.
+/// [`lower_engine`] with custom ops: `head` is placed at the start of MAIN
+/// (the POOL engine's library configuration), and `custom_op` lowers a
+/// 0xCA record (with its index) into its micro-program.
 pub fn lower_engine_with(
     subgraph: &str,
     engine: EngineId,
     records: &[RecordBytes],
+    head: &[RecordBytes],
     mut trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
     mut custom_op: impl FnMut(usize, &RecordBytes) -> Result<[RecordBytes; MICRO_PROGRAM_RECORDS], LowerError>,
 ) -> Result<Vec<RecordBytes>, LowerError> {
@@ -167,7 +169,7 @@ pub fn lower_engine_with(
     // Pass 1: decide what each record becomes and where it lands in MAIN.
     let mut plan = Vec::with_capacity(records.len());
     let mut start = Vec::with_capacity(records.len() + 1);
-    let mut at = 0usize;
+    let mut at = head.len();
     for (index, rec) in records.iter().enumerate() {
         if let Some(s) = semaphores_used(rec).find(|s| u32::from(*s) >= dispatch::MODEL_SEMAPHORES) {
             return Err(bad(index, format!("uses semaphore {s}; models may use 0..{} (the rest belong to the runtime)", dispatch::MODEL_SEMAPHORES)));
@@ -208,6 +210,7 @@ pub fn lower_engine_with(
     let pre = dispatch::preamble(engine);
     // Pass 2: emit with branch targets moved.
     let mut main = Vec::with_capacity(main_len);
+    main.extend_from_slice(head);
     for (index, (rec, emit)) in records.iter().zip(&plan).enumerate() {
         let here = start[index] as i64;
         match emit {

@@ -327,7 +327,7 @@ fn stage_subgraph(
             custom_ops::lower_pseudo_embedding_update(rec, &env).map_err(|e| bad(e.to_string()))
         };
         let image = match sg.stream(engine) {
-            Some(s) => lower::lower_engine_with(&sg.name, engine, &s.records, |t, index| {
+            Some(s) => lower::lower_engine_with(&sg.name, engine, &s.records, &[], |t, index| {
                 let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
                 match t {
                     TriggerRef::Block { queue, block_id } => {
