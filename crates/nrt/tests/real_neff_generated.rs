@@ -31,6 +31,9 @@ struct Shape {
     mt: usize,
     n: usize,
     dtype: Dtype,
+    /// y arrives as its two column halves stacked ([2][K][N/2]); the y
+    /// DMAs walk them with the 0xD4 record's second dimension.
+    y_halves: bool,
 }
 
 impl Shape {
@@ -64,7 +67,13 @@ fn build(s: Shape) -> Vec<u8> {
         writeln!(pool, "dma2d flags=0 sem={sem} sem_add=16 src=[dge0+{:#x}; {:#x},128; 0x1,1; {}] dst=[var0+{:#x}; 0x40000,128; 0x1,1; {}] src_dtype={dt} dst_dtype={dt}", t * P * m * es, m * es, m * es, A0 + t * m * es, m * es).unwrap();
         a_sems.push(sem);
         sem += 1;
-        writeln!(pool, "dma2d flags=0 sem={sem} sem_add=16 src=[dge1+{:#x}; {:#x},128; 0x1,1; {}] dst=[var0+{:#x}; 0x40000,128; 0x1,1; {}] src_dtype={dt} dst_dtype={dt}", t * P * n * es, n * es, n * es, b0 + t * n * es, n * es).unwrap();
+        if s.y_halves {
+            // Row kk of tile t: two runs of N/2, one from each stacked half (K*N/2 apart).
+            let h = n / 2 * es;
+            writeln!(pool, "dma2d flags=0 sem={sem} sem_add=16 src=[dge1+{:#x}; {h:#x},128; {:#x},2; {h}] dst=[var0+{:#x}; 0x40000,128; {h:#x},2; {h}] src_dtype={dt} dst_dtype={dt}", t * P * h, k * h, b0 + t * n * es).unwrap();
+        } else {
+            writeln!(pool, "dma2d flags=0 sem={sem} sem_add=16 src=[dge1+{:#x}; {:#x},128; 0x1,1; {}] dst=[var0+{:#x}; 0x40000,128; 0x1,1; {}] src_dtype={dt} dst_dtype={dt}", t * P * n * es, n * es, n * es, b0 + t * n * es, n * es).unwrap();
+        }
         b_sems.push(sem);
         sem += 1;
     }
@@ -248,17 +257,41 @@ fn check_random(s: Shape, seed: u64) -> u64 {
     worst
 }
 
+/// y [K, N] rearranged as its two column halves stacked: [2][K][N/2].
+fn stacked_halves(y: &[f32], k: usize, n: usize) -> Vec<f32> {
+    let h = n / 2;
+    (0..2).flat_map(|half| (0..k).flat_map(move |kk| (0..h).map(move |j| y[kk * n + half * h + j]))).collect()
+}
+
+#[test]
+fn dma_records_with_a_second_dimension_gather_stacked_halves() {
+    for (dtype, seed) in [(Dtype::Float16, 5u64), (Dtype::Float32, 6)] {
+        let s = Shape { kt: 2, mt: 1, n: 128, dtype, y_halves: true };
+        let bytes = build(s);
+        let (_dev, host) = host();
+        let id = host.load(&bytes, 0, -1).unwrap_or_else(|e| panic!("{s:?}: load: {} {}", e.status, e.message));
+        let xt = random_values(dtype, s.k() * s.m(), seed);
+        let y = random_values(dtype, s.k() * s.n, seed ^ 0x55);
+        let got = run(&host, id, s, &xt, &stacked_halves(&y, s.k(), s.n));
+        let want = sequential_reference(s, &xt, &y);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(ulps(dtype, *g, *w) <= 1, "{s:?}: output0[{}][{}] = {g}, reference {w}", i / s.n, i % s.n);
+        }
+        host.unload(id).unwrap();
+    }
+}
+
 #[test]
 fn random_inputs_stay_within_one_ulp_of_the_sequential_reference() {
     for (dtype, seed) in [(Dtype::Float16, 1u64), (Dtype::Float16, 2), (Dtype::Bfloat16, 3), (Dtype::Float32, 4)] {
-        let worst = check_random(Shape { kt: 3, mt: 1, n: 128, dtype }, seed);
+        let worst = check_random(Shape { kt: 3, mt: 1, n: 128, dtype, y_halves: false }, seed);
         println!("{dtype:?} seed {seed}: largest distance {worst} ulp");
     }
 }
 
 #[test]
 fn a_generated_matmul_runs_like_the_compiler_sample() {
-    check(Shape { kt: 2, mt: 1, n: 64, dtype: Dtype::Float16 }, 3);
+    check(Shape { kt: 2, mt: 1, n: 64, dtype: Dtype::Float16, y_halves: false }, 3);
 }
 
 proptest! {
@@ -267,7 +300,7 @@ proptest! {
     #[test]
     fn generated_matmuls_match_references(kt in 1usize..4, mt in 1usize..3, nq in 1usize..5, d in 0usize..3, seed in any::<u64>()) {
         let dtype = [Dtype::Float16, Dtype::Bfloat16, Dtype::Float32][d];
-        check(Shape { kt, mt, n: nq * 64, dtype }, seed);
+        check(Shape { kt, mt, n: nq * 64, dtype, y_halves: false }, seed);
     }
 
     /// The same programs on random full-precision inputs, where terms
@@ -275,7 +308,7 @@ proptest! {
     #[test]
     fn generated_matmuls_on_random_inputs_are_within_one_ulp(kt in 1usize..4, mt in 1usize..3, nq in 1usize..5, d in 0usize..3, seed in any::<u64>()) {
         let dtype = [Dtype::Float16, Dtype::Bfloat16, Dtype::Float32][d];
-        check_random(Shape { kt, mt, n: nq * 64, dtype }, seed);
+        check_random(Shape { kt, mt, n: nq * 64, dtype, y_halves: false }, seed);
     }
 }
 
@@ -313,7 +346,7 @@ fn bench_real_neff_latency_and_generated_gflops() {
     } else {
         println!("skipping the sample latency: {path} is absent");
     }
-    let s = Shape { kt: 7, mt: 2, n: 512, dtype: Dtype::Float32 };
+    let s = Shape { kt: 7, mt: 2, n: 512, dtype: Dtype::Float32, y_halves: false };
     let (k, m, n) = (s.k(), s.m(), s.n);
     let bytes = build(s);
     let (_dev, host) = host();

@@ -10,6 +10,14 @@
 //! (`sem - semaphore_set[0]`), and it grows by `sem_add` (16: one per DMA
 //! engine) when the whole transfer has landed: the load splits the rows
 //! into `sem_add` packets, each of which bumps the queue's semaphore once.
+//!
+//! Each side walks three levels: `num0` rows `step0` bytes apart (the
+//! outer dimension), in each row `num1` runs `step1` bytes apart, each run
+//! `row_bytes` contiguous bytes. Every observed record has `num1 = 1` (so
+//! `step1` is unused); a record with `num1 > 1` walks the runs of a row in
+//! order before the next row, on both sides alike. On the state buffer a
+//! step that is a multiple of the operand's partition stride (`1 << 18`)
+//! moves across partitions, any other step moves inside the partition.
 
 use super::{MemRef, MemRefKind, ProgramError, QueueSetIr, Transfer, VarSlice};
 use nrt_hal::EngineId;
@@ -47,7 +55,11 @@ pub struct Dma2dSide {
     pub row_step: u64,
     /// Rows.
     pub rows: u64,
-    /// Contiguous bytes per row.
+    /// Bytes between the runs of one row (the second dimension).
+    pub run_step: u64,
+    /// Runs per row (1 in every observed record).
+    pub runs: u64,
+    /// Contiguous bytes per run.
     pub row_bytes: u64,
     /// Element type on this side.
     pub dtype: Dtype,
@@ -130,11 +142,8 @@ impl Dma2dIr {
             if matches!(v.kind, MemRefKind::List { .. } | MemRefKind::DgeTable { .. }) {
                 return Err(bad(format!("{dir} names var {:?}, a table, which is not DMA data", v.name)));
             }
-            if a.num1 > 1 {
-                return Err(bad(format!("{dir} has a second dimension of {} (only 1 is supported)", a.num1)));
-            }
-            if a.num0 == 0 || a.row_bytes == 0 {
-                return Err(bad(format!("{dir} moves nothing ({} rows of {} bytes)", a.num0, a.row_bytes)));
+            if a.num0 == 0 || a.num1 == 0 || a.row_bytes == 0 {
+                return Err(bad(format!("{dir} moves nothing ({} rows of {} runs of {} bytes)", a.num0, a.num1, a.row_bytes)));
             }
             if !u64::from(a.row_bytes).is_multiple_of(dtype.size_bytes() as u64) {
                 return Err(bad(format!("{dir} row of {} bytes is not whole {} elements", a.row_bytes, dtype.name())));
@@ -145,11 +154,13 @@ impl Dma2dIr {
                 offset: u64::from(a.offset),
                 row_step: u64::from(a.step0),
                 rows: u64::from(a.num0),
+                run_step: if a.num1 > 1 { u64::from(a.step1) } else { 0 },
+                runs: u64::from(a.num1),
                 row_bytes: u64::from(a.row_bytes),
                 dtype,
             };
             if !s.state_buffer {
-                let end = s.offset + (s.rows - 1) * s.row_step + s.row_bytes;
+                let end = s.offset + (s.rows - 1) * s.row_step + (s.runs - 1) * s.run_step + s.row_bytes;
                 if end > v.size {
                     return Err(bad(format!("{dir} reaches byte {end} of var {:?}, which is {} bytes", v.name, v.size)));
                 }
@@ -160,6 +171,9 @@ impl Dma2dIr {
         let dst = side(&d.dst, d.dst_dtype.0, "destination")?;
         if src.rows != dst.rows {
             return Err(bad(format!("reads {} rows but writes {}", src.rows, dst.rows)));
+        }
+        if src.runs != dst.runs {
+            return Err(bad(format!("reads {} runs per row but writes {}; both sides must walk the same shape", src.runs, dst.runs)));
         }
         let (se, de) = (src.row_bytes / src.dtype.size_bytes() as u64, dst.row_bytes / dst.dtype.size_bytes() as u64);
         if se != de {
@@ -181,44 +195,59 @@ impl Dma2dIr {
             what: format!("{} instruction {} (dma2d)", self.engine.name(), self.index),
             reason,
         };
-        let map = |s: &Dma2dSide, dir: &str| -> Result<(u64, i64), ProgramError> {
+        // (start offset, row step, run step) of a side in device terms.
+        let map = |s: &Dma2dSide, dir: &str| -> Result<(u64, i64, i64), ProgramError> {
+            let fits = |v: u64, what: &str| i64::try_from(v).map_err(|_| bad(format!("{dir} {what} step is too large")));
             if !s.state_buffer {
-                return Ok((s.offset, i64::try_from(s.row_step).map_err(|_| bad(format!("{dir} row step is too large")))?));
+                return Ok((s.offset, fits(s.row_step, "row")?, fits(s.run_step, "run")?));
             }
             let (part, inner) = (s.offset / DMA_SB_PARTITION_STRIDE, s.offset % DMA_SB_PARTITION_STRIDE);
-            let (part_step, step) = if s.row_step.is_multiple_of(DMA_SB_PARTITION_STRIDE) && s.rows > 1 {
-                let k = s.row_step / DMA_SB_PARTITION_STRIDE;
-                (k, k * sbuf.partition_bytes)
-            } else {
-                (0, s.row_step)
+            // A dimension steps across partitions when its step is a whole
+            // number of partition strides, else inside the partition.
+            let (mut last_part, mut last_inner) = (part, inner + s.row_bytes);
+            let mut dim = |step: u64, count: u64| -> u64 {
+                if count > 1 && step.is_multiple_of(DMA_SB_PARTITION_STRIDE) {
+                    let k = step / DMA_SB_PARTITION_STRIDE;
+                    last_part += k * (count - 1);
+                    k * sbuf.partition_bytes
+                } else {
+                    last_inner += step * (count - 1);
+                    step
+                }
             };
-            let last_inner = inner + if part_step == 0 { (s.rows - 1) * s.row_step } else { 0 } + s.row_bytes;
-            let last_part = part + part_step * (s.rows - 1);
+            let row_step = dim(s.row_step, s.rows);
+            let run_step = dim(s.run_step, s.runs);
             if last_inner > sbuf.partition_bytes || last_part >= sbuf.partitions {
                 return Err(bad(format!(
                     "{dir} state-buffer access reaches partition {last_part} byte {last_inner}; the state buffer has {} partitions of {} bytes",
                     sbuf.partitions, sbuf.partition_bytes
                 )));
             }
-            Ok((part * sbuf.partition_bytes + inner, i64::try_from(step).map_err(|_| bad(format!("{dir} row step is too large")))?))
+            Ok((part * sbuf.partition_bytes + inner, fits(row_step, "row")?, fits(run_step, "run")?))
         };
-        let (src_off, src_step) = map(&self.src, "source")?;
-        let (dst_off, dst_step) = map(&self.dst, "destination")?;
+        let (src_off, src_step, src_run) = map(&self.src, "source")?;
+        let (dst_off, dst_step, dst_run) = map(&self.dst, "destination")?;
         let rows = self.src.rows;
         let parts = u64::from(self.packets);
         let mut out = Vec::with_capacity(self.packets as usize);
         for p in 0..parts {
             let (r0, r1) = (rows * p / parts, rows * (p + 1) / parts);
-            let side = |s: &Dma2dSide, step: i64| -> Result<PatternSide, ProgramError> {
+            let side = |s: &Dma2dSide, step: i64, run: i64| -> Result<PatternSide, ProgramError> {
+                let fit = |v: i64| i32::try_from(v).map_err(|_| bad(format!("step {v} does not fit a pattern block")));
                 let mut dims = [PatternDim::default(); MAX_PATTERN_DIMS];
                 dims[0] = PatternDim { step: s.dtype.size_bytes() as i32, size: s.row_bytes as u32 };
-                dims[1] = PatternDim { step: i32::try_from(step).map_err(|_| bad(format!("row step {step} does not fit a pattern block")))?, size: (r1 - r0) as u32 };
-                Ok(PatternSide { addr: 0, dtype: s.dtype, ndims: 2, dims })
+                let mut ndims = 1;
+                if s.runs > 1 {
+                    dims[ndims] = PatternDim { step: fit(run)?, size: s.runs as u32 };
+                    ndims += 1;
+                }
+                dims[ndims] = PatternDim { step: fit(step)?, size: (r1 - r0) as u32 };
+                Ok(PatternSide { addr: 0, dtype: s.dtype, ndims: ndims as u8 + 1, dims })
             };
             let block = PatternBlock {
                 op: pat::DmaOp::Copy,
-                src: side(&self.src, src_step)?,
-                dst: side(&self.dst, dst_step)?,
+                src: side(&self.src, src_step, src_run)?,
+                dst: side(&self.dst, dst_step, dst_run)?,
                 scale: 1.0,
                 constant: None,
                 transpose: None,
@@ -228,7 +257,7 @@ impl Dma2dIr {
             out.push(Transfer {
                 src: VarSlice { var_id: self.src.var_id, offset: at(src_off, src_step) },
                 dst: VarSlice { var_id: self.dst.var_id, offset: at(dst_off, dst_step) },
-                len: (r1 - r0) * self.src.row_bytes,
+                len: (r1 - r0) * self.src.runs * self.src.row_bytes,
                 pattern: Some(block),
             });
         }
@@ -274,6 +303,33 @@ mod tests {
         let b = p[1].pattern.unwrap();
         assert_eq!((b.src.dims[1].step, b.src.dims[1].size, b.dst.dims[1].step), (0x38000, 8, 0x100));
         assert_eq!((b.src.dtype, b.dst.dtype, b.src.elements()), (Dtype::Float32, Dtype::Float16, 8 * 64));
+    }
+
+    #[test]
+    fn a_second_dimension_walks_runs_inside_each_row() {
+        // x [128 rows x 512 B] read as 2 runs of 128 B, 256 B apart, per
+        // row; written to SB partition r as 2 runs of 128 B, 0x400 apart.
+        let r = rec("dma2d flags=0 sem=24 sem_add=16 src=[dge0+0x0; 0x200,128; 0x100,2; 128] dst=[var0+0x1000; 0x40000,128; 0x400,2; 128] src_dtype=float16 dst_dtype=float16");
+        let d = Dma2dIr::resolve("sg00", EngineId::Pool, 0, &r, &vars(), &sets()).unwrap();
+        assert_eq!((d.src.runs, d.src.run_step, d.dst.runs, d.dst.run_step), (2, 0x100, 2, 0x400));
+        let p = d.packets("sg00", GEOM).unwrap();
+        assert_eq!(p.len(), 16);
+        assert_eq!((p[2].src.offset, p[2].dst.offset, p[2].len), (16 * 0x200, 16 * 0x38000 + 0x1000, 8 * 2 * 128));
+        let b = p[2].pattern.unwrap();
+        assert_eq!((b.src.ndims, b.src.dims[1], b.src.dims[2]), (3, PatternDim { step: 0x100, size: 2 }, PatternDim { step: 0x200, size: 8 }));
+        assert_eq!((b.dst.dims[1], b.dst.dims[2]), (PatternDim { step: 0x400, size: 2 }, PatternDim { step: 0x38000, size: 8 }));
+        // A second dimension across partitions maps onto the device stride.
+        let r = rec("dma2d flags=0 sem=24 sem_add=16 src=[dge0+0x0; 0x80,16; 0x800,8; 128] dst=[var0+0x0; 0x80,16; 0x40000,8; 128] src_dtype=float16 dst_dtype=float16");
+        let d = Dma2dIr::resolve("sg00", EngineId::Pool, 0, &r, &vars(), &sets()).unwrap();
+        let b = d.packets("sg00", GEOM).unwrap()[0].pattern.unwrap();
+        assert_eq!((b.dst.dims[1], b.dst.dims[2]), (PatternDim { step: 0x38000, size: 8 }, PatternDim { step: 0x80, size: 1 }));
+        // Shapes must agree, and the walk must stay inside its var.
+        let err = |t: &str| Dma2dIr::resolve("sg00", EngineId::Pool, 0, &rec(t), &vars(), &sets()).unwrap_err().to_string();
+        assert!(err("dma2d flags=0 sem=24 sem_add=16 src=[dge0+0x0; 0x200,128; 0x100,2; 128] dst=[var0+0x0; 0x40000,128; 0x1,1; 256] src_dtype=float16 dst_dtype=float16").contains("runs per row"));
+        assert!(err("dma2d flags=0 sem=24 sem_add=16 src=[dge0+0x0; 0x200,128; 0x200,2; 512] dst=[var0+0x0; 0x40000,128; 0x200,2; 512] src_dtype=float16 dst_dtype=float16").contains("reaches byte"));
+        let r = rec("dma2d flags=0 sem=24 sem_add=16 src=[dge0+0x0; 0x200,128; 0x100,2; 128] dst=[var0+0x37f00; 0x40000,128; 0x100,2; 128] src_dtype=float16 dst_dtype=float16");
+        let d = Dma2dIr::resolve("sg00", EngineId::Pool, 0, &r, &vars(), &sets()).unwrap();
+        assert!(d.packets("sg00", GEOM).unwrap_err().to_string().contains("state buffer has 128 partitions"));
     }
 
     #[test]
