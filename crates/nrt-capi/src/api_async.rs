@@ -129,20 +129,11 @@ pub extern "C" fn nrta_execute_schedule(model: *mut c_void, input: *const c_void
         out_seq(seq)?;
         let m = MODELS.get(model as usize)?;
         let (inputs, _) = runtime_set_for_async(&*SETS.get(input as usize)?)?;
-        let (outputs, outs) = runtime_set_for_async(&*SETS.get(output as usize)?)?;
+        // Outputs are whole device tensors: the runtime counts their
+        // completions (streaming records).
+        let (outputs, _) = runtime_set_for_async(&*SETS.get(output as usize)?)?;
         let loaded = h.model(&m)?;
-        let status = status_writer(ret);
-        let done: OnComplete = Box::new(move |q, s| {
-            if s == NrtStatus::Success {
-                for ct in &outs {
-                    ct.complete_one();
-                }
-            }
-            if let Some(f) = status {
-                f(q, s);
-            }
-        });
-        let s = h.xus.schedule_execute(m.vnc, loaded, inputs, outputs, queue.into(), Some(done))?;
+        let s = h.xus.schedule_execute(m.vnc, loaded, inputs, outputs, queue.into(), status_writer(ret))?;
         give(seq, s);
         Ok(())
     })
@@ -324,13 +315,8 @@ pub extern "C" fn nrt_register_async_exec_callback(callback: Option<Callback>, p
 /// The completion report of an implicit-async execution: the registered
 /// callback, or the default one (a log line for a failure).
 /// The job id is the execution's sequence id.
-pub fn implicit_completion(model_id: u32, vnc: u32, outputs: Vec<Arc<CTensor>>) -> OnComplete {
+pub fn implicit_completion(model_id: u32, vnc: u32) -> OnComplete {
     Box::new(move |job_id, s: NrtStatus| {
-        if s == NrtStatus::Success {
-            for ct in &outputs {
-                ct.complete_one();
-            }
-        }
         let cb = *CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
         match cb {
             Some((f, params)) => f(params as *mut c_void, model_id, vnc, job_id, s.code()),

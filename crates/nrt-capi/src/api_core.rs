@@ -379,22 +379,27 @@ fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: 
                 return Err(NrtError::invalid(format!("Supports for loops on the host is deprecated (repeat count {repeat}; only 1 is accepted)")));
             }
             let (inputs, _) = runtime_set_for_async(&ins)?;
-            let (outputs, all_out) = runtime_set_for_async(&outs)?;
-            let done = crate::api_async::implicit_completion(m.id, m.vnc, all_out);
+            let (outputs, _) = runtime_set_for_async(&outs)?;
+            let done = crate::api_async::implicit_completion(m.id, m.vnc);
             h.xus.execute_implicit(m.vnc, h.model(&m)?, inputs, outputs, done)?;
             return Ok(());
         }
         let (inputs, _, _) = runtime_set(&ins, true)?;
         let (outputs, staged, all_out) = runtime_set(&outs, false)?;
         h.execute(&m, &inputs, &outputs, repeat)?;
-        for (ct, tmp) in staged {
+        for (ct, tmp) in &staged {
             let n = usize::try_from(tmp.size()).unwrap_or(0);
             let mut bytes = vec![0u8; n];
             tmp.read(0, &mut bytes)?;
             ct.write(0, &bytes)?;
         }
+        // Tensors bound in place were counted by the runtime (streaming
+        // completion records); staged ones, and every output in no-device
+        // mode, complete now.
         for ct in all_out {
-            ct.complete_one();
+            if m.device.is_none() || staged.iter().any(|(s, _)| Arc::ptr_eq(s, &ct)) {
+                ct.complete_one();
+            }
         }
         Ok(())
     })

@@ -321,7 +321,7 @@ pub extern "C" fn nrt_tensor_check_output_completion(t: *const c_void, timeout: 
         let limit = u64::try_from(timeout).ok().map(Duration::from_micros);
         let mut warned = false;
         loop {
-            let seen = crate::ctensor::OUTPUT_COMPLETIONS.count();
+            let seen = nrt_core::tensor::OUTPUT_COMPLETIONS.count();
             if ct.completions() >= expected {
                 return Ok(());
             }
@@ -342,7 +342,7 @@ pub extern "C" fn nrt_tensor_check_output_completion(t: *const c_void, timeout: 
                 None if !warned => Duration::from_secs(30).saturating_sub(waited),
                 None => Duration::from_secs(3600),
             };
-            crate::ctensor::OUTPUT_COMPLETIONS.wait(seen, next.max(Duration::from_micros(1)));
+            nrt_core::tensor::OUTPUT_COMPLETIONS.wait(seen, next.max(Duration::from_micros(1)));
         }
     })
 }

@@ -10,10 +10,6 @@ use nrt_core::{NrtError, NrtResult};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Moves whenever any tensor's completion count does (one process-global
-/// event, as libnrt has one mutex + condvar for all tensors).
-pub static OUTPUT_COMPLETIONS: nrt_core::xu::signal::EventCount = nrt_core::xu::signal::EventCount::new();
-
 /// Where a C tensor's bytes are.
 #[derive(Clone, Debug)]
 pub enum View {
@@ -220,21 +216,32 @@ impl CTensor {
     }
 
     /// Executions that completed with this tensor as an output since the
-    /// last reset.
+    /// last reset: the runtime tensor's own count when this handle is the
+    /// whole of it (bound in place: the device's streaming completion
+    /// records land there), plus the completions this handle was given
+    /// after host staging.
     pub fn completions(&self) -> u64 {
-        self.completions.load(Ordering::Acquire)
+        let own = self.completions.load(Ordering::Acquire);
+        match self.whole() {
+            Ok(Some(root)) => own + root.output_completions(),
+            _ => own,
+        }
     }
 
-    /// Counts one completed execution writing this tensor and wakes the
-    /// threads waiting in `nrt_tensor_check_output_completion`.
+    /// Counts one completed execution writing this tensor through host
+    /// staging and wakes the threads waiting in
+    /// `nrt_tensor_check_output_completion`.
     pub fn complete_one(&self) {
         self.completions.fetch_add(1, Ordering::AcqRel);
-        OUTPUT_COMPLETIONS.notify();
+        nrt_core::tensor::OUTPUT_COMPLETIONS.notify();
     }
 
     /// `nrt_tensor_reset_output_completion`.
     pub fn reset_completions(&self) {
         self.completions.store(0, Ordering::Release);
+        if let Ok(Some(root)) = self.whole() {
+            root.reset_output_completions();
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::status::{NrtError, NrtResult};
 use nrt_hal::{CoreId, DeviceAddr};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Where a tensor's bytes are.
@@ -37,7 +37,14 @@ pub struct Tensor {
     storage: Storage,
     /// Implicit-async executions using the tensor that have not completed.
     in_flight: AtomicU32,
+    /// Executions that completed this tensor as an output (streaming
+    /// completion records, or the end of an execution that does not stream).
+    output_completions: AtomicU64,
 }
+
+/// Moves whenever any tensor's output-completion count does (libnrt has
+/// one mutex + condvar for all tensors).
+pub static OUTPUT_COMPLETIONS: crate::xu::signal::EventCount = crate::xu::signal::EventCount::new();
 
 /// Moves whenever an in-flight mark is released (host accesses waiting for
 /// an implicit-async execution block on it).
@@ -62,18 +69,18 @@ impl Tensor {
     /// A device tensor of `size` bytes on `core` (usage TENSOR, global tier).
     pub fn allocate_device(memory: &Arc<DeviceMemory>, core: CoreId, size: u64, name: &str) -> NrtResult<Tensor> {
         let addr = memory.alloc(core, MemOwner::Runtime, MemUsage::Tensor, size, 64)?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr }, in_flight: AtomicU32::new(0) })
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr }, in_flight: AtomicU32::new(0), output_completions: AtomicU64::new(0) })
     }
 
     /// A zero-filled host tensor of `size` bytes.
     pub fn allocate_host(size: u64, name: &str) -> NrtResult<Tensor> {
         let len = usize::try_from(size).map_err(|_| NrtError::resource(format!("host tensor {name:?} of {size} bytes does not fit in memory")))?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])), in_flight: AtomicU32::new(0) })
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])), in_flight: AtomicU32::new(0), output_completions: AtomicU64::new(0) })
     }
 
     /// A host tensor holding `bytes`.
     pub fn from_host_bytes(bytes: Vec<u8>, name: &str) -> Tensor {
-        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)), in_flight: AtomicU32::new(0) }
+        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)), in_flight: AtomicU32::new(0), output_completions: AtomicU64::new(0) }
     }
 
     /// Its name.
@@ -96,6 +103,23 @@ impl Tensor {
 
     fn host(m: &Mutex<Vec<u8>>) -> MutexGuard<'_, Vec<u8>> {
         m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts one completed write of this tensor as an execution output
+    /// and wakes the threads waiting for output completions.
+    pub fn complete_output(&self) {
+        self.output_completions.fetch_add(1, Ordering::AcqRel);
+        OUTPUT_COMPLETIONS.notify();
+    }
+
+    /// Output completions since creation or the last reset.
+    pub fn output_completions(&self) -> u64 {
+        self.output_completions.load(Ordering::Acquire)
+    }
+
+    /// Sets the output-completion count to 0.
+    pub fn reset_output_completions(&self) {
+        self.output_completions.store(0, Ordering::Release);
     }
 
     /// Marks the tensor as used by an in-flight implicit-async execution.

@@ -244,6 +244,40 @@ fn implicit_async_reports_through_the_callback_and_tensor_access_waits() {
     assert!(seqs.iter().all(|s| xus.is_completed(*s).unwrap()));
 }
 
+#[test]
+fn streaming_completion_records_count_outputs_on_sync_and_async_paths() {
+    let rig = rig(LoadSettings::default());
+    let model = rig.model(0);
+    assert!(nrt::exec::streams_outputs(model.program.as_ref().unwrap()), "a single-core program streams");
+    let (ins, outs, _din, dout, _) = rig.io(0, 8);
+    rig.host.execute(rig.models[0].1, &ins, &outs).unwrap();
+    // Counted from the device's record (single-core programs have no
+    // end-of-execution fallback), and already when the harvest saw DONE.
+    assert_eq!(dout.output_completions(), 1);
+    let xus = Xus::new(XuSettings::default());
+    let at_completion = Arc::new(Mutex::new(Vec::new()));
+    {
+        let (at, d) = (at_completion.clone(), dout.clone());
+        xus.watch_unit(0, XuKind::Compute, 0, Arc::new(move |_, _| at.lock().unwrap().push(d.output_completions()))).unwrap();
+    }
+    let mut last = 0;
+    for _ in 0..3 {
+        loop {
+            match xus.schedule_execute(0, model.clone(), ins.clone(), outs.clone(), 0, None) {
+                Ok(s) => {
+                    last = s;
+                    break;
+                }
+                Err(e) => assert_eq!(e.status, NrtStatus::QueueFull),
+            }
+        }
+    }
+    assert!(xus.wait(last, LONG).unwrap());
+    assert_eq!(*at_completion.lock().unwrap(), vec![2, 3, 4]);
+    dout.reset_output_completions();
+    assert_eq!(dout.output_completions(), 0);
+}
+
 /// Four submitting threads, 10 000 executions each, two per unit: every
 /// completion arrives exactly once and in order, and every output is the
 /// input that was written for that execution (a unique stamp at both ends

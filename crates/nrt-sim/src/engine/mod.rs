@@ -261,7 +261,11 @@ impl Sequencer {
                     self.state = RunState::Halted;
                 }
                 Instruction::Notify(n) => {
-                    let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, self.pc, rec.debug_hint, self.clock);
+                    // A tensor-completion record (subtype 6, sub-id 7) names
+                    // the finished output in its instruction field.
+                    let completion = n.subtype == RuntimeSubtype::Custom as u16 && n.sub_id == nrt_isa::notification::CustomSubId::TensorCompletion as u16;
+                    let pc = if completion { u64::from(n.payload) } else { self.pc };
+                    let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, pc, rec.debug_hint, self.clock);
                     dev.push_record(core, n.queue, NqType::Notify, r);
                 }
                 Instruction::LoadPoolArgument(l) => match crate::q7::load_arguments(dev, l) {

@@ -27,7 +27,7 @@ use crate::exec::request;
 use nrt_hal::EngineId;
 use nrt_isa::instr::{
     BranchCmp, BranchTarget, CtrlBr, CtrlEr, CtrlPollSem, DtypeCode, EventSemaphore, ExtUpdate, ExtWait, Head, Nop,
-    ResetTarget, slots,
+    Notify, ResetTarget, slots,
 };
 use nrt_isa::dtype::Dtype;
 use nrt_isa::record::{Events, RecordBytes, UpdateMode, WaitMode};
@@ -160,6 +160,42 @@ pub fn postamble(engine: EngineId) -> Vec<RecordBytes> {
     }
 }
 
+/// The NQ engine index SP's records go to.
+const SP_QUEUE: u8 = 4;
+
+/// Streaming-output records (seed 002 §3): one NOTIFY per model output,
+/// custom sub-id 7 (tensor completion) with the output's index as payload
+/// (the simulator carries it in the record's 20-bit instruction field).
+/// The harvest turns each into a completion of that output tensor.
+pub fn output_notifications(outputs: usize) -> Vec<RecordBytes> {
+    (0..outputs)
+        .map(|k| {
+            Notify {
+                head: Head::default(),
+                queue: SP_QUEUE,
+                subtype: nrt_isa::notification::RuntimeSubtype::Custom as u16,
+                sub_id: nrt_isa::notification::CustomSubId::TensorCompletion as u16,
+                payload: k as u32,
+            }
+            .encode()
+        })
+        .collect()
+}
+
+/// Puts `records` into SP's image right after its POSTAMBLE join (every
+/// engine's main program, and so every output write, has finished) and
+/// before it resets the model semaphores and exits. Returns false if the
+/// image does not end with SP's postamble.
+pub fn insert_after_join(sp_image: &mut Vec<RecordBytes>, records: Vec<RecordBytes>) -> bool {
+    let tail = postamble(EngineId::Sp).len() - 1;
+    if sp_image.len() < tail + 1 || sp_image[sp_image.len() - tail..] != postamble(EngineId::Sp)[1..] {
+        return false;
+    }
+    let at = sp_image.len() - tail;
+    sp_image.splice(at..at, records);
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +237,25 @@ mod tests {
         }
         let sp = postamble(EngineId::Sp);
         assert_eq!((sp[1][0], sp[1][0x0D], sp[1][0x0E]), (0xB0, 0, (MODEL_SEMAPHORES - 1) as u8));
+    }
+
+    #[test]
+    fn output_notifications_go_between_the_join_and_the_exit() {
+        let mut img = preamble(EngineId::Sp);
+        img.extend(postamble(EngineId::Sp));
+        let n = img.len();
+        assert!(insert_after_join(&mut img, output_notifications(2)));
+        assert_eq!(img.len(), n + 2);
+        let join = n - 3;
+        for (k, r) in img[join + 1..join + 3].iter().enumerate() {
+            match Instruction::decode(r).unwrap() {
+                Instruction::Notify(x) => assert_eq!((x.queue, x.subtype, x.sub_id, x.payload), (4, 6, 7, k as u32)),
+                other => panic!("expected NOTIFY, got {other:?}"),
+            }
+        }
+        assert!(slots::is_exit_record(img.last().unwrap()));
+        // Not an SP image: refused.
+        let mut act = postamble(EngineId::Act);
+        assert!(!insert_after_join(&mut act, output_notifications(1)));
     }
 }

@@ -10,7 +10,7 @@
 use crate::exec::errors::{Verdict, custom_verdict, error_verdict};
 use crate::status::NrtStatus;
 use nrt_hal::NQ_RECORD_BYTES;
-use nrt_isa::notification::{ErrorRecord, NotificationRecord, RuntimeSubtype};
+use nrt_isa::notification::{CustomSubId, ErrorRecord, NotificationRecord, RuntimeSubtype};
 use std::time::{Duration, Instant};
 
 /// Physical cores one execution can span (the largest LNC size).
@@ -31,6 +31,11 @@ pub trait NqSource {
     fn read_errors(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize;
     /// The software-overflow flag of (core, engine)'s notification ring.
     fn overflowed(&self, core: usize, engine: usize) -> bool;
+    /// A tensor-completion record (custom sub-id 7) named output `var`
+    /// (streaming outputs: it may arrive before the execution is DONE).
+    fn output_completed(&self, var: u32) {
+        let _ = var;
+    }
 }
 
 /// Execution phase (`exec_state_t`).
@@ -116,6 +121,10 @@ pub struct Harvest {
     core_start: Option<Instant>,
     timeout: Duration,
     numerical_errors: bool,
+    /// Tensor-completion records the device program writes per execution.
+    expected_outputs: u32,
+    /// Tensor-completion records seen in this execution.
+    outputs_seen: u32,
 }
 
 impl Harvest {
@@ -131,12 +140,24 @@ impl Harvest {
             core_start: None,
             timeout,
             numerical_errors,
+            expected_outputs: 0,
+            outputs_seen: 0,
         }
+    }
+
+    /// How many tensor-completion records this execution's program writes
+    /// before its END (0 for a program that does not stream outputs). A
+    /// DONE with fewer is an error: NRT_EXEC_SW_NQ_OVERFLOW if a ring
+    /// dropped records, else an unexpected-notification failure.
+    pub fn expect_output_records(&mut self, n: u32) {
+        self.expected_outputs = n;
     }
 
     /// Back to INIT for the next execution.
     pub fn reset(&mut self) {
+        let expected = self.expected_outputs;
         *self = Harvest::new(self.cores, self.timeout, self.numerical_errors);
+        self.expected_outputs = expected;
     }
 
     /// Current phase.
@@ -204,7 +225,13 @@ impl Harvest {
             Some(RuntimeSubtype::Start) if *state == EngineState::StartPending => *state = EngineState::EndPending,
             Some(RuntimeSubtype::End) if *state == EngineState::EndPending => *state = EngineState::Complete,
             Some(RuntimeSubtype::Start | RuntimeSubtype::End) => self.out_of_order(src, core, engine, rec.notific_type),
-            Some(RuntimeSubtype::Custom) => self.merge(custom_verdict(rec.custom_sub_id_code())),
+            Some(RuntimeSubtype::Custom) => {
+                if rec.custom_sub_id() == Some(CustomSubId::TensorCompletion) {
+                    self.outputs_seen += 1;
+                    src.output_completed(rec.program_counter);
+                }
+                self.merge(custom_verdict(rec.custom_sub_id_code()))
+            }
             Some(RuntimeSubtype::CcStart | RuntimeSubtype::CcEnd) => {}
             None => self.fail(NrtStatus::Failure, Failure::Unexpected { core, engine, notific_type: rec.notific_type }),
         }
@@ -266,6 +293,15 @@ impl Harvest {
         }
         let incomplete = (0..cores).find(|&c| self.engines[c].iter().any(|s| *s != EngineState::Complete));
         match incomplete {
+            None if self.outputs_seen < self.expected_outputs => {
+                // Every engine ended but completion records are missing.
+                let overflow = (0..cores).flat_map(|c| (0..ENGINES).map(move |e| (c, e))).find(|&(c, e)| src.overflowed(c, e));
+                match overflow {
+                    Some((core, engine)) => self.fail(NrtStatus::ExecSwNqOverflow, Failure::Overflow { core, engine }),
+                    None => self.fail(NrtStatus::Failure, Failure::Unexpected { core: 0, engine: ENGINES - 1, notific_type: 0 }),
+                }
+                Step::Done(self.status)
+            }
             None => {
                 self.phase = Phase::Done;
                 Step::Done(self.status)
@@ -299,11 +335,17 @@ mod tests {
         notify: RefCell<Vec<VecDeque<[u8; 16]>>>,
         errors: RefCell<Vec<VecDeque<[u8; 16]>>>,
         overflow: bool,
+        completed: RefCell<Vec<u32>>,
     }
 
     impl Fake {
         fn new(cores: usize) -> Fake {
-            Fake { notify: RefCell::new(vec![VecDeque::new(); cores * 5]), errors: RefCell::new(vec![VecDeque::new(); cores * 5]), overflow: false }
+            Fake {
+                notify: RefCell::new(vec![VecDeque::new(); cores * 5]),
+                errors: RefCell::new(vec![VecDeque::new(); cores * 5]),
+                overflow: false,
+                completed: RefCell::new(Vec::new()),
+            }
         }
         fn push(&self, core: usize, engine: usize, sub: RuntimeSubtype, custom: u16) {
             let kind = NotificType::for_engine(NqEngine::from_index(engine as u8).unwrap(), nrt_isa::notification::EngineEvent::Explicit);
@@ -348,6 +390,42 @@ mod tests {
         fn overflowed(&self, _: usize, _: usize) -> bool {
             self.overflow
         }
+        fn output_completed(&self, var: u32) {
+            self.completed.borrow_mut().push(var);
+        }
+    }
+
+    #[test]
+    fn a_missing_completion_record_fails_the_execution() {
+        let mut src = Fake::new(1);
+        let mut hv = h(1);
+        hv.expect_output_records(1);
+        hv.reset();
+        src.all(0, RuntimeSubtype::Start);
+        src.all(0, RuntimeSubtype::End);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Failure));
+        let mut hv = h(1);
+        hv.expect_output_records(1);
+        src.overflow = true;
+        src.all(0, RuntimeSubtype::Start);
+        src.all(0, RuntimeSubtype::End);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecSwNqOverflow));
+    }
+
+    #[test]
+    fn tensor_completion_records_name_outputs_before_done() {
+        let src = Fake::new(1);
+        let mut hv = h(1);
+        src.all(0, RuntimeSubtype::Start);
+        for var in [1u32, 0] {
+            let kind = NotificType::for_engine(NqEngine::Sp, nrt_isa::notification::EngineEvent::Explicit);
+            let r = NotificationRecord::infer_status(kind, RuntimeSubtype::Custom, CustomSubId::TensorCompletion as u16, var, 0);
+            src.notify.borrow_mut()[4].push_back(r.to_bytes().unwrap());
+        }
+        assert_eq!(hv.step(&src, Instant::now()), Step::InFlight);
+        assert_eq!(*src.completed.borrow(), vec![1, 0], "outputs complete while the execution is still in flight");
+        src.all(0, RuntimeSubtype::End);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Success));
     }
 
     fn h(cores: usize) -> Harvest {

@@ -44,30 +44,41 @@ pub const SPIN_BUDGET: Duration = Duration::from_micros(20);
 /// is re-checked at least this often.
 pub const MAX_BLOCK: Duration = Duration::from_millis(10);
 
-/// The NQ rings of one model's cores, as the harvest reads them.
-struct ModelRings<'a>(&'a DeviceProgram);
+/// The NQ rings of one model's cores, as the harvest reads them, and the
+/// output tensors streaming completion records name.
+struct ModelRings<'a> {
+    prog: &'a DeviceProgram,
+    outputs: &'a TensorSet,
+    n_in: usize,
+}
 
 impl NqSource for ModelRings<'_> {
     fn cores(&self) -> usize {
-        self.0.cores.len()
+        self.prog.cores.len()
     }
     fn read_notify(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
-        self.0.cores[core].core.read_notify(engine, out)
+        self.prog.cores[core].core.read_notify(engine, out)
     }
     fn read_errors(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
-        self.0.cores[core].core.read_errors(engine, out)
+        self.prog.cores[core].core.read_errors(engine, out)
     }
     fn overflowed(&self, core: usize, engine: usize) -> bool {
-        self.0.cores[core].core.notify_overflowed(engine)
+        self.prog.cores[core].core.notify_overflowed(engine)
+    }
+    fn output_completed(&self, var: u32) {
+        let slot = self.prog.io.get(self.n_in + var as usize);
+        if let Some(t) = slot.and_then(|io| find(self.outputs, &io.name)) {
+            t.complete_output();
+        }
     }
 }
 
 impl ModelRings<'_> {
     fn signal_count(&self, core: usize) -> u64 {
-        self.0.cores[core].core.signal_count()
+        self.prog.cores[core].core.signal_count()
     }
     fn wait_signal(&self, core: usize, seen: u64, timeout: Duration) -> u64 {
-        self.0.cores[core].core.wait_signal(seen, timeout)
+        self.prog.cores[core].core.wait_signal(seen, timeout)
     }
 }
 
@@ -223,7 +234,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     }
     // Harvest: spin, then block on the rings' interrupt line.
     st.harvest.reset();
-    let src = ModelRings(prog);
+    let expected = if streams_outputs(prog) { (prog.io.len() - n_in) as u32 } else { 0 };
+    st.harvest.expect_output_records(expected);
+    let src = ModelRings { prog, outputs, n_in };
     let status = drive_harvest(&mut st.harvest, &src);
     let status = if status == NrtStatus::Success { status } else { status.worst(aborted_queues(prog)) };
     if status != NrtStatus::Success {
@@ -247,10 +260,24 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         }
     }
     if status == NrtStatus::Success {
+        if !streams_outputs(prog) {
+            // No device records for this model: every output completes now.
+            for (_, t) in outputs.iter() {
+                t.complete_output();
+            }
+        }
         Ok(())
     } else {
         Err(NrtError::new(status, format!("execution of model {} \"{}\" finished with {status}", model.id, model.name)))
     }
+}
+
+/// Whether the model's device program writes a tensor-completion record
+/// per output (single-core programs: SP's postamble, see
+/// [`dispatch::output_notifications`]); multi-core programs count their
+/// outputs when the execution ends.
+pub fn streams_outputs(prog: &DeviceProgram) -> bool {
+    prog.cores.len() == 1
 }
 
 fn check_sizes(model: &LoadedModel, set: &TensorSet, kind: &str, sigs: &[nrt_neff::TensorSignature], slots: &[crate::model::IoSlot]) -> NrtResult<()> {

@@ -137,7 +137,9 @@ fn stage_inner(
         let core = host.cores.get_or_install(&host.memory, core_id, host.settings.arena_bytes)?;
         per_core.push((core.clone(), Taken::default()));
         let taken = &mut per_core.last_mut().expect("just pushed").1;
-        out.push(stage_subgraph(host, neff, sg, plan, memory, &core, taken, &io, &mut patches)?);
+        // Single-core programs stream output completions from SP's postamble.
+        let notify_outputs = if program.subgraphs.len() == 1 { program.outputs.len() } else { 0 };
+        out.push(stage_subgraph(host, neff, sg, plan, memory, &core, taken, &io, &mut patches, notify_outputs)?);
     }
     patches.sort_by_key(|p: &PatchSite| p.slot);
     Ok((io, patches, out))
@@ -154,6 +156,7 @@ fn stage_subgraph(
     taken: &mut Taken,
     io: &[IoSlot],
     patches: &mut Vec<PatchSite>,
+    notify_outputs: usize,
 ) -> NrtResult<CoreProgram> {
     let device = &host.device;
     let arch = device.info().arch;
@@ -343,6 +346,13 @@ fn stage_subgraph(
             .map_err(|e| NrtError::invalid(e.to_string()))?,
             None => lower::empty_engine(engine),
         };
+        let mut image = image;
+        if engine == EngineId::Sp
+            && notify_outputs > 0
+            && !crate::exec::dispatch::insert_after_join(&mut image, crate::exec::dispatch::output_notifications(notify_outputs))
+        {
+            return Err(NrtError::failure(format!("subgraph {}: SP's image does not end with the runtime postamble", sg.name)));
+        }
         let bytes = image.concat();
         let at = core.alloc_image(bytes.len() as u64)?;
         taken.images.push(at);
