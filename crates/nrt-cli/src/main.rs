@@ -9,6 +9,7 @@ mod alloc_count;
 mod asm_cmd;
 mod bench_async;
 mod bench_cmd;
+mod custom_ops_data;
 #[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
 mod example_data;
 mod inspect;
@@ -95,7 +96,8 @@ enum Command {
         #[arg(long, default_value_t = 8)]
         depth: u64,
     },
-    /// Write the generated constants (W.npy, b.npy) of the mlp examples under DIR.
+    /// Write the generated members under DIR: the mlp examples' constants
+    /// (W.npy, b.npy) and custom_ops' argument blocks and kernel libraries.
     ExampleData {
         /// The examples directory (holding mlp/ and mlp-bf16/).
         #[arg(default_value = "examples")]
@@ -172,7 +174,18 @@ enum NeffCommand {
 
 /// `nrt example-data`: writes the mlp examples' constants.
 fn example_data_cmd(dir: &std::path::Path) -> anyhow::Result<()> {
-    let written = example_data::write_all(dir)?;
+    let mut written = example_data::write_all(dir)?;
+    let custom = dir.join("custom_ops");
+    if custom_ops_data::is_custom_ops(&custom) {
+        for (member, bytes) in custom_ops_data::members(&custom_ops_data::kernel_target_dir()).map_err(|e| anyhow::anyhow!("custom_ops: {e}"))? {
+            let path = custom.join(member);
+            if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+                continue;
+            }
+            std::fs::write(&path, &bytes)?;
+            written.push(path);
+        }
+    }
     for p in &written {
         println!("wrote {}", p.display());
     }

@@ -24,6 +24,19 @@ pub fn neff_bytes(path: &Path) -> Result<Vec<u8>> {
                 members.entry(member.to_string()).or_insert(bytes);
             }
         }
+        // The custom_ops example: argument blocks and kernel libraries are
+        // generated (the example kernel crate is built with cargo).
+        if crate::custom_ops_data::is_custom_ops(path) {
+            let missing = |m: &&str| !members.contains_key(*m);
+            let names = [crate::custom_ops_data::ARGS_RELU, crate::custom_ops_data::ARGS_SOFTMAX, crate::custom_ops_data::STOCK_LIB, crate::custom_ops_data::KERNELS_LIB];
+            if names.iter().any(missing) {
+                let generated = crate::custom_ops_data::members(&crate::custom_ops_data::kernel_target_dir())
+                    .map_err(|e| anyhow!("generating the custom_ops members: {e}"))?;
+                for (member, bytes) in generated {
+                    members.entry(member.to_string()).or_insert(bytes);
+                }
+            }
+        }
         crate::neff_cmd::pack_members_to_bytes(&header, members)
             .with_context(|| format!("packing {}", path.display()))
     } else {
@@ -54,8 +67,12 @@ impl Loaded {
             .into_iter()
             .next()
             .ok_or_else(|| anyhow!("the simulated instance has no device"))?;
+        let env = nrt::config::Env::from_process();
+        let config = nrt::config::Config::from_env(&env).map_err(|e| anyhow!("configuration: {e}"))?;
+        let q7 = nrt::custom_ops::Q7Setup { image: nrt::custom_ops::Q7Image::stock(), stdout_bytes: config.gpsimd_stdout_queue_bytes };
         let host = ModelHost::with_lnc(Arc::new(device), lnc, LoadSettings::default())
-            .map_err(|e| anyhow!("preparing the device for LNC {lnc}: {e}"))?;
+            .map_err(|e| anyhow!("preparing the device for LNC {lnc}: {e}"))?
+            .with_q7(q7);
         let id = host.load(bytes, -1, -1).map_err(|e| anyhow!("load: {e}"))?;
         let (inputs, outputs) = host.tensor_info(id).map_err(|e| anyhow!("tensor info: {e}"))?;
         Ok(Loaded { host, id, inputs, outputs })

@@ -290,6 +290,9 @@ impl Runtime {
         // The POOL engine's Q7 image: the stock one, silently replaced by a
         // registered one (libnrt's override has no check and no log line).
         let (q7_image, q7_image_source) = ucode::resolve_install_image(Q7Image::stock(), options.pool_ucode.as_ref());
+        for d in &devices {
+            crate::custom_ops::q7::check_image_fits(d.info().arch, &q7_image)?;
+        }
         log::write(
             Level::Debug,
             Module::Tdrv,

@@ -8,6 +8,8 @@
 //! - [`libs`]: staging a model's libraries (the single extended-ISA
 //!   library shared per core, multi-library sets per model) and the
 //!   resolver table.
+//! - [`q7`]: a core's Q7 cluster brought up (image install, stdio rings,
+//!   run-stall release) and its stdio drained into the log.
 //! - [`lower`]: PSEUDO_EMBEDDING_UPDATE (0xCA) lowered into the fixed POOL
 //!   micro-program around LOAD_POOL_ARGUMENT (0x107A).
 //!
@@ -16,10 +18,12 @@
 
 pub mod libs;
 pub mod lower;
+pub mod q7;
 pub mod queues;
 pub mod ucode;
 
 pub use libs::{LibStaging, StagedLibSet};
 pub use lower::{CustomOpEnv, lower_pseudo_embedding_update};
 pub use queues::{CustomOpQueue, is_custom_op_dma, stage_custom_op_queues};
+pub use q7::{Q7Cluster, Q7Setup};
 pub use ucode::{Q7Image, resolve_install_image};

@@ -30,16 +30,18 @@ pub enum ImageSource {
     Registered,
 }
 
-/// The smallest valid WebAssembly module (magic + version 1): the stock
-/// image's code when no device-specific base library is supplied. It
-/// exports no kernels, so a model's custom ops always come from its own
-/// libraries.
-pub const EMPTY_WASM_MODULE: [u8; 8] = *b"\0asm\x01\0\0\0";
-
 impl Q7Image {
-    /// The runtime's stock image: an empty module and no data.
+    /// The runtime's stock image: the stock library of the device
+    /// contract (`nrt_isa::ucode::stock_library`, one kernel `nrt_nop` at
+    /// spec 0), split into its IRAM and DRAM images.
     pub fn stock() -> Q7Image {
-        Q7Image { iram: EMPTY_WASM_MODULE.to_vec(), dram: Vec::new() }
+        let lib = nrt_isa::ucode::stock_library();
+        Q7Image { iram: lib.iram(), dram: lib.dram() }
+    }
+
+    /// The image parsed as a library (for its kernel table), if it is one.
+    pub fn library(&self) -> Option<nrt_isa::ucode::LibraryImage> {
+        nrt_isa::ucode::LibraryImage::from_parts(&self.iram, &self.dram).ok()
     }
 }
 

@@ -58,6 +58,7 @@ pub struct CoreDispatch {
     scratchpad: Mutex<Scratchpad>,
     exec: Mutex<CoreExec>,
     doorbells: AtomicU64,
+    q7: Mutex<Option<crate::custom_ops::Q7Cluster>>,
 }
 
 impl std::fmt::Debug for CoreDispatch {
@@ -157,6 +158,7 @@ impl CoreDispatch {
             scratchpad: Mutex::new(Scratchpad::default()),
             exec: Mutex::new(CoreExec::default()),
             doorbells: AtomicU64::new(0),
+            q7: Mutex::new(None),
         })
     }
 
@@ -198,6 +200,22 @@ impl CoreDispatch {
     /// Returns a model image's arena space.
     pub fn free_image(&self, addr: DeviceAddr) -> bool {
         addr.get().checked_sub(self.arena_base.get()).is_some_and(|off| lock(&self.arena).free(off))
+    }
+
+    /// Brings up the core's Q7 cluster with `setup` (once; later calls
+    /// keep the running cluster).
+    pub fn install_q7(&self, setup: &crate::custom_ops::Q7Setup) -> NrtResult<()> {
+        let mut q7 = lock(&self.q7);
+        if q7.is_none() {
+            *q7 = Some(crate::custom_ops::Q7Cluster::install(&self.memory, self.core, setup)?);
+        }
+        Ok(())
+    }
+
+    /// Copies what the Q7 kernels printed into the log (libnrt's
+    /// `pool_stdio_queue_consume_all_entries`); the texts, in queue order.
+    pub fn drain_q7_stdio(&self) -> Vec<String> {
+        lock(&self.q7).as_ref().map(|q| q.drain_stdio()).unwrap_or_default()
     }
 
     /// Claims `n` DMA queues for a model.
@@ -333,6 +351,12 @@ impl CoreDispatch {
     /// Stops the core and frees what [`CoreDispatch::install`] allocated.
     pub fn teardown(&self) -> NrtResult<()> {
         let mut first = self.device.reset_core(self.core).map_err(|e| hal(self.core, "core reset", e));
+        if let Some(mut q7) = lock(&self.q7).take()
+            && let Err(e) = q7.teardown()
+            && first.is_ok()
+        {
+            first = Err(e);
+        }
         for r in self.notify.iter().chain(self.errors.iter()) {
             let _ = self.device.nq_destroy(r.spec());
         }
@@ -356,9 +380,20 @@ impl CoreDispatch {
 #[derive(Debug, Default)]
 pub struct CoreTable {
     cores: Mutex<BTreeMap<CoreId, Arc<CoreDispatch>>>,
+    q7: crate::custom_ops::Q7Setup,
 }
 
 impl CoreTable {
+    /// A table whose cores bring their Q7 cluster up with `q7`.
+    pub fn with_q7(q7: crate::custom_ops::Q7Setup) -> CoreTable {
+        CoreTable { cores: Mutex::default(), q7 }
+    }
+
+    /// The Q7 bring-up every core of the table gets.
+    pub fn q7_setup(&self) -> &crate::custom_ops::Q7Setup {
+        &self.q7
+    }
+
     /// The installed core, installing it on first use.
     pub fn get_or_install(&self, memory: &Arc<DeviceMemory>, core: CoreId, arena_bytes: u64) -> NrtResult<Arc<CoreDispatch>> {
         let mut cores = lock(&self.cores);
@@ -366,6 +401,10 @@ impl CoreTable {
             return Ok(c.clone());
         }
         let c = Arc::new(CoreDispatch::install(memory, core, arena_bytes)?);
+        if let Err(e) = c.install_q7(&self.q7) {
+            let _ = c.teardown();
+            return Err(e);
+        }
         cores.insert(core, c.clone());
         Ok(c)
     }

@@ -242,6 +242,16 @@ impl Harvest {
         match ErrorRecord::from_record(&rec) {
             Ok(e) => {
                 let v = error_verdict(e.subtype, self.numerical_errors);
+                if e.subtype == nrt_isa::notification::InferErrorSubtype::GpsimdException {
+                    let (cause, q7) = nrt_isa::ucode::GpsimdCause::from_detail(e.detail).map_or(("UNKNOWN", 0xFF), |(c, q)| (c.name(), q));
+                    let who = if q7 == nrt_isa::ucode::exception::CLUSTER_Q7 { "the Q7 cluster".to_string() } else { format!("Q7 core {q7}") };
+                    crate::log_error!(
+                        crate::log::Module::Tdrv,
+                        "GPSIMD EXCEPTION OCCURRED: {cause} on {who} of core {core} (POOL instruction {}); status {}",
+                        e.program_counter,
+                        v.status
+                    );
+                }
                 self.merge(v);
                 if v.stops_engine {
                     let engine = e.engine.map(|x| x as usize);

@@ -238,6 +238,10 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     st.harvest.expect_output_records(expected);
     let src = ModelRings { prog, outputs, n_in };
     let status = drive_harvest(&mut st.harvest, &src);
+    // What the Q7 kernels printed goes to the log, whatever the outcome.
+    for c in &prog.cores {
+        c.core.drain_q7_stdio();
+    }
     let status = if status == NrtStatus::Success { status } else { status.worst(aborted_queues(prog)) };
     if status != NrtStatus::Success {
         report_failure(model, prog, &st.harvest, status);

@@ -74,7 +74,8 @@ impl ModelHost {
     /// settings from the runtime's configuration.
     pub fn for_runtime_device(rt: &crate::Runtime, d: usize, models: Arc<ModelDb>) -> NrtResult<ModelHost> {
         let memory = rt.memory(d)?.clone();
-        Ok(ModelHost::with_models(memory, rt.device_vcores(d), LoadSettings::from_config(rt.config()), models))
+        let q7 = crate::custom_ops::Q7Setup { image: rt.q7_image().clone(), stdout_bytes: rt.config().gpsimd_stdout_queue_bytes };
+        Ok(ModelHost::with_models(memory, rt.device_vcores(d), LoadSettings::from_config(rt.config()), models).with_q7(q7))
     }
 
     /// A host whose logical cores are consecutive groups of `lnc` physical
@@ -86,6 +87,14 @@ impl ModelHost {
         }
         let vcores = (0..n / lnc).map(|v| (0..lnc).map(|i| CoreId(v * lnc + i)).collect()).collect();
         Ok(ModelHost::new(Arc::new(DeviceMemory::new(device)), vcores, settings))
+    }
+
+    /// The host with every core's Q7 cluster brought up with `q7` (the
+    /// image, the stdout ring size) instead of the stock image and no
+    /// stdio. Cores already installed keep theirs.
+    pub fn with_q7(mut self, q7: crate::custom_ops::Q7Setup) -> ModelHost {
+        self.cores = CoreTable::with_q7(q7);
+        self
     }
 
     /// The device.

@@ -308,7 +308,22 @@ fn stage_subgraph(
     // GPSIMD libraries and the custom-op queues of the core's Q7 cores.
     let lib_set = nrt_neff::gpsimd::lib_set(neff, nsg).map_err(|e| NrtError::invalid(e.to_string()))?;
     taken.gpsimd_libs = host.gpsimd.stage(&host.memory, core_id, memory.model(), &lib_set)?;
-    check_extended_insts(sg, &lib_set)?;
+    let installed = host.cores.q7_setup().image.library();
+    let uses_q7 = check_extended_insts(sg, &lib_set, installed.as_ref())?;
+    // The POOL image points the Q7 cluster at this model's library set
+    // first (libnrt's ucode_switch_libs; 0 rows = the installed image only).
+    let pool_head: Vec<nrt_isa::record::RecordBytes> = if uses_q7 || taken.gpsimd_libs.is_some() {
+        let (at, rows) = taken.gpsimd_libs.as_ref().map_or((0, 0), |l| (l.table.get(), l.table_rows));
+        let csr = arch.q7_csr_addr(core_id);
+        let none = nrt_isa::record::Events::NONE;
+        vec![
+            lower::write_record(csr.offset(nrt_isa::ucode::csr::LIBSET_LO).get(), at as u32, none),
+            lower::write_record(csr.offset(nrt_isa::ucode::csr::LIBSET_HI).get(), (at >> 32) as u32, none),
+            lower::write_record(csr.offset(nrt_isa::ucode::csr::LIBSET_ROWS).get(), rows, none),
+        ]
+    } else {
+        Vec::new()
+    };
     let custom_queues = custom_ops::stage_custom_op_queues(arch, core_id);
     let has_custom_ops = lib_set.has_custom_ops();
     // Lower every engine and write its image.
@@ -330,7 +345,7 @@ fn stage_subgraph(
             custom_ops::lower_pseudo_embedding_update(rec, &env).map_err(|e| bad(e.to_string()))
         };
         let image = match sg.stream(engine) {
-            Some(s) => lower::lower_engine_with(&sg.name, engine, &s.records, &[], |t, index| {
+            Some(s) => lower::lower_engine_with(&sg.name, engine, &s.records, if engine == EngineId::Pool { &pool_head } else { &[] }, |t, index| {
                 let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
                 match t {
                     TriggerRef::Block { queue, block_id } => {
@@ -366,26 +381,35 @@ fn stage_subgraph(
 }
 
 /// Every EXTENDED_INST of the subgraph must name a kernel one of its
-/// libraries exports (opcode 0xF0, sub-opcode = the record's `spec`).
-fn check_extended_insts(sg: &SubgraphProgram, libs: &nrt_neff::gpsimd::GpsimdLibSet) -> NrtResult<()> {
+/// libraries exports (opcode 0xF0, sub-opcode = the record's `spec`) or
+/// one the installed Q7 image's kernel table lists. Returns whether the
+/// subgraph hands any op to the Q7 cluster.
+fn check_extended_insts(sg: &SubgraphProgram, libs: &nrt_neff::gpsimd::GpsimdLibSet, installed: Option<&nrt_isa::ucode::LibraryImage>) -> NrtResult<bool> {
+    let op = Opcode::ExtendedInst.to_u8();
+    let mut any = false;
     for s in &sg.streams {
         for (index, rec) in s.records.iter().enumerate() {
-            if Opcode::from_u8(rec[0]) != Opcode::ExtendedInst {
+            if rec[0] != op {
                 continue;
             }
+            any = true;
             let spec = rec[0x0C];
-            if libs.find(Opcode::ExtendedInst.to_u8(), spec).is_none() {
+            if libs.find(op, spec).is_none() && installed.and_then(|l| l.lookup(spec, op)).is_none() {
                 return Err(NrtError::invalid(format!(
-                    "{}: {} instruction {index}: EXTENDED_INST spec {spec} names no kernel; the subgraph's {} GPSIMD libraries export {:?}",
+                    "{}: {} instruction {index}: EXTENDED_INST spec {spec} names no kernel; the subgraph's {} GPSIMD libraries export {:?} and the installed Q7 image {}",
                     sg.name,
                     s.engine.name(),
                     libs.num_libs(),
-                    libs.libs.iter().flat_map(|l| l.functions.iter().map(|f| (f.name.as_str(), f.opcode, f.sub_opcode))).collect::<Vec<_>>()
+                    libs.libs.iter().flat_map(|l| l.functions.iter().map(|f| (f.name.as_str(), f.opcode, f.sub_opcode))).collect::<Vec<_>>(),
+                    match installed {
+                        Some(l) => format!("lists specs {:?}", l.table.iter().filter(|r| r.opcode == op).map(|r| r.spec).collect::<Vec<_>>()),
+                        None => "is not a library".to_string(),
+                    }
                 )));
             }
         }
     }
-    Ok(())
+    Ok(any)
 }
 
 /// What building a ring needs from the subgraph being staged.
