@@ -80,17 +80,12 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-/// The dir with the libnrt.so this test run built (deps, else the profile
-/// dir; built on demand).
+/// The profile dir, after `cargo build -p nrt-capi` has brought its
+/// libnrt.so up to date (`cargo test` does not rebuild the cdylib, so a
+/// library left there by an earlier build could be stale).
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap().to_path_buf();
-    let profile = deps.parent().unwrap().to_path_buf();
-    for d in [&deps, &profile] {
-        if d.join("libnrt.so").is_file() {
-            return d.clone();
-        }
-    }
+    let profile = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
     let status = Command::new(env!("CARGO"))
         .args(["build", "-p", "nrt-capi"])
         .env("CARGO_TARGET_DIR", profile.parent().unwrap())

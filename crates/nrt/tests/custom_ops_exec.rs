@@ -124,7 +124,7 @@ fn an_out_of_bounds_kernel_gives_its_status_and_the_next_model_runs() {
     let (r, _, _) = run(&h, bad, &x);
     let e = r.unwrap_err();
     assert_eq!(e.status, NrtStatus::ExecCompletedWithErr, "{}", e.message);
-    assert!(cap.contains("GPSIMD EXCEPTION OCCURRED: MEMORY_OOB"), "{}", cap.text());
+    assert!(cap.contains("GPSIMD EXCEPTION OCCURRED: MEMORY OUT OF BOUNDS"), "{}", cap.text());
     // The process lives on: the good model runs, on another logical core.
     let good = h.load(&neff(|_| {}), 1, -1).unwrap();
     let (r, y, z) = run(&h, good, &x);
