@@ -49,8 +49,8 @@ impl AsyncReport {
 }
 
 /// Device-resident inputs (generated data) and outputs on the first
-/// core of logical core `vnc`.
-fn device_io(loaded: &Loaded, vnc: u32) -> Result<(TensorSet, TensorSet)> {
+/// core of logical core `vnc` (the steady state both bench modes measure).
+pub(crate) fn device_io(loaded: &Loaded, vnc: u32) -> Result<(TensorSet, TensorSet)> {
     let core = *loaded.host.vcores().get(vnc as usize).and_then(|v| v.first()).ok_or_else(|| anyhow!("logical core {vnc} has no core"))?;
     let memory = loaded.host.memory().clone();
     let data = model_io::input_bytes(&loaded.inputs, &[])?;

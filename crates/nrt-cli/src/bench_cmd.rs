@@ -6,7 +6,6 @@
 use crate::alloc_count;
 use crate::model_io::{self, Loaded};
 use anyhow::{Result, anyhow, bail};
-use nrt::tensor::{Tensor, TensorSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -128,22 +127,8 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
     }
     let bytes = model_io::neff_bytes(path)?;
     let loaded = Loaded::new(&bytes)?;
-    let memory = loaded.host.memory().clone();
     let cores: Vec<_> = loaded.host.vcores().iter().flatten().copied().collect();
-    let core = *cores.first().ok_or_else(|| anyhow!("the device has no logical core"))?;
-    let data = model_io::input_bytes(&loaded.inputs, &[])?;
-    let mut ins = TensorSet::new();
-    for (sig, d) in loaded.inputs.iter().zip(&data) {
-        let t = Tensor::allocate_device(&memory, core, d.len() as u64, &sig.name).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
-        t.write(0, d).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
-        ins.add(&sig.name, Arc::new(t));
-    }
-    let mut outs = TensorSet::new();
-    for sig in &loaded.outputs {
-        let size = model_io::size_of(sig)? as u64;
-        let t = Tensor::allocate_device(&memory, core, size, &sig.name).map_err(|e| anyhow!("output {:?}: {e}", sig.name))?;
-        outs.add(&sig.name, Arc::new(t));
-    }
+    let (ins, outs) = crate::bench_async::device_io(&loaded, 0)?;
     let exec = |what: &str| loaded.host.execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("{what} execute: {e}"));
     for _ in 0..warmup {
         exec("warm-up")?;

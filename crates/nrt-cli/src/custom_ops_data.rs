@@ -54,6 +54,7 @@ pub fn kernel_target_dir() -> PathBuf {
 
 /// The library file of the SDK's misbehaving kernels (`buggy`: kernel 0
 /// `oob_write`, kernel 1 `spin`).
+#[allow(dead_code)] // used by crates/nrt/tests/custom_ops_exec.rs, which includes this file
 pub fn buggy_library(target_dir: &Path) -> Result<Vec<u8>, String> {
     let (lib, names) = nrt_sim::q7::build::build_library(&kernels_dir().join("buggy"), target_dir).map_err(|e| e.to_string())?;
     if names != ["oob_write", "spin"] {
@@ -63,6 +64,7 @@ pub fn buggy_library(target_dir: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// Whether `dir` is the custom_ops example.
+#[allow(dead_code)] // the nrt-cli binary uses it; the nrt test that includes this file does not
 pub fn is_custom_ops(dir: &Path) -> bool {
     dir.file_name().is_some_and(|n| n == "custom_ops") && dir.join("sg00/def.json").is_file()
 }
@@ -84,11 +86,13 @@ pub fn members(target_dir: &Path) -> Result<Vec<(&'static str, Vec<u8>)>, String
 }
 
 /// relu of every element.
+#[allow(dead_code)] // used by crates/nrt/tests/custom_ops_exec.rs, which includes this file
 pub fn relu_reference(x: &[f32]) -> Vec<f32> {
     x.iter().map(|v| v.max(0.0)).collect()
 }
 
 /// Row-wise softmax of a [rows, cols] matrix (f64 accumulation).
+#[allow(dead_code)] // used by crates/nrt/tests/custom_ops_exec.rs, which includes this file
 pub fn softmax_reference(x: &[f32], cols: usize) -> Vec<f32> {
     let mut out = Vec::with_capacity(x.len());
     for row in x.chunks(cols) {
