@@ -348,3 +348,46 @@ fn portal_bounds_and_csrs() {
     assert!(nrt_sim::q7::wasm::compile_count() <= before + 1);
     assert_eq!(rig.dev.engine_state(C0, EngineId::Pool), Some(RunState::Idle));
 }
+
+/// The completion gate of the lowered micro-program (EVENT_SEMAPHORE
+/// SEM_INC_COMPLETE on the semaphore `completion_write_addr` increments,
+/// after LOAD_POOL_ARGUMENT and DRAIN, before EXTENDED_INST).
+fn gate(sem: u32) -> [u8; 64] {
+    use nrt_isa::record::{Events, UpdateMode};
+    let ev = Events { update_mode: UpdateMode::SemIncComplete, update_idx: sem as u8, ..Events::NONE };
+    nrt_isa::instr::EventSemaphore { head: nrt_isa::instr::Head::with_events(ev), ..Default::default() }.encode()
+}
+
+/// [0x107A][DRAIN][gate][0xF0][DRAIN], the order the runtime stages.
+fn gated_program(rig: &Rig, spec: u8, dst: Option<nrt_hal::DeviceAddr>) -> Vec<[u8; 64]> {
+    let blk = Rig::block(vec![], dst.map(|d| Rig::f32_tensor(d, &[16])));
+    let p = rig.op_program(&blk, spec, Some(0));
+    vec![p[0], nrt_isa::instr::slots::drain_slot(None), gate(q7rig::DONE_SEM), p[1], p[2]]
+}
+
+#[test]
+fn the_completion_gate_counts_once_per_op_and_only_when_the_op_is_done() {
+    for deterministic in [true, false] {
+        let rig = Rig::new(deterministic);
+        rig.install(&library());
+        let dst = rig.put(&[0u8; 64]);
+        for ops in 1..=2 {
+            rig.run(&gated_program(&rig, IDS, Some(dst)));
+            assert_eq!(rig.done_count(), ops, "deterministic={deterministic}: one increment per op");
+        }
+        // A gate on another semaphore is an ordinary EVENT_SEMAPHORE: it
+        // counts at once, and the op still increments its own.
+        let blk = Rig::block(vec![], Some(Rig::f32_tensor(dst, &[16])));
+        let p = rig.op_program(&blk, IDS, None);
+        rig.run(&[p[0], gate(3), p[1], p[2]]);
+        assert_eq!((rig.done_count(), rig.dev.semaphore_read(C0, 3).unwrap()), (3, 1));
+    }
+    // The increment waits for the op: a runaway op never makes it.
+    let rig = Rig::new(false);
+    rig.install(&library());
+    rig.set_csr(csr::WATCHDOG_MS, 100);
+    rig.start(&gated_program(&rig, SPIN, None));
+    nrt_hal::conformance::wait_until("the watchdog", || rig.csr(csr::STATUS) & csr::STATUS_HUNG != 0);
+    assert_eq!(rig.done_count(), 0, "the gate passed, the op never completed: no increment");
+    rig.dev.reset_core(C0).unwrap();
+}

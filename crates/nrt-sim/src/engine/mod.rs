@@ -368,8 +368,10 @@ impl Sequencer {
                 }
             }
 
-            // (5) completion.
+            // (5) completion. A latched Q7 op's completion gate leaves its
+            // increment to the op's completion write (q7::completion_gate).
             self.clock += cost_ps;
+            let rec = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE { crate::q7::completion_gate(dev.arch, core, rec) } else { rec };
             if let Err(mode) = sync::complete(&rec, &core.sync, self.clock) {
                 return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode));
             }

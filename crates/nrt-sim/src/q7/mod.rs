@@ -309,6 +309,12 @@ impl Cluster {
         *lock(&self.latched) = Some(l);
     }
 
+    /// Where the latched op (not yet dispatched) writes its completion
+    /// (`None`: nothing latched).
+    pub fn latched_completion_addr(&self) -> Option<u64> {
+        lock(&self.latched).as_ref().map(|l| l.completion_addr)
+    }
+
     /// Takes the latched arguments.
     pub fn take_latched(&self) -> Option<Latched> {
         lock(&self.latched).take()
@@ -473,6 +479,30 @@ pub fn dispatch(dev: &Arc<crate::device::Shared>, core: &Arc<crate::core::Core>,
         dev.schedule_q7(core, q as u8);
     }
     Dispatch::Started
+}
+
+/// The completion gate of a latched op (seed 000 §4, seed 001 §3.6): an
+/// EVENT_SEMAPHORE on POOL whose update is SEM_INC_COMPLETE (0x13) on the
+/// very semaphore whose increment register the latched LOAD_POOL_ARGUMENT
+/// names as `completion_write_addr`. Its increment *is* the op's
+/// completion write, made once when the Q7 cores are done, so the
+/// sequencer must not apply it as well (the semaphore counts one per op).
+/// Returns `rec` with that update dropped, or `rec` unchanged when it is
+/// not a gate of the latched op.
+pub fn completion_gate(arch: &ArchDesc, core: &crate::core::Core, rec: crate::engine::record::Record) -> crate::engine::record::Record {
+    let inc_complete = nrt_isa::record::UpdateMode::SemIncComplete.to_u8();
+    if rec.updates.iter().all(|u| u.mode != inc_complete) {
+        return rec;
+    }
+    let Some(done) = core.q7.latched_completion_addr().filter(|a| *a != 0) else { return rec };
+    let mut out = rec;
+    for u in out.updates.iter_mut() {
+        let inc = arch.semaphore_addr(core.id, nrt_hal::arch::EVT_SEM_SEM_INC, u32::from(u.index)).get();
+        if u.mode == inc_complete && inc == done {
+            u.mode = 0;
+        }
+    }
+    out
 }
 
 fn words(addr: DeviceAddr, len: u64) -> HalResult<()> {

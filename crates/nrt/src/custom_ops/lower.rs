@@ -22,7 +22,10 @@
 //! - DRAIN joins the eight Q7 cores (there is no Q7 collective).
 //! - EVENT_SEMAPHORE increments the pseudo's update semaphore when it
 //!   completes (update_mode 0x13, SEM_INC_COMPLETE): the op's completion
-//!   gate the rest of the model waits on.
+//!   gate the rest of the model waits on. `completion_write_addr` is the
+//!   increment register of that same semaphore, so the device makes the
+//!   gate's one increment when the Q7 cores are done (`docs/gpsimd.md`
+//!   §5): the semaphore counts 1 per op.
 
 use super::queues::CustomOpQueue;
 use crate::load::lower::write_record;
