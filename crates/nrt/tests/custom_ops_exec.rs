@@ -2,7 +2,8 @@
 //! `examples/custom_ops` NEFF (relu and row-wise softmax on the eight Q7
 //! cores) against references computed here, kernel printf in the log, and
 //! misbehaving kernels (an out-of-bounds write, a runaway loop) that give
-//! their status while the process lives on and the next model runs.
+//! their status while the process lives on; unloading the poisoned model
+//! recovers the core, and the next model runs on the same core.
 
 mod exec_support;
 #[path = "../../nrt-cli/src/custom_ops_data.rs"]
@@ -116,33 +117,52 @@ fn buggy_neff(spec: u8) -> Vec<u8> {
 }
 
 #[test]
-fn an_out_of_bounds_kernel_gives_its_status_and_the_next_model_runs() {
+fn an_out_of_bounds_kernel_gives_its_status_and_the_core_recovers_at_unload() {
     let h = host(Duration::from_secs(30));
     let cap = log::capture(Level::Error);
+    // A good model shares logical core 0 with the buggy one.
+    let resident = h.load(&neff(|_| {}), 0, -1).unwrap();
     let bad = h.load(&buggy_neff(1), 0, -1).expect("load the buggy model");
     let x = input();
+    let (r, y, z) = run(&h, resident, &x);
+    r.expect("the resident model runs before the fault");
+    check_outputs(&x, &y, &z);
     let (r, _, _) = run(&h, bad, &x);
     let e = r.unwrap_err();
     assert_eq!(e.status, NrtStatus::ExecCompletedWithErr, "{}", e.message);
     assert!(cap.contains("GPSIMD EXCEPTION OCCURRED: MEMORY OUT OF BOUNDS"), "{}", cap.text());
-    // The process lives on: the good model runs, on another logical core.
-    let good = h.load(&neff(|_| {}), 1, -1).unwrap();
-    let (r, y, z) = run(&h, good, &x);
-    r.expect("the next model runs");
+    // Fail-stop: the poisoned model is refused from now on.
+    assert_eq!(run(&h, bad, &x).0.unwrap_err().status, NrtStatus::ExecCompletedWithErr);
+    // Unloading it resets and re-arms core 0: the resident model (its DMA
+    // queues reprogrammed) and a newly loaded one both run there.
+    h.unload(bad).unwrap();
+    let (r, y, z) = run(&h, resident, &x);
+    r.expect("the resident model runs after the recovery");
     check_outputs(&x, &y, &z);
+    let good = h.load(&neff(|_| {}), 0, -1).unwrap();
+    for _ in 0..2 {
+        let (r, y, z) = run(&h, good, &x);
+        r.expect("the next model runs on the same core");
+        check_outputs(&x, &y, &z);
+    }
     h.close().unwrap();
 }
 
 #[test]
-fn a_runaway_kernel_times_out_and_the_next_model_runs() {
+fn a_runaway_kernel_times_out_and_the_next_model_runs_on_the_same_core() {
     let h = host(Duration::from_millis(700));
     let bad = h.load(&buggy_neff(2), 0, -1).expect("load the runaway model");
     let x = input();
     let (r, _, _) = run(&h, bad, &x);
     assert_eq!(r.unwrap_err().status, NrtStatus::Timeout);
-    let good = h.load(&neff(|_| {}), 1, -1).unwrap();
-    let (r, y, z) = run(&h, good, &x);
-    r.expect("the next model runs");
-    check_outputs(&x, &y, &z);
+    // The poisoned model is unloaded; the core is reset and the next model
+    // runs on the same logical core.
+    h.unload(bad).unwrap();
+    let good = h.load(&neff(|_| {}), 0, -1).unwrap();
+    for _ in 0..2 {
+        let (r, y, z) = run(&h, good, &x);
+        r.expect("the next model runs on the same core");
+        check_outputs(&x, &y, &z);
+    }
     h.close().unwrap();
 }

@@ -81,6 +81,8 @@ struct HostQueue {
 pub struct Q7Cluster {
     core: CoreId,
     memory: Arc<DeviceMemory>,
+    /// The image installed (written again by [`Q7Cluster::reinstall`]).
+    image: Q7Image,
     stdio_block: Option<DeviceAddr>,
     queues: Mutex<Vec<HostQueue>>,
 }
@@ -98,21 +100,27 @@ fn write_csr(memory: &DeviceMemory, core: CoreId, offset: u64, value: u32) -> Nr
         .map_err(|e| hal(core, format!("Q7 CSR {offset:#x} write"), e))
 }
 
+/// Writes `image` to the eight Q7 cores of `core`: for each, the DRAM
+/// image, then the IRAM image. The images are written as they are
+/// (padding the apertures is optional in the device contract and would
+/// cost 3 MiB per core).
+fn write_image(memory: &DeviceMemory, core: CoreId, image: &Q7Image) -> NrtResult<()> {
+    let device = memory.device();
+    let arch = device.info().arch;
+    for q in 0..Q7_CORES {
+        device.write(arch.q7_dram_addr(core, q), &image.dram).map_err(|e| hal(core, format!("Failed to load pooling q7 dram core {q}"), e))?;
+        device.write(arch.q7_iram_addr(core, q), &image.iram).map_err(|e| hal(core, format!("Failed to load pooling q7 iram core {q}"), e))?;
+    }
+    Ok(())
+}
+
 impl Q7Cluster {
     /// Brings up `core`'s cluster with `setup` (steps 1-4 above). On
     /// failure nothing stays allocated.
     pub fn install(memory: &Arc<DeviceMemory>, core: CoreId, setup: &Q7Setup) -> NrtResult<Q7Cluster> {
-        let device = memory.device();
-        let arch = device.info().arch;
-        check_image_fits(arch, &setup.image)?;
-        // The images are written as they are (padding the apertures is
-        // optional in the device contract and would cost 3 MiB per core).
-        let (dram, iram) = (&setup.image.dram, &setup.image.iram);
-        for q in 0..Q7_CORES {
-            device.write(arch.q7_dram_addr(core, q), dram).map_err(|e| hal(core, format!("Failed to load pooling q7 dram core {q}"), e))?;
-            device.write(arch.q7_iram_addr(core, q), iram).map_err(|e| hal(core, format!("Failed to load pooling q7 iram core {q}"), e))?;
-        }
-        let mut cluster = Q7Cluster { core, memory: memory.clone(), stdio_block: None, queues: Mutex::new(Vec::new()) };
+        check_image_fits(memory.device().info().arch, &setup.image)?;
+        write_image(memory, core, &setup.image)?;
+        let mut cluster = Q7Cluster { core, memory: memory.clone(), image: setup.image.clone(), stdio_block: None, queues: Mutex::new(Vec::new()) };
         if setup.stdout_bytes > 0 {
             cluster.init_stdio(setup.stdout_bytes)?;
         } else {
@@ -125,6 +133,19 @@ impl Q7Cluster {
             return Err(e);
         }
         Ok(cluster)
+    }
+
+    /// Brings the cluster up again after a core reset (`RESET_NCS` of a
+    /// poisoned core): the image to all eight cores (DRAM, then IRAM),
+    /// the stdio table CSRs (the table and rings stay where they are, in
+    /// device memory a reset keeps), then the run-stall release. Nothing
+    /// is allocated.
+    pub fn reinstall(&self) -> NrtResult<()> {
+        write_image(&self.memory, self.core, &self.image)?;
+        let table = self.stdio_block.map_or(0, |b| b.get());
+        write_csr(&self.memory, self.core, csr::STDIO_LO, table as u32)?;
+        write_csr(&self.memory, self.core, csr::STDIO_HI, (table >> 32) as u32)?;
+        write_csr(&self.memory, self.core, csr::RUN_STALL, 0)
     }
 
     /// Allocates and publishes the stdio table and rings.

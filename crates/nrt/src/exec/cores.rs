@@ -13,7 +13,7 @@ use crate::exec::request::REQUEST_BUFFER_BYTES;
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::model::ModelId;
 use crate::status::{NrtError, NrtResult};
-use nrt_hal::{CoreId, Device, DeviceAddr, DmaQueueId, EngineId, NQ_RECORD_BYTES, NqRing, NqSpec, NqType};
+use nrt_hal::{CoreId, Device, DeviceAddr, DmaQueueId, DmaRingConfig, EngineId, NQ_RECORD_BYTES, NqRing, NqSpec, NqType};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -55,6 +55,8 @@ pub struct CoreDispatch {
     error_head: [AtomicU64; 5],
     ring_memory: Vec<DeviceAddr>,
     queues: Mutex<BTreeSet<DmaQueueId>>,
+    /// How each claimed queue was programmed, replayed after a core reset.
+    queue_configs: Mutex<BTreeMap<DmaQueueId, DmaRingConfig>>,
     scratchpad: Mutex<Scratchpad>,
     exec: Mutex<CoreExec>,
     doorbells: AtomicU64,
@@ -130,12 +132,7 @@ impl CoreDispatch {
         {
             device.semaphore_set(core, s, 0).map_err(|e| hal(core, "semaphore init", e))?;
         }
-        for (i, e) in EngineId::ALL.into_iter().enumerate() {
-            let at = arena_base.offset(i as u64 * slot);
-            let bytes: Vec<u8> = dispatch::dispatcher(e, request.get()).concat();
-            device.write(at, &bytes).map_err(|err| hal(core, "dispatcher write", err))?;
-            device.start_engine(core, e, at, arena_bytes - i as u64 * slot).map_err(|err| hal(core, "engine start", err))?;
-        }
+        start_dispatchers(&**device, core, arena_base, arena_bytes, request)?;
         let info = device.info();
         let queues = (0..info.dma_engines())
             .flat_map(|e| (0..info.dma_queues_per_engine()).map(move |q| DmaQueueId { engine: e as u8, queue: q as u8 }))
@@ -155,6 +152,7 @@ impl CoreDispatch {
             error_head: Default::default(),
             ring_memory,
             queues: Mutex::new(queues),
+            queue_configs: Mutex::default(),
             scratchpad: Mutex::new(Scratchpad::default()),
             exec: Mutex::new(CoreExec::default()),
             doorbells: AtomicU64::new(0),
@@ -233,7 +231,57 @@ impl CoreDispatch {
 
     /// Returns DMA queues to the pool.
     pub fn release_queues(&self, queues: &[DmaQueueId]) {
+        let mut configs = lock(&self.queue_configs);
+        for q in queues {
+            configs.remove(q);
+        }
+        drop(configs);
         lock(&self.queues).extend(queues.iter().copied());
+    }
+
+    /// Programs a claimed DMA queue's rings (DMA_QUEUE_INIT) and remembers
+    /// the programming, so [`CoreDispatch::recover`] can restore it after a
+    /// core reset.
+    pub fn program_queue(&self, queue: DmaQueueId, config: DmaRingConfig) -> NrtResult<()> {
+        self.device.dma_queue_init(self.core, queue, config).map_err(|e| hal(self.core, "programming a DMA queue", e))?;
+        lock(&self.queue_configs).insert(queue, config);
+        Ok(())
+    }
+
+    /// Brings the core back to a clean state after a fatal fault left it
+    /// in an undefined one (an engine halted by an error, a Q7 op that
+    /// never finished): libnrt's answer to a poisoned core is a core reset
+    /// followed by a fresh bring-up, done here through the device.
+    ///
+    /// Under the core's execution lock: RESET_NCS stops every sequencer,
+    /// DMA queue and Q7 core and clears the semaphores and events; then
+    /// the dispatch semaphores are re-armed (the switch counter keeps the
+    /// host's count), the DMA queues of the models still loaded are
+    /// reprogrammed, the dispatchers are rewritten and restarted, the Q7
+    /// cluster is brought up again with its image and stdio rings, the
+    /// notification rings are skipped past whatever the failed execution
+    /// left, and the next execution performs a model switch.
+    pub fn recover(&self) -> NrtResult<()> {
+        let mut exec = lock(&self.exec);
+        let core = self.core;
+        self.device.reset_core(core).map_err(|e| hal(core, "core reset", e))?;
+        for s in [dispatch::DOORBELL_SEM, dispatch::DONE_SEM].into_iter().chain(EngineId::ALL.into_iter().filter(|e| *e != EngineId::Sp).map(dispatch::go_sem)) {
+            self.device.semaphore_set(core, s, 0).map_err(|e| hal(core, "semaphore init", e))?;
+        }
+        let switches = i32::try_from(exec.switches).unwrap_or(i32::MAX);
+        self.device.semaphore_set(core, dispatch::SWITCH_COUNT_SEM, switches).map_err(|e| hal(core, "semaphore init", e))?;
+        let configs: Vec<(DmaQueueId, DmaRingConfig)> = lock(&self.queue_configs).iter().map(|(q, c)| (*q, *c)).collect();
+        for (q, cfg) in configs {
+            self.device.dma_queue_init(core, q, cfg).map_err(|e| hal(core, "reprogramming a DMA queue", e))?;
+        }
+        let arena_bytes = lock(&self.arena).size();
+        start_dispatchers(&*self.device, core, self.arena_base, arena_bytes, self.request)?;
+        if let Some(q7) = lock(&self.q7).as_ref() {
+            q7.reinstall()?;
+        }
+        self.discard_pending();
+        exec.last_model = None;
+        Ok(())
     }
 
     /// Joins the shared scratchpad with a need of `size` bytes: its address,
@@ -374,6 +422,19 @@ impl CoreDispatch {
         }
         first
     }
+}
+
+/// Writes every engine's dispatcher into its slot at the start of the
+/// arena and starts the engine on it (install and recovery).
+fn start_dispatchers(device: &dyn Device, core: CoreId, arena_base: DeviceAddr, arena_bytes: u64, request: DeviceAddr) -> NrtResult<()> {
+    let slot = DISPATCHER_RECORDS * 64;
+    for (i, e) in EngineId::ALL.into_iter().enumerate() {
+        let at = arena_base.offset(i as u64 * slot);
+        let bytes: Vec<u8> = dispatch::dispatcher(e, request.get()).concat();
+        device.write(at, &bytes).map_err(|err| hal(core, "dispatcher write", err))?;
+        device.start_engine(core, e, at, arena_bytes - i as u64 * slot).map_err(|err| hal(core, "engine start", err))?;
+    }
+    Ok(())
 }
 
 /// Every installed core of one device.

@@ -205,7 +205,9 @@ impl ModelHost {
 
     /// Unloads a model: removed from lookup first, then waits for in-flight
     /// executions to drop their references, then frees everything it put on
-    /// the device.
+    /// the device. The cores of a model a fatal fault stopped (poisoned:
+    /// fail-stop, it never runs again) are reset and brought up again
+    /// first, so the core can take the next model.
     pub fn unload(&self, id: ModelId) -> NrtResult<()> {
         let model = self.models.remove(id).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {id}")))?;
         crate::log_info!(Module::Nmgr, "Unloading {id}");
@@ -218,10 +220,18 @@ impl ModelHost {
                 crate::log_warn!(Module::Nmgr, "still waiting for model[{id}] ref count 0");
             }
         }
+        // A model stopped by a fatal fault (fail-stop) left its cores in an
+        // undefined state: reset and bring them up again before its memory
+        // is given back, so the next model loaded there runs.
+        let recovered = match (&model.program, model.poisoned()) {
+            (Some(p), Some(status)) => recover_cores(p, id, status),
+            _ => Ok(()),
+        };
         let r = match &model.program {
             Some(p) => stage::release(p),
             None => Ok(()),
         };
+        let r = recovered.and(r);
         self.memory.forget_model_name(id);
         crate::log_info!(Module::Nmgr, "Unloaded NN: {id}");
         r
@@ -255,6 +265,23 @@ impl ModelHost {
         }
         first
     }
+}
+
+/// Resets and re-arms every physical core of a poisoned model's program
+/// ([`crate::exec::cores::CoreDispatch::recover`]), one core at a time.
+fn recover_cores(p: &crate::model::DeviceProgram, id: ModelId, status: NrtStatus) -> NrtResult<()> {
+    let mut first = Ok(());
+    for c in &p.cores {
+        let nc = c.core.core().0;
+        crate::log_info!(Module::Nmgr, "NC {nc}: resetting the core after model {id} stopped with {status}");
+        if let Err(e) = c.core.recover() {
+            crate::log_error!(Module::Nmgr, "NC {nc}: recovery after model {id} failed: {}", e.message);
+            if first.is_ok() {
+                first = Err(e);
+            }
+        }
+    }
+    first
 }
 
 /// The device-independent stages: parse, program IR, the architecture /

@@ -496,6 +496,8 @@ impl RingCtx<'_> {
             patches.push(PatchSite { addr: base.offset(p.ring_offset), slot: p.slot, offset: p.offset });
         }
         let cfg = DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: img.descriptors, completion_semaphore: sem, completion_event: evt };
-        device.dma_queue_init(self.core_id, q, cfg).map_err(|e| hal("programming a DMA queue", e))
+        // Through the core, which remembers the programming for a recovery.
+        let core = self.host.cores.get(self.core_id).ok_or_else(|| NrtError::failure(format!("NC {} is not installed", self.core_id.0)))?;
+        core.program_queue(q, cfg)
     }
 }
