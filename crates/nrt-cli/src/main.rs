@@ -74,6 +74,11 @@ enum Command {
         /// Where to write each output as NAME.npy (created if missing).
         #[arg(long)]
         output_dir: Option<PathBuf>,
+        /// Also write a device instruction profile of the execution (Chrome
+        /// trace JSON: every instruction per engine, with the compiler's
+        /// names) under this directory.
+        #[arg(long, value_name = "DIR")]
+        profile: Option<PathBuf>,
     },
     /// Measure execute latency (sync) or queued throughput (async) of a model on the simulated device.
     Bench {
@@ -206,7 +211,7 @@ fn main() -> ExitCode {
         },
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
-        Command::Run { model, inputs, output_dir } => run_cmd::run(&model, &inputs, output_dir.as_deref()),
+        Command::Run { model, inputs, output_dir, profile } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
         Command::Bench { model, iterations, warmup, json, mode, depth } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
         Command::Bench { model, iterations, warmup, json, .. } => bench_cmd::bench(&model, iterations, warmup, json),
         Command::ExampleData { dir } => example_data_cmd(&dir),

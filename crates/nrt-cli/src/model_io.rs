@@ -60,6 +60,13 @@ pub struct Loaded {
 impl Loaded {
     /// Loads `bytes` with the logical-core size the NEFF header asks for.
     pub fn new(bytes: &[u8]) -> Result<Loaded> {
+        Loaded::with_profile(bytes, None)
+    }
+
+    /// [`Loaded::new`], with a device instruction profile of the first
+    /// execution written under `profile_dir` when one is given (as
+    /// NEURON_RT_INSPECT_ENABLE=1 with NEURON_RT_INSPECT_OUTPUT_DIR would).
+    pub fn with_profile(bytes: &[u8], profile_dir: Option<&Path>) -> Result<Loaded> {
         let header = nrt_neff::NeffHeader::parse(bytes).context("reading the NEFF header")?;
         let lnc = header.lnc_size.max(1);
         let device = nrt_sim::SimDevice::all_from_env()
@@ -70,7 +77,12 @@ impl Loaded {
         let env = nrt::config::Env::from_process();
         let config = nrt::config::Config::from_env(&env).map_err(|e| anyhow!("configuration: {e}"))?;
         let q7 = nrt::custom_ops::Q7Setup { image: nrt::custom_ops::Q7Image::stock(), stdout_bytes: config.gpsimd_stdout_queue_bytes };
-        let host = ModelHost::with_lnc(Arc::new(device), lnc, LoadSettings::default())
+        let mut settings = LoadSettings::from_config(&config);
+        if let Some(dir) = profile_dir {
+            settings.device_profile = nrt::config::DeviceProfile::Model;
+            settings.inspect_output_dir = dir.to_path_buf();
+        }
+        let host = ModelHost::with_lnc(Arc::new(device), lnc, settings)
             .map_err(|e| anyhow!("preparing the device for LNC {lnc}: {e}"))?
             .with_q7(q7);
         let id = host.load(bytes, -1, -1).map_err(|e| anyhow!("load: {e}"))?;

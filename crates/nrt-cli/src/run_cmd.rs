@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 /// Runs `path` once with `inputs` (NAME=PATH pairs; the rest pseudo-random)
 /// and writes the outputs into `output_dir` when given.
-pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>) -> Result<()> {
+pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>, profile_dir: Option<&Path>) -> Result<()> {
     let bytes = model_io::neff_bytes(path)?;
-    let loaded = Loaded::new(&bytes)?;
+    let loaded = Loaded::with_profile(&bytes, profile_dir)?;
     let data = model_io::input_bytes(&loaded.inputs, inputs)?;
     let mut ins = TensorSet::new();
     for (sig, d) in loaded.inputs.iter().zip(data) {
@@ -44,5 +44,13 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>)
         }
     }
     println!("executed {} in {:.1} us", path.display(), elapsed.as_secs_f64() * 1e6);
+    if profile_dir.is_some() {
+        let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished before its profile was read"))?;
+        let st = model.exec.lock().unwrap_or_else(|e| e.into_inner());
+        match st.profile.as_ref().and_then(|p| p.last()) {
+            Some((file, trace)) => println!("profile {} ({} instructions)", file.display(), trace.events.len()),
+            None => return Err(anyhow!("no device profile was written (see the log)")),
+        }
+    }
     loaded.close()
 }

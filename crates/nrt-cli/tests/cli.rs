@@ -295,3 +295,19 @@ fn neff_lower_prints_the_staged_stream_of_each_engine() {
     assert!(!bad.status.success());
     assert!(stderr(&bad).contains("expected pe, act, pool, dve or sp"));
 }
+
+#[test]
+fn run_with_profile_writes_a_trace_of_named_instructions() {
+    let Some(neff) = real_neff() else { return };
+    let dir = scratch("profile");
+    let out = nrt(&["run", neff.to_str().unwrap(), "--profile", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = text.lines().find(|l| l.starts_with("profile ")).unwrap_or_else(|| panic!("no profile line in:\n{text}"));
+    let path = line.trim_start_matches("profile ").split(" (").next().unwrap();
+    let json = std::fs::read_to_string(path).unwrap();
+    assert!(json.starts_with("{\"displayTimeUnit\""), "{}", &json[..json.len().min(200)]);
+    // The compiler's names of the matmuls, from the NEFF's debug info.
+    assert!(json.contains("\"name\":\"I-87-0\""), "no I-87-0 event in the profile");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -28,6 +28,7 @@ pub mod load;
 pub mod log;
 pub mod memory;
 pub mod model;
+pub mod profile;
 pub mod program;
 pub mod runtime;
 pub mod status;

@@ -9,7 +9,8 @@ use crate::exec::cores::CoreDispatch;
 use crate::exec::harvest::Harvest;
 use crate::memory::ModelMemory;
 use crate::status::NrtStatus;
-use nrt_hal::{DeviceAddr, DmaQueueId};
+use crate::load::sites::ImageMap;
+use nrt_hal::{DeviceAddr, DmaQueueId, EngineId};
 use nrt_neff::TensorSignature;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
@@ -55,6 +56,43 @@ pub struct CoreProgram {
     /// The GPSIMD library set staged for the model on this core (shared
     /// with other models when it is the single extended-ISA library).
     pub gpsimd_libs: Option<Arc<crate::custom_ops::StagedLibSet>>,
+    /// The subgraph this program runs (`sg00`, ...).
+    pub subgraph: String,
+    /// Per engine, where each image record came from (names instructions
+    /// in error messages and traces).
+    pub sites: [ImageMap; 5],
+    /// Set when the images are instrumented for a device profile.
+    pub trace: Option<crate::profile::TracedImages>,
+}
+
+impl CoreProgram {
+    /// Record index within engine `engine`'s image of the device program
+    /// counter `pc` (which counts from the engine's dispatcher stream), or
+    /// `None` when `pc` lies before the image (in the dispatcher).
+    pub fn image_pc(&self, engine: usize, pc: u64) -> Option<u64> {
+        pc.checked_sub(self.image_first_pc(engine)?)
+    }
+
+    /// The device program counter of the first record of engine
+    /// `engine`'s image.
+    pub fn image_first_pc(&self, engine: usize) -> Option<u64> {
+        let start = self.core.engine_stream_addr(engine)?;
+        let image = self.images.get(engine)?.get();
+        Some(image.checked_sub(start.get())? / nrt_isa::record::RECORD_SIZE as u64)
+    }
+
+    /// Names what engine `engine` was executing at device program counter
+    /// `pc`: the NEFF instruction (index, compiler name, opcode) or the
+    /// runtime frame record, or the dispatcher.
+    pub fn describe_pc(&self, engine: usize, pc: u64) -> String {
+        let Some(e) = EngineId::from_index(engine) else {
+            return format!("{} engine {engine} record {pc}", self.subgraph);
+        };
+        match self.image_pc(engine, pc) {
+            Some(at) => self.sites[engine].describe(&self.subgraph, e, at),
+            None => format!("{} {} runtime dispatcher record {pc}", self.subgraph, e.name()),
+        }
+    }
 }
 
 /// An IO slot: a model input or output with its staging buffer.
@@ -91,6 +129,8 @@ pub struct ExecState {
     pub bound: Vec<u64>,
     /// The harvest state machine.
     pub harvest: Harvest,
+    /// Device profiling of this model (NEURON_RT_INSPECT_*), if on.
+    pub profile: Option<crate::profile::ModelProfile>,
 }
 
 /// A model that finished loading.

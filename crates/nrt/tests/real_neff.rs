@@ -185,3 +185,104 @@ fn an_opcode_without_an_executor_fails_the_load_naming_the_instruction() {
     assert_eq!(e.message, "Unsupported hardware operator code 13 found in neff (POOL instruction 6 'Block1-final-DMA-NOP' of sg01)");
     assert_eq!(host.memory().ledger(), baseline);
 }
+
+/// A fresh directory under the target's temp dir for profile files.
+fn profile_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("nrt-profile-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn a_device_fault_names_the_compiler_instruction() {
+    use nrt::log::{self, Level};
+    use nrt_sim::{FaultKind, FaultSpec, InstrSelector};
+    let Some(bytes) = real() else { return };
+    let (dev, host) = host();
+    let id = host.load(&bytes, 0, -1).unwrap();
+    let x = random_f16(M * K, 5);
+    let y = random_f16(K * N, 6);
+    run(&host, id, &x, &y);
+    let cap = log::capture(Level::Error);
+    dev.inject(FaultSpec::new(FaultKind::SramParity).at(InstrSelector::Name("MATMUL".into())));
+    let mut ins = TensorSet::new();
+    ins.add("x", Arc::new(Tensor::from_host_bytes(f16_bytes(&x), "x")));
+    ins.add("y", Arc::new(Tensor::from_host_bytes(f16_bytes(&y), "y")));
+    let mut outs = TensorSet::new();
+    outs.add("output0", Arc::new(Tensor::allocate_host((M * N * 2) as u64, "output0").unwrap()));
+    let e = host.execute(id, &ins, &outs).unwrap_err();
+    assert_eq!(e.status.code(), 1202, "{}", e.message);
+    // The first MATMUL of either subgraph is PE instruction 3, which the
+    // debug info calls I-87-<n>; the message says so rather than giving
+    // the raw device program counter.
+    let text = cap.text();
+    let line = text.lines().find(|l| l.contains("FATAL-RT-UNDEFINED-STATE")).unwrap_or_else(|| panic!("no fatal line in:\n{text}"));
+    assert!(line.contains("PE instruction 3 'I-87-") && line.contains("(MATMUL)"), "{line}");
+}
+
+/// Parses a profile and returns its complete events (name, tid, args).
+fn profile_events(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: serde_json::Value = serde_json::from_str(&text).expect("profile is JSON");
+    v["traceEvents"].as_array().expect("traceEvents").iter().filter(|e| e["ph"] == "X").cloned().collect()
+}
+
+#[test]
+fn device_profile_traces_the_first_execution_with_compiler_names() {
+    let Some(bytes) = real() else { return };
+    let dir = profile_dir("model");
+    let settings = LoadSettings { device_profile: nrt::config::DeviceProfile::Model, inspect_output_dir: dir.clone(), ..LoadSettings::default() };
+    let (_dev, host) = host_with(settings);
+    let id = host.load(&bytes, 0, -1).unwrap();
+    // Instrumented or not, the model computes the same thing.
+    for seed in [21u64, 22, 23] {
+        let x = random_f16(M * K, seed);
+        let y = random_f16(K * N, seed + 1);
+        check(&run(&host, id, &x, &y), &reference(&x, &y), &format!("profiled model, seed {seed}"));
+    }
+    let model_dir = std::fs::read_dir(&dir).unwrap().next().expect("a model directory").unwrap().path();
+    let mut files: Vec<String> = std::fs::read_dir(&model_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files, vec!["profile_vnc0_exec0.json".to_string()], "model mode profiles the first execution only");
+    let events = profile_events(&model_dir.join(&files[0]));
+    // Both physical cores, every engine, and the compiler's names.
+    let pids: std::collections::BTreeSet<u64> = events.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids.len(), 2, "one process per physical core");
+    let tids: std::collections::BTreeSet<u64> = events.iter().map(|e| e["tid"].as_u64().unwrap()).collect();
+    assert_eq!(tids.len(), 5, "one thread per engine");
+    let matmuls: Vec<&serde_json::Value> = events.iter().filter(|e| e["args"]["opcode"] == "MATMUL").collect();
+    assert_eq!(matmuls.len(), 8, "4 MATMULs per subgraph");
+    assert!(matmuls.iter().all(|e| e["name"].as_str().unwrap().starts_with("I-")), "{matmuls:?}");
+    assert!(matmuls.iter().all(|e| e["dur"].as_f64().unwrap() > 0.0));
+    // Every event starts at or after the previous one on its engine.
+    let mut last: std::collections::BTreeMap<(u64, u64), f64> = Default::default();
+    for e in &events {
+        let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+        let ts = e["ts"].as_f64().unwrap();
+        assert!(ts >= *last.get(&key).unwrap_or(&0.0), "{e}");
+        last.insert(key, ts);
+    }
+    host.unload(id).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn session_profile_traces_every_execution() {
+    let Some(bytes) = real() else { return };
+    let dir = profile_dir("session");
+    let settings = LoadSettings { device_profile: nrt::config::DeviceProfile::Session, inspect_output_dir: dir.clone(), ..LoadSettings::default() };
+    let (_dev, host) = host_with(settings);
+    let id = host.load(&bytes, 0, -1).unwrap();
+    let x = random_f16(M * K, 3);
+    let y = random_f16(K * N, 4);
+    for _ in 0..2 {
+        check(&run(&host, id, &x, &y), &reference(&x, &y), "session profile");
+    }
+    let model_dir = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let a = profile_events(&model_dir.join("profile_vnc0_exec0.json"));
+    let b = profile_events(&model_dir.join("profile_vnc0_exec1.json"));
+    let names = |v: &[serde_json::Value]| v.iter().map(|e| (e["tid"].clone(), e["args"]["pc"].clone())).collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b), "the same instructions run each time");
+    host.unload(id).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

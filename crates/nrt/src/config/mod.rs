@@ -47,6 +47,21 @@ pub struct FakeInstance {
     pub devices: u32,
 }
 
+/// Default NEURON_RT_INSPECT_OUTPUT_DIR.
+pub const DEFAULT_INSPECT_OUTPUT_DIR: &str = "./output";
+
+/// Which executions the runtime records a device instruction trace of
+/// (NEURON_RT_INSPECT_DEVICE_PROFILE, effective with NEURON_RT_INSPECT_ENABLE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceProfile {
+    /// No device profile.
+    Off,
+    /// The first execution of each model (`1` or `model`).
+    Model,
+    /// Every execution (`session`).
+    Session,
+}
+
 /// Every NEURON_RT_* setting the runtime acts on, typed and validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -94,6 +109,11 @@ pub struct Config {
     pub gpsimd_stdout_queue_bytes: u32,
     /// NEURON_RT_ENABLE_DGE_NOTIFICATIONS.
     pub dge_notifications: bool,
+    /// NEURON_RT_INSPECT_ENABLE + NEURON_RT_INSPECT_DEVICE_PROFILE: which
+    /// executions get an instruction trace (Off unless inspect is enabled).
+    pub device_profile: DeviceProfile,
+    /// NEURON_RT_INSPECT_OUTPUT_DIR: where profiles are written.
+    pub inspect_output_dir: std::path::PathBuf,
     /// Warnings found while reading (clamped values, deprecated knobs),
     /// logged by init.
     pub warnings: Vec<String>,
@@ -125,6 +145,8 @@ impl Default for Config {
             dma_packetization_size: 0x1000,
             gpsimd_stdout_queue_bytes: 0,
             dge_notifications: false,
+            device_profile: DeviceProfile::Off,
+            inspect_output_dir: std::path::PathBuf::from(DEFAULT_INSPECT_OUTPUT_DIR),
             warnings: Vec::new(),
             ignored: Vec::new(),
         }
@@ -157,6 +179,9 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "NEURON_RT_DBG_DMA_PACKETIZATION_SIZE",
     "NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES",
     "NEURON_RT_ENABLE_DGE_NOTIFICATIONS",
+    "NEURON_RT_INSPECT_ENABLE",
+    "NEURON_RT_INSPECT_DEVICE_PROFILE",
+    "NEURON_RT_INSPECT_OUTPUT_DIR",
 ];
 
 struct Reader<'a> {
@@ -234,6 +259,26 @@ impl Reader<'_> {
             }
         }
         Ok(log)
+    }
+
+    /// NEURON_RT_INSPECT_DEVICE_PROFILE, read only when inspect is on.
+    /// Unset means `model`: the system profile (libnrt's other inspect
+    /// output) is not produced here, so inspect without a device profile
+    /// would write nothing.
+    fn device_profile(&self) -> Result<DeviceProfile, ConfigError> {
+        if !self.bool("NEURON_RT_INSPECT_ENABLE", false)? {
+            return Ok(DeviceProfile::Off);
+        }
+        let var = "NEURON_RT_INSPECT_DEVICE_PROFILE";
+        match self.get(var) {
+            None => Ok(DeviceProfile::Model),
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "0" => Ok(DeviceProfile::Off),
+                "1" | "model" => Ok(DeviceProfile::Model),
+                "session" => Ok(DeviceProfile::Session),
+                _ => Err(ConfigError::new(var, v, "0, 1, model (first execution of each model) or session (every execution)")),
+            },
+        }
     }
 
     fn fake_instance(&self) -> Result<Option<FakeInstance>, ConfigError> {
@@ -363,6 +408,10 @@ impl Config {
             dma_packetization_size: r.u32_in("NEURON_RT_DBG_DMA_PACKETIZATION_SIZE", 0x1000, 0x1000, 0xF_FFFF)?,
             gpsimd_stdout_queue_bytes,
             dge_notifications: r.bool("NEURON_RT_ENABLE_DGE_NOTIFICATIONS", false)?,
+            device_profile: r.device_profile()?,
+            inspect_output_dir: r
+                .get("NEURON_RT_INSPECT_OUTPUT_DIR")
+                .map_or_else(|| std::path::PathBuf::from(DEFAULT_INSPECT_OUTPUT_DIR), |v| std::path::PathBuf::from(v.trim())),
             warnings,
             ignored,
         })
@@ -372,6 +421,23 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_profile_follows_inspect() {
+        let cfg = |pairs: &[(&str, &str)]| Config::from_env(&Env::from_pairs(pairs.iter().copied()));
+        assert_eq!(cfg(&[("NEURON_RT_INSPECT_DEVICE_PROFILE", "session")]).unwrap().device_profile, DeviceProfile::Off);
+        assert_eq!(cfg(&[("NEURON_RT_INSPECT_ENABLE", "1")]).unwrap().device_profile, DeviceProfile::Model);
+        let on = |v| cfg(&[("NEURON_RT_INSPECT_ENABLE", "1"), ("NEURON_RT_INSPECT_DEVICE_PROFILE", v)]);
+        assert_eq!(on("0").unwrap().device_profile, DeviceProfile::Off);
+        assert_eq!(on("1").unwrap().device_profile, DeviceProfile::Model);
+        assert_eq!(on("Model").unwrap().device_profile, DeviceProfile::Model);
+        assert_eq!(on("session").unwrap().device_profile, DeviceProfile::Session);
+        let e = on("always").unwrap_err().to_string();
+        assert!(e.contains("NEURON_RT_INSPECT_DEVICE_PROFILE") && e.contains("always") && e.contains("session"), "{e}");
+        let c = cfg(&[("NEURON_RT_INSPECT_OUTPUT_DIR", "/tmp/p")]).unwrap();
+        assert_eq!(c.inspect_output_dir, std::path::PathBuf::from("/tmp/p"));
+        assert!(c.ignored.is_empty());
+    }
 
     #[test]
     fn defaults_from_empty_env() {

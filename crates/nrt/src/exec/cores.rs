@@ -61,6 +61,16 @@ pub struct CoreDispatch {
     exec: Mutex<CoreExec>,
     doorbells: AtomicU64,
     q7: Mutex<Option<crate::custom_ops::Q7Cluster>>,
+    /// The TRACE rings of a profiled core (one per engine), made on the
+    /// first profiled load.
+    trace: Mutex<Option<TraceRings>>,
+}
+
+/// A core's TRACE rings and how far the runtime has read them.
+struct TraceRings {
+    rings: Vec<Arc<dyn NqRing>>,
+    heads: [u64; 5],
+    memory: Vec<DeviceAddr>,
 }
 
 impl std::fmt::Debug for CoreDispatch {
@@ -157,6 +167,7 @@ impl CoreDispatch {
             exec: Mutex::new(CoreExec::default()),
             doorbells: AtomicU64::new(0),
             q7: Mutex::new(None),
+            trace: Mutex::new(None),
         })
     }
 
@@ -179,6 +190,12 @@ impl CoreDispatch {
     /// model images are carved from, for the ledger).
     pub fn arena_addr(&self) -> DeviceAddr {
         self.arena_base
+    }
+
+    /// Where engine `engine`'s dispatcher stream starts: the device counts
+    /// that engine's program counter from here.
+    pub fn engine_stream_addr(&self, engine: usize) -> Option<DeviceAddr> {
+        (engine < EngineId::ALL.len()).then(|| self.arena_base.offset(engine as u64 * DISPATCHER_RECORDS * 64))
     }
 
     /// Takes `len` bytes of the instruction arena for a model image.
@@ -396,6 +413,67 @@ impl CoreDispatch {
         self.notify[engine].overflowed()
     }
 
+    /// Gives every engine of the core a TRACE ring of
+    /// [`crate::profile::TRACE_RING_BYTES`] (once; later calls keep them).
+    pub fn enable_trace(&self) -> NrtResult<()> {
+        let mut t = lock(&self.trace);
+        if t.is_some() {
+            return Ok(());
+        }
+        let bytes = crate::profile::TRACE_RING_BYTES;
+        let mut rings = TraceRings { rings: Vec::with_capacity(5), heads: [0; 5], memory: Vec::with_capacity(5) };
+        let result = (|| {
+            for e in EngineId::ALL {
+                let ring = self.memory.alloc(self.core, MemOwner::Runtime, MemUsage::Notification, u64::from(bytes), u64::from(bytes))?;
+                rings.memory.push(ring);
+                let spec = NqSpec { core: self.core, engine_index: e.index() as u8, nq_type: NqType::Trace, ring, size_bytes: bytes };
+                rings.rings.push(self.device.nq_init(spec).map_err(|err| hal(self.core, "trace queue init", err))?);
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {
+                *t = Some(rings);
+                Ok(())
+            }
+            Err(e) => {
+                for r in &rings.rings {
+                    let _ = self.device.nq_destroy(r.spec());
+                }
+                for a in rings.memory {
+                    let _ = self.memory.free(a);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads the next records of engine `engine`'s TRACE ring into `out`;
+    /// returns how many it read and how many the ring overwrote unread.
+    pub fn read_trace(&self, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> (usize, u64) {
+        let mut t = lock(&self.trace);
+        let Some(t) = t.as_mut() else { return (0, 0) };
+        let (Some(ring), Some(head)) = (t.rings.get(engine), t.heads.get_mut(engine)) else { return (0, 0) };
+        let produced = ring.produced();
+        let cap = u64::from(ring.capacity());
+        let lost = produced.saturating_sub(*head).saturating_sub(cap);
+        *head += lost;
+        let n = ring.read(*head, out);
+        *head += n as u64;
+        ring.set_consumed(*head);
+        (n, lost)
+    }
+
+    /// Drops every unread TRACE record.
+    pub fn discard_trace(&self) {
+        if let Some(t) = lock(&self.trace).as_mut() {
+            for (r, h) in t.rings.iter().zip(t.heads.iter_mut()) {
+                *h = r.produced();
+                r.set_consumed(*h);
+            }
+        }
+    }
+
     /// Stops the core and frees what [`CoreDispatch::install`] allocated.
     pub fn teardown(&self) -> NrtResult<()> {
         let mut first = self.device.reset_core(self.core).map_err(|e| hal(self.core, "core reset", e));
@@ -410,6 +488,12 @@ impl CoreDispatch {
         }
         let mut addrs = vec![self.arena_base, self.request];
         addrs.extend(self.ring_memory.iter().copied());
+        if let Some(t) = lock(&self.trace).take() {
+            for r in &t.rings {
+                let _ = self.device.nq_destroy(r.spec());
+            }
+            addrs.extend(t.memory);
+        }
         if let Some(s) = lock(&self.scratchpad).addr.take() {
             addrs.push(s);
         }

@@ -242,6 +242,10 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     for c in &prog.cores {
         c.core.drain_q7_stdio();
     }
+    // A profiled execution's trace, read while the cores are still ours.
+    if let Some(p) = st.profile.as_mut() {
+        p.after_execution(model.id, &model.name, model.vnc, prog, status == NrtStatus::Success);
+    }
     let status = if status == NrtStatus::Success { status } else { status.worst(aborted_queues(prog)) };
     if status != NrtStatus::Success {
         report_failure(model, prog, &st.harvest, status);
@@ -330,13 +334,20 @@ fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harves
             nc(core),
             model.name
         ),
-        Some(Failure::EngineStopped { core, engine, pc }) => crate::log_error!(
-            Module::Kmgr,
-            "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] engine {} stopped at instruction {pc} on model {} ({status})",
-            nc(core),
-            engine_name(engine),
-            model.name
-        ),
+        Some(Failure::EngineStopped { core, engine, pc }) => {
+            // Name the instruction as the compiler did, not by a raw counter.
+            let at = match (prog.cores.get(core), engine) {
+                (Some(c), Some(e)) => c.describe_pc(e, u64::from(pc)),
+                _ => format!("device record {pc}"),
+            };
+            crate::log_error!(
+                Module::Kmgr,
+                "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] engine {} stopped at {at} on model {} ({status})",
+                nc(core),
+                engine_name(engine),
+                model.name
+            )
+        }
         Some(Failure::Unexpected { core, engine, notific_type }) => crate::log_error!(
             Module::Kmgr,
             "[ND {nd}][NC {}] Recieved unexpected notification on engine {engine}. Notification Type: {notific_type} (model {})",

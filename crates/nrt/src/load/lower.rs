@@ -17,6 +17,7 @@
 
 use crate::custom_ops::lower::MICRO_PROGRAM_RECORDS;
 use crate::exec::dispatch;
+use crate::load::sites::ImageMap;
 use crate::program::opcodes::{CUSTOM_OP_OPCODE, DMA_DIRECT2D_OPCODE, OpcodeHandling, handling};
 use nrt_hal::EngineId;
 use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlBr, PseudoDmaTrigger, slots};
@@ -162,9 +163,22 @@ pub fn lower_engine_with(
     engine: EngineId,
     records: &[RecordBytes],
     head: &[RecordBytes],
+    trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
+    custom_op: impl FnMut(usize, &RecordBytes) -> Result<[RecordBytes; MICRO_PROGRAM_RECORDS], LowerError>,
+) -> Result<Vec<RecordBytes>, LowerError> {
+    lower_engine_mapped(subgraph, engine, records, head, trigger, custom_op).map(|(image, _)| image)
+}
+
+/// [`lower_engine_with`], also returning the map from image records back
+/// to the stream's instructions (for messages and traces that name them).
+pub fn lower_engine_mapped(
+    subgraph: &str,
+    engine: EngineId,
+    records: &[RecordBytes],
+    head: &[RecordBytes],
     mut trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
     mut custom_op: impl FnMut(usize, &RecordBytes) -> Result<[RecordBytes; MICRO_PROGRAM_RECORDS], LowerError>,
-) -> Result<Vec<RecordBytes>, LowerError> {
+) -> Result<(Vec<RecordBytes>, ImageMap), LowerError> {
     let bad = |index: usize, reason: String| LowerError::BadRecord { subgraph: subgraph.to_string(), engine: engine.name(), index, reason };
     // Pass 1: decide what each record becomes and where it lands in MAIN.
     let mut plan = Vec::with_capacity(records.len());
@@ -250,10 +264,13 @@ pub fn lower_engine_with(
             Emit::CustomOp(recs) => main.extend_from_slice(&recs[..]),
         }
     }
+    // `start` counts from the head's start; the map wants MAIN offsets after it.
+    let starts: Vec<usize> = start.iter().map(|s| s - head.len()).collect();
+    let map = ImageMap::new(pre.len(), head.len(), &starts, records);
     let mut image = pre;
     image.extend(main);
     image.extend(dispatch::postamble(engine));
-    Ok(image)
+    Ok((image, map))
 }
 
 /// The image of an engine with no stream in the subgraph (it still joins

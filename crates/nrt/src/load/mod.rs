@@ -21,6 +21,7 @@ pub mod lower;
 pub mod plan;
 pub mod rings;
 pub mod settings;
+pub mod sites;
 pub mod stage;
 
 pub use settings::LoadSettings;
@@ -188,6 +189,7 @@ impl ModelHost {
         };
         let bound = device_program.as_ref().map(|p| p.io.iter().map(|s| s.staging.get()).collect()).unwrap_or_default();
         let ncores = device_program.as_ref().map_or(1, |p| p.cores.len());
+        let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, &self.settings.inspect_output_dir) } else { None };
         let model = LoadedModel::new(
             id,
             program.name.clone(),
@@ -195,7 +197,11 @@ impl ModelHost {
             program.inputs.clone(),
             program.outputs.clone(),
             device_program,
-            ExecState { bound, harvest: Harvest::new(ncores, timeout, numerical) },
+            ExecState {
+                bound,
+                harvest: Harvest::new(ncores, timeout, numerical),
+                profile,
+            },
         );
         self.memory.set_model_name(id, &program.name);
         self.models.insert(Arc::new(model));
@@ -319,7 +325,7 @@ pub fn load_without_device(models: &ModelDb, neff_bytes: &[u8], vnc: u32, arch: 
     let settings = LoadSettings { fake_instance: true, ..settings.clone() };
     let (_, program) = prepare(neff_bytes, &settings, arch, lnc)?;
     let id = models.mint_id();
-    let exec = ExecState { bound: Vec::new(), harvest: Harvest::new(1, settings.exec_timeout, settings.numerical_errors) };
+    let exec = ExecState { bound: Vec::new(), harvest: Harvest::new(1, settings.exec_timeout, settings.numerical_errors), profile: None };
     models.insert(Arc::new(LoadedModel::new(id, program.name.clone(), vnc, program.inputs, program.outputs, None, exec)));
     crate::log_info!(Module::Nmgr, "Loaded NN \"{}\" ID: {id} (no-device mode)", program.name);
     Ok(id)

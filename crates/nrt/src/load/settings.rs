@@ -22,6 +22,10 @@ pub struct LoadSettings {
     pub numerical_errors: bool,
     /// Bytes of each core's instruction arena.
     pub arena_bytes: u64,
+    /// Which executions get a device instruction profile (NEURON_RT_INSPECT_*).
+    pub device_profile: crate::config::DeviceProfile,
+    /// Where profiles are written (NEURON_RT_INSPECT_OUTPUT_DIR).
+    pub inspect_output_dir: std::path::PathBuf,
 }
 
 impl Default for LoadSettings {
@@ -33,6 +37,8 @@ impl Default for LoadSettings {
             exec_timeout: Duration::from_secs(30),
             numerical_errors: false,
             arena_bytes: DEFAULT_ARENA_BYTES,
+            device_profile: crate::config::DeviceProfile::Off,
+            inspect_output_dir: std::path::PathBuf::from(crate::config::DEFAULT_INSPECT_OUTPUT_DIR),
         }
     }
 }
@@ -55,6 +61,8 @@ impl LoadSettings {
             exec_timeout: config.exec_timeout,
             numerical_errors: config.numerical_errors == crate::config::NumericalErrors::Critical,
             arena_bytes: DEFAULT_ARENA_BYTES,
+            device_profile: config.device_profile,
+            inspect_output_dir: config.inspect_output_dir.clone(),
         }
     }
 

@@ -11,6 +11,7 @@
 use super::lower::{self, LowerError, TriggerRef, TriggerTarget};
 use super::plan::{Placement, SubgraphPlan};
 use super::rings::{self, Endpoint, RingImage, Side};
+use super::sites::ImageMap;
 use super::ModelHost;
 use crate::custom_ops::{self, CustomOpEnv, StagedLibSet};
 use crate::exec::cores::CoreDispatch;
@@ -328,6 +329,14 @@ fn stage_subgraph(
     let has_custom_ops = lib_set.has_custom_ops();
     // Lower every engine and write its image.
     let mut images = [DeviceAddr(0); 5];
+    let mut sites: [ImageMap; 5] = Default::default();
+    // A device profile instruments every record and needs the core's TRACE rings.
+    let mut traced = if host.settings.device_profile != crate::config::DeviceProfile::Off {
+        core.enable_trace()?;
+        Some(crate::profile::TracedImages::default())
+    } else {
+        None
+    };
     for engine in EngineId::ALL {
         let custom_op = |index: usize, rec: &nrt_isa::record::RecordBytes| {
             let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
@@ -345,7 +354,7 @@ fn stage_subgraph(
             custom_ops::lower_pseudo_embedding_update(rec, &env).map_err(|e| bad(e.to_string()))
         };
         let image = match sg.stream(engine) {
-            Some(s) => lower::lower_engine_with(&sg.name, engine, &s.records, if engine == EngineId::Pool { &pool_head } else { &[] }, |t, index| {
+            Some(s) => lower::lower_engine_mapped(&sg.name, engine, &s.records, if engine == EngineId::Pool { &pool_head } else { &[] }, |t, index| {
                 let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
                 match t {
                     TriggerRef::Block { queue, block_id } => {
@@ -358,15 +367,20 @@ fn stage_subgraph(
                     TriggerRef::Direct2d => direct_targets.get(&(engine, index)).copied().ok_or_else(|| bad("dma2d record has no staged ring".to_string())),
                 }
             }, custom_op)
+            .map(|(image, map)| (image, map.with_names(&s.names)))
             .map_err(|e| NrtError::invalid(e.to_string()))?,
-            None => lower::empty_engine(engine),
+            None => (lower::empty_engine(engine), ImageMap::frame_only(crate::exec::dispatch::preamble(engine).len())),
         };
-        let mut image = image;
+        let (mut image, map) = image;
+        sites[engine.index()] = map;
         if engine == EngineId::Sp
             && notify_outputs > 0
             && !crate::exec::dispatch::insert_after_join(&mut image, crate::exec::dispatch::output_notifications(notify_outputs))
         {
             return Err(NrtError::failure(format!("subgraph {}: SP's image does not end with the runtime postamble", sg.name)));
+        }
+        if let Some(t) = traced.as_mut() {
+            t.debug_cmds[engine.index()] = crate::profile::instrument(&mut image);
         }
         let bytes = image.concat();
         let at = core.alloc_image(bytes.len() as u64)?;
@@ -377,7 +391,16 @@ fn stage_subgraph(
         device.write(at, &bytes).map_err(|e| hal("writing an instruction image", e))?;
         images[engine.index()] = at;
     }
-    Ok(CoreProgram { core: core.clone(), images, queues: taken.queues.clone(), shared_scratchpad: taken.shared_scratchpad, gpsimd_libs: taken.gpsimd_libs.clone() })
+    Ok(CoreProgram {
+        core: core.clone(),
+        images,
+        queues: taken.queues.clone(),
+        shared_scratchpad: taken.shared_scratchpad,
+        gpsimd_libs: taken.gpsimd_libs.clone(),
+        subgraph: sg.name.clone(),
+        sites,
+        trace: traced,
+    })
 }
 
 /// Every EXTENDED_INST of the subgraph must name a kernel one of its
