@@ -81,12 +81,30 @@ fn print_images(loaded: &Loaded, names: &[String], only: Option<EngineId>) -> Re
         for e in EngineId::ALL.into_iter().filter(|e| only.is_none_or(|o| o == *e)) {
             let recs = read_image(device.as_ref(), core.images[e.index()])?;
             println!("{sg} {} ({} records, NC {})", e.name(), recs.len(), core.core.core().0);
+            let sites = &core.sites[e.index()];
             for (k, r) in recs.iter().enumerate() {
-                println!("{}", format_record(k, r));
+                println!("{}  # {}", format_record(k, r), origin(sites, k as u64));
             }
         }
     }
     Ok(())
+}
+
+/// Where image record `k` came from: the runtime's frame, or NEFF
+/// instruction `i` (with its compiler name, and which of the records it
+/// became when lowering expanded it).
+fn origin(sites: &nrt::load::sites::ImageMap, k: u64) -> String {
+    use nrt::load::sites::ImageSite;
+    match sites.site(k) {
+        ImageSite::Preamble(_) => "runtime preamble".to_string(),
+        ImageSite::LibraryConfig(_) => "runtime: GPSIMD library configuration".to_string(),
+        ImageSite::Postamble(_) => "runtime postamble".to_string(),
+        ImageSite::Source { index, part, len } => {
+            let name = sites.name(index).map(|n| format!(" '{n}'")).unwrap_or_default();
+            let of = if len > 1 { format!(" ({} of {len})", part + 1) } else { String::new() };
+            format!("neff {index}{name}{of}")
+        }
+    }
 }
 
 #[cfg(test)]

@@ -284,7 +284,11 @@ fn neff_lower_prints_the_staged_stream_of_each_engine() {
     assert!(out.starts_with("sg00 SP ("), "{out}");
     // The trigger became two tail-increment WRITEs; the image ends with EXIT.
     assert_eq!(out.lines().filter(|l| l.contains("  10a3  WRITE ")).count(), 2, "{out}");
-    assert!(out.trim_end().ends_with("pseudo_inst sub=exit_execution index=0x0"), "{out}");
+    assert!(out.trim_end().ends_with("pseudo_inst sub=exit_execution index=0x0  # runtime postamble"), "{out}");
+    // Each record says where it came from.
+    let writes: Vec<&str> = out.lines().filter(|l| l.contains("  10a3  WRITE ")).collect();
+    assert!(writes[0].ends_with("(1 of 2)") && writes[1].ends_with("(2 of 2)"), "{writes:?}");
+    assert!(out.lines().nth(1).is_some_and(|l| l.ends_with("# runtime preamble")), "{out}");
     assert!(!out.contains("dma_trigger"), "no pseudo survives the lowering");
     // Without --engine every engine is listed.
     let all = stdout(&nrt(&["neff", "lower", copy]));
