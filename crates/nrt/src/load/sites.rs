@@ -175,9 +175,10 @@ mod tests {
     fn descriptions_name_the_compiler_instruction() {
         let m = sample();
         assert_eq!(m.describe("sg00", EngineId::Pe, 3), "sg00 PE instruction 0 'I-1' (MATMUL)");
-        assert_eq!(m.describe("sg01", EngineId::Sp, 5), "sg01 SP instruction 2 'dma-7' (opcode 0xd4, lowered record 2 of 2)");
+        assert_eq!(m.describe("sg01", EngineId::Sp, 5), "sg01 SP instruction 2 'dma-7' (PSEUDO_DMA_DIRECT2D, lowered record 2 of 2)");
         assert_eq!(m.describe("sg00", EngineId::Act, 6), format!("sg00 ACT instruction 3 ({})", opcode_label(0x46)));
         assert_eq!(m.describe("sg00", EngineId::Pe, 1), "sg00 PE runtime preamble record 1");
+        assert_eq!(opcode_label(0xEE), "opcode 0xee");
         assert_eq!(m.describe("sg00", EngineId::Pe, 8), "sg00 PE runtime postamble record 1");
     }
 
