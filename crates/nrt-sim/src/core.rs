@@ -24,6 +24,27 @@ pub struct EngineSlot {
     /// Whether the sequencer has a program and is not stopped (wakes only
     /// go to active engines).
     pub active: AtomicBool,
+    /// What the sequencer is blocked on (wakes only go to engines whose
+    /// wait a change can satisfy).
+    pub wait: crate::wake::EngineWait,
+}
+
+/// Engine indices (sequencer and DMA engines) whose notification queues
+/// have a fast slot.
+pub const NQ_FAST_ENGINES: usize = 16;
+
+/// One fast notification-queue slot.
+#[derive(Debug, Default)]
+struct NqSlot {
+    /// Whether a queue is bound (checked without the lock: most slots,
+    /// e.g. the trace rings, are never bound).
+    bound: AtomicBool,
+    state: Mutex<Option<Arc<NqState>>>,
+}
+
+fn nq_slot_index(engine_index: u8, ty: NqType) -> Option<usize> {
+    let e = usize::from(engine_index);
+    (e < NQ_FAST_ENGINES).then(|| e * NqType::ALL.len() + ty as usize)
 }
 
 /// The state of one core.
@@ -39,8 +60,14 @@ pub struct Core {
     pub sync: SyncBlock,
     /// DMA queues, `engine * queues_per_engine + queue`.
     pub dma: Box<[DmaQueue]>,
-    /// Notification queues by (engine index, type).
-    pub nqs: Mutex<BTreeMap<(u8, NqType), Arc<NqState>>>,
+    /// Notification queues by (engine index, type); change them with
+    /// [`Core::bind_nq`] / [`Core::unbind_nq`], which keep the fast slots
+    /// in step.
+    nqs: Mutex<BTreeMap<(u8, NqType), Arc<NqState>>>,
+    /// The queues of engine indices below [`NQ_FAST_ENGINES`], one slot per
+    /// (engine, type): a record push finds its ring (or that it has none)
+    /// without searching the map or touching a reference count.
+    nq_fast: Box<[NqSlot]>,
     /// The interrupt line every notification queue of the core raises.
     pub nq_signal: Arc<crate::nq::NqSignal>,
     /// The five engines, by [`EngineId::index`].
@@ -59,6 +86,7 @@ impl Core {
             seq: Mutex::new(Sequencer::new(e)),
             queued: AtomicBool::new(false),
             active: AtomicBool::new(false),
+            wait: crate::wake::EngineWait::default(),
         };
         Core {
             id,
@@ -67,6 +95,7 @@ impl Core {
             sync: SyncBlock::new(arch.semaphores, arch.events),
             dma: (0..arch.dma_queues_per_core()).map(|_| DmaQueue::default()).collect(),
             nqs: Mutex::new(BTreeMap::new()),
+            nq_fast: (0..NQ_FAST_ENGINES * NqType::ALL.len()).map(|_| NqSlot::default()).collect(),
             nq_signal: Arc::default(),
             engines: EngineId::ALL.map(slot),
             q7: crate::q7::Cluster::new(arch),
@@ -91,6 +120,44 @@ impl Core {
     /// The NQ bound to (engine index, type), if any.
     pub fn nq(&self, engine_index: u8, ty: NqType) -> Option<Arc<NqState>> {
         self.nqs.lock().unwrap_or_else(|e| e.into_inner()).get(&(engine_index, ty)).cloned()
+    }
+
+    /// Runs `f` on the NQ bound to (engine index, type); `None` if there is
+    /// none. The hot path of every notification record.
+    pub fn with_nq<R>(&self, engine_index: u8, ty: NqType, f: impl FnOnce(&NqState) -> R) -> Option<R> {
+        match nq_slot_index(engine_index, ty) {
+            Some(i) => {
+                let slot = &self.nq_fast[i];
+                if !slot.bound.load(Ordering::Acquire) {
+                    return None;
+                }
+                let g = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+                g.as_deref().map(f)
+            }
+            None => self.nq(engine_index, ty).map(|q| f(&q)),
+        }
+    }
+
+    /// Binds `state` to its (engine index, type); returns the queue it
+    /// replaces.
+    pub fn bind_nq(&self, state: Arc<NqState>) -> Option<Arc<NqState>> {
+        let spec = state.spec();
+        let mut map = self.nqs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = nq_slot_index(spec.engine_index, spec.nq_type) {
+            *self.nq_fast[i].state.lock().unwrap_or_else(|e| e.into_inner()) = Some(state.clone());
+            self.nq_fast[i].bound.store(true, Ordering::Release);
+        }
+        map.insert((spec.engine_index, spec.nq_type), state)
+    }
+
+    /// Unbinds the queue of (engine index, type); returns it.
+    pub fn unbind_nq(&self, engine_index: u8, ty: NqType) -> Option<Arc<NqState>> {
+        let mut map = self.nqs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = nq_slot_index(engine_index, ty) {
+            self.nq_fast[i].bound.store(false, Ordering::Release);
+            *self.nq_fast[i].state.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        map.remove(&(engine_index, ty))
     }
 
     /// SBUF as `[partition][bytes]` for the numerical kernels.

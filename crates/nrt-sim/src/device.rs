@@ -10,7 +10,8 @@ use crate::memory::pages::Stamp;
 use crate::memory::{Memory, Target, decode};
 use crate::nq::{self, NqState, NqView, RingMemory};
 use crate::scheduler::{HasScheduler, Runner, Scheduler, Task};
-use crate::semaphore::window_op;
+use crate::semaphore::{WindowOp, window_op};
+use crate::wake::Change;
 use nrt_hal::{
     ArchDesc, CoreId, CoreReservation, Device, DeviceAddr, DeviceInfo, DmaQueueId, DmaQueueState, DmaRingConfig,
     EngineId, HalError, HalResult, HbmChannelDesc, MemoryLocation, NqRing, NqSpec, NqType, NQ_RECORD_BYTES,
@@ -39,6 +40,8 @@ pub struct Shared {
     cores: Box<[OnceLock<Arc<Core>>]>,
     /// Set by [`SimDevice::lose`]: why the device is gone.
     lost: Mutex<Option<String>>,
+    /// Whether `lost` is set (every `Device` call checks this first).
+    is_lost: std::sync::atomic::AtomicBool,
     me: Weak<Shared>,
 }
 
@@ -52,28 +55,34 @@ impl Runner for Shared {
     fn run(self: &Arc<Self>, task: Task) {
         match task {
             Task::Engine(c, e) => {
-                let Some(core) = self.started_core(CoreId(c)) else { return };
+                let Some(core) = self.core_ref(CoreId(c)) else { return };
                 let slot = &core.engines[e as usize];
                 slot.queued.store(false, Ordering::SeqCst);
                 let mut seq = slot.seq.lock().unwrap_or_else(|p| p.into_inner());
-                let outcome = seq.step(self, &core, ENGINE_BUDGET);
+                // The wait key is only ever written with the sequencer
+                // locked, so two tasks of one engine cannot leave a stale key.
+                slot.wait.begin_step();
+                let outcome = seq.step(self, core, ENGINE_BUDGET);
+                if let StepOutcome::Blocked(key) = outcome {
+                    slot.wait.blocked_on(key);
+                }
                 let running = seq.state() == RunState::Running;
                 drop(seq);
                 slot.active.store(running, Ordering::Release);
                 if outcome == StepOutcome::Yield {
-                    self.schedule_engine(&core, e as usize);
+                    self.schedule_engine(core, e as usize);
                 }
             }
             Task::Dma(c, q) => {
-                let Some(core) = self.started_core(CoreId(c)) else { return };
+                let Some(core) = self.core_ref(CoreId(c)) else { return };
                 core.dma[q as usize].queued.store(false, Ordering::SeqCst);
-                if transfer::run_queue(self, &core, q as usize) {
-                    self.schedule_dma(&core, q as usize);
+                if transfer::run_queue(self, core, q as usize) {
+                    self.schedule_dma(core, q as usize);
                 }
             }
             Task::Q7(c, q) => {
-                let Some(core) = self.started_core(CoreId(c)) else { return };
-                self.run_q7(&core, usize::from(q));
+                let Some(core) = self.core_ref(CoreId(c)) else { return };
+                self.run_q7(core, usize::from(q));
             }
         }
     }
@@ -87,6 +96,10 @@ impl RingMemory for Shared {
         match self.target(addr, data.len() as u64)? {
             Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => {
                 Err(HalError::invalid(addr, data.len() as u64, "notification rings must be in memory, not registers"))
+            }
+            Target::Pool(ch, off) => {
+                self.pool(ch).bytes.write(off, data);
+                Ok(())
             }
             _ => self.write_at(addr, data, 0),
         }
@@ -124,7 +137,13 @@ impl Shared {
 
     /// The core if it was ever used.
     pub fn started_core(&self, core: CoreId) -> Option<Arc<Core>> {
-        self.cores.get(core.0 as usize)?.get().cloned()
+        self.core_ref(core).cloned()
+    }
+
+    /// The core if it was ever used, borrowed (no reference-count traffic
+    /// on the stepping path: a created core lives as long as the device).
+    pub fn core_ref(&self, core: CoreId) -> Option<&Arc<Core>> {
+        self.cores.get(core.0 as usize)?.get()
     }
 
     fn aligned_words(addr: DeviceAddr, len: u64) -> HalResult<()> {
@@ -209,8 +228,8 @@ impl Shared {
                         .ok_or_else(|| HalError::invalid(addr, len, format!("no register at EVT_SEM offset {o:#x}")))?;
                     let v = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
                     core.sync.apply(op, v, now);
+                    self.wake(&core, window_change(op));
                 }
-                self.wake_core(&core);
             }
             Target::Q7(c, off) => {
                 let t = self.q7_target(addr, off, len)?;
@@ -298,7 +317,7 @@ impl Shared {
             return;
         }
         if !core.engines[e].queued.swap(true, Ordering::SeqCst) {
-            self.scheduler.submit(&self.arc(), Task::Engine(core.id.0, e as u8));
+            self.scheduler.submit(|| self.arc(), Task::Engine(core.id.0, e as u8));
         }
     }
 
@@ -317,7 +336,7 @@ impl Shared {
 
     /// Queues Q7 core `q`'s invocation of the core's op in flight.
     pub fn schedule_q7(&self, core: &Core, q: u8) {
-        self.scheduler.submit(&self.arc(), Task::Q7(core.id.0, q));
+        self.scheduler.submit(|| self.arc(), Task::Q7(core.id.0, q));
     }
 
     /// Runs Q7 core `q`'s share of the op in flight and reports its end:
@@ -340,7 +359,7 @@ impl Shared {
             let _ = self.write_at(DeviceAddr(addr), &1u32.to_le_bytes(), end);
         }
         core.observe(end);
-        self.wake_core(core);
+        self.wake(core, Change::Q7);
     }
 
     /// Queues a walk of DMA queue `q` unless one is queued already.
@@ -349,15 +368,39 @@ impl Shared {
             return;
         }
         if !core.dma[q].queued.swap(true, Ordering::SeqCst) {
-            self.scheduler.submit(&self.arc(), Task::Dma(core.id.0, q as u16));
+            self.scheduler.submit(|| self.arc(), Task::Dma(core.id.0, q as u16));
         }
     }
 
-    /// Re-queues every active engine of the core after a register change,
-    /// in fixed engine order.
+    /// Re-queues every active engine of the core (a core-wide change), in
+    /// fixed engine order.
     pub fn wake_core(&self, core: &Core) {
-        for e in 0..core.engines.len() {
-            if core.engines[e].active.load(Ordering::Acquire) {
+        self.wake(core, Change::Everything);
+    }
+
+    /// Re-queues, in fixed engine order, the active engines of the core
+    /// whose wait `change` can satisfy (see [`crate::wake`]). Called after
+    /// the change is made.
+    pub fn wake(&self, core: &Core, change: Change) {
+        self.wake_others(core, change, None);
+    }
+
+    /// [`Shared::wake`] on behalf of engine `by` (if any), which is not
+    /// re-queued: it is running, and checks its next wait against the
+    /// current registers anyway.
+    pub fn wake_others(&self, core: &Core, change: Change, by: Option<usize>) {
+        self.wake_all_of(core, &[Some(change)], by);
+    }
+
+    /// [`Shared::wake_others`] for several changes at once (`None`
+    /// entries are skipped): one fence, each engine re-queued at most once.
+    pub fn wake_all_of(&self, core: &Core, changes: &[Option<Change>], by: Option<usize>) {
+        crate::wake::publish_change();
+        for (e, slot) in core.engines.iter().enumerate() {
+            if Some(e) != by
+                && slot.active.load(Ordering::Acquire)
+                && changes.iter().flatten().any(|c| slot.wait.woken_by(*c))
+            {
                 self.schedule_engine(core, e);
             }
         }
@@ -365,10 +408,7 @@ impl Shared {
 
     /// Writes a record into the core's (engine, type) queue, if bound.
     pub fn push_record(&self, core: &Core, engine_index: u8, ty: NqType, rec: [u8; NQ_RECORD_BYTES]) -> bool {
-        match core.nq(engine_index, ty) {
-            Some(nq) => nq.push(self, rec),
-            None => false,
-        }
+        core.with_nq(engine_index, ty, |nq| nq.push(self, rec)).unwrap_or(false)
     }
 
     /// Writes an error record into the reporting engine's ERROR queue,
@@ -380,6 +420,14 @@ impl Shared {
         if !self.push_record(core, e, NqType::Error, rec) && e != 0 {
             self.push_record(core, 0, NqType::Error, rec);
         }
+    }
+}
+
+/// The register an EVT_SEM window write changed.
+fn window_change(op: WindowOp) -> Change {
+    match op {
+        WindowOp::Event(i) => Change::Event(i),
+        WindowOp::Set(i) | WindowOp::Inc(i) | WindowOp::Dec(i) => Change::Sem(i),
     }
 }
 
@@ -417,6 +465,7 @@ impl SimDevice {
             scheduler: Scheduler::new(config.deterministic, config.threads, config.deterministic_drain_limit),
             cores: (0..arch.cores_per_device).map(|_| OnceLock::new()).collect(),
             lost: Mutex::new(None),
+            is_lost: std::sync::atomic::AtomicBool::new(false),
             me: me.clone(),
         });
         shared.faults.arm_all(&config.faults);
@@ -445,10 +494,14 @@ impl SimDevice {
     /// the device stops stepping its engines and queues.
     pub fn lose(&self, reason: &str) {
         *self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.to_string());
+        self.shared.is_lost.store(true, Ordering::Release);
         self.shared.scheduler().shutdown();
     }
 
     fn alive(&self) -> HalResult<()> {
+        if !self.shared.is_lost.load(Ordering::Acquire) {
+            return Ok(());
+        }
         match &*self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) {
             None => Ok(()),
             Some(reason) => Err(HalError::DeviceLost { reason: format!("simulated device {}: {reason}", self.shared.info.device_index) }),
@@ -582,7 +635,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.set_sem(index, value, c.now());
-        self.shared.wake_core(&c);
+        self.shared.wake(&c, Change::Sem(index));
         Ok(())
     }
 
@@ -590,7 +643,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, by as i32, c.now());
-        self.shared.wake_core(&c);
+        self.shared.wake(&c, Change::Sem(index));
         Ok(())
     }
 
@@ -598,7 +651,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, (by as i32).wrapping_neg(), c.now());
-        self.shared.wake_core(&c);
+        self.shared.wake(&c, Change::Sem(index));
         Ok(())
     }
 
@@ -612,7 +665,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, true, c.now());
-        self.shared.wake_core(&c);
+        self.shared.wake(&c, Change::Event(index));
         Ok(())
     }
 
@@ -620,7 +673,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, false, c.now());
-        self.shared.wake_core(&c);
+        self.shared.wake(&c, Change::Event(index));
         Ok(())
     }
 
@@ -660,14 +713,21 @@ impl Device for SimDevice {
                 "NQ size must be a power of two of at least 16 bytes",
             ));
         }
-        match self.shared.target(spec.ring, u64::from(spec.size_bytes))? {
+        let size = u64::from(spec.size_bytes);
+        let pin = match self.shared.target(spec.ring, size)? {
             Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => {
-                return Err(HalError::invalid(spec.ring, u64::from(spec.size_bytes), "NQ ring must be memory"));
+                return Err(HalError::invalid(spec.ring, size, "NQ ring must be memory"));
             }
-            _ => {}
+            // HBM and host rings are resolved to their page once.
+            Target::Pool(ch, off) => self.shared.pool(ch).bytes.pin(off, size),
+            _ => None,
+        };
+        let mut state = NqState::with_signal(spec, c.nq_signal.clone());
+        if let Some(p) = pin {
+            state = state.pinned_to(p);
         }
-        let state = Arc::new(NqState::with_signal(spec, c.nq_signal.clone()));
-        if let Some(old) = c.nqs.lock().unwrap_or_else(|e| e.into_inner()).insert((spec.engine_index, spec.nq_type), state.clone()) {
+        let state = Arc::new(state);
+        if let Some(old) = c.bind_nq(state.clone()) {
             old.disable();
         }
         let mem: Arc<dyn RingMemory> = self.shared.clone();
@@ -677,7 +737,7 @@ impl Device for SimDevice {
     fn nq_destroy(&self, spec: NqSpec) -> HalResult<()> {
         self.alive()?;
         let c = self.shared.core(spec.core)?;
-        if let Some(old) = c.nqs.lock().unwrap_or_else(|e| e.into_inner()).remove(&(spec.engine_index, spec.nq_type)) {
+        if let Some(old) = c.unbind_nq(spec.engine_index, spec.nq_type) {
             old.disable();
         }
         Ok(())

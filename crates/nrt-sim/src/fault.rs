@@ -243,6 +243,12 @@ impl FaultState {
         self.any.store(true, Ordering::Release);
     }
 
+    /// Whether any fault was ever armed (the engines skip building an
+    /// [`InstrSite`] per record while none is).
+    pub fn armed(&self) -> bool {
+        self.any.load(Ordering::Acquire)
+    }
+
     /// Arms every fault in the list.
     pub fn arm_all(&self, specs: &[FaultSpec]) {
         for s in specs {

@@ -17,6 +17,7 @@
 //! - [`scheduler`]: cooperative stepping (pool or deterministic).
 //! - [`cost`]: virtual durations.
 //! - [`fault`]: fault injection.
+//! - [`wake`]: targeted wake-ups of blocked sequencers.
 //! - [`kernels`]: the numerical kernels of the compute engines.
 //! - [`q7`]: the POOL engine's eight Q7 cores running WebAssembly
 //!   custom-op kernels (`docs/gpsimd.md`).
@@ -38,6 +39,7 @@ pub mod nq;
 pub mod q7;
 pub mod scheduler;
 pub mod semaphore;
+pub mod wake;
 
 pub use config::{ConfigError, SimConfig, SimConfigBuilder};
 pub use device::SimDevice;

@@ -9,6 +9,7 @@
 //! the software-overflow flag (the INTC bit-29 probe), and every later
 //! record carries the overflow bit in its header byte.
 
+use crate::memory::pages::PinnedRange;
 use nrt_hal::{DeviceAddr, HalResult, NqRing, NqSpec, NQ_RECORD_BYTES};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -187,6 +188,9 @@ pub struct NqState {
     enabled: AtomicBool,
     producer: Mutex<()>,
     signal: Arc<NqSignal>,
+    /// The ring's bytes resolved once at init (the page-table lookup of
+    /// every record write and read skipped); `None`: through [`RingMemory`].
+    pinned: Option<PinnedRange>,
 }
 
 impl NqState {
@@ -208,7 +212,38 @@ impl NqState {
             enabled: AtomicBool::new(true),
             producer: Mutex::new(()),
             signal,
+            pinned: None,
         }
+    }
+
+    /// The same ring with its bytes accessed through `ring` (the ring's
+    /// whole memory, resolved by the device). A pin of the wrong length is
+    /// ignored.
+    pub fn pinned_to(mut self, ring: PinnedRange) -> NqState {
+        if ring.len() == self.spec.size_bytes as usize {
+            self.pinned = Some(ring);
+        }
+        self
+    }
+
+    fn write_slot(&self, mem: &dyn RingMemory, idx: u64, rec: &[u8; 16]) -> bool {
+        let off = (idx % u64::from(self.capacity)) * NQ_RECORD_BYTES as u64;
+        if let Some(p) = &self.pinned
+            && p.write(off as usize, rec)
+        {
+            return true;
+        }
+        mem.write_ring(self.spec.ring.offset(off), rec).is_ok()
+    }
+
+    fn read_slot(&self, mem: &dyn RingMemory, idx: u64, out: &mut [u8; 16]) -> bool {
+        let off = (idx % u64::from(self.capacity)) * NQ_RECORD_BYTES as u64;
+        if let Some(p) = &self.pinned
+            && p.read(off as usize, out)
+        {
+            return true;
+        }
+        mem.read_ring(self.spec.ring.offset(off), out).is_ok()
     }
 
     /// The queue's identity.
@@ -250,8 +285,7 @@ impl NqState {
         } else {
             rec[3] &= !record::PHASE_BIT;
         }
-        let slot = self.spec.ring.offset((idx % cap) * NQ_RECORD_BYTES as u64);
-        if mem.write_ring(slot, &rec).is_err() {
+        if !self.write_slot(mem, idx, &rec) {
             // The ring memory vanished under us: the hardware would raise an
             // AXI write error; we drop the record and flag the queue.
             self.overflow.store(true, Ordering::Release);
@@ -299,8 +333,7 @@ impl NqRing for NqView {
         let end = produced.min(start + out.len() as u64);
         let mut n = 0;
         for idx in start..end {
-            let slot = self.state.spec.ring.offset((idx % cap) * NQ_RECORD_BYTES as u64);
-            if self.mem.read_ring(slot, &mut out[n]).is_err() {
+            if !self.state.read_slot(&*self.mem, idx, &mut out[n]) {
                 break;
             }
             n += 1;

@@ -113,8 +113,11 @@ impl Scheduler {
         t
     }
 
-    /// Queues a task and makes sure someone runs it.
-    pub fn submit<R: Runner>(&self, runner: &Arc<R>, task: Task) {
+    /// Queues a task and makes sure someone runs it. `runner` hands out
+    /// the owning handle of the runner; it is only called when this call
+    /// has to run the queue itself or start a worker (a submit from inside
+    /// a running task, the common case, needs neither).
+    pub fn submit<R: Runner>(&self, runner: impl Fn() -> Arc<R>, task: Task) {
         if self.shutdown.load(Ordering::Acquire) {
             return;
         }
@@ -124,9 +127,11 @@ impl Scheduler {
             self.pending.fetch_add(1, Ordering::AcqRel);
         }
         if self.deterministic && !self.escalated.load(Ordering::Acquire) {
-            self.drain_here(runner);
+            self.drain_here(&runner);
         } else {
-            self.ensure_workers(runner);
+            if self.started.load(Ordering::Acquire) < self.worker_limit() {
+                self.ensure_workers(&runner());
+            }
             if self.sleepers.load(Ordering::Acquire) > 0 {
                 self.ready.notify_one();
             }
@@ -136,16 +141,17 @@ impl Scheduler {
     /// Deterministic mode: run the queue to empty on this thread unless
     /// another thread (or an outer frame of this one) is already draining;
     /// that drainer will pick the task up.
-    fn drain_here<R: Runner>(&self, runner: &Arc<R>) {
+    fn drain_here<R: Runner>(&self, runner: &impl Fn() -> Arc<R>) {
         loop {
             let Ok(guard) = self.drain.try_lock() else { return };
+            let runner = runner();
             let mut slices = 0u64;
             while let Some(t) = self.pop() {
                 runner.run(t);
                 slices += 1;
                 if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
                     drop(guard);
-                    self.ensure_workers(runner);
+                    self.ensure_workers(&runner);
                     self.ready.notify_one();
                     return;
                 }
@@ -159,9 +165,14 @@ impl Scheduler {
         }
     }
 
+    /// Worker threads this scheduler runs at most (an escalated
+    /// deterministic scheduler keeps FIFO order with one).
+    fn worker_limit(&self) -> usize {
+        if self.deterministic { 1 } else { self.threads }
+    }
+
     fn ensure_workers<R: Runner>(&self, runner: &Arc<R>) {
-        // An escalated deterministic scheduler keeps FIFO order with one worker.
-        let limit = if self.deterministic { 1 } else { self.threads };
+        let limit = self.worker_limit();
         while self.started.load(Ordering::Acquire) < limit {
             let n = self.started.fetch_add(1, Ordering::AcqRel);
             if n >= limit {
@@ -176,7 +187,7 @@ impl Scheduler {
                 // Without a worker the queue would stall; fall back to
                 // running on the submitting thread.
                 self.started.fetch_sub(1, Ordering::AcqRel);
-                self.drain_here(runner);
+                self.drain_here(&|| runner.clone());
                 break;
             }
         }

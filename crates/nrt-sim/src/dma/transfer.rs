@@ -6,6 +6,7 @@ use crate::cost;
 use crate::device::Shared;
 use crate::dma::desc::Descriptor;
 use crate::fault::FaultKind;
+use crate::wake::Change;
 use nrt_isa::notification::InferErrorSubtype;
 use crate::dma::pattern::{self, Bytes};
 use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
@@ -26,6 +27,7 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
     }
     let n = u64::from(regs.config.descriptors);
     let mut progressed = false;
+    let mut completed = (None, None);
     let mut buf = Vec::new();
     for _ in 0..BUDGET {
         let tx_tail = q.tx_tail.load(Ordering::Acquire);
@@ -116,9 +118,11 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
             dev.push_record(core, dma_engine, NqType::TraceDma, rec);
             if let Some(s) = regs.config.completion_semaphore.filter(|&s| s < core.sync.semaphores()) {
                 core.sync.add_sem(s, 1, end);
+                completed.0 = Some(s);
             }
             if let Some(e) = regs.config.completion_event.filter(|&e| e < core.sync.events()) {
                 core.sync.set_event(e, true, end);
+                completed.1 = Some(e);
             }
         }
         progressed = true;
@@ -126,8 +130,15 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
     let more = regs.status == DmaQueueStatus::Enabled && q.has_pending();
     drop(regs);
     if progressed || !more {
-        // Completion semaphores changed, or the queue went idle (DRAIN).
-        dev.wake_core(core);
+        // The queue moved or went idle (DRAIN waiters), and its completion
+        // semaphore / event may have changed.
+        dev.wake(core, Change::Dma);
+        if let Some(s) = completed.0 {
+            dev.wake(core, Change::Sem(s));
+        }
+        if let Some(e) = completed.1 {
+            dev.wake(core, Change::Event(e));
+        }
     }
     more
 }

@@ -28,6 +28,7 @@ use record::op;
 use nrt_isa::instr::{Instruction, PseudoSub, ResetTarget};
 use std::sync::Arc;
 use sync::WaitCheck;
+use crate::wake::{Change, WaitKey};
 
 /// Sequencer run state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,8 +46,9 @@ pub enum RunState {
 /// Result of one scheduling slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepOutcome {
-    /// Waiting on a semaphore, event or DMA drain.
-    Blocked,
+    /// Waiting on a semaphore, event, DMA drain or the Q7 cluster (what,
+    /// so that only a change of it wakes the engine).
+    Blocked(WaitKey),
     /// Budget used up; more to do.
     Yield,
     /// Not running any more.
@@ -161,7 +163,7 @@ impl Sequencer {
             if self.pc >= count {
                 // An execution never ends with a Q7 op in flight.
                 if self.engine == EngineId::Pool && core.q7.busy() {
-                    return StepOutcome::Blocked;
+                    return StepOutcome::Blocked(WaitKey::Q7);
                 }
                 self.end_execution(dev, core, 0);
                 self.state = RunState::Idle;
@@ -170,49 +172,65 @@ impl Sequencer {
             let Some(at) = self.icache.lookup(dev, base, count, self.pc) else {
                 return self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
             };
-            let Some(rec) = self.icache.entry(at).map(|e| e.rec) else {
-                return self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
-            };
-
-            // (1) DRAIN's wait for the DMA queues, then the waits, taking
-            // any issue-time updates with them.
-            if rec.opcode == op::DRAIN && core.dma_busy() {
-                return StepOutcome::Blocked;
+            let cache = std::mem::take(&mut self.icache);
+            let flow = self.issue(dev, core, base, count, &cache, at);
+            self.icache = cache;
+            if let Some(outcome) = flow {
+                return outcome;
             }
-            // The Q7 join: DRAIN waits for the op in flight; so do a new
-            // dispatch and, on POOL, the end of the execution.
-            let exit = self.engine == EngineId::Pool
-                && rec.opcode == PSEUDO_INST
-                && self.icache.entry(at).is_some_and(|e| nrt_isa::instr::slots::is_exit_record(&e.bytes));
-            if self.q7_join(rec.opcode, exit, core) {
-                return StepOutcome::Blocked;
-            }
-            let ready_at = match sync::claim(&rec, &core.sync, self.clock) {
-                WaitCheck::Met(t) => t,
-                WaitCheck::Unmet => {
-                    return StepOutcome::Blocked;
-                }
-                WaitCheck::Unsupported(mode) => {
-                    return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode));
-                }
-            };
-            self.clock = self.clock.max(ready_at);
+        }
+        StepOutcome::Yield
+    }
 
-            // (2) start of an execution.
-            let first = !self.in_execution;
-            if first {
-                self.in_execution = true;
-                self.notify(dev, core, EngineEvent::InstStart, RuntimeSubtype::Start, rec.debug_hint, 0);
-            }
+    /// Issues, executes and completes the record at `at` (or finds it
+    /// blocked). `None`: go on with the next record; `Some`: the step ends.
+    fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, cache: &icache::InstrCache, at: icache::Slot) -> Option<StepOutcome> {
+        let Some(rec) = cache.entry(at).map(|e| e.rec) else {
+            return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF));
+        };
 
-            // Per-instruction trace (debug_cmd START 3 / END 5 / START_END 7).
-            let (trace_start, trace_end) = (matches!(rec.debug_cmd, 3 | 7), matches!(rec.debug_cmd, 5 | 7));
-            if trace_start {
-                let r = nqr::trace(self.eidx(), EngineEvent::InstStart, rec.opcode, self.pc, rec.debug_hint, self.clock);
-                dev.push_record(core, self.eidx(), NqType::Trace, r);
+        // (1) DRAIN's wait for the DMA queues, then the waits, taking
+        // any issue-time updates with them.
+        if rec.opcode == op::DRAIN && core.dma_busy() {
+            return Some(StepOutcome::Blocked(WaitKey::DmaIdle));
+        }
+        // The Q7 join: DRAIN waits for the op in flight; so do a new
+        // dispatch and, on POOL, the end of the execution.
+        let exit = self.engine == EngineId::Pool
+            && rec.opcode == PSEUDO_INST
+            && cache.entry(at).is_some_and(|e| nrt_isa::instr::slots::is_exit_record(&e.bytes));
+        if self.q7_join(rec.opcode, exit, core) {
+            return Some(StepOutcome::Blocked(WaitKey::Q7));
+        }
+        let plain = rec.is_unsynchronised();
+        let ready_at = match if plain { WaitCheck::Met(0) } else { sync::claim(&rec, &core.sync, self.clock) } {
+            WaitCheck::Met(t) => t,
+            WaitCheck::Unmet(key) => {
+                return Some(StepOutcome::Blocked(key));
             }
+            WaitCheck::Unsupported(mode) => {
+                return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
+            }
+        };
+        self.clock = self.clock.max(ready_at);
 
-            // Injected faults fire here, before the instruction takes effect.
+        // (2) start of an execution.
+        let first = !self.in_execution;
+        if first {
+            self.in_execution = true;
+            self.notify(dev, core, EngineEvent::InstStart, RuntimeSubtype::Start, rec.debug_hint, 0);
+        }
+
+        // Per-instruction trace (debug_cmd START 3 / END 5 / START_END 7).
+        let (trace_start, trace_end) = (matches!(rec.debug_cmd, 3 | 7), matches!(rec.debug_cmd, 5 | 7));
+        if trace_start {
+            let r = nqr::trace(self.eidx(), EngineEvent::InstStart, rec.opcode, self.pc, rec.debug_hint, self.clock);
+            dev.push_record(core, self.eidx(), NqType::Trace, r);
+        }
+
+        // Injected faults fire here, before the instruction takes effect.
+        let mut poison_output = false;
+        let fault = if dev.faults.armed() {
             let site = InstrSite {
                 core: core.id.0,
                 executions: self.executions,
@@ -220,174 +238,182 @@ impl Sequencer {
                 pc: self.pc,
                 opcode_name: op::name(rec.opcode),
             };
-            let mut poison_output = false;
-            if let Some(kind) = dev.faults.on_instruction(site) {
-                match kind {
-                    FaultKind::Hang => {
-                        self.state = RunState::Hung;
-                        return StepOutcome::Stopped;
-                    }
-                    FaultKind::HbmUe => return self.fatal(dev, core, InferErrorSubtype::HbmUncorrectable, 0),
-                    FaultKind::HbmUeRepairable => return self.fatal(dev, core, InferErrorSubtype::HbmRepairable, 0),
-                    FaultKind::SramParity => return self.fatal(dev, core, InferErrorSubtype::EccUncorrectable, 0),
-                    FaultKind::NqOverflow => {
-                        if let Some(nq) = core.nq(self.eidx(), NqType::Notify) {
-                            nq.inject_overflow();
-                        }
-                    }
-                    FaultKind::Oob => {
-                        self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
-                    }
-                    // `nan:at=` poisons this instruction's compute output.
-                    FaultKind::Nan => poison_output = true,
-                    // DMA aborts never fire on instructions.
-                    FaultKind::DmaAbort => {}
+            dev.faults.on_instruction(site)
+        } else {
+            None
+        };
+        if let Some(kind) = fault {
+            match kind {
+                FaultKind::Hang => {
+                    self.state = RunState::Hung;
+                    return Some(StepOutcome::Stopped);
                 }
-            }
-
-            // (4) execute: one typed decode (nrt-isa's), on the stack.
-            let instr = match self.icache.entry(at).map(|e| e.instr.clone()) {
-                Some(Ok(i)) => i,
-                _ => {
-                    return self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode));
-                }
-            };
-            let mut cost_ps = cost::control(self.engine);
-            let mut next_pc = self.pc + 1;
-            match &instr {
-                Instruction::EventSemaphore(_) | Instruction::Nop(_) | Instruction::PrologueB1(_) | Instruction::Drain(_) => {}
-                Instruction::Halt(_) => {
-                    self.end_execution(dev, core, rec.debug_hint);
-                    self.state = RunState::Halted;
-                }
-                Instruction::Notify(n) => {
-                    // A tensor-completion record (subtype 6, sub-id 7) names
-                    // the finished output in its instruction field.
-                    let completion = n.subtype == RuntimeSubtype::Custom as u16 && n.sub_id == nrt_isa::notification::CustomSubId::TensorCompletion as u16;
-                    let pc = if completion { u64::from(n.payload) } else { self.pc };
-                    let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, pc, rec.debug_hint, self.clock);
-                    dev.push_record(core, n.queue, NqType::Notify, r);
-                }
-                Instruction::LoadPoolArgument(l) => match crate::q7::load_arguments(dev, l) {
-                    Ok(latched) => core.q7.latch(latched),
-                    Err(_) => {
-                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode));
-                    }
-                },
-                Instruction::ExtendedInst(x) => match crate::q7::dispatch(dev, core, x.spec, self.pc, self.clock) {
-                    crate::q7::Dispatch::Started => {}
-                    crate::q7::Dispatch::Wait => return StepOutcome::Blocked,
-                    crate::q7::Dispatch::NoArguments => {
-                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode));
-                    }
-                    crate::q7::Dispatch::Failed(e) => {
-                        return self.fatal(dev, core, InferErrorSubtype::GpsimdException, e.cause.detail(e.q7));
-                    }
-                },
-                Instruction::DmaMemcpy(d) => {
-                    if dev.copy_at(DeviceAddr(d.src), DeviceAddr(d.dst), d.bytes, self.clock).is_err() {
-                        return self.fatal(dev, core, InferErrorSubtype::DmaAbort, u16::from(d.queue));
-                    }
-                    cost_ps = cost::dma(d.bytes);
-                    let sem = u32::from(d.sem);
-                    if sem < core.sync.semaphores() {
-                        core.sync.add_sem(sem, i32::from(d.sem_add), self.clock + cost_ps);
-                        dev.wake_core(core);
+                FaultKind::HbmUe => return Some(self.fatal(dev, core, InferErrorSubtype::HbmUncorrectable, 0)),
+                FaultKind::HbmUeRepairable => return Some(self.fatal(dev, core, InferErrorSubtype::HbmRepairable, 0)),
+                FaultKind::SramParity => return Some(self.fatal(dev, core, InferErrorSubtype::EccUncorrectable, 0)),
+                FaultKind::NqOverflow => {
+                    if let Some(nq) = core.nq(self.eidx(), NqType::Notify) {
+                        nq.inject_overflow();
                     }
                 }
-                Instruction::Write(w) => {
-                    if dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock).is_err() {
-                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE));
-                    }
+                FaultKind::Oob => {
+                    self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
                 }
-                Instruction::CtrlAl(a) => {
-                    if let Err(f) = regs::ctrl_al(a, &mut self.regs) {
-                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f));
-                    }
-                }
-                Instruction::CtrlBr(b) => match regs::ctrl_br(b, &self.regs, self.pc, base.get(), count) {
-                    Ok(Some(target)) => next_pc = target,
-                    Ok(None) => {}
-                    Err(f) => return self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f)),
-                },
-                Instruction::CtrlPollSem(p) => {
-                    let mut w = [0u8; 4];
-                    if dev.read(DeviceAddr(p.addr), &mut w).is_err() {
-                        return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode));
-                    }
-                    // Every poll of a quiescent register reads the same value,
-                    // so the minimum over `count` reads is that value.
-                    self.regs.set(p.dst_reg, u32::from_le_bytes(w));
-                }
-                Instruction::CtrlEr(e) => {
-                    let (first, last) = (u32::from(e.first), u32::from(e.last));
-                    if e.target == ResetTarget::Events {
-                        core.sync.reset_events(first, last, self.clock);
-                    } else {
-                        core.sync.reset_sems(first, last, self.clock);
-                    }
-                }
-                Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
-                    self.clock += cost_ps;
-                    core.observe(self.clock);
-                    self.end_execution(dev, core, rec.debug_hint);
-                    self.pc = 0;
-                    dev.wake_core(core);
-                    continue;
-                }
-                _ => {
-                    let mut ctx = compute::ComputeContext {
-                        arch: dev.arch,
-                        engine: self.engine,
-                        core,
-                        dev,
-                        state: &mut self.compute,
-                    };
-                    match compute::execute(&instr, &mut ctx) {
-                        Ok(done) => {
-                            cost_ps = cost::cycles(self.engine, done.cycles);
-                            if poison_output && let Some(out) = &done.output {
-                                compute::poison_first_element(&ctx, out);
-                                let detail = u16::from(rec.opcode);
-                                dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, detail, self.clock);
-                            }
-                            if let Some(sub) = done.oob {
-                                self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, sub as u16);
-                            }
-                        }
-                        Err(compute::DeviceFault::Numerical { opcode }) => {
-                            dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, u16::from(opcode), self.clock);
-                        }
-                        Err(compute::DeviceFault::BadOperands { .. }) => {
-                            return self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode));
-                        }
-                        Err(compute::DeviceFault::UnsupportedInstruction { .. }) => {
-                            return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode));
-                        }
-                    }
-                }
-            }
-
-            // (5) completion. A latched Q7 op's completion gate leaves its
-            // increment to the op's completion write (q7::completion_gate).
-            self.clock += cost_ps;
-            let rec = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE { crate::q7::completion_gate(dev.arch, core, rec) } else { rec };
-            if let Err(mode) = sync::complete(&rec, &core.sync, self.clock) {
-                return self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode));
-            }
-            core.observe(self.clock);
-            if trace_end {
-                let r = nqr::trace(self.eidx(), EngineEvent::InstEnd, rec.opcode, self.pc, rec.debug_hint, self.clock);
-                dev.push_record(core, self.eidx(), NqType::Trace, r);
-            }
-            if rec.updates.iter().any(|u| u.mode != 0) || rec.opcode == op::CTRL_ER {
-                dev.wake_core(core);
-            }
-            if self.state == RunState::Running {
-                self.pc = next_pc;
+                // `nan:at=` poisons this instruction's compute output.
+                FaultKind::Nan => poison_output = true,
+                // DMA aborts never fire on instructions.
+                FaultKind::DmaAbort => {}
             }
         }
-        StepOutcome::Yield
+
+        // (4) execute the typed decode (nrt-isa's) the cache holds.
+        let instr = match cache.entry(at).map(|e| &e.instr) {
+            Some(Ok(i)) => i,
+            _ => {
+                return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode)));
+            }
+        };
+        let mut cost_ps = cost::control(self.engine);
+        let mut next_pc = self.pc + 1;
+        let mut reset = None;
+        match instr {
+            Instruction::EventSemaphore(_) | Instruction::Nop(_) | Instruction::PrologueB1(_) | Instruction::Drain(_) => {}
+            Instruction::Halt(_) => {
+                self.end_execution(dev, core, rec.debug_hint);
+                self.state = RunState::Halted;
+            }
+            Instruction::Notify(n) => {
+                // A tensor-completion record (subtype 6, sub-id 7) names
+                // the finished output in its instruction field.
+                let completion = n.subtype == RuntimeSubtype::Custom as u16 && n.sub_id == nrt_isa::notification::CustomSubId::TensorCompletion as u16;
+                let pc = if completion { u64::from(n.payload) } else { self.pc };
+                let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, pc, rec.debug_hint, self.clock);
+                dev.push_record(core, n.queue, NqType::Notify, r);
+            }
+            Instruction::LoadPoolArgument(l) => match crate::q7::load_arguments(dev, l) {
+                Ok(latched) => core.q7.latch(latched),
+                Err(_) => {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode)));
+                }
+            },
+            Instruction::ExtendedInst(x) => match crate::q7::dispatch(dev, core, x.spec, self.pc, self.clock) {
+                crate::q7::Dispatch::Started => {}
+                crate::q7::Dispatch::Wait => return Some(StepOutcome::Blocked(WaitKey::Q7)),
+                crate::q7::Dispatch::NoArguments => {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode)));
+                }
+                crate::q7::Dispatch::Failed(e) => {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::GpsimdException, e.cause.detail(e.q7)));
+                }
+            },
+            Instruction::DmaMemcpy(d) => {
+                if dev.copy_at(DeviceAddr(d.src), DeviceAddr(d.dst), d.bytes, self.clock).is_err() {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::DmaAbort, u16::from(d.queue)));
+                }
+                cost_ps = cost::dma(d.bytes);
+                let sem = u32::from(d.sem);
+                if sem < core.sync.semaphores() {
+                    core.sync.add_sem(sem, i32::from(d.sem_add), self.clock + cost_ps);
+                    dev.wake_others(core, Change::Sem(sem), Some(self.engine.index()));
+                }
+            }
+            Instruction::Write(w) => {
+                if dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock).is_err() {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE)));
+                }
+            }
+            Instruction::CtrlAl(a) => {
+                if let Err(f) = regs::ctrl_al(a, &mut self.regs) {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f)));
+                }
+            }
+            Instruction::CtrlBr(b) => match regs::ctrl_br(b, &self.regs, self.pc, base.get(), count) {
+                Ok(Some(target)) => next_pc = target,
+                Ok(None) => {}
+                Err(f) => return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f))),
+            },
+            Instruction::CtrlPollSem(p) => {
+                let mut w = [0u8; 4];
+                if dev.read(DeviceAddr(p.addr), &mut w).is_err() {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)));
+                }
+                // Every poll of a quiescent register reads the same value,
+                // so the minimum over `count` reads is that value.
+                self.regs.set(p.dst_reg, u32::from_le_bytes(w));
+            }
+            Instruction::CtrlEr(e) => {
+                let (first, last) = (u32::from(e.first), u32::from(e.last));
+                if e.target == ResetTarget::Events {
+                    core.sync.reset_events(first, last, self.clock);
+                    reset = Some(Change::Events(first, last));
+                } else {
+                    core.sync.reset_sems(first, last, self.clock);
+                    reset = Some(Change::Sems(first, last));
+                }
+            }
+            Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
+                self.clock += cost_ps;
+                core.observe(self.clock);
+                self.end_execution(dev, core, rec.debug_hint);
+                self.pc = 0;
+                // EXIT completes nothing, but its issue-time updates happened.
+                if !plain {
+                    wake_changed(dev, core, self.engine, &rec, None);
+                }
+                return None;
+            }
+            _ => {
+                let mut ctx = compute::ComputeContext {
+                    arch: dev.arch,
+                    engine: self.engine,
+                    core,
+                    dev,
+                    state: &mut self.compute,
+                };
+                match compute::execute(instr, &mut ctx) {
+                    Ok(done) => {
+                        cost_ps = cost::cycles(self.engine, done.cycles);
+                        if poison_output && let Some(out) = &done.output {
+                            compute::poison_first_element(&ctx, out);
+                            let detail = u16::from(rec.opcode);
+                            dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, detail, self.clock);
+                        }
+                        if let Some(sub) = done.oob {
+                            self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, sub as u16);
+                        }
+                    }
+                    Err(compute::DeviceFault::Numerical { opcode }) => {
+                        dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, u16::from(opcode), self.clock);
+                    }
+                    Err(compute::DeviceFault::BadOperands { .. }) => {
+                        return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode)));
+                    }
+                    Err(compute::DeviceFault::UnsupportedInstruction { .. }) => {
+                        return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)));
+                    }
+                }
+            }
+        }
+
+        // (5) completion. A latched Q7 op's completion gate leaves its
+        // increment to the op's completion write (q7::completion_gate).
+        self.clock += cost_ps;
+        let rec = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE { crate::q7::completion_gate(dev.arch, core, rec) } else { rec };
+        if !plain && let Err(mode) = sync::complete(&rec, &core.sync, self.clock) {
+            return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
+        }
+        core.observe(self.clock);
+        if trace_end {
+            let r = nqr::trace(self.eidx(), EngineEvent::InstEnd, rec.opcode, self.pc, rec.debug_hint, self.clock);
+            dev.push_record(core, self.eidx(), NqType::Trace, r);
+        }
+        if !plain || reset.is_some() {
+            wake_changed(dev, core, self.engine, &rec, reset);
+        }
+        if self.state == RunState::Running {
+            self.pc = next_pc;
+        }
+        None
     }
 }
 
@@ -405,6 +431,17 @@ impl Sequencer {
         }
         self.clock = self.clock.max(core.q7.end_clock());
         false
+    }
+}
+
+/// Wakes the engines waiting on a register `rec` changed (its updates and
+/// self-clearing event waits) or on the range a CTRL_ER `reset`.
+/// The engine that made the changes is not re-queued (it is running).
+fn wake_changed(dev: &Shared, core: &Core, by: EngineId, rec: &record::Record, reset: Option<Change>) {
+    let [a, b, c, d] = sync::changes(rec);
+    let all = [a, b, c, d, reset];
+    if all.iter().any(Option::is_some) {
+        dev.wake_all_of(core, &all, Some(by.index()));
     }
 }
 

@@ -116,6 +116,13 @@ impl Record {
         }
         Record { opcode: h.opcode, debug_cmd: h.debug_cmd, debug_hint: h.debug_hint, waits, updates }
     }
+
+    /// Whether the record neither waits nor updates anything (most
+    /// records): the sequencer then skips the semaphore handshake, which
+    /// would find nothing to check, take, apply or wake.
+    pub fn is_unsynchronised(&self) -> bool {
+        self.waits.iter().all(|w| w.mode == 0) && self.updates.iter().all(|u| u.mode == 0)
+    }
 }
 
 /// Builders of raw records for tests and hand-written programs.

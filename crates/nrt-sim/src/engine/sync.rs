@@ -15,6 +15,7 @@
 
 use crate::engine::record::{Record, Update, Wait};
 use crate::semaphore::SyncBlock;
+use crate::wake::{Change, WaitKey};
 use std::sync::atomic::Ordering;
 
 /// Outcome of the wait check.
@@ -23,8 +24,9 @@ pub enum WaitCheck {
     /// All waits hold; the value is the virtual time at which the last
     /// register they depend on changed.
     Met(u64),
-    /// Some wait does not hold yet.
-    Unmet,
+    /// Some wait does not hold yet; the key names the register whose
+    /// condition failed (only a change of it can let the record issue).
+    Unmet(WaitKey),
     /// A wait mode the device does not implement.
     Unsupported(u8),
 }
@@ -126,7 +128,7 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
                     return WaitCheck::Unsupported(mode);
                 }
                 if !holds(mode, v, sync.sem(u32::from(i))) {
-                    return WaitCheck::Unmet;
+                    return WaitCheck::Unmet(WaitKey::Sem(u32::from(i)));
                 }
                 ready = ready.max(sync.sem_time(u32::from(i)));
             }
@@ -135,7 +137,7 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
                     return WaitCheck::Unsupported(rec.waits[0].mode);
                 }
                 if sync.event(u32::from(i)) != want {
-                    return WaitCheck::Unmet;
+                    return WaitCheck::Unmet(WaitKey::Event(u32::from(i)));
                 }
                 ready = ready.max(sync.event_time(u32::from(i)));
             }
@@ -155,7 +157,7 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
                 })
             };
             if !sync.update_sem_if(u32::from(i), guard, &|x| apply(mode, imm, x), now) {
-                return WaitCheck::Unmet;
+                return WaitCheck::Unmet(WaitKey::Sem(u32::from(i)));
             }
         }
     }
@@ -201,6 +203,29 @@ pub fn complete(rec: &Record, sync: &SyncBlock, now: u64) -> Result<(), u8> {
     Ok(())
 }
 
+/// The registers a record that issued and completed has changed (its
+/// updates, at issue or completion, and the events its
+/// `EVT_SET_THEN_CLEAR` / `EVT_CLEAR_THEN_SET` waits flipped), at most
+/// four; `None` entries are unused. The sequencer wakes exactly the
+/// engines waiting on these.
+pub fn changes(rec: &Record) -> [Option<Change>; 4] {
+    let mut out = [None; 4];
+    for (slot, u) in out.iter_mut().zip(&rec.updates) {
+        let base = if u.mode >= 16 { u.mode - 16 } else { u.mode };
+        *slot = match base {
+            0 => None,
+            1 | 2 => Some(Change::Event(u32::from(u.index))),
+            _ => Some(Change::Sem(u32::from(u.index))),
+        };
+    }
+    for (slot, w) in out[2..].iter_mut().zip(&rec.waits) {
+        if matches!(w.mode, 7 | 15) {
+            *slot = Some(Change::Event(u32::from(w.index)));
+        }
+    }
+    out
+}
+
 impl SyncBlock {
     /// Compare-and-swap loop: if `pred(value)` holds, replace the value by
     /// `f(value)` and return true; otherwise leave it and return false.
@@ -231,18 +256,19 @@ mod tests {
     fn wait_then_take_is_atomic_and_exact() {
         let s = SyncBlock::new(8, 8);
         let r = Record::decode(&build::record(0xA0, (5, 2), (7, 2), 3));
-        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet);
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet(WaitKey::Sem(2)));
         s.set_sem(2, 4, 100);
         assert_eq!(claim(&r, &s, 0), WaitCheck::Met(100));
         assert_eq!(s.sem(2), 1);
-        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet);
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet(WaitKey::Sem(2)));
     }
 
     #[test]
     fn completion_updates_and_events() {
         let s = SyncBlock::new(8, 8);
         let r = Record::decode(&build::record(0xA4, (6, 1), (19, 3), 0));
-        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet);
+        assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet(WaitKey::Event(1)));
+        assert_eq!(changes(&r), [Some(Change::Sem(3)), None, None, None]);
         s.set_event(1, true, 5);
         assert_eq!(claim(&r, &s, 0), WaitCheck::Met(5));
         assert_eq!(s.sem(3), 0, "completion update not yet applied");
@@ -251,6 +277,7 @@ mod tests {
         let clr = Record::decode(&build::record(0xA4, (7, 1), (0, 0), 0));
         assert_eq!(claim(&clr, &s, 0), WaitCheck::Met(5));
         assert!(!s.event(1), "EVT_SET_THEN_CLEAR clears");
+        assert_eq!(changes(&clr), [None, None, Some(Change::Event(1)), None]);
         let bad = Record::decode(&build::record(0xA4, (0x33, 1), (0, 0), 0));
         assert_eq!(claim(&bad, &s, 0), WaitCheck::Unsupported(0x33));
         let badu = Record::decode(&build::record(0xA4, (0, 0), (0x1F, 0), 0));

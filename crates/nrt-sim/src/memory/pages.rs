@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// Bytes per backing page.
@@ -33,17 +33,24 @@ struct Page {
     /// Bumped (under the `bytes` lock) by every write, fill and copy into
     /// the page, and when the page is dropped from its region.
     version: AtomicU64,
+    /// Set (under the `bytes` lock) when the page is dropped from its
+    /// region: a [`PinnedRange`] holding it must not use it any more.
+    detached: AtomicBool,
 }
 
 impl Page {
     fn zeroed() -> Page {
-        Page { bytes: Mutex::new(vec![0u8; PAGE_SIZE as usize].into_boxed_slice()), version: AtomicU64::new(0) }
+        Page {
+            bytes: Mutex::new(vec![0u8; PAGE_SIZE as usize].into_boxed_slice()),
+            version: AtomicU64::new(0),
+            detached: AtomicBool::new(false),
+        }
     }
 
     /// A page holding `bytes` (exactly one page): built in one pass, with
     /// no zero fill first.
     fn from_bytes(bytes: &[u8]) -> Page {
-        Page { bytes: Mutex::new(Box::from(bytes)), version: AtomicU64::new(0) }
+        Page { bytes: Mutex::new(Box::from(bytes)), version: AtomicU64::new(0), detached: AtomicBool::new(false) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Box<[u8]>> {
@@ -89,6 +96,62 @@ impl Stamp {
     /// Whether none of the stamped pages was modified since the read.
     pub fn is_current(&self) -> bool {
         self.pages.iter().flatten().all(|(p, v)| p.version.load(Ordering::Acquire) == *v)
+    }
+}
+
+/// A byte range inside one page, resolved once (the page-table lookup of
+/// every later access skipped): the notification rings, which the device
+/// writes and the runtime reads several times per execution. Accesses go
+/// through the page lock and bump its version like any other; once the
+/// page is dropped from its region (see [`SparsePages::clear`]) they
+/// return false and the caller takes the ordinary path.
+#[derive(Clone, Debug)]
+pub struct PinnedRange {
+    page: Arc<Page>,
+    start: usize,
+    len: usize,
+}
+
+impl PinnedRange {
+    /// Bytes in the range.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies `data` to offset `at` of the range; false (nothing written)
+    /// if it does not fit or the page was dropped.
+    pub fn write(&self, at: usize, data: &[u8]) -> bool {
+        if at.checked_add(data.len()).is_none_or(|end| end > self.len) {
+            return false;
+        }
+        let mut g = self.page.lock();
+        if self.page.detached.load(Ordering::Acquire) {
+            return false;
+        }
+        let o = self.start + at;
+        g[o..o + data.len()].copy_from_slice(data);
+        self.page.bump();
+        true
+    }
+
+    /// Copies bytes at offset `at` of the range into `buf`; false (nothing
+    /// read) if they do not fit or the page was dropped.
+    pub fn read(&self, at: usize, buf: &mut [u8]) -> bool {
+        if at.checked_add(buf.len()).is_none_or(|end| end > self.len) {
+            return false;
+        }
+        let g = self.page.lock();
+        if self.page.detached.load(Ordering::Acquire) {
+            return false;
+        }
+        let o = self.start + at;
+        buf.copy_from_slice(&g[o..o + buf.len()]);
+        true
     }
 }
 
@@ -185,6 +248,18 @@ impl SparsePages {
         Some(stamp)
     }
 
+    /// Resolves `off..off+len` to its page, materialising it, if the range
+    /// lies inside one page (`None` otherwise). The caller has checked
+    /// bounds.
+    pub fn pin(&self, off: u64, len: u64) -> Option<PinnedRange> {
+        let first = off / PAGE_SIZE;
+        if len == 0 || (off + len - 1) / PAGE_SIZE != first {
+            return None;
+        }
+        let page = self.page_or_insert(first);
+        Some(PinnedRange { page, start: (off % PAGE_SIZE) as usize, len: len as usize })
+    }
+
     /// Copies `data` to `off`, materialising pages as needed. The caller
     /// has checked bounds.
     pub fn write(&self, off: u64, data: &[u8]) {
@@ -261,9 +336,10 @@ impl SparsePages {
     pub fn clear(&self) {
         let mut table = self.pages.write().unwrap_or_else(|e| e.into_inner());
         for p in table.values() {
-            // Stamps holding the page must see it go.
+            // Stamps and pins holding the page must see it go.
             let _g = p.lock();
             p.bump();
+            p.detached.store(true, Ordering::Release);
         }
         table.clear();
     }
@@ -314,6 +390,30 @@ mod tests {
         m.clear();
         assert!(!s.is_current(), "clear");
         assert!(m.read_stamped(0, &mut vec![0u8; PAGE_SIZE as usize + 1]).is_none());
+    }
+
+    #[test]
+    fn pinned_ranges_share_bytes_and_versions_until_the_page_goes() {
+        let m = SparsePages::new(4 * PAGE_SIZE);
+        assert!(m.pin(PAGE_SIZE - 8, 16).is_none(), "straddles two pages");
+        assert!(m.pin(0, 0).is_none());
+        let p = m.pin(PAGE_SIZE + 4096, 4096).unwrap();
+        let mut b = [0u8; 16];
+        let s = m.read_stamped(PAGE_SIZE + 4096, &mut b).unwrap();
+        assert!(p.write(16, &[7; 16]));
+        assert!(!s.is_current(), "a pinned write bumps the page version");
+        m.read(PAGE_SIZE + 4096 + 16, &mut b);
+        assert_eq!(b, [7; 16]);
+        m.write(PAGE_SIZE + 4096 + 32, &[9; 16]);
+        assert!(p.read(32, &mut b));
+        assert_eq!(b, [9; 16]);
+        assert!(!p.write(4090, &[0; 16]), "past the end of the range");
+        assert!(!p.read(4096, &mut [0u8; 1]));
+        m.clear();
+        assert!(!p.write(0, &[1]), "the page was dropped");
+        assert!(!p.read(0, &mut b));
+        m.read(PAGE_SIZE + 4096, &mut b);
+        assert_eq!(b, [0; 16]);
     }
 
     proptest! {

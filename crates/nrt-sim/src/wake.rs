@@ -1,0 +1,175 @@
+//! Targeted wake-ups of blocked sequencers.
+//!
+//! A sequencer that cannot issue its next record says what it waits for
+//! (a [`WaitKey`]: one semaphore, one event, the DMA queues going idle, the
+//! Q7 cluster); every register change says what changed (a [`Change`]).
+//! The device re-queues only the engines whose wait the change can
+//! satisfy, instead of re-running every blocked engine of the core on
+//! every semaphore update only to find its wait still unmet.
+//!
+//! Why this never loses a wake-up: an engine's wait can only start to hold
+//! when the register its failed condition reads changes, and the key names
+//! exactly that register. The key is published with the handshake of
+//! [`EngineWait`]: the engine resets it to [`WaitKey::Any`] before it reads
+//! any register, and a waker changes the register before it reads the key
+//! (both separated by a sequentially consistent fence), so either the
+//! engine sees the new value or the waker sees a key that matches.
+
+use std::sync::atomic::{AtomicU32, Ordering, fence};
+
+/// What a blocked sequencer waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitKey {
+    /// Not blocked on anything specific: every change wakes it (the state
+    /// while an engine runs, and the conservative default).
+    Any,
+    /// A semaphore compare (or the compare-and-swap of a take) on this index.
+    Sem(u32),
+    /// An event state on this index.
+    Event(u32),
+    /// DRAIN: the core's DMA queues going idle.
+    DmaIdle,
+    /// The Q7 cluster finishing its op in flight.
+    Q7,
+}
+
+const KIND_SHIFT: u32 = 16;
+const INDEX_MASK: u32 = (1 << KIND_SHIFT) - 1;
+
+impl WaitKey {
+    /// The key as one word (kind in the high half, index in the low half).
+    pub fn encode(self) -> u32 {
+        match self {
+            WaitKey::Any => 0,
+            WaitKey::Sem(i) => (1 << KIND_SHIFT) | (i & INDEX_MASK),
+            WaitKey::Event(i) => (2 << KIND_SHIFT) | (i & INDEX_MASK),
+            WaitKey::DmaIdle => 3 << KIND_SHIFT,
+            WaitKey::Q7 => 4 << KIND_SHIFT,
+        }
+    }
+
+    /// The key [`WaitKey::encode`] produced; unknown words read as `Any`
+    /// (waking too often is safe, too rarely is not).
+    pub fn decode(w: u32) -> WaitKey {
+        let i = w & INDEX_MASK;
+        match w >> KIND_SHIFT {
+            1 => WaitKey::Sem(i),
+            2 => WaitKey::Event(i),
+            3 => WaitKey::DmaIdle,
+            4 => WaitKey::Q7,
+            _ => WaitKey::Any,
+        }
+    }
+}
+
+/// What a register change (or device progress) touched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// One semaphore.
+    Sem(u32),
+    /// One event.
+    Event(u32),
+    /// Semaphores `first..=last` (CTRL_ER).
+    Sems(u32, u32),
+    /// Events `first..=last` (CTRL_ER).
+    Events(u32, u32),
+    /// A DMA queue made progress or went idle (DRAIN waiters).
+    Dma,
+    /// The Q7 cluster finished an op.
+    Q7,
+    /// Anything (core-wide changes): wakes every blocked engine.
+    Everything,
+}
+
+impl Change {
+    /// Whether an engine waiting for `key` must re-check after this change.
+    pub fn wakes(self, key: WaitKey) -> bool {
+        match (self, key) {
+            (Change::Everything, _) | (_, WaitKey::Any) => true,
+            (Change::Sem(i), WaitKey::Sem(k)) | (Change::Event(i), WaitKey::Event(k)) => i == k,
+            (Change::Sems(a, b), WaitKey::Sem(k)) | (Change::Events(a, b), WaitKey::Event(k)) => (a..=b).contains(&k),
+            (Change::Dma, WaitKey::DmaIdle) | (Change::Q7, WaitKey::Q7) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The published wait of one engine (see the module docs for the
+/// handshake).
+#[derive(Debug, Default)]
+pub struct EngineWait(AtomicU32);
+
+impl EngineWait {
+    /// Engine side, with the sequencer locked, before it reads any
+    /// register: from now on every change wakes it.
+    pub fn begin_step(&self) {
+        self.0.store(WaitKey::Any.encode(), Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+    }
+
+    /// Engine side, still with the sequencer locked: the step ended
+    /// blocked on `key`.
+    pub fn blocked_on(&self, key: WaitKey) {
+        self.0.store(key.encode(), Ordering::Release);
+    }
+
+    /// Waker side, after the register change: whether `change` must
+    /// re-queue this engine.
+    pub fn woken_by(&self, change: Change) -> bool {
+        change.wakes(WaitKey::decode(self.0.load(Ordering::Acquire)))
+    }
+}
+
+/// Waker side: orders the register change before the reads of the
+/// engines' keys (once per wake, not once per engine).
+pub fn publish_change() {
+    fence(Ordering::SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn changes_wake_only_matching_waits() {
+        assert!(Change::Sem(3).wakes(WaitKey::Sem(3)));
+        assert!(!Change::Sem(3).wakes(WaitKey::Sem(4)));
+        assert!(!Change::Sem(3).wakes(WaitKey::Event(3)));
+        assert!(Change::Event(3).wakes(WaitKey::Event(3)));
+        assert!(Change::Sems(0, 247).wakes(WaitKey::Sem(247)));
+        assert!(!Change::Sems(0, 247).wakes(WaitKey::Sem(249)));
+        assert!(Change::Events(2, 4).wakes(WaitKey::Event(2)));
+        assert!(!Change::Sems(2, 4).wakes(WaitKey::Event(2)));
+        assert!(Change::Dma.wakes(WaitKey::DmaIdle) && !Change::Dma.wakes(WaitKey::Sem(0)));
+        assert!(Change::Q7.wakes(WaitKey::Q7) && !Change::Q7.wakes(WaitKey::DmaIdle));
+        for k in [WaitKey::Sem(1), WaitKey::Event(9), WaitKey::DmaIdle, WaitKey::Q7, WaitKey::Any] {
+            assert!(Change::Everything.wakes(k));
+        }
+        assert!(Change::Sem(77).wakes(WaitKey::Any) && Change::Dma.wakes(WaitKey::Any));
+    }
+
+    #[test]
+    fn a_running_engine_is_woken_by_everything() {
+        let w = EngineWait::default();
+        w.blocked_on(WaitKey::Sem(5));
+        assert!(!w.woken_by(Change::Sem(6)));
+        w.begin_step();
+        assert!(w.woken_by(Change::Sem(6)), "between begin_step and the next block every change counts");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn keys_roundtrip(kind in 0u8..5, index in 0u32..256) {
+            let k = match kind {
+                0 => WaitKey::Any,
+                1 => WaitKey::Sem(index),
+                2 => WaitKey::Event(index),
+                3 => WaitKey::DmaIdle,
+                _ => WaitKey::Q7,
+            };
+            prop_assert_eq!(WaitKey::decode(k.encode()), k);
+        }
+    }
+}
