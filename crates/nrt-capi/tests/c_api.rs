@@ -6,6 +6,9 @@
 #[allow(dead_code)]
 #[path = "../../nrt-cli/src/example_data.rs"]
 mod example_data;
+#[allow(dead_code)]
+#[path = "../../nrt-cli/src/custom_ops_data.rs"]
+mod custom_ops_data;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -123,6 +126,11 @@ fn copy_neff(dir: &Path) -> PathBuf {
 /// Packs examples/<name> (plus `extra` members) into `dir/<name>.neff`, the
 /// way `nrt neff pack` does: `*.asm` members are assembled into `*.bin`.
 fn pack_example(name: &str, dir: &Path, extra: Vec<(&str, Vec<u8>)>) -> PathBuf {
+    pack_example_as(name, name, dir, extra)
+}
+
+/// [`pack_example`] written to `dir/<file>.neff`.
+fn pack_example_as(name: &str, file: &str, dir: &Path, extra: Vec<(&str, Vec<u8>)>) -> PathBuf {
     let contents = nrt_neff::read_dir(&repo().join("examples").join(name)).unwrap_or_else(|e| panic!("read examples/{name}: {e}"));
     let header = contents.header.unwrap_or_default();
     let mut members = nrt_neff::Members::new();
@@ -140,7 +148,7 @@ fn pack_example(name: &str, dir: &Path, extra: Vec<(&str, Vec<u8>)>) -> PathBuf 
     }
     let kind = nrt_neff::HashKind::Md5;
     let bytes = nrt_neff::pack_members(&header, &members, kind, nrt_neff::writer::default_format(kind)).expect("pack NEFF");
-    let p = dir.join(format!("{name}.neff"));
+    let p = dir.join(format!("{file}.neff"));
     std::fs::write(&p, bytes).expect("write NEFF");
     p
 }
@@ -358,4 +366,39 @@ fn execute_mlp_example_against_a_c_reference() {
     let b = raw(example_data::mlp_bias(), "b.f32");
     let exe = build("execute_mlp", &dir, false);
     assert!(run(&exe, &dir, &[&neff, &w, &b]).contains("execute_mlp:"));
+}
+
+/// The custom_ops example and a buggy variant of it (its first op calls
+/// the SDK's `oob_write` kernel instead of relu), packed with the kernel
+/// libraries built for wasm32 (the same members `nrt run` generates).
+fn custom_ops_neffs(dir: &Path) -> (PathBuf, PathBuf) {
+    let target = custom_ops_data::kernel_target_dir();
+    let members = custom_ops_data::members(&target).expect("build the example kernel library");
+    let good = pack_example("custom_ops", dir, members.clone());
+    let example = repo().join("examples/custom_ops/sg00");
+    let mut def: serde_json::Value = serde_json::from_slice(&std::fs::read(example.join("def.json")).expect("def.json")).expect("def.json parses");
+    def["ucode_lib"][1] = serde_json::json!({"library": "buggy.ucpl", "ulib_to_ucode_version": "1.0.0.0", "opcode": -16, "cpu_id": 0, "total_cpus": 8,
+        "functions": [{"name": "oob_write", "opcode": -16, "sub_opcode": 1}, {"name": "spin", "opcode": -16, "sub_opcode": 2}]});
+    let pool = std::fs::read_to_string(example.join("POOL.asm")).expect("POOL.asm");
+    assert!(pool.contains("extended_inst spec=1"), "the example's first op is spec 1, which the buggy set maps to oob_write");
+    let mut extra = members;
+    extra.push(("sg00/def.json", serde_json::to_vec(&def).expect("def.json")));
+    extra.push(("sg00/buggy.ucpl", custom_ops_data::buggy_library(&target).expect("build the buggy kernel library")));
+    let bad = pack_example_as("custom_ops", "custom_ops_buggy", dir, extra);
+    (good, bad)
+}
+
+#[test]
+fn execute_custom_ops_example_against_c_references() {
+    let dir = scratch("custom-ops");
+    let (good, bad) = custom_ops_neffs(&dir);
+    let log = dir.join("nrt.log");
+    let exe = build("execute_custom_ops", &dir, false);
+    let env = [
+        ("NEURON_RT_LOG_LOCATION", log.to_str().expect("UTF-8 path")),
+        ("NEURON_RT_LOG_LEVEL", "INFO"),
+        ("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "4096"),
+    ];
+    let out = run_env(&exe, &dir, &[&good, &bad, &log], &env);
+    assert!(out.contains("execute_custom_ops:"), "{out}");
 }
