@@ -66,9 +66,11 @@ impl Runner for Shared {
                 if let StepOutcome::Blocked(key) = outcome {
                     slot.wait.blocked_on(key);
                 }
-                let running = seq.state() == RunState::Running;
+                // Published under the sequencer lock too: a stale task's
+                // store after the lock could clear the flag of a run started
+                // meanwhile, and wakes would skip that engine for good.
+                slot.active.store(seq.state() == RunState::Running, Ordering::Release);
                 drop(seq);
-                slot.active.store(running, Ordering::Release);
                 if outcome == StepOutcome::Yield {
                     self.schedule_engine(core, e as usize);
                 }
@@ -757,8 +759,10 @@ impl Device for SimDevice {
         let c = self.shared.core(core)?;
         self.shared.target(addr, len)?;
         let slot = &c.engines[engine.index()];
-        slot.seq.lock().unwrap_or_else(|e| e.into_inner()).start(addr, len / 64);
+        let mut seq = slot.seq.lock().unwrap_or_else(|e| e.into_inner());
+        seq.start(addr, len / 64);
         slot.active.store(true, Ordering::Release);
+        drop(seq);
         self.shared.schedule_engine(&c, engine.index());
         Ok(())
     }
