@@ -1,4 +1,5 @@
-//! Float helpers `core` lacks on wasm32 (no libm): `expf`.
+//! Float helpers `core` lacks on wasm32 (no libm): `expf`, and the
+//! compare-and-select forms of max that vectorise (`relu`, `max_select`).
 
 /// e^x in f32, relative error below 2e-7 over the finite range
 /// (range reduction x = k·ln2 + r, |r| ≤ ln2/2, degree-7 polynomial).
@@ -22,9 +23,80 @@ pub fn expf(x: f32) -> f32 {
     (p * scale) as f32
 }
 
+/// `max(x, 0)` as a compare and select, so loops over it vectorise.
+///
+/// On wasm32, `f32::max` lowers to a call of the `fmaxf` builtin per
+/// element (wasm's own `f32.max` propagates NaN, which `f32::max` must
+/// not), and a loop of calls never becomes simd128 code. This form gives
+/// the same results for every input a kernel sees (a NaN becomes 0, as
+/// with `f32::max`; only the sign of a zero result may differ) and
+/// compiles to `f32x4.gt` + `v128.bitselect` (or `f32x4.pmax`).
+#[inline(always)]
+pub fn relu(x: f32) -> f32 {
+    if x > 0.0 { x } else { 0.0 }
+}
+
+/// [`relu`] over a slice, in place. On wasm32 with simd128 it runs 16
+/// elements per step as four `f32x4.gt` + `v128.and` pairs, so the
+/// runtime's per-loop watchdog check is paid once per 16 elements (the
+/// compiler's own vectorisation stops at one vector per step).
+pub fn relu_slice(v: &mut [f32]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        use core::arch::wasm32::{f32x4_gt, f32x4_splat, v128, v128_and, v128_load, v128_store};
+        let zero = f32x4_splat(0.0);
+        let mut groups = v.chunks_exact_mut(16);
+        for g in &mut groups {
+            let p = g.as_mut_ptr() as *mut v128;
+            // SAFETY: `g` is 16 f32s, i.e. exactly four 16-byte vectors;
+            // wasm loads and stores need no alignment.
+            unsafe {
+                let (a, b, c, d) = (v128_load(p), v128_load(p.add(1)), v128_load(p.add(2)), v128_load(p.add(3)));
+                v128_store(p, v128_and(a, f32x4_gt(a, zero)));
+                v128_store(p.add(1), v128_and(b, f32x4_gt(b, zero)));
+                v128_store(p.add(2), v128_and(c, f32x4_gt(c, zero)));
+                v128_store(p.add(3), v128_and(d, f32x4_gt(d, zero)));
+            }
+        }
+        for x in groups.into_remainder() {
+            *x = relu(*x);
+        }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    for x in v.iter_mut() {
+        *x = relu(*x);
+    }
+}
+
+/// The larger of `a` and `b` as a compare and select (see [`relu`] for
+/// why not `f32::max`): `b` if `b > a`, else `a`, so a NaN `b` is ignored
+/// like `f32::max` ignores it.
+#[inline(always)]
+pub fn max_select(a: f32, b: f32) -> f32 {
+    if b > a { b } else { a }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relu_slice_is_relu_of_every_element() {
+        let mut v: std::vec::Vec<f32> = (0..37).map(|i| (i as f32 - 18.5) * 0.75).collect();
+        let want: std::vec::Vec<f32> = v.iter().map(|x| x.max(0.0)).collect();
+        relu_slice(&mut v);
+        assert_eq!(v, want);
+    }
+
+    #[test]
+    fn relu_and_max_select_agree_with_std_max() {
+        for x in [-3.5f32, -1e-30, 0.0, 1e-30, 2.25, f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+            assert_eq!(relu(x).to_bits(), x.max(0.0).to_bits(), "relu({x})");
+            for m in [-1.0f32, 0.5, f32::NEG_INFINITY] {
+                assert_eq!(max_select(m, x).to_bits(), m.max(x).to_bits(), "max_select({m}, {x})");
+            }
+        }
+    }
 
     #[test]
     fn expf_matches_std() {

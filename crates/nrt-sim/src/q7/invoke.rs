@@ -61,6 +61,10 @@ pub(crate) struct HostState {
     /// The watchdog (not a reset) stopped the call.
     timed_out: bool,
     bytes: u64,
+    /// The instance's `memory` export, looked up once at instantiation
+    /// (the tensor imports run per chunk; a by-name lookup each time
+    /// showed in profiles).
+    memory: Option<Memory>,
 }
 
 impl HostState {
@@ -74,6 +78,7 @@ impl HostState {
             cause: None,
             timed_out: false,
             bytes: 0,
+            memory: None,
         }
     }
 }
@@ -98,30 +103,34 @@ fn trap(st: &mut HostState, cause: GpsimdCause, why: String) -> wasmtime::Error 
 }
 
 fn memory(c: &mut Caller<'_, HostState>) -> wasmtime::Result<Memory> {
+    if let Some(m) = c.data().memory {
+        return Ok(m);
+    }
     match c.get_export("memory") {
         Some(Extern::Memory(m)) => Ok(m),
         _ => Err(trap(c.data_mut(), GpsimdCause::BadImage, "kernel has no memory export".into())),
     }
 }
 
-/// Device byte ranges of tensor bytes `off..off + len`: (device address,
-/// offset into the guest buffer, length).
-fn segments(t: &ArgTensor, sbuf_base: u64, partition_bytes: u64, off: u64, len: u64) -> Vec<(u64, usize, usize)> {
+/// Calls `f(device address, offset into the guest buffer, length)` for
+/// each contiguous device range of tensor bytes `off..off + len`, in
+/// order, stopping at the first error (no allocation: this runs per
+/// chunk a kernel moves).
+fn for_segments<E>(t: &ArgTensor, sbuf_base: u64, partition_bytes: u64, off: u64, len: u64, mut f: impl FnMut(u64, usize, usize) -> Result<(), E>) -> Result<(), E> {
     match t.location {
-        ArgLocation::Hbm { addr } => vec![(addr.wrapping_add(off), 0, len as usize)],
+        ArgLocation::Hbm { addr } => f(addr.wrapping_add(off), 0, len as usize),
         ArgLocation::Sbuf { addr, per_block, .. } => {
             let es = t.elem_bytes().max(1);
             let (p0, off0) = (u64::from(addr >> 18), u64::from(addr & 0x3FFFF));
             let row = u64::from(per_block) * es;
-            let mut v = Vec::new();
             let mut pos = off;
             while pos < off + len {
                 let (p, within) = (pos / row, pos % row);
                 let n = (row - within).min(off + len - pos);
-                v.push((sbuf_base + (p0 + p) * partition_bytes + off0 + within, (pos - off) as usize, n as usize));
+                f(sbuf_base + (p0 + p) * partition_bytes + off0 + within, (pos - off) as usize, n as usize)?;
                 pos += n;
             }
-            v
+            Ok(())
         }
     }
 }
@@ -132,30 +141,30 @@ fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i
     let Some(ctx) = st.call.as_ref() else {
         return Err(trap(st, GpsimdCause::TensorOob, "tensor access outside an op".into()));
     };
-    let (dev, core, job) = (ctx.dev.clone(), ctx.core.clone(), ctx.job.clone());
+    let (dev, job) = (&ctx.dev, &ctx.job);
     let Some(t) = u32::try_from(arg).ok().and_then(|a| job.latched.args.tensor(a)) else {
         return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg} does not exist")));
     };
     let (off, len, ptr) = (off as u64, len as u64, ptr as u32 as u64);
     if off > t.bytes() || len > t.bytes() - off {
-        return Err(trap(st, GpsimdCause::TensorOob, format!("bytes {off}+{len} outside argument {arg} of {} bytes", t.bytes())));
+        let why = format!("bytes {off}+{len} outside argument {arg} of {} bytes", t.bytes());
+        return Err(trap(st, GpsimdCause::TensorOob, why));
     }
     if ptr + len > data.len() as u64 {
         return Err(trap(st, GpsimdCause::TensorOob, format!("guest range {ptr:#x}+{len} outside the core's memory")));
     }
     let guest = &mut data[ptr as usize..(ptr + len) as usize];
     let now = job.start_clock;
-    for (addr, at, n) in segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len) {
-        let r = if write {
+    let moved = for_segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len, |addr, at, n| {
+        if write {
             dev.write_at(DeviceAddr(addr), &guest[at..at + n], now)
         } else {
             dev.read(DeviceAddr(addr), &mut guest[at..at + n])
-        };
-        if let Err(e) = r {
-            return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg}: {e}")));
         }
+    });
+    if let Err(e) = moved {
+        return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg}: {e}")));
     }
-    let _ = core;
     st.bytes += len;
     Ok(0)
 }
@@ -285,6 +294,7 @@ pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize)
             Ok(i) => i,
             Err(_) => return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock),
         };
+        store.data_mut().memory = inst.get_memory(&mut store, "memory");
         *slot = Some(CoreInstance { lib: lib.clone(), reset_epoch: epoch, store, instance: inst });
     }
     let Some(ci) = slot.as_mut() else { return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock) };

@@ -34,6 +34,11 @@ fn shared() -> Result<&'static Shared, String> {
             c.epoch_interruption(true);
             c.max_wasm_stack(MAX_WASM_STACK);
             c.cranelift_opt_level(wasmtime::OptLevel::Speed);
+            // NRT_Q7_PERFMAP=1: wasmtime writes /tmp/perf-<pid>.map, so
+            // `perf report` names kernel functions instead of raw addresses.
+            if std::env::var_os("NRT_Q7_PERFMAP").is_some() {
+                c.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            }
             Engine::new(&c)
                 .map(|engine| Shared { engine, running: Mutex::new(0), wake: Condvar::new() })
                 .map_err(|e| format!("cannot create the wasm engine: {e}"))

@@ -23,9 +23,9 @@ fn relu() -> Result<(), KernelError> {
         let n = (end - at).min(CHUNK);
         let b = &mut buf[..n];
         xa.tensor_to_tcm(b, at)?;
-        for v in b.iter_mut() {
-            *v = v.max(0.0);
-        }
+        // Compare and select in simd128 (f32::max is a libcall per element
+        // on wasm32 and never vectorises).
+        nrt_kernel::math::relu_slice(b);
         ya.tcm_to_tensor(b, at)?;
         at += n;
     }
@@ -83,7 +83,7 @@ fn softmax() -> Result<(), KernelError> {
         while at < cols {
             let n = (cols - at).min(CHUNK);
             xa.tensor_to_tcm(&mut buf[..n], base + at)?;
-            max = buf[..n].iter().fold(max, |m, &v| m.max(v));
+            max = buf[..n].iter().fold(max, |m, &v| nrt_kernel::math::max_select(m, v));
             at += n;
         }
         let mut sum = 0.0f32;
