@@ -197,6 +197,24 @@ impl Shared {
         Ok(())
     }
 
+    /// The whole backing page around `addr..addr+len` when that range is
+    /// HBM or host memory inside one page: the page's first device address
+    /// and its pin (see [`crate::memory::pages::PinnedRange`]). `None` for
+    /// on-chip memory, register windows, ranges across pages and bad
+    /// addresses.
+    pub fn pin_page(&self, addr: DeviceAddr, len: u64) -> Option<(DeviceAddr, crate::memory::pages::PinnedRange)> {
+        use crate::memory::pages::PAGE_SIZE;
+        let Ok(Target::Pool(ch, off)) = self.target(addr, len) else { return None };
+        let bytes = &self.pool(ch).bytes;
+        let start = off - off % PAGE_SIZE;
+        let span = PAGE_SIZE.min(bytes.len() - start);
+        if off + len > start + span {
+            return None;
+        }
+        let pin = bytes.pin(start, span)?;
+        Some((DeviceAddr(addr.get() - (off - start)), pin))
+    }
+
     /// Reads device bytes like [`Shared::read`] and, for HBM and host
     /// memory reads of at most one page (64 KiB), returns the stamp of the
     /// pages they came from, for callers that cache something derived from
@@ -399,10 +417,11 @@ impl Shared {
     pub fn wake_all_of(&self, core: &Core, changes: &[Option<Change>], by: Option<usize>) {
         crate::wake::publish_change();
         for (e, slot) in core.engines.iter().enumerate() {
-            if Some(e) != by
-                && slot.active.load(Ordering::Acquire)
-                && changes.iter().flatten().any(|c| slot.wait.woken_by(*c))
-            {
+            if Some(e) == by || !slot.active.load(Ordering::Acquire) {
+                continue;
+            }
+            let key = slot.wait.key();
+            if changes.iter().flatten().any(|c| c.wakes(key)) {
                 self.schedule_engine(core, e);
             }
         }

@@ -116,7 +116,12 @@ impl EngineWait {
     /// Waker side, after the register change: whether `change` must
     /// re-queue this engine.
     pub fn woken_by(&self, change: Change) -> bool {
-        change.wakes(WaitKey::decode(self.0.load(Ordering::Acquire)))
+        change.wakes(self.key())
+    }
+
+    /// Waker side, after the register change: the published key.
+    pub fn key(&self) -> WaitKey {
+        WaitKey::decode(self.0.load(Ordering::Acquire))
     }
 }
 

@@ -71,6 +71,10 @@ pub struct Sequencer {
     icache: icache::InstrCache,
     /// Compute state kept between instructions (the PE's loaded weights).
     compute: compute::EngineState,
+    /// The memory page CTRL_POLL_SEM read last (the runtime's request
+    /// buffer, polled three times per execution): its first device address
+    /// and pin, so a repeat poll skips the address decode and page lookup.
+    poll_page: Option<(u64, crate::memory::pages::PinnedRange)>,
 }
 
 impl Sequencer {
@@ -87,6 +91,7 @@ impl Sequencer {
             regs: regs::Registers::default(),
             icache: icache::InstrCache::default(),
             compute: compute::EngineState::default(),
+            poll_page: None,
         }
     }
 
@@ -334,7 +339,7 @@ impl Sequencer {
             },
             Instruction::CtrlPollSem(p) => {
                 let mut w = [0u8; 4];
-                if dev.read(DeviceAddr(p.addr), &mut w).is_err() {
+                if !self.poll_read(dev, p.addr, &mut w) {
                     return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)));
                 }
                 // Every poll of a quiescent register reads the same value,
@@ -418,6 +423,27 @@ impl Sequencer {
 }
 
 impl Sequencer {
+    /// Reads the polled word at `addr`: through the pinned page of the
+    /// last poll when it holds the word, else pinning its page (memory) or
+    /// through the device's address decode (register windows). False if
+    /// the address cannot be read.
+    fn poll_read(&mut self, dev: &Shared, addr: u64, w: &mut [u8; 4]) -> bool {
+        if let Some((base, pin)) = &self.poll_page
+            && addr >= *base
+            && pin.read((addr - *base) as usize, w)
+        {
+            return true;
+        }
+        if let Some((base, pin)) = dev.pin_page(DeviceAddr(addr), 4) {
+            let ok = pin.read((addr - base.get()) as usize, w);
+            self.poll_page = Some((base.get(), pin));
+            if ok {
+                return true;
+            }
+        }
+        dev.read(DeviceAddr(addr), w).is_ok()
+    }
+
     /// Whether `rec` must wait for the Q7 cluster: a DRAIN (any engine)
     /// or, on POOL, an EXTENDED_INST, HALT or EXIT while an op is in
     /// flight. A DRAIN that passes moves the clock to the op's end.
