@@ -3,6 +3,12 @@
 //! against a native Rust loop over the same data, in the same run
 //! (issue target: >= 0.5x native).
 //!
+//! Both sides report the median of 21 runs after a warm-up; the thread
+//! waiting for the op blocks on the POOL notification ring's interrupt
+//! line (as the runtime does) rather than spinning on a core the
+//! simulator's workers need. Measured figures and what limits them:
+//! `docs/gpsimd.md` §11.
+//!
 //! Run: `cargo bench -p nrt-sim --bench q7` (needs `rustup target add
 //! wasm32-unknown-unknown`; skipped with a note if rustup is absent).
 
