@@ -25,7 +25,7 @@ use crate::model::LoadedModel;
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use crate::tensor::TensorSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -84,6 +84,11 @@ struct Shared {
     stop: AtomicBool,
     work: EventCount,
     done: EventCount,
+    /// The lowest sequence number a thread blocked in [`ExecUnit::wait`]
+    /// waits for (`u64::MAX`: nobody): a completion before it wakes no
+    /// one, so a waiter for the 4th of 8 queued requests is woken once,
+    /// not after each of the first three.
+    wake_at: AtomicU64,
     watchers: Mutex<Vec<Notifier>>,
     watcher_count: AtomicUsize,
     pending: Mutex<Vec<(u64, Notifier)>>,
@@ -154,7 +159,16 @@ impl Shared {
                 w(s, status_of_unknown(s, seq, status));
             }
         }
-        self.done.notify();
+        // Waiters register (`wake_at`) and then read `head`; we published
+        // `head` and then read the registration (the fence above): either
+        // the waiter sees its request done or we see its registration. The
+        // registrations are cleared before the count moves, so a waiter
+        // whose registration this clears sees the count move and registers
+        // again.
+        if n >= self.wake_at.load(Ordering::SeqCst) {
+            self.wake_at.store(u64::MAX, Ordering::SeqCst);
+            self.done.notify();
+        }
     }
 
     fn worker(self: Arc<Shared>) {
@@ -214,6 +228,7 @@ impl ExecUnit {
             stop: AtomicBool::new(false),
             work: EventCount::default(),
             done: EventCount::default(),
+            wake_at: AtomicU64::new(u64::MAX),
             watchers: Mutex::new(Vec::new()),
             watcher_count: AtomicUsize::new(0),
             pending: Mutex::new(Vec::new()),
@@ -299,6 +314,8 @@ impl ExecUnit {
         let deadline = Instant::now().checked_add(timeout);
         loop {
             let seen = s.done.count();
+            s.wake_at.fetch_min(n, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
             if n < s.queue.head() {
                 return Ok(true);
             }
@@ -372,5 +389,54 @@ impl ExecUnit {
 impl Drop for ExecUnit {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xu::seq::XuKind;
+
+    /// Several host threads wait for different requests of one unit while
+    /// it completes them: completions that are nobody's target wake no one,
+    /// yet every waiter returns (no lost wake-up), and only once its own
+    /// request is done.
+    #[test]
+    fn waiters_for_different_requests_all_return() {
+        let unit = Arc::new(ExecUnit::start(XuId::new(0, XuKind::TensorOp, 0).unwrap(), 8).unwrap());
+        for round in 0..200u64 {
+            let gate = Arc::new(std::sync::Barrier::new(2));
+            let mut seqs = Vec::new();
+            for k in 0..4 {
+                let g = gate.clone();
+                let job: TensorJob = Box::new(move || {
+                    if k == 0 {
+                        g.wait();
+                    }
+                    Ok(())
+                });
+                seqs.push(unit.submit(Request { work: Work::Tensor(job), on_complete: None }).unwrap());
+            }
+            let waiters: Vec<_> = seqs
+                .iter()
+                .rev()
+                .map(|&n| {
+                    let u = unit.clone();
+                    let n = super::super::seq::seq_num(n);
+                    std::thread::spawn(move || {
+                        let ok = u.wait(n, Duration::from_secs(20)).unwrap();
+                        (ok, n < u.shared.queue.head())
+                    })
+                })
+                .collect();
+            // Let (some of) the waiters block before the first request ends.
+            if round % 2 == 0 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            gate.wait();
+            for w in waiters {
+                assert_eq!(w.join().unwrap(), (true, true), "round {round}");
+            }
+        }
     }
 }
