@@ -1,7 +1,7 @@
 //! Every status of the error model, produced by injecting its fault into
 //! the simulated device and asserted exactly, plus fail-stop behaviour:
 //! a poisoned model returns the same status without touching the device,
-//! and still unloads cleanly.
+//! still unloads cleanly, and the next model loaded on its core runs.
 
 mod exec_support;
 
@@ -45,6 +45,16 @@ fn run_with_fault(settings: LoadSettings, fault: FaultSpec) -> NrtStatus {
     let after = host.memory().ledger();
     assert_eq!(after.model(id), Default::default());
     assert!(after.total() < baseline.total(), "the model's memory was returned");
+    // The unload recovered the core (a poisoned model's cores are reset
+    // and brought up again): a model loaded there next runs correctly.
+    let next = host.load(&copy_neff(), 0, -1).expect("load after the fault");
+    for seed in [11, 12] {
+        let input = data(BYTES, seed);
+        let (ins, outs, out) = host_io(input.clone(), BYTES);
+        host.execute(next, &ins, &outs).unwrap_or_else(|e| panic!("the next model on the same core after {status}: {e:?}"));
+        assert_eq!(read_all(&out), input);
+    }
+    host.unload(next).unwrap();
     status
 }
 
