@@ -3,6 +3,7 @@
 //! one against libnrt.a), then run; the exported symbol table is compared
 //! with the functions the headers declare, version nodes included.
 
+mod libnrt_build;
 #[allow(dead_code)]
 #[path = "../../nrt-cli/src/example_data.rs"]
 mod example_data;
@@ -24,22 +25,7 @@ fn repo() -> PathBuf {
 /// profile dir, after `cargo build -p nrt-capi` has brought them up to date.
 fn lib_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir").to_path_buf();
-        // Always ask cargo: `cargo test` does not rebuild the cdylib and
-        // staticlib, so a library left by an earlier build would be stale.
-        // When they are current this is a quick no-op.
-        let target = profile.parent().expect("target dir");
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "nrt-capi"])
-            .env("CARGO_TARGET_DIR", target)
-            .current_dir(repo())
-            .status()
-            .expect("run cargo build -p nrt-capi");
-        assert!(status.success(), "cargo build -p nrt-capi failed");
-        profile
-    })
+    DIR.get_or_init(|| libnrt_build::libnrt_dir(&repo()))
 }
 
 /// A scratch directory per test, with libnrt.so / libnrt.so.1 links.

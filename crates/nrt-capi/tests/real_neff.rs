@@ -7,6 +7,8 @@
 //! every element within 1 fp16 ulp of it. With
 //! NEURON_SIM_DETERMINISTIC=1 two processes give bit-identical outputs.
 
+mod libnrt_build;
+
 use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32, f32_to_bytes};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,16 +86,7 @@ fn repo() -> PathBuf {
 /// libnrt.so up to date (`cargo test` does not rebuild the cdylib, so a
 /// library left there by an earlier build could be stale).
 fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "-p", "nrt-capi"])
-        .env("CARGO_TARGET_DIR", profile.parent().unwrap())
-        .current_dir(repo())
-        .status()
-        .unwrap();
-    assert!(status.success(), "cargo build -p nrt-capi failed");
-    profile
+    libnrt_build::libnrt_dir(&repo())
 }
 
 fn f16_round(v: &[f32]) -> (Vec<u8>, Vec<f32>) {

@@ -1,0 +1,31 @@
+//! Bringing libnrt.so up to date for the C tests, in the profile the test
+//! binary itself was built with.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs `cargo build -p nrt-capi` for the profile whose output directory
+/// holds the running test binary, and returns that directory (where
+/// libnrt.so now is). `cargo test` does not rebuild the cdylib, so without
+/// this a library left by an earlier build could be stale; and a
+/// `cargo test --release` run must not build (and then miss) the debug one.
+pub fn libnrt_dir(repo: &Path) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir").to_path_buf();
+    let target = profile.parent().expect("target dir");
+    let mut args = vec!["build".to_string(), "-p".into(), "nrt-capi".into()];
+    // `debug` is the directory of cargo's dev profile; the others carry
+    // their profile's name.
+    match profile.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => {}
+        Some(name) => args.extend(["--profile".to_string(), name.to_string()]),
+    }
+    let status = Command::new(env!("CARGO"))
+        .args(&args)
+        .env("CARGO_TARGET_DIR", target)
+        .current_dir(repo)
+        .status()
+        .expect("run cargo build -p nrt-capi");
+    assert!(status.success(), "cargo build -p nrt-capi failed");
+    profile
+}
