@@ -131,6 +131,8 @@ fn an_out_of_bounds_kernel_gives_its_status_and_the_core_recovers_at_unload() {
     let e = r.unwrap_err();
     assert_eq!(e.status, NrtStatus::ExecCompletedWithErr, "{}", e.message);
     assert!(cap.contains("GPSIMD EXCEPTION OCCURRED: MEMORY OUT OF BOUNDS"), "{}", cap.text());
+    // The line names the NEFF instruction that dispatched the kernel.
+    assert!(cap.contains("(at sg00 POOL instruction ") && cap.contains("(EXTENDED_INST))"), "{}", cap.text());
     // Fail-stop: the poisoned model is refused from now on.
     assert_eq!(run(&h, bad, &x).0.unwrap_err().status, NrtStatus::ExecCompletedWithErr);
     // Unloading it resets and re-arms core 0: the resident model (its DMA
@@ -139,13 +141,19 @@ fn an_out_of_bounds_kernel_gives_its_status_and_the_core_recovers_at_unload() {
     let (r, y, z) = run(&h, resident, &x);
     r.expect("the resident model runs after the recovery");
     check_outputs(&x, &y, &z);
+    next_model_runs_on_core_0(&h, &x);
+    h.close().unwrap();
+}
+
+/// Loads a healthy custom-op model on core 0 (where a faulted one was just
+/// unloaded) and checks two executions of it.
+fn next_model_runs_on_core_0(h: &ModelHost, x: &[f32]) {
     let good = h.load(&neff(|_| {}), 0, -1).unwrap();
     for _ in 0..2 {
-        let (r, y, z) = run(&h, good, &x);
+        let (r, y, z) = run(h, good, x);
         r.expect("the next model runs on the same core");
-        check_outputs(&x, &y, &z);
+        check_outputs(x, &y, &z);
     }
-    h.close().unwrap();
 }
 
 #[test]
@@ -158,11 +166,6 @@ fn a_runaway_kernel_times_out_and_the_next_model_runs_on_the_same_core() {
     // The poisoned model is unloaded; the core is reset and the next model
     // runs on the same logical core.
     h.unload(bad).unwrap();
-    let good = h.load(&neff(|_| {}), 0, -1).unwrap();
-    for _ in 0..2 {
-        let (r, y, z) = run(&h, good, &x);
-        r.expect("the next model runs on the same core");
-        check_outputs(&x, &y, &z);
-    }
+    next_model_runs_on_core_0(&h, &x);
     h.close().unwrap();
 }

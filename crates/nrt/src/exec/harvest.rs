@@ -36,6 +36,12 @@ pub trait NqSource {
     fn output_completed(&self, var: u32) {
         let _ = var;
     }
+    /// Names what (core, engine) was executing at device program counter
+    /// `pc`, for messages (error path only).
+    fn describe_pc(&self, core: usize, engine: usize, pc: u64) -> String {
+        let _ = (core, engine);
+        format!("instruction {pc}")
+    }
 }
 
 /// Execution phase (`exec_state_t`).
@@ -237,7 +243,7 @@ impl Harvest {
         }
     }
 
-    fn on_error(&mut self, core: usize, raw: &[u8; NQ_RECORD_BYTES]) {
+    fn on_error(&mut self, src: &dyn NqSource, core: usize, raw: &[u8; NQ_RECORD_BYTES]) {
         let rec = NotificationRecord::from_bytes(raw);
         match ErrorRecord::from_record(&rec) {
             Ok(e) => {
@@ -247,8 +253,8 @@ impl Harvest {
                     let who = if q7 == nrt_isa::ucode::exception::CLUSTER_Q7 { "the Q7 cluster".to_string() } else { format!("Q7 core {q7}") };
                     crate::log_error!(
                         crate::log::Module::Tdrv,
-                        "GPSIMD EXCEPTION OCCURRED: {cause} on {who} of core {core} (POOL instruction {}); status {}",
-                        e.program_counter,
+                        "GPSIMD EXCEPTION OCCURRED: {cause} on {who} of core {core} (at {}); status {}",
+                        src.describe_pc(core, nrt_hal::EngineId::Pool.index(), u64::from(e.program_counter)),
                         v.status
                     );
                 }
@@ -287,7 +293,7 @@ impl Harvest {
             for engine in 0..ENGINES {
                 let n = src.read_errors(core, engine, &mut buf);
                 for raw in &buf[..n] {
-                    self.on_error(core, raw);
+                    self.on_error(src, core, raw);
                 }
                 if self.phase == Phase::Done {
                     return Step::Done(self.status);

@@ -65,6 +65,9 @@ impl NqSource for ModelRings<'_> {
     fn overflowed(&self, core: usize, engine: usize) -> bool {
         self.prog.cores[core].core.notify_overflowed(engine)
     }
+    fn describe_pc(&self, core: usize, engine: usize, pc: u64) -> String {
+        self.prog.cores.get(core).map_or_else(|| format!("instruction {pc}"), |c| c.describe_pc(engine, pc))
+    }
     fn output_completed(&self, var: u32) {
         let slot = self.prog.io.get(self.n_in + var as usize);
         if let Some(t) = slot.and_then(|io| find(self.outputs, &io.name)) {
