@@ -4,9 +4,7 @@
 
 mod q7rig;
 
-use nrt_hal::Device;
-use nrt_isa::ucode::stdio::{STDIO_DESC_BYTES, TAG_STDOUT};
-use nrt_isa::ucode::{STDIO_ENTRY_BYTES, StdioEntryHeader, StdioQueueDesc, csr};
+use nrt_isa::ucode::{STDIO_ENTRY_BYTES, StdioEntryHeader};
 use q7rig::Rig;
 use std::process::Command;
 
@@ -41,14 +39,7 @@ fn c_relu_kernel_runs_on_the_cluster() {
     assert_eq!(names, ["relu_c"]);
     let rig = Rig::new(true);
     rig.install(&lib);
-    let table = rig.dev.alloc(q7rig::HBM0, 1024, 64).unwrap();
-    rig.dev.memset(table, 0, 1024).unwrap();
-    let data = rig.dev.alloc(q7rig::HBM0, 4 * STDIO_ENTRY_BYTES + 4, 64).unwrap();
-    rig.dev.memset(data, 0, 4 * STDIO_ENTRY_BYTES + 4).unwrap();
-    let d = StdioQueueDesc { q7: 0, tag: TAG_STDOUT, capacity: 4, data_addr: data.get(), read_counter_addr: rig.put(&[0; 4]).get() };
-    rig.dev.write(table.offset(StdioQueueDesc::table_index(0, false) as u64 * STDIO_DESC_BYTES as u64), &d.encode()).unwrap();
-    rig.set_csr(csr::STDIO_LO, table.get() as u32);
-    rig.set_csr(csr::STDIO_HI, (table.get() >> 32) as u32);
+    let data = rig.install_stdout_ring(4);
     let x: Vec<f32> = (0..5000).map(|i| (i as f32 - 2500.0) * 0.5).collect();
     let (xa, ya) = (rig.put_f32(&x), rig.put_f32(&vec![-1.0; 5000]));
     let blk = Rig::block(vec![Rig::f32_tensor(xa, &[50, 100])], Some(Rig::f32_tensor(ya, &[50, 100])));

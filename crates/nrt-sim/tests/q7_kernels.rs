@@ -5,8 +5,7 @@
 mod q7rig;
 
 use nrt_isa::notification::InferErrorSubtype;
-use nrt_isa::ucode::stdio::{STDIO_DESC_BYTES, TAG_STDOUT};
-use nrt_isa::ucode::{GpsimdCause, STDIO_ENTRY_BYTES, StdioEntryHeader, StdioQueueDesc, csr};
+use nrt_isa::ucode::{GpsimdCause, STDIO_ENTRY_BYTES, StdioEntryHeader, csr};
 use nrt_hal::Device;
 use nrt_sim::engine::RunState;
 use q7rig::kernels::kernel_library;
@@ -96,14 +95,7 @@ fn softmax_rows_split_across_cores_match_the_reference() {
 #[test]
 fn relu_prints_through_the_stdio_ring() {
     let Some(rig) = examples_rig(true) else { return };
-    let table = rig.dev.alloc(q7rig::HBM0, 1024, 64).unwrap();
-    rig.dev.memset(table, 0, 1024).unwrap();
-    let data = rig.dev.alloc(q7rig::HBM0, 16 * STDIO_ENTRY_BYTES + 4, 64).unwrap();
-    rig.dev.memset(data, 0, 16 * STDIO_ENTRY_BYTES + 4).unwrap();
-    let d = StdioQueueDesc { q7: 0, tag: TAG_STDOUT, capacity: 16, data_addr: data.get(), read_counter_addr: rig.put(&[0; 4]).get() };
-    rig.dev.write(table.offset(StdioQueueDesc::table_index(0, false) as u64 * STDIO_DESC_BYTES as u64), &d.encode()).unwrap();
-    rig.set_csr(csr::STDIO_LO, table.get() as u32);
-    rig.set_csr(csr::STDIO_HI, (table.get() >> 32) as u32);
+    let data = rig.install_stdout_ring(16);
     let x = rig.put_f32(&[1.0; 100]);
     let y = rig.put_f32(&[0.0; 100]);
     rig.run(&rig.op_program(&Rig::block(vec![Rig::f32_tensor(x, &[100])], Some(Rig::f32_tensor(y, &[100]))), RELU, None));

@@ -186,11 +186,13 @@ fn an_opcode_without_an_executor_fails_the_load_naming_the_instruction() {
     assert_eq!(host.memory().ledger(), baseline);
 }
 
-/// A fresh directory under the target's temp dir for profile files.
-fn profile_dir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("nrt-profile-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A host profiling in `mode`, writing under a fresh temp directory
+/// (returned with it).
+fn profiled_host(mode: nrt::config::DeviceProfile, tag: &str) -> (ModelHost, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("nrt-profile-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_dev, host) = host_with(LoadSettings { device_profile: mode, inspect_output_dir: dir.clone(), ..LoadSettings::default() });
+    (host, dir)
 }
 
 #[test]
@@ -231,9 +233,7 @@ fn profile_events(path: &std::path::Path) -> Vec<serde_json::Value> {
 #[test]
 fn device_profile_traces_the_first_execution_with_compiler_names() {
     let Some(bytes) = real() else { return };
-    let dir = profile_dir("model");
-    let settings = LoadSettings { device_profile: nrt::config::DeviceProfile::Model, inspect_output_dir: dir.clone(), ..LoadSettings::default() };
-    let (_dev, host) = host_with(settings);
+    let (host, dir) = profiled_host(nrt::config::DeviceProfile::Model, "model");
     let id = host.load(&bytes, 0, -1).unwrap();
     // Instrumented or not, the model computes the same thing.
     for seed in [21u64, 22, 23] {
@@ -270,9 +270,7 @@ fn device_profile_traces_the_first_execution_with_compiler_names() {
 #[test]
 fn session_profile_traces_every_execution() {
     let Some(bytes) = real() else { return };
-    let dir = profile_dir("session");
-    let settings = LoadSettings { device_profile: nrt::config::DeviceProfile::Session, inspect_output_dir: dir.clone(), ..LoadSettings::default() };
-    let (_dev, host) = host_with(settings);
+    let (host, dir) = profiled_host(nrt::config::DeviceProfile::Session, "session");
     let id = host.load(&bytes, 0, -1).unwrap();
     let x = random_f16(M * K, 3);
     let y = random_f16(K * N, 4);

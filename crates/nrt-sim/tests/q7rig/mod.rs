@@ -67,6 +67,24 @@ impl Rig {
         self.set_csr(csr::RUN_STALL, 0);
     }
 
+    /// Gives Q7 core 0 a zeroed stdout ring of `capacity` entries (the
+    /// stdio table in HBM, its CSRs set) and returns the ring's data
+    /// address, where the first printed entry lands.
+    pub fn install_stdout_ring(&self, capacity: u32) -> DeviceAddr {
+        use nrt_isa::ucode::stdio::{STDIO_DESC_BYTES, TAG_STDOUT};
+        use nrt_isa::ucode::{STDIO_ENTRY_BYTES, StdioQueueDesc};
+        let table = self.dev.alloc(HBM0, 1024, 64).unwrap();
+        self.dev.memset(table, 0, 1024).unwrap();
+        let bytes = u64::from(capacity) * STDIO_ENTRY_BYTES + 4;
+        let data = self.dev.alloc(HBM0, bytes, 64).unwrap();
+        self.dev.memset(data, 0, bytes).unwrap();
+        let d = StdioQueueDesc { q7: 0, tag: TAG_STDOUT, capacity, data_addr: data.get(), read_counter_addr: self.put(&[0; 4]).get() };
+        self.dev.write(table.offset(StdioQueueDesc::table_index(0, false) as u64 * STDIO_DESC_BYTES as u64), &d.encode()).unwrap();
+        self.set_csr(csr::STDIO_LO, table.get() as u32);
+        self.set_csr(csr::STDIO_HI, (table.get() >> 32) as u32);
+        data
+    }
+
     pub fn put(&self, bytes: &[u8]) -> DeviceAddr {
         let a = self.dev.alloc(HBM0, bytes.len().max(1) as u64, 64).unwrap();
         self.dev.write(a, bytes).unwrap();
