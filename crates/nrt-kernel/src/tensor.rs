@@ -43,7 +43,9 @@ element!(f32, 10);
 element!(i64, 12);
 element!(u64, 1);
 
-/// Bytes of one element of an ISA dtype.
+/// Bytes of one element of an ISA dtype. The same table as
+/// `nrt_isa::ucode::args::dtype_bytes`, kept here because this SDK builds
+/// for wasm32 with no dependencies (nrt-isa is a std host crate).
 fn dtype_bytes(code: u8) -> Option<u64> {
     Some(match code {
         2 | 3 | 13 | 14 | 15 => 1,
