@@ -47,8 +47,12 @@ pub struct PatchSite {
 pub struct CoreProgram {
     /// The core's dispatch resources.
     pub core: Arc<CoreDispatch>,
-    /// Per-engine image addresses (PE, ACT, POOL, DVE, SP): what the request carries.
+    /// Per-engine image addresses (PE, ACT, POOL, DVE, SP): what the request
+    /// carries (0 for an engine the program does not start).
     pub images: [DeviceAddr; 5],
+    /// The engines the program starts (SP and those with a stream); the
+    /// harvest expects START/END from exactly these.
+    pub engines: crate::exec::dispatch::EngineSet,
     /// DMA queues claimed on the core.
     pub queues: Vec<DmaQueueId>,
     /// Whether the model joined the core's shared scratchpad.
@@ -76,6 +80,9 @@ impl CoreProgram {
     /// The device program counter of the first record of engine
     /// `engine`'s image.
     pub fn image_first_pc(&self, engine: usize) -> Option<u64> {
+        if !self.engines.contains_index(engine) {
+            return None;
+        }
         let start = self.core.engine_stream_addr(engine)?;
         let image = self.images.get(engine)?.get();
         Some(image.checked_sub(start.get())? / nrt_isa::record::RECORD_SIZE as u64)

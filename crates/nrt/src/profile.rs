@@ -149,6 +149,9 @@ fn restore(c: &CoreProgram) -> NrtResult<()> {
     let Some(t) = &c.trace else { return Ok(()) };
     let device = c.core.device();
     for (engine, cmds) in t.debug_cmds.iter().enumerate() {
+        if !c.engines.contains_index(engine) {
+            continue;
+        }
         let mut bytes = vec![0u8; cmds.len() * RECORD_SIZE];
         let at = c.images[engine];
         device.read(at, &mut bytes).map_err(|e| NrtError::failure(format!("reading an instruction image: {e}")))?;
@@ -170,7 +173,7 @@ pub fn collect(prog: &DeviceProgram, completed: bool) -> ExecutionTrace {
     let deadline = Instant::now() + STRAGGLER_WAIT;
     for (ci, c) in prog.cores.iter().enumerate() {
         let Some(traced) = &c.trace else { continue };
-        for engine in 0..EngineId::ALL.len() {
+        for engine in (0..EngineId::ALL.len()).filter(|e| c.engines.contains_index(*e)) {
             // The image's last record (the exit) closes the engine's trace.
             let last_pc = c.image_first_pc(engine).map(|first| first + (traced.debug_cmds[engine].len() as u64).saturating_sub(1));
             let mut seen_last = false;
@@ -232,7 +235,7 @@ pub fn chrome_trace_json(model_name: &str, prog: &DeviceProgram, trace: &Executi
         let pid = c.core.core().0;
         sep(&mut s);
         let _ = write!(s, "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"args\":{{\"name\":{}}}}}", json_str(&format!("NC {pid} ({})", c.subgraph)));
-        for e in EngineId::ALL {
+        for e in EngineId::ALL.into_iter().filter(|e| c.engines.contains(*e)) {
             sep(&mut s);
             let _ = write!(s, "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}", e.index(), e.name());
         }

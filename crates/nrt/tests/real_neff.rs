@@ -286,8 +286,17 @@ fn session_profile_traces_every_execution() {
     };
     assert_eq!(neff(&a), neff(&b), "the same instructions run each time");
     // ... but only the first pays the model switch: the preamble's switch
-    // record runs once per engine and core, then is branched over.
-    let switch = |v: &[serde_json::Value]| v.iter().filter(|e| e["args"]["site"].as_str().unwrap().ends_with("preamble record 1")).count();
+    // record (the last of the preamble: after SP's two records that start
+    // the other engines, and every engine's skip branch) runs once per
+    // engine and core, then is branched over.
+    let switch = |v: &[serde_json::Value]| {
+        v.iter()
+            .filter(|e| {
+                let at = if e["tid"].as_u64() == Some(nrt_hal::EngineId::Sp.index() as u64) { 3 } else { 1 };
+                e["args"]["site"].as_str().unwrap().ends_with(&format!("preamble record {at}"))
+            })
+            .count()
+    };
     assert_eq!((switch(&a), switch(&b)), (10, 0));
     host.unload(id).unwrap();
     let _ = std::fs::remove_dir_all(&dir);

@@ -8,15 +8,26 @@
 //!
 //! 1. the host writes the 56-byte request into the core's request buffer
 //!    and increments [`DOORBELL_SEM`] (the one doorbell);
-//! 2. SP's dispatcher takes the doorbell unit and fans it out to the other
-//!    engines' go semaphores ([`go_sem`]);
-//! 3. every dispatcher loads its engine's instruction-block address (lo/hi)
-//!    and the `do_model_switch` flag from the request with CTRL_POLL_SEM,
-//!    and branches (CTRL_BR register form) to the model's image;
-//! 4. the image's PREAMBLE skips the MODEL_SWITCH region unless the flag is
-//!    set; MAIN is the model; the POSTAMBLE joins all engines on
-//!    [`DONE_SEM`], SP resets the model's semaphores, and every engine
-//!    EXITs, which reports END and returns the sequencer to its dispatcher.
+//! 2. SP's dispatcher takes the doorbell unit, loads its instruction-block
+//!    address (lo/hi) and the `do_model_switch` flag from the request with
+//!    CTRL_POLL_SEM, and branches (CTRL_BR register form) to the model's
+//!    SP image;
+//! 3. SP's PREAMBLE starts the other engines the model has programs for, by
+//!    incrementing their go semaphores ([`go_sem`]); their dispatchers then
+//!    load their own addresses the same way and branch into their images;
+//! 4. every image's PREAMBLE skips the MODEL_SWITCH region unless the flag
+//!    is set; MAIN is the model; the POSTAMBLE joins the started engines on
+//!    [`DONE_SEM`], SP resets the model's semaphores, and every started
+//!    engine EXITs, which reports END and returns the sequencer to its
+//!    dispatcher.
+//!
+//! An engine the model gives no instructions (a `copy` model has only a
+//! DMA program on SP) is not started at all: it writes no START/END, the
+//! harvest starts its sub-state at COMPLETE ([`EngineSet`]) and SP's join
+//! does not wait for it. A compiler NEFF programs all five engines and so
+//! starts all five, as libnrt does; the saving is for small models, where
+//! an idle engine's dispatch, frame and two notifications were most of the
+//! device's work per execution.
 //!
 //! The simulator's CTRL_BR register form only jumps inside the stream the
 //! engine was started on, so every dispatcher is started on a stream that
@@ -53,6 +64,45 @@ pub const REG_SWITCH: u8 = 3;
 /// Records reserved per engine for its dispatcher at the start of the arena.
 pub const DISPATCHER_RECORDS: u64 = 16;
 
+/// The engines one subgraph's program runs on a core: SP always (it takes
+/// the doorbell and ends every execution), each other engine when the
+/// subgraph gives it an instruction stream. The frame of SP's image starts
+/// and joins exactly these, and the harvest expects START/END from exactly
+/// these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EngineSet(u8);
+
+impl EngineSet {
+    /// All five engines (every compiler NEFF).
+    pub const ALL: EngineSet = EngineSet(0x1F);
+
+    /// SP and the engines for which `has_program` is true.
+    pub fn with_programs(has_program: impl Fn(EngineId) -> bool) -> EngineSet {
+        let mut bits = 1u8 << EngineId::Sp.index();
+        for e in EngineId::ALL {
+            if has_program(e) {
+                bits |= 1 << e.index();
+            }
+        }
+        EngineSet(bits)
+    }
+
+    /// Whether `engine` runs.
+    pub fn contains(self, engine: EngineId) -> bool {
+        self.0 & (1 << engine.index()) != 0
+    }
+
+    /// Whether the engine of index `index` (0..5) runs.
+    pub fn contains_index(self, index: usize) -> bool {
+        index < EngineId::ALL.len() && self.0 & (1 << index) != 0
+    }
+
+    /// The engines SP starts and joins (all but SP), in engine order.
+    pub fn others(self) -> impl Iterator<Item = EngineId> {
+        EngineId::ALL.into_iter().filter(move |e| *e != EngineId::Sp && self.contains(*e))
+    }
+}
+
 /// The go semaphore of a non-SP engine.
 pub fn go_sem(engine: EngineId) -> u32 {
     GO_SEM_BASE + engine.index() as u32
@@ -70,30 +120,10 @@ fn poll(dst_reg: u8, addr: u64) -> RecordBytes {
 /// `request_addr`.
 pub fn dispatcher(engine: EngineId, request_addr: u64) -> Vec<RecordBytes> {
     let mut out = Vec::with_capacity(8);
-    if engine == EngineId::Sp {
-        // Take one doorbell unit (wait >= 1 and decrement, as one step).
-        let take = Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DOORBELL_SEM), update_mode: UpdateMode::SemDecRead, update_idx: sem(DOORBELL_SEM), value: 1 };
-        let others: Vec<EngineId> = EngineId::ALL.into_iter().filter(|e| *e != EngineId::Sp).collect();
-        out.push(
-            EventSemaphore {
-                head: Head::with_events(take),
-                ext_update: ExtUpdate { mode: UpdateMode::SemAddImmRead, idx: sem(go_sem(others[0])), value: 1 },
-                ..EventSemaphore::default()
-            }
-            .encode(),
-        );
-        for pair in others[1..].chunks(2) {
-            let first = Events { update_mode: UpdateMode::SemAddImmRead, update_idx: sem(go_sem(pair[0])), value: 1, ..Events::NONE };
-            let ext = pair
-                .get(1)
-                .map(|e| ExtUpdate { mode: UpdateMode::SemAddImmRead, idx: sem(go_sem(*e)), value: 1 })
-                .unwrap_or_default();
-            out.push(EventSemaphore { head: Head::with_events(first), ext_update: ext, ..EventSemaphore::default() }.encode());
-        }
-    } else {
-        let take = Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(go_sem(engine)), update_mode: UpdateMode::SemDecRead, update_idx: sem(go_sem(engine)), value: 1 };
-        out.push(Nop { head: Head::with_events(take) }.encode());
-    }
+    let (wait, dec) = if engine == EngineId::Sp { (DOORBELL_SEM, DOORBELL_SEM) } else { (go_sem(engine), go_sem(engine)) };
+    // Take one unit (wait >= 1 and decrement, as one step).
+    let take = Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(wait), update_mode: UpdateMode::SemDecRead, update_idx: sem(dec), value: 1 };
+    out.push(Nop { head: Head::with_events(take) }.encode());
     let e = engine.index() as u64;
     out.push(poll(REG_SWITCH, request_addr + request::DO_MODEL_SWITCH as u64));
     out.push(poll(REG_ADDR_LO, request_addr + request::ENG_ADDR_LO as u64 + 4 * e));
@@ -114,12 +144,32 @@ pub fn dispatcher(engine: EngineId, request_addr: u64) -> Vec<RecordBytes> {
     out
 }
 
-/// The PREAMBLE and MODEL_SWITCH regions of a model image: skip the switch
-/// region unless the request's `do_model_switch` is set. SP's switch region
-/// counts the switch on [`SWITCH_COUNT_SEM`] (where a real core reloads its
-/// sequencer configuration); the other engines' is a NOP.
+/// The PREAMBLE and MODEL_SWITCH regions of a model image that runs on
+/// all five engines ([`preamble_for`] with [`EngineSet::ALL`]).
 pub fn preamble(engine: EngineId) -> Vec<RecordBytes> {
-    let skip = slots::branch_relative(BranchCmp::Eq, REG_SWITCH, 0, 2, Events::NONE).encode();
+    preamble_for(engine, EngineSet::ALL)
+}
+
+/// The PREAMBLE and MODEL_SWITCH regions of `engine`'s image in a program
+/// that runs on `engines`: SP first starts the other engines (their go
+/// semaphores, two per record); then every engine skips the switch region
+/// unless the request's `do_model_switch` is set. SP's switch region counts
+/// the switch on [`SWITCH_COUNT_SEM`] (where a real core reloads its
+/// sequencer configuration); the other engines' is a NOP.
+pub fn preamble_for(engine: EngineId, engines: EngineSet) -> Vec<RecordBytes> {
+    let mut out = Vec::with_capacity(4);
+    if engine == EngineId::Sp {
+        let others: Vec<EngineId> = engines.others().collect();
+        for pair in others.chunks(2) {
+            let first = Events { update_mode: UpdateMode::SemAddImmRead, update_idx: sem(go_sem(pair[0])), value: 1, ..Events::NONE };
+            let ext = pair
+                .get(1)
+                .map(|e| ExtUpdate { mode: UpdateMode::SemAddImmRead, idx: sem(go_sem(*e)), value: 1 })
+                .unwrap_or_default();
+            out.push(EventSemaphore { head: Head::with_events(first), ext_update: ext, ..EventSemaphore::default() }.encode());
+        }
+    }
+    out.push(slots::branch_relative(BranchCmp::Eq, REG_SWITCH, 0, 2, Events::NONE).encode());
     let switch = if engine == EngineId::Sp {
         EventSemaphore {
             ext_update: ExtUpdate { mode: UpdateMode::SemAddImmRead, idx: sem(SWITCH_COUNT_SEM), value: 1 },
@@ -129,25 +179,37 @@ pub fn preamble(engine: EngineId) -> Vec<RecordBytes> {
     } else {
         Nop::default().encode()
     };
-    vec![skip, switch]
+    out.push(switch);
+    out
 }
 
-/// The POSTAMBLE: every non-SP engine counts itself done and EXITs; SP
-/// waits for the other four, resets the model semaphores and the join
-/// counter, then EXITs (its END is therefore the last of the execution).
+/// The POSTAMBLE of `engine`'s image in a program that runs on all five
+/// engines ([`postamble_for`] with [`EngineSet::ALL`]).
 pub fn postamble(engine: EngineId) -> Vec<RecordBytes> {
-    let others = (EngineId::ALL.len() - 1) as u32;
+    postamble_for(engine, EngineSet::ALL)
+}
+
+/// The POSTAMBLE: every started non-SP engine counts itself done and
+/// EXITs; SP waits for them (no wait when it runs alone), resets the model
+/// semaphores and the join counter, then EXITs (its END is therefore the
+/// last of the execution).
+pub fn postamble_for(engine: EngineId, engines: EngineSet) -> Vec<RecordBytes> {
     if engine == EngineId::Sp {
-        vec![
-            EventSemaphore {
-                head: Head::with_events(Events::wait_sem_ge(sem(DONE_SEM), others)),
-                ext_wait: ExtWait::default(),
-                ext_update: ExtUpdate { mode: UpdateMode::SemSubImmRead, idx: sem(DONE_SEM), value: others },
-            }
-            .encode(),
-            CtrlEr { head: Head::default(), target: ResetTarget::Semaphores, first: 0, last: sem(MODEL_SEMAPHORES - 1) }.encode(),
-            slots::exit_execution().encode(),
-        ]
+        let others = engines.others().count() as u32;
+        let mut out = Vec::with_capacity(3);
+        if others > 0 {
+            out.push(
+                EventSemaphore {
+                    head: Head::with_events(Events::wait_sem_ge(sem(DONE_SEM), others)),
+                    ext_wait: ExtWait::default(),
+                    ext_update: ExtUpdate { mode: UpdateMode::SemSubImmRead, idx: sem(DONE_SEM), value: others },
+                }
+                .encode(),
+            );
+        }
+        out.push(CtrlEr { head: Head::default(), target: ResetTarget::Semaphores, first: 0, last: sem(MODEL_SEMAPHORES - 1) }.encode());
+        out.push(slots::exit_execution().encode());
+        out
     } else {
         vec![
             EventSemaphore {
@@ -183,15 +245,17 @@ pub fn output_notifications(outputs: usize) -> Vec<RecordBytes> {
 }
 
 /// Puts `records` into SP's image right after its POSTAMBLE join (every
-/// engine's main program, and so every output write, has finished) and
-/// before it resets the model semaphores and exits. Returns false if the
-/// image does not end with SP's postamble.
+/// started engine's main program, and so every output write, has
+/// finished) and before it resets the model semaphores and exits. Returns
+/// false if the image does not end with SP's postamble.
 pub fn insert_after_join(sp_image: &mut Vec<RecordBytes>, records: Vec<RecordBytes>) -> bool {
-    let tail = postamble(EngineId::Sp).len() - 1;
-    if sp_image.len() < tail + 1 || sp_image[sp_image.len() - tail..] != postamble(EngineId::Sp)[1..] {
+    let full = postamble(EngineId::Sp);
+    // The reset and the EXIT, whichever join came before them.
+    let tail = &full[full.len() - 2..];
+    if sp_image.len() < tail.len() || sp_image[sp_image.len() - tail.len()..] != *tail {
         return false;
     }
-    let at = sp_image.len() - tail;
+    let at = sp_image.len() - tail.len();
     sp_image.splice(at..at, records);
     true
 }
@@ -212,10 +276,18 @@ mod tests {
                 Instruction::decode(r).unwrap();
             }
         }
-        // SP fans the doorbell out to the four other go semaphores.
-        let sp = dispatcher(EngineId::Sp, 0);
+        // SP takes the doorbell, every other engine its own go semaphore.
+        for e in EngineId::ALL {
+            let take = Events::read_at(&dispatcher(e, 0)[0], 4);
+            let want = if e == EngineId::Sp { DOORBELL_SEM } else { go_sem(e) };
+            assert_eq!((take.wait_mode, u32::from(take.wait_idx), take.update_mode, u32::from(take.update_idx)), (WaitMode::SemGeImm, want, UpdateMode::SemDecRead, want));
+        }
+    }
+
+    /// The go semaphores SP's preamble increments.
+    fn started(pre: &[RecordBytes]) -> Vec<u8> {
         let mut targets = Vec::new();
-        for r in &sp[..3] {
+        for r in pre.iter().filter(|r| r[0] == 0xA0) {
             if r[6] != 0 {
                 targets.push(r[7]);
             }
@@ -223,9 +295,28 @@ mod tests {
                 targets.push(r[0x23]);
             }
         }
-        targets.retain(|t| u32::from(*t) != DOORBELL_SEM);
+        targets.retain(|t| u32::from(*t) != SWITCH_COUNT_SEM);
         targets.sort();
-        assert_eq!(targets, vec![250, 251, 252, 253]);
+        targets
+    }
+
+    #[test]
+    fn sp_starts_and_joins_exactly_the_engines_with_programs() {
+        assert_eq!(started(&preamble(EngineId::Sp)), vec![250, 251, 252, 253]);
+        let join = |post: &[RecordBytes]| post.iter().find(|r| r[0] == 0xA0).map(|r| Events::read_at(r, 4).value);
+        assert_eq!(join(&postamble(EngineId::Sp)), Some(4));
+        let pe_pool = EngineSet::with_programs(|e| matches!(e, EngineId::Pe | EngineId::Pool));
+        assert!(pe_pool.contains(EngineId::Sp) && !pe_pool.contains(EngineId::Act));
+        assert_eq!(started(&preamble_for(EngineId::Sp, pe_pool)), vec![go_sem(EngineId::Pe) as u8, go_sem(EngineId::Pool) as u8]);
+        assert_eq!(join(&postamble_for(EngineId::Sp, pe_pool)), Some(2));
+        // SP alone: nothing to start, no join, just the reset and EXIT.
+        let alone = EngineSet::with_programs(|_| false);
+        assert_eq!(preamble_for(EngineId::Sp, alone).len(), 2);
+        assert_eq!(postamble_for(EngineId::Sp, alone).len(), 2);
+        for e in EngineId::ALL {
+            let p = preamble_for(e, alone);
+            Instruction::decode(&p[p.len() - 2]).unwrap();
+        }
     }
 
     #[test]
@@ -233,7 +324,8 @@ mod tests {
         for e in EngineId::ALL {
             let p = postamble(e);
             assert!(slots::is_exit_record(p.last().unwrap()));
-            assert_eq!(preamble(e).len(), 2);
+            // SP's preamble starts the four other engines (two per record).
+            assert_eq!(preamble(e).len(), if e == EngineId::Sp { 4 } else { 2 });
         }
         let sp = postamble(EngineId::Sp);
         assert_eq!((sp[1][0], sp[1][0x0D], sp[1][0x0E]), (0xB0, 0, (MODEL_SEMAPHORES - 1) as u8));
@@ -241,19 +333,23 @@ mod tests {
 
     #[test]
     fn output_notifications_go_between_the_join_and_the_exit() {
-        let mut img = preamble(EngineId::Sp);
-        img.extend(postamble(EngineId::Sp));
-        let n = img.len();
-        assert!(insert_after_join(&mut img, output_notifications(2)));
-        assert_eq!(img.len(), n + 2);
-        let join = n - 3;
-        for (k, r) in img[join + 1..join + 3].iter().enumerate() {
-            match Instruction::decode(r).unwrap() {
-                Instruction::Notify(x) => assert_eq!((x.queue, x.subtype, x.sub_id, x.payload), (4, 6, 7, k as u32)),
-                other => panic!("expected NOTIFY, got {other:?}"),
+        for engines in [EngineSet::ALL, EngineSet::with_programs(|_| false)] {
+            let mut img = preamble_for(EngineId::Sp, engines);
+            img.extend(postamble_for(EngineId::Sp, engines));
+            let n = img.len();
+            assert!(insert_after_join(&mut img, output_notifications(2)));
+            assert_eq!(img.len(), n + 2);
+            // The two NOTIFYs sit right before the semaphore reset and EXIT.
+            let at = n - 2;
+            for (k, r) in img[at..at + 2].iter().enumerate() {
+                match Instruction::decode(r).unwrap() {
+                    Instruction::Notify(x) => assert_eq!((x.queue, x.subtype, x.sub_id, x.payload), (4, 6, 7, k as u32)),
+                    other => panic!("expected NOTIFY, got {other:?}"),
+                }
             }
+            assert_eq!(img[at + 2][0], 0xB0);
+            assert!(slots::is_exit_record(img.last().unwrap()));
         }
-        assert!(slots::is_exit_record(img.last().unwrap()));
         // Not an SP image: refused.
         let mut act = postamble(EngineId::Act);
         assert!(!insert_after_join(&mut act, output_notifications(1)));

@@ -7,6 +7,7 @@
 //! an asynchronous worker can drive the same function later. It allocates
 //! nothing: records are read into a stack buffer.
 
+use crate::exec::dispatch::EngineSet;
 use crate::exec::errors::{Verdict, custom_verdict, error_verdict};
 use crate::status::NrtStatus;
 use nrt_hal::NQ_RECORD_BYTES;
@@ -121,6 +122,9 @@ pub struct Harvest {
     phase: Phase,
     cores: usize,
     engines: [[EngineState; ENGINES]; MAX_CORES],
+    /// Per core, the engines the program starts: the others begin each
+    /// execution COMPLETE (they write no START/END).
+    started: [EngineSet; MAX_CORES],
     status: NrtStatus,
     engine_stopped: bool,
     failure: Option<Failure>,
@@ -140,6 +144,7 @@ impl Harvest {
             phase: Phase::Init,
             cores: cores.clamp(1, MAX_CORES),
             engines: [[EngineState::StartPending; ENGINES]; MAX_CORES],
+            started: [EngineSet::ALL; MAX_CORES],
             status: NrtStatus::Success,
             engine_stopped: false,
             failure: None,
@@ -159,11 +164,21 @@ impl Harvest {
         self.expected_outputs = n;
     }
 
+    /// Which engines of core `core` (index within the execution) the
+    /// program starts; by default all five. An engine outside the set is
+    /// COMPLETE from the start of every execution.
+    pub fn set_started_engines(&mut self, core: usize, engines: EngineSet) {
+        if let Some(s) = self.started.get_mut(core) {
+            *s = engines;
+        }
+    }
+
     /// Back to INIT for the next execution.
     pub fn reset(&mut self) {
-        let expected = self.expected_outputs;
+        let (expected, started) = (self.expected_outputs, self.started);
         *self = Harvest::new(self.cores, self.timeout, self.numerical_errors);
         self.expected_outputs = expected;
+        self.started = started;
     }
 
     /// Current phase.
@@ -280,8 +295,10 @@ impl Harvest {
                 // No collectives barrier proxies exist yet: every barrier is done.
                 self.phase = Phase::WaitCore;
                 self.core_start = Some(now);
-                for core in &mut self.engines {
-                    *core = [EngineState::StartPending; ENGINES];
+                for (core, started) in self.engines.iter_mut().zip(self.started) {
+                    for (e, state) in core.iter_mut().enumerate() {
+                        *state = if started.contains_index(e) { EngineState::StartPending } else { EngineState::Complete };
+                    }
                 }
             }
             Phase::Done => return Step::Done(self.status),
@@ -342,6 +359,7 @@ impl Harvest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nrt_hal::EngineId;
     use nrt_isa::notification::{InferErrorSubtype, NotificType, NqEngine};
     use std::cell::RefCell;
     use std::collections::VecDeque;
@@ -446,6 +464,32 @@ mod tests {
 
     fn h(cores: usize) -> Harvest {
         Harvest::new(cores, Duration::from_secs(30), true)
+    }
+
+    #[test]
+    fn engines_the_program_does_not_start_begin_complete() {
+        let src = Fake::new(2);
+        let mut hv = h(2);
+        let sp = EngineId::Sp.index();
+        // Core 0 runs SP alone, core 1 SP and PE.
+        hv.set_started_engines(0, EngineSet::with_programs(|_| false));
+        hv.set_started_engines(1, EngineSet::with_programs(|e| e == EngineId::Pe));
+        for _ in 0..2 {
+            src.push(0, sp, RuntimeSubtype::Start, 0);
+            src.push(1, sp, RuntimeSubtype::Start, 0);
+            src.push(1, EngineId::Pe.index(), RuntimeSubtype::Start, 0);
+            src.push(0, sp, RuntimeSubtype::End, 0);
+            src.push(1, sp, RuntimeSubtype::End, 0);
+            assert_eq!(hv.step(&src, Instant::now()), Step::InFlight);
+            assert_eq!((hv.engine(0, EngineId::Act.index()), hv.pending_core()), (EngineState::Complete, Some(1)));
+            src.push(1, EngineId::Pe.index(), RuntimeSubtype::End, 0);
+            assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Success));
+            // The set survives the reset between executions.
+            hv.reset();
+        }
+        // A START from an engine that was not started is out of order.
+        src.push(0, EngineId::Dve.index(), RuntimeSubtype::Start, 0);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Failure));
     }
 
     #[test]

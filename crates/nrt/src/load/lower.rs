@@ -16,7 +16,7 @@
 //! - Anything the device cannot execute fails with libnrt's message.
 
 use crate::custom_ops::lower::MICRO_PROGRAM_RECORDS;
-use crate::exec::dispatch;
+use crate::exec::dispatch::{self, EngineSet};
 use crate::load::sites::ImageMap;
 use crate::program::opcodes::{CUSTOM_OP_OPCODE, DMA_DIRECT2D_OPCODE, OpcodeHandling, handling};
 use nrt_hal::EngineId;
@@ -166,14 +166,16 @@ pub fn lower_engine_with(
     trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
     custom_op: impl FnMut(usize, &RecordBytes) -> Result<[RecordBytes; MICRO_PROGRAM_RECORDS], LowerError>,
 ) -> Result<Vec<RecordBytes>, LowerError> {
-    lower_engine_mapped(subgraph, engine, records, head, trigger, custom_op).map(|(image, _)| image)
+    lower_engine_mapped(subgraph, engine, EngineSet::ALL, records, head, trigger, custom_op).map(|(image, _)| image)
 }
 
-/// [`lower_engine_with`], also returning the map from image records back
+/// [`lower_engine_with`] for a subgraph that runs on `engines` (which sizes
+/// SP's start-up and join), also returning the map from image records back
 /// to the stream's instructions (for messages and traces that name them).
 pub fn lower_engine_mapped(
     subgraph: &str,
     engine: EngineId,
+    engines: EngineSet,
     records: &[RecordBytes],
     head: &[RecordBytes],
     mut trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
@@ -221,7 +223,7 @@ pub fn lower_engine_mapped(
     }
     start.push(at);
     let main_len = at;
-    let pre = dispatch::preamble(engine);
+    let pre = dispatch::preamble_for(engine, engines);
     // Pass 2: emit with branch targets moved.
     let mut main = Vec::with_capacity(main_len);
     main.extend_from_slice(head);
@@ -269,15 +271,17 @@ pub fn lower_engine_mapped(
     let map = ImageMap::new(pre.len(), head.len(), &starts, records);
     let mut image = pre;
     image.extend(main);
-    image.extend(dispatch::postamble(engine));
+    image.extend(dispatch::postamble_for(engine, engines));
     Ok((image, map))
 }
 
-/// The image of an engine with no stream in the subgraph (it still joins
-/// every execution, so START/END come from all five engines).
-pub fn empty_engine(engine: EngineId) -> Vec<RecordBytes> {
-    let mut image = dispatch::preamble(engine);
-    image.extend(dispatch::postamble(engine));
+/// The image of SP when the subgraph gives it no stream: SP still takes
+/// the doorbell, starts and joins the subgraph's `engines` and ends the
+/// execution. (Other engines without a stream get no image: they are not
+/// started.)
+pub fn empty_sp(engines: EngineSet) -> Vec<RecordBytes> {
+    let mut image = dispatch::preamble_for(EngineId::Sp, engines);
+    image.extend(dispatch::postamble_for(EngineId::Sp, engines));
     image
 }
 

@@ -337,7 +337,13 @@ fn stage_subgraph(
     } else {
         None
     };
+    // SP and the engines the subgraph gives a stream run; the others are
+    // not started (no image, no START/END).
+    let engines = crate::exec::dispatch::EngineSet::with_programs(|e| sg.stream(e).is_some());
     for engine in EngineId::ALL {
+        if !engines.contains(engine) {
+            continue;
+        }
         let custom_op = |index: usize, rec: &nrt_isa::record::RecordBytes| {
             let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
             if !has_custom_ops {
@@ -354,7 +360,7 @@ fn stage_subgraph(
             custom_ops::lower_pseudo_embedding_update(rec, &env).map_err(|e| bad(e.to_string()))
         };
         let image = match sg.stream(engine) {
-            Some(s) => lower::lower_engine_mapped(&sg.name, engine, &s.records, if engine == EngineId::Pool { &pool_head } else { &[] }, |t, index| {
+            Some(s) => lower::lower_engine_mapped(&sg.name, engine, engines, &s.records, if engine == EngineId::Pool { &pool_head } else { &[] }, |t, index| {
                 let bad = |reason: String| LowerError::BadRecord { subgraph: sg.name.clone(), engine: engine.name(), index, reason };
                 match t {
                     TriggerRef::Block { queue, block_id } => {
@@ -369,7 +375,7 @@ fn stage_subgraph(
             }, custom_op)
             .map(|(image, map)| (image, map.with_names(&s.names)))
             .map_err(|e| NrtError::invalid(e.to_string()))?,
-            None => (lower::empty_engine(engine), ImageMap::frame_only(crate::exec::dispatch::preamble(engine).len())),
+            None => (lower::empty_sp(engines), ImageMap::frame_only(crate::exec::dispatch::preamble_for(engine, engines).len())),
         };
         let (mut image, map) = image;
         sites[engine.index()] = map;
@@ -394,6 +400,7 @@ fn stage_subgraph(
     Ok(CoreProgram {
         core: core.clone(),
         images,
+        engines,
         queues: taken.queues.clone(),
         shared_scratchpad: taken.shared_scratchpad,
         gpsimd_libs: taken.gpsimd_libs.clone(),
