@@ -305,4 +305,15 @@ pub trait Device: Send + Sync {
     /// Resets a core (RESET_NCS for one core): stops its sequencers and DMA
     /// queues, clears semaphores and events. Memory is kept.
     fn reset_core(&self, core: CoreId) -> HalResult<()>;
+
+    /// Lends the calling thread to the device for one bounded slice of its
+    /// pending work; returns whether there was any. A thread waiting for an
+    /// execution calls this instead of idling: a device that runs on host
+    /// CPUs (the simulator) then makes progress on the waiter's own core,
+    /// with no cross-thread hand-off, even when its workers are parked or
+    /// their cores are busy. Hardware has nothing to lend a thread to: the
+    /// default does nothing.
+    fn assist(&self) -> bool {
+        false
+    }
 }

@@ -786,6 +786,10 @@ impl Device for SimDevice {
         Ok(())
     }
 
+    fn assist(&self) -> bool {
+        self.shared.scheduler.run_one(&self.shared)
+    }
+
     fn reset_core(&self, core: CoreId) -> HalResult<()> {
         self.alive()?;
         self.shared.check_core(core)?;

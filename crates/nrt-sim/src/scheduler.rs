@@ -138,6 +138,24 @@ impl Scheduler {
         }
     }
 
+    /// Pool mode: runs one queued task on the calling thread (a thread
+    /// waiting for the device lends itself, see `nrt_hal::Device::assist`).
+    /// Returns whether there was one. Deterministic mode keeps its own
+    /// order (the submitting thread already drains in lockstep), so this
+    /// never runs a task there.
+    pub fn run_one<R: Runner>(&self, runner: &Arc<R>) -> bool {
+        if self.deterministic || self.pending.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        match self.pop() {
+            Some(t) => {
+                runner.run(t);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Deterministic mode: run the queue to empty on this thread unless
     /// another thread (or an outer frame of this one) is already draining;
     /// that drainer will pick the task up.
@@ -251,5 +269,70 @@ fn worker<R: Runner>(weak: Weak<R>) {
         let Some(runner) = weak.upgrade() else { return };
         let Some(task) = runner.scheduler().next_for_worker() else { return };
         runner.run(task);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Task (0, 0) holds its worker until released; every task records
+    /// the thread that ran it.
+    struct Probe {
+        scheduler: Scheduler,
+        release: AtomicBool,
+        holding: AtomicBool,
+        ran: Mutex<Vec<(Task, std::thread::ThreadId)>>,
+    }
+
+    impl HasScheduler for Probe {
+        fn scheduler(&self) -> &Scheduler {
+            &self.scheduler
+        }
+    }
+
+    impl Runner for Probe {
+        fn run(self: &Arc<Self>, task: Task) {
+            if task == Task::Engine(0, 0) {
+                self.holding.store(true, Ordering::Release);
+                while !self.release.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            }
+            self.ran.lock().unwrap().push((task, std::thread::current().id()));
+        }
+    }
+
+    fn probe(deterministic: bool) -> Arc<Probe> {
+        Arc::new(Probe { scheduler: Scheduler::new(deterministic, 1, DETERMINISTIC_DRAIN_LIMIT), release: AtomicBool::new(false), holding: AtomicBool::new(false), ran: Mutex::new(Vec::new()) })
+    }
+
+    #[test]
+    fn a_waiting_thread_runs_queued_work_while_the_workers_are_busy() {
+        let p = probe(false);
+        p.scheduler.submit(|| p.clone(), Task::Engine(0, 0));
+        while !p.holding.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        // The only worker is held: the queued task runs here.
+        p.scheduler.submit(|| p.clone(), Task::Dma(0, 3));
+        assert!(p.scheduler.run_one(&p));
+        assert!(!p.scheduler.run_one(&p), "nothing left to run");
+        assert_eq!(p.ran.lock().unwrap()[0], (Task::Dma(0, 3), std::thread::current().id()));
+        p.release.store(true, Ordering::Release);
+        while p.ran.lock().unwrap().len() < 2 {
+            std::thread::yield_now();
+        }
+        p.scheduler.shutdown();
+    }
+
+    #[test]
+    fn deterministic_mode_keeps_its_order_and_lends_nothing() {
+        let p = probe(true);
+        p.release.store(true, Ordering::Release);
+        p.scheduler.submit(|| p.clone(), Task::Dma(0, 1));
+        assert_eq!(p.ran.lock().unwrap().len(), 1, "the submitting thread drained it");
+        assert!(!p.scheduler.run_one(&p));
     }
 }

@@ -83,14 +83,21 @@ impl ModelRings<'_> {
     fn wait_signal(&self, core: usize, seen: u64, timeout: Duration) -> u64 {
         self.prog.cores[core].core.wait_signal(seen, timeout)
     }
+    /// Lends the waiting thread to the device (one slice of its pending
+    /// work); whether there was any.
+    fn assist(&self, core: usize) -> bool {
+        self.prog.cores[core].core.device().assist()
+    }
 }
 
 /// Drives `h` to DONE over `src`: the one wait loop of every execution
 /// (the synchronous caller and the async workers both end up here). Each
 /// round reads the interrupt-line count of the core still running, steps
-/// the state machine, and if it is still in flight either spins (for the
-/// first [`SPIN_BUDGET`]) or blocks until that core's rings receive a
-/// record. Allocation-free.
+/// the state machine, and if it is still in flight lends the thread to the
+/// device (a simulator runs a slice of the execution right here, with no
+/// hand-off to its workers), or else spins (for the first
+/// [`SPIN_BUDGET`]) or blocks until that core's rings receive a record.
+/// Allocation-free.
 fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
     let begin = Instant::now();
     loop {
@@ -99,6 +106,7 @@ fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
         let now = Instant::now();
         match h.step(src, now) {
             Step::Done(s) => return s,
+            Step::InFlight if src.assist(core) => {}
             Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => std::hint::spin_loop(),
             Step::InFlight => {
                 src.wait_signal(core, seen, h.time_left(now).min(MAX_BLOCK));

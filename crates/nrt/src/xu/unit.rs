@@ -32,6 +32,8 @@ use std::time::{Duration, Instant};
 
 /// How long an idle worker polls its queue before it blocks.
 pub const WORKER_SPIN: Duration = Duration::from_micros(20);
+/// How long [`ExecUnit::wait`] polls for the completion before it blocks.
+pub const WAIT_SPIN: Duration = Duration::from_micros(20);
 
 /// Called once with the request's sequence id and final status (the
 /// `NRT_STATUS *` a schedule call passes, or the implicit-async callback).
@@ -311,7 +313,23 @@ impl ExecUnit {
     pub fn wait(&self, n: u64, timeout: Duration) -> NrtResult<bool> {
         self.is_completed(n)?;
         let s = &self.shared;
-        let deadline = Instant::now().checked_add(timeout);
+        let now = Instant::now();
+        let deadline = now.checked_add(timeout);
+        // Poll first: a request a few microseconds from done is seen at
+        // once, and the worker pays no wake-up system call. Blocking right
+        // away costs a futex round trip on each side (tens of microseconds
+        // on a VM), long enough for a queue of short executions to run dry
+        // before the waiter can refill it.
+        let spin_until = now + WAIT_SPIN.min(timeout);
+        let mut polls = 0u32;
+        while n >= s.queue.head() {
+            std::hint::spin_loop();
+            polls = polls.wrapping_add(1);
+            // Reading the clock costs more than a poll: look every 64.
+            if polls.is_multiple_of(64) && Instant::now() >= spin_until {
+                break;
+            }
+        }
         loop {
             let seen = s.done.count();
             s.wake_at.fetch_min(n, Ordering::SeqCst);
