@@ -196,6 +196,11 @@ pub fn lower_engine_mapped(
             OpcodeHandling::Unsupported => {
                 return Err(LowerError::UnsupportedOpcode { opcode: rec[0], engine: engine.name(), index, subgraph: subgraph.to_string(), name: None });
             }
+            // An EXIT that ends the stream and carries no semaphore or
+            // event work would become a branch to the very next record
+            // (the postamble): it is dropped instead, one record less per
+            // execution.
+            OpcodeHandling::Lower if slots::is_exit_record(rec) && index + 1 == records.len() && Events::read_at(rec, EVENTS_OFFSET) == Events::NONE => Emit::Drop,
             OpcodeHandling::Lower if slots::is_exit_record(rec) => Emit::Exit,
             OpcodeHandling::Lower if rec[0] == DMA_DIRECT2D_OPCODE => Emit::Trigger(trigger(TriggerRef::Direct2d, index)?),
             OpcodeHandling::Lower if rec[0] == CUSTOM_OP_OPCODE => {
@@ -313,10 +318,21 @@ mod tests {
         let (ea, eb) = (Events::read_at(&a, 4), Events::read_at(&b, 4));
         assert_eq!((ea.wait_mode, ea.wait_idx, ea.update_mode), (WaitMode::SemGeImm, 4, UpdateMode::None));
         assert_eq!((eb.wait_mode, eb.update_mode, eb.update_idx), (WaitMode::None, UpdateMode::SemIncComplete, 5));
-        // EXIT became a branch to the postamble, which ends with the real EXIT.
-        let br = CtrlBr::decode(&img[pre + 2]).unwrap();
-        assert_eq!(br.rel_offset, 1);
+        // A bare EXIT at the end of the stream is dropped: the postamble
+        // (ending with the real EXIT) follows the trigger directly.
+        assert_eq!(img.len(), pre + 2 + dispatch::postamble(EngineId::Sp).len());
         assert!(slots::is_exit_record(img.last().unwrap()));
+    }
+
+    #[test]
+    fn an_exit_inside_the_stream_or_with_events_becomes_a_branch_to_the_postamble() {
+        for text in ["pseudo_inst sub=exit_execution\nnop\n", "nop\npseudo_inst sub=exit_execution wait=sem4>=2\n"] {
+            let img = lower_engine("sg00", EngineId::Pe, &recs(text), target).unwrap();
+            let pre = dispatch::preamble(EngineId::Pe).len();
+            let at = pre + img[pre..].iter().position(|r| r[0] == 0xA9).unwrap();
+            let br = CtrlBr::decode(&img[at]).unwrap();
+            assert_eq!(at as i64 + br.rel_offset, (pre + 2) as i64, "{text}: branches to the postamble");
+        }
     }
 
     #[test]
