@@ -32,6 +32,9 @@ pub struct CoreExec {
     pub last_model: Option<ModelId>,
     /// Model switches posted on this core.
     pub switches: u64,
+    /// The request bytes the buffer holds (written by the last execution);
+    /// an identical request, a repeat of the same model, is not rewritten.
+    pub posted: Option<[u8; crate::exec::request::REQUEST_BUFFER_BYTES]>,
 }
 
 #[derive(Debug, Default)]
@@ -298,6 +301,7 @@ impl CoreDispatch {
         }
         self.discard_pending();
         exec.last_model = None;
+        exec.posted = None;
         Ok(())
     }
 

@@ -307,13 +307,23 @@ impl Harvest {
         let mut buf = [[0u8; NQ_RECORD_BYTES]; RECORDS_PER_SWEEP];
         let cores = self.cores.min(src.cores());
         for core in 0..cores {
+            let started = self.started[core];
             for engine in 0..ENGINES {
+                // An engine that was not started writes nothing; engine 0's
+                // error ring is also the core's (DMA-side errors), so it is
+                // always read.
+                if engine != 0 && !started.contains_index(engine) {
+                    continue;
+                }
                 let n = src.read_errors(core, engine, &mut buf);
                 for raw in &buf[..n] {
                     self.on_error(src, core, raw);
                 }
                 if self.phase == Phase::Done {
                     return Step::Done(self.status);
+                }
+                if !started.contains_index(engine) {
+                    continue;
                 }
                 let n = src.read_notify(core, engine, &mut buf);
                 for raw in &buf[..n] {
@@ -487,9 +497,10 @@ mod tests {
             // The set survives the reset between executions.
             hv.reset();
         }
-        // A START from an engine that was not started is out of order.
-        src.push(0, EngineId::Dve.index(), RuntimeSubtype::Start, 0);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Failure));
+        // Errors still count from the core's error ring (engine 0's), read
+        // whether or not PE was started.
+        src.push_error(0, 0, InferErrorSubtype::HbmUncorrectable);
+        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecHwErrHbmUe));
     }
 
     #[test]
