@@ -40,18 +40,39 @@ fn median(reps: usize, mut f: impl FnMut() -> Duration) -> Duration {
     t.get(t.len() / 2).copied().unwrap_or_default()
 }
 
+/// CPU time all threads of this process have run so far (Linux
+/// `schedstat`, nanoseconds), or `None` where that is not readable. Unlike
+/// wall time it does not count time the threads waited for a core, so it
+/// tells the work an op costs on a machine shared with other builds.
+fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
+}
+
 fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let n: usize = if quick { 1 << 14 } else { 1 << 20 };
-    let reps = if quick { 3 } else { 21 };
+    // Q7_BENCH_REPS / Q7_BENCH_MODE (pool | deterministic): longer or
+    // single-mode runs for profiling; the figures quoted use the defaults.
+    let reps = std::env::var("Q7_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(if quick { 3 } else { 21 });
+    let only = std::env::var("Q7_BENCH_MODE").ok();
     if std::process::Command::new("rustup").arg("--version").output().is_err() {
         println!("note: rustup is not installed; the Q7 bench needs the wasm32-unknown-unknown target");
         return;
     }
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../nrt-kernel/kernels/examples"));
     let (lib, _) = nrt_sim::q7::build::build_library(&dir, &target_dir()).expect("build the example kernels");
+    if let Ok(p) = std::env::var("Q7_DUMP") { let c = nrt_sim::q7::wasm::compiled(&lib).unwrap(); std::fs::write(p, c.module.serialize().unwrap()).unwrap(); return; }
 
     for deterministic in [false, true] {
+        let mode = if deterministic { "deterministic" } else { "pool" };
+        if only.as_deref().is_some_and(|m| m != mode) {
+            continue;
+        }
         let dev = SimDevice::new(&SimConfig::builder().deterministic(deterministic).build(), 0);
         let arch = dev.info().arch;
         for q in 0..8 {
@@ -82,6 +103,7 @@ fn main() {
         let ring = dev.alloc(HBM0, 4096, 4096).unwrap();
         let nq = dev.nq_init(NqSpec { core: C0, engine_index: EngineId::Pool.index() as u8, nq_type: NqType::Notify, ring, size_bytes: 4096 }).unwrap();
         let mut runs = 0;
+        let cpu0 = process_cpu_ns();
         let q7 = median(reps, || {
             let t = Instant::now();
             dev.start_engine(C0, EngineId::Pool, pa, prog.len() as u64).unwrap();
@@ -110,6 +132,7 @@ fn main() {
             }
             t.elapsed()
         });
+        let cpu_per_op = cpu0.zip(process_cpu_ns()).map(|(a, b)| (b - a) as f64 / (reps + 1) as f64 / 1e6);
         let mut y = vec![0u8; bytes.len()];
         dev.read(ya, &mut y).unwrap();
         let got: Vec<f32> = y.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
@@ -145,12 +168,15 @@ fn main() {
         let ratio = native.as_secs_f64() / q7.as_secs_f64();
         println!(
             "q7 relu {n} fp32 ({}), medians of {reps}: 8 Q7 cores {:.3} ms ({:.2} Gelem/s), native loop {:.3} ms ({:.2} Gelem/s): {ratio:.2}x native",
-            if deterministic { "deterministic" } else { "pool" },
+            mode,
             q7.as_secs_f64() * 1e3,
             n as f64 / q7.as_secs_f64() / 1e9,
             native.as_secs_f64() * 1e3,
             n as f64 / native.as_secs_f64() / 1e9,
         );
         println!("  native loop through an 8 KiB staging buffer (the kernel's copy pattern, one thread): {:.3} ms", staged.as_secs_f64() * 1e3);
+        if let Some(ms) = cpu_per_op {
+            println!("  CPU time per Q7 op, all threads (mean; waits for a core not counted): {ms:.3} ms");
+        }
     }
 }

@@ -203,6 +203,17 @@ impl Shared {
     /// on-chip memory, register windows, ranges across pages and bad
     /// addresses.
     pub fn pin_page(&self, addr: DeviceAddr, len: u64) -> Option<(DeviceAddr, crate::memory::pages::PinnedRange)> {
+        self.pin_page_with(addr, len, true)
+    }
+
+    /// [`Shared::pin_page`] for a page that is already backed; `None` for
+    /// an untouched one (a reader pins only what exists, so reading
+    /// untouched memory still costs no page).
+    pub fn pin_resident_page(&self, addr: DeviceAddr, len: u64) -> Option<(DeviceAddr, crate::memory::pages::PinnedRange)> {
+        self.pin_page_with(addr, len, false)
+    }
+
+    fn pin_page_with(&self, addr: DeviceAddr, len: u64, materialise: bool) -> Option<(DeviceAddr, crate::memory::pages::PinnedRange)> {
         use crate::memory::pages::PAGE_SIZE;
         let Ok(Target::Pool(ch, off)) = self.target(addr, len) else { return None };
         let bytes = &self.pool(ch).bytes;
@@ -211,7 +222,7 @@ impl Shared {
         if off + len > start + span {
             return None;
         }
-        let pin = bytes.pin(start, span)?;
+        let pin = if materialise { bytes.pin(start, span)? } else { bytes.pin_resident(start, span)? };
         Some((DeviceAddr(addr.get() - (off - start)), pin))
     }
 

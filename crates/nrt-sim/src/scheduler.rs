@@ -19,11 +19,16 @@
 //!   the queue is handed to a single background worker (still FIFO, but
 //!   no longer in lockstep with the host).
 //!
-//! Idle workers spin briefly before parking on the condition variable (a
-//! cross-thread wake costs ~50 us on the project's VMs). They spin on an
+//! An idle worker spins briefly before parking on the condition variable
+//! (a cross-thread wake costs ~50 us on the project's VMs). It spins on an
 //! atomic count of queued tasks, not on the queue's lock, so a spinning
 //! worker never delays the thread that submits work (the runtime ringing a
-//! doorbell) or the worker that runs it.
+//! doorbell) or the worker that runs it. At most one worker spins at a
+//! time; the others park at once: on a two-core machine two spinners
+//! would hold both cores just when the host thread, woken by the op's
+//! completion, needs one to see it and ring the next doorbell (measured
+//! with the Q7 bench, `docs/gpsimd.md` §11), while one spinner is enough
+//! to pick that next task up without a wake.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -65,6 +70,8 @@ pub struct Scheduler {
     /// Workers parked on `ready` (a notify is a system call; it is only
     /// made when someone sleeps).
     sleepers: AtomicUsize,
+    /// Whether some worker is spinning for work (at most one does).
+    spinning: AtomicBool,
     ready: Condvar,
     deterministic: bool,
     threads: usize,
@@ -83,6 +90,7 @@ impl Scheduler {
             queue: Mutex::new(VecDeque::new()),
             pending: AtomicUsize::new(0),
             sleepers: AtomicUsize::new(0),
+            spinning: AtomicBool::new(false),
             ready: Condvar::new(),
             deterministic,
             threads: threads.max(1),
@@ -218,22 +226,16 @@ impl Scheduler {
     }
 
     fn next_for_worker(&self) -> Option<Task> {
-        let spin_until = Instant::now() + SPIN;
-        let mut spins = 0u32;
-        loop {
-            if self.shutdown.load(Ordering::Acquire) {
-                return None;
-            }
-            if self.pending.load(Ordering::Acquire) > 0
-                && let Some(t) = self.pop()
-            {
-                return Some(t);
-            }
-            std::hint::spin_loop();
-            spins = spins.wrapping_add(1);
-            // Reading the clock costs more than a spin: look every 64.
-            if spins.is_multiple_of(64) && Instant::now() >= spin_until {
-                break;
+        if self.pending.load(Ordering::Acquire) > 0
+            && let Some(t) = self.pop()
+        {
+            return Some(t);
+        }
+        if !self.spinning.swap(true, Ordering::AcqRel) {
+            let found = self.spin_for_work();
+            self.spinning.store(false, Ordering::Release);
+            if found.is_some() {
+                return found;
             }
         }
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -254,6 +256,30 @@ impl Scheduler {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
             self.sleepers.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+impl Scheduler {
+    /// The one spinning worker's poll for work, up to [`SPIN`] long.
+    fn spin_for_work(&self) -> Option<Task> {
+        let spin_until = Instant::now() + SPIN;
+        let mut spins = 0u32;
+        loop {
+            if self.shutdown.load(Ordering::Acquire) {
+                return None;
+            }
+            if self.pending.load(Ordering::Acquire) > 0
+                && let Some(t) = self.pop()
+            {
+                return Some(t);
+            }
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            // Reading the clock costs more than a spin: look every 64.
+            if spins.is_multiple_of(64) && Instant::now() >= spin_until {
+                return None;
+            }
         }
     }
 }

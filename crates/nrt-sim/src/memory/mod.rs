@@ -18,6 +18,7 @@
 //! region.
 
 pub mod alloc;
+pub mod copy;
 pub mod onchip;
 pub mod pages;
 

@@ -20,6 +20,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use crate::memory::copy::copy_bytes;
 use crate::kernels::pattern::{OnChipRead, OnChipWrite};
 use crate::memory::pages::SparsePages;
 
@@ -84,14 +85,14 @@ impl OnChipMemory {
         if g.is_empty() {
             buf.fill(0);
         } else {
-            buf.copy_from_slice(&g[offset..offset + buf.len()]);
+            copy_bytes(buf, &g[offset..offset + buf.len()]);
         }
     }
 
     /// Stores `data` at `offset` of `partition`. The caller has checked
     /// bounds.
     pub fn write_partition(&self, partition: usize, offset: usize, data: &[u8]) {
-        self.part_backed(partition)[offset..offset + data.len()].copy_from_slice(data);
+        copy_bytes(&mut self.part_backed(partition)[offset..offset + data.len()], data);
     }
 
     /// Walks the flat range `off..off + len` partition by partition, calling
@@ -216,7 +217,7 @@ fn copy_onchip(s: &OnChipMemory, src_off: u64, d: &OnChipMemory, dst_off: u64, l
             if sg.is_empty() {
                 dg[doff..doff + n].fill(0);
             } else {
-                dg[doff..doff + n].copy_from_slice(&sg[so..so + n]);
+                copy_bytes(&mut dg[doff..doff + n], &sg[so..so + n]);
             }
         }
         done += n as u64;

@@ -18,6 +18,7 @@
 //! state (the sequencers' decoded instructions) can tell, with one atomic
 //! load per page, whether the bytes are still the ones it derived it from.
 
+use super::copy::copy_bytes;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -134,7 +135,7 @@ impl PinnedRange {
             return false;
         }
         let o = self.start + at;
-        g[o..o + data.len()].copy_from_slice(data);
+        copy_bytes(&mut g[o..o + data.len()], data);
         self.page.bump();
         true
     }
@@ -150,7 +151,7 @@ impl PinnedRange {
             return false;
         }
         let o = self.start + at;
-        buf.copy_from_slice(&g[o..o + buf.len()]);
+        copy_bytes(buf, &g[o..o + buf.len()]);
         true
     }
 }
@@ -220,7 +221,7 @@ impl SparsePages {
             let dst = &mut buf[bo..bo + n];
             let table = self.pages.read().unwrap_or_else(|e| e.into_inner());
             match table.get(&pi) {
-                Some(p) => dst.copy_from_slice(&p.lock()[po..po + n]),
+                Some(p) => copy_bytes(dst, &p.lock()[po..po + n]),
                 None => dst.fill(0),
             }
         });
@@ -239,7 +240,7 @@ impl SparsePages {
         Self::chunks(off, buf.len() as u64, |pi, po, bo, n| {
             let p = self.page_or_insert(pi);
             let g = p.lock();
-            buf[bo..bo + n].copy_from_slice(&g[po..po + n]);
+            copy_bytes(&mut buf[bo..bo + n], &g[po..po + n]);
             let v = p.version.load(Ordering::Acquire);
             drop(g);
             stamp.pages[k] = Some((p, v));
@@ -260,6 +261,18 @@ impl SparsePages {
         Some(PinnedRange { page, start: (off % PAGE_SIZE) as usize, len: len as usize })
     }
 
+    /// Like [`SparsePages::pin`] but only for a page that is already
+    /// backed (`None` for an untouched one): a reader that pins what it
+    /// reads must not make zero pages resident.
+    pub fn pin_resident(&self, off: u64, len: u64) -> Option<PinnedRange> {
+        let first = off / PAGE_SIZE;
+        if len == 0 || (off + len - 1) / PAGE_SIZE != first {
+            return None;
+        }
+        let page = self.page(first)?;
+        Some(PinnedRange { page, start: (off % PAGE_SIZE) as usize, len: len as usize })
+    }
+
     /// Copies `data` to `off`, materialising pages as needed. The caller
     /// has checked bounds.
     pub fn write(&self, off: u64, data: &[u8]) {
@@ -275,7 +288,7 @@ impl SparsePages {
             }
             let p = self.page_or_insert(pi);
             let mut g = p.lock();
-            g[po..po + n].copy_from_slice(&data[bo..bo + n]);
+            copy_bytes(&mut g[po..po + n], &data[bo..bo + n]);
             p.bump();
         });
     }
@@ -324,7 +337,7 @@ impl SparsePages {
                     let g1 = first.lock();
                     let g2 = second.lock();
                     let (sg, mut dg) = if src_first { (g1, g2) } else { (g2, g1) };
-                    dg[doff..doff + n].copy_from_slice(&sg[so..so + n]);
+                    copy_bytes(&mut dg[doff..doff + n], &sg[so..so + n]);
                     dpage.bump();
                 }
             }
@@ -409,7 +422,13 @@ mod tests {
         assert_eq!(b, [9; 16]);
         assert!(!p.write(4090, &[0; 16]), "past the end of the range");
         assert!(!p.read(4096, &mut [0u8; 1]));
+        assert!(m.pin_resident(3 * PAGE_SIZE, 16).is_none(), "untouched page");
+        assert_eq!(m.resident_pages(), 1);
+        let r = m.pin_resident(PAGE_SIZE, PAGE_SIZE).unwrap();
+        assert!(r.read(4096 + 32, &mut b));
+        assert_eq!(b, [9; 16]);
         m.clear();
+        assert!(!r.read(0, &mut b), "the page was dropped");
         assert!(!p.write(0, &[1]), "the page was dropped");
         assert!(!p.read(0, &mut b));
         m.read(PAGE_SIZE + 4096, &mut b);

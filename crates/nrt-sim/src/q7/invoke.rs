@@ -1,11 +1,12 @@
 //! One Q7 core running one kernel: the store and instance it keeps, the
 //! `env` imports, the watchdog, and how a trap becomes a cause.
 
+use super::pins::PinCache;
 use super::wasm::{self, CompiledLib, MAX_GUEST_MEMORY};
 use super::{Cluster, Latched};
 use crate::core::Core;
 use crate::device::Shared;
-use nrt_hal::{DeviceAddr, EngineId};
+use nrt_hal::EngineId;
 use nrt_isa::ucode::{ARG_BLOCK_BYTES, ArgLocation, ArgTensor, GpsimdCause};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -65,6 +66,8 @@ pub(crate) struct HostState {
     /// (the tensor imports run per chunk; a by-name lookup each time
     /// showed in profiles).
     memory: Option<Memory>,
+    /// Device pages this core's tensor copies went through in the op.
+    pins: PinCache,
 }
 
 impl HostState {
@@ -79,6 +82,7 @@ impl HostState {
             timed_out: false,
             bytes: 0,
             memory: None,
+            pins: PinCache::default(),
         }
     }
 }
@@ -141,7 +145,7 @@ fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i
     let Some(ctx) = st.call.as_ref() else {
         return Err(trap(st, GpsimdCause::TensorOob, "tensor access outside an op".into()));
     };
-    let (dev, job) = (&ctx.dev, &ctx.job);
+    let (dev, job) = (ctx.dev.clone(), ctx.job.clone());
     let Some(t) = u32::try_from(arg).ok().and_then(|a| job.latched.args.tensor(a)) else {
         return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg} does not exist")));
     };
@@ -155,11 +159,12 @@ fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i
     }
     let guest = &mut data[ptr as usize..(ptr + len) as usize];
     let now = job.start_clock;
+    let pins = &mut st.pins;
     let moved = for_segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len, |addr, at, n| {
         if write {
-            dev.write_at(DeviceAddr(addr), &guest[at..at + n], now)
+            pins.write(&dev, addr, &guest[at..at + n], now)
         } else {
-            dev.read(DeviceAddr(addr), &mut guest[at..at + n])
+            pins.read(&dev, addr, &mut guest[at..at + n])
         }
     });
     if let Err(e) = moved {
@@ -317,6 +322,7 @@ pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize)
     drop(running);
     let st = ci.store.data_mut();
     st.call = None;
+    st.pins.clear();
     let outcome = match &r {
         Ok(0) => Outcome::Ok,
         Ok(_) => Outcome::Fault(GpsimdCause::KernelStatus),

@@ -8,7 +8,8 @@
 //!   compiled-library cache; [`wasm::check_library`] for `nrt kernel build`.
 //! - [`resolve`]: EXTENDED_INST's walk (library set, then the installed
 //!   image's `kernel_info_table`).
-//! - [`invoke`]: one Q7 core running one kernel (imports, traps, watchdog).
+//! - [`invoke`]: one Q7 core running one kernel (imports, traps, watchdog);
+//!   its tensor copies go through the pages `pins` keeps.
 //! - [`stdio`]: the stdio rings kernels print into.
 //!
 //! The cores are not threads: each invocation is a scheduler task
@@ -17,6 +18,7 @@
 
 pub mod build;
 pub mod invoke;
+mod pins;
 pub mod resolve;
 pub mod stdio;
 pub mod wasm;
