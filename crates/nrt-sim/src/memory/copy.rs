@@ -4,48 +4,40 @@
 //! glibc's `memcpy` switches to `rep movsb`, and on the AMD EPYC machines
 //! this project builds and benchmarks on that instruction runs about ten
 //! times slower when source and destination sit at certain offsets from
-//! each other (measured: 16 bytes apart modulo 32 or 64). The simulator
-//! cannot choose those offsets: HBM pages are heap blocks, and a Q7
-//! kernel's TCM buffer is wherever its allocator put it, so the 8 KiB
-//! chunk copies of `tensor_to_tcm` / `tcm_to_tensor` hit the slow case
-//! (41% of the Q7 relu benchmark in `perf`, `docs/gpsimd.md` §11). A loop
-//! of 64-byte block copies compiles to plain vector loads and stores,
-//! whose speed does not depend on the relative offset.
+//! each other (measured: 8 MiB moved in 8 KiB copies took 0.16 ms at the
+//! best offsets and 2.0–2.5 ms when the two were 16 bytes apart modulo 32
+//! or 64). The simulator cannot choose those offsets: HBM pages are heap
+//! blocks, and a Q7 kernel's TCM buffer is wherever its allocator put it.
+//! Below its `rep movsb` threshold (2 KiB or more, by CPU) glibc copies
+//! with vector loads and stores, whose speed does not depend on the
+//! offsets, and at that speed: so a long copy is made of 1 KiB `memcpy`s.
+//! (A hand-written loop of 16-byte moves avoided the slow case too, but
+//! ran 15–30% behind glibc's vector loop in the common one.)
 
-/// Copies below this many bytes go to `copy_from_slice` (glibc uses
-/// vector loops there, not `rep movsb`).
-const BLOCK_COPY_FROM: usize = 1024;
+/// Piece length of a long copy: under glibc's `rep movsb` threshold on
+/// every x86-64 CPU (2 KiB for SSE2, 4 KiB for AVX2, 8 KiB for AVX-512).
+const PIECE: usize = 1024;
 
 /// Copies `src` into `dst` (same length, like `copy_from_slice`, whose
 /// panic on a length mismatch it keeps), at the same speed whatever the
 /// two slices' alignment.
 #[inline]
 pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
-    if src.len() < BLOCK_COPY_FROM || dst.len() != src.len() {
+    if src.len() <= PIECE || dst.len() != src.len() {
         dst.copy_from_slice(src);
     } else {
-        copy_blocks(dst, src);
+        copy_pieces(dst, src);
     }
 }
 
-/// The block loop, kept out of line so every caller runs the same
-/// machine code: four 16-byte loads, then four 16-byte stores, per step.
-/// (A loop of whole 64-byte array assignments is what LLVM's loop-idiom
-/// pass turns back into one `memcpy` call; 16-byte stores at a 64-byte
-/// stride are not a pattern it rewrites.)
+/// The piece loop, kept out of line so every caller runs the same machine
+/// code. The last piece may be shorter, so the length of the calls is not
+/// a constant and LLVM does not fold the loop back into one `memcpy`.
 #[inline(never)]
-fn copy_blocks(dst: &mut [u8], src: &[u8]) {
-    let mut d = dst.chunks_exact_mut(64);
-    let mut s = src.chunks_exact(64);
-    for (d, s) in (&mut d).zip(&mut s) {
-        let word = |k: usize| u128::from_ne_bytes(s[k * 16..k * 16 + 16].try_into().unwrap_or_default());
-        let (a, b, c, e) = (word(0), word(1), word(2), word(3));
-        d[..16].copy_from_slice(&a.to_ne_bytes());
-        d[16..32].copy_from_slice(&b.to_ne_bytes());
-        d[32..48].copy_from_slice(&c.to_ne_bytes());
-        d[48..].copy_from_slice(&e.to_ne_bytes());
+fn copy_pieces(dst: &mut [u8], src: &[u8]) {
+    for (d, s) in dst.chunks_mut(PIECE).zip(src.chunks(PIECE)) {
+        d.copy_from_slice(s);
     }
-    d.into_remainder().copy_from_slice(s.remainder());
 }
 
 #[cfg(test)]
