@@ -38,6 +38,64 @@ pub fn window_op(offset: u64, semaphores: u32, events: u32) -> Option<WindowOp> 
     }
 }
 
+/// Which registers of a bank may be non-zero: one bit per register, set
+/// after every write and cleared by a range reset, so CTRL_ER's reset of
+/// 248 semaphores visits the few a model used instead of all of them.
+///
+/// Why a reset never misses a non-zero register: a writer changes the
+/// register and then sets its bit; a reset clears the bits of its range
+/// and then reads the registers whose bit was set. All four steps are
+/// sequentially consistent, so a writer that found its bit still set
+/// (and skipped the read-modify-write) did so before the reset cleared
+/// it, and the reset's read of the register comes after the write.
+#[derive(Debug)]
+struct DirtySet {
+    words: Box<[AtomicU64]>,
+}
+
+impl DirtySet {
+    fn new(registers: u32) -> DirtySet {
+        DirtySet { words: (0..registers.div_ceil(64)).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    /// Notes that register `i` was written (called after the write).
+    fn mark(&self, i: u32) {
+        let (word, bit) = (&self.words[(i / 64) as usize], 1u64 << (i % 64));
+        if word.load(Ordering::SeqCst) & bit == 0 {
+            word.fetch_or(bit, Ordering::SeqCst);
+        }
+    }
+
+    /// Clears the bits of `first..=last` and calls `f` for each register
+    /// whose bit was set, in index order.
+    fn take_range(&self, first: u32, last: u32, mut f: impl FnMut(u32)) {
+        if first > last {
+            return;
+        }
+        for w in first / 64..=last / 64 {
+            let lo = if w == first / 64 { first % 64 } else { 0 };
+            let hi = if w == last / 64 { last % 64 } else { 63 };
+            let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+            let word = &self.words[w as usize];
+            if word.load(Ordering::SeqCst) & mask == 0 {
+                continue;
+            }
+            let mut taken = word.fetch_and(!mask, Ordering::SeqCst) & mask;
+            while taken != 0 {
+                f(w * 64 + taken.trailing_zeros());
+                taken &= taken - 1;
+            }
+        }
+    }
+
+    /// Clears every bit (core reset).
+    fn clear(&self) {
+        for w in self.words.iter() {
+            w.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
 /// The semaphore and event registers of one core.
 #[derive(Debug)]
 pub struct SyncBlock {
@@ -45,6 +103,8 @@ pub struct SyncBlock {
     sem_time: Box<[AtomicU64]>,
     events: Box<[AtomicU32]>,
     event_time: Box<[AtomicU64]>,
+    dirty_sems: DirtySet,
+    dirty_events: DirtySet,
 }
 
 impl SyncBlock {
@@ -53,7 +113,14 @@ impl SyncBlock {
         let z32 = |n: u32| (0..n).map(|_| AtomicI32::new(0)).collect();
         let zu = |n: u32| (0..n).map(|_| AtomicU32::new(0)).collect();
         let z64 = |n: u32| (0..n).map(|_| AtomicU64::new(0)).collect();
-        SyncBlock { sems: z32(semaphores), sem_time: z64(semaphores), events: zu(events), event_time: z64(events) }
+        SyncBlock {
+            sems: z32(semaphores),
+            sem_time: z64(semaphores),
+            events: zu(events),
+            event_time: z64(events),
+            dirty_sems: DirtySet::new(semaphores),
+            dirty_events: DirtySet::new(events),
+        }
     }
 
     /// Number of semaphores.
@@ -79,13 +146,16 @@ impl SyncBlock {
     /// Assigns a semaphore at virtual time `now`.
     pub fn set_sem(&self, i: u32, v: i32, now: u64) {
         self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
-        self.sems[i as usize].store(v, Ordering::Release);
+        self.sems[i as usize].store(v, Ordering::SeqCst);
+        self.dirty_sems.mark(i);
     }
 
     /// Adds (wrapping, as the 32-bit register does) and returns the new value.
     pub fn add_sem(&self, i: u32, delta: i32, now: u64) -> i32 {
         self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
-        self.sems[i as usize].fetch_add(delta, Ordering::AcqRel).wrapping_add(delta)
+        let v = self.sems[i as usize].fetch_add(delta, Ordering::SeqCst).wrapping_add(delta);
+        self.dirty_sems.mark(i);
+        v
     }
 
     /// The atomic cell of a semaphore (for compare-and-swap updates).
@@ -93,9 +163,11 @@ impl SyncBlock {
         &self.sems[i as usize]
     }
 
-    /// Records an update of semaphore `i` at virtual time `now`.
+    /// Records an update of semaphore `i` at virtual time `now` (made
+    /// through [`SyncBlock::sem_cell`]).
     pub(crate) fn touch_sem(&self, i: u32, now: u64) {
         self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        self.dirty_sems.mark(i);
     }
 
     /// Event state.
@@ -111,33 +183,42 @@ impl SyncBlock {
     /// Sets or clears an event at virtual time `now`.
     pub fn set_event(&self, i: u32, on: bool, now: u64) {
         self.event_time[i as usize].fetch_max(now, Ordering::AcqRel);
-        self.events[i as usize].store(u32::from(on), Ordering::Release);
+        self.events[i as usize].store(u32::from(on), Ordering::SeqCst);
+        self.dirty_events.mark(i);
     }
 
     /// Resets semaphores `first..=last` (clamped to the block) to zero at
-    /// virtual time `now`, as CTRL_ER does. A semaphore that already reads
-    /// zero is left alone: its value does not change, so neither does the
-    /// time of its last change (and a 248-register reset costs a load per
-    /// idle register instead of two atomic read-modify-writes).
-    pub fn reset_sems(&self, first: u32, last: u32, now: u64) {
+    /// virtual time `now`, as CTRL_ER does; returns whether any of them
+    /// changed. Only semaphores written since the last reset of their
+    /// index are visited (see `DirtySet`), and one that already reads zero
+    /// is left alone: its value does not change, so neither does the time
+    /// of its last change.
+    pub fn reset_sems(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.semaphores().saturating_sub(1));
-        for i in first..=end {
-            if self.sems[i as usize].load(Ordering::Acquire) != 0 {
-                self.set_sem(i, 0, now);
+        let mut changed = false;
+        self.dirty_sems.take_range(first, end, |i| {
+            if self.sems[i as usize].load(Ordering::SeqCst) != 0 {
+                self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+                self.sems[i as usize].store(0, Ordering::SeqCst);
+                changed = true;
             }
-        }
+        });
+        changed
     }
 
     /// Clears events `first..=last` (clamped to the block) at virtual time
-    /// `now`; events already clear are left alone, as in
-    /// [`SyncBlock::reset_sems`].
-    pub fn reset_events(&self, first: u32, last: u32, now: u64) {
+    /// `now`, as in [`SyncBlock::reset_sems`]; returns whether any changed.
+    pub fn reset_events(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.events().saturating_sub(1));
-        for i in first..=end {
-            if self.events[i as usize].load(Ordering::Acquire) != 0 {
-                self.set_event(i, false, now);
+        let mut changed = false;
+        self.dirty_events.take_range(first, end, |i| {
+            if self.events[i as usize].load(Ordering::SeqCst) != 0 {
+                self.event_time[i as usize].fetch_max(now, Ordering::AcqRel);
+                self.events[i as usize].store(0, Ordering::SeqCst);
+                changed = true;
             }
-        }
+        });
+        changed
     }
 
     /// Applies a window write of `value`.
@@ -173,6 +254,8 @@ impl SyncBlock {
         for t in self.sem_time.iter().chain(self.event_time.iter()) {
             t.store(0, Ordering::Release);
         }
+        self.dirty_sems.clear();
+        self.dirty_events.clear();
     }
 }
 
@@ -195,6 +278,71 @@ mod tests {
         s.set_sem(0, 3, 70);
         s.reset_sems(1, 7, 80);
         assert_eq!(s.sem(0), 3, "outside the range");
+    }
+
+    #[test]
+    fn reset_reports_whether_anything_changed() {
+        let s = SyncBlock::new(256, 256);
+        assert!(!s.reset_sems(0, 247, 5), "nothing written yet");
+        s.add_sem(1, 1, 10);
+        s.set_sem(200, 0, 10);
+        s.set_sem(250, 4, 10);
+        assert!(s.reset_sems(0, 247, 20));
+        assert_eq!((s.sem(1), s.sem(200), s.sem(250)), (0, 0, 4));
+        assert!(!s.reset_sems(0, 247, 30), "the second reset finds nothing to do");
+        assert_eq!(s.sem_time(1), 20);
+        assert!(s.reset_sems(250, 255, 40));
+        assert_eq!(s.sem(250), 0);
+        assert!(s.update_sem_if(63, |_| true, &|x| x + 2, 50));
+        assert!(s.reset_sems(63, 64, 60), "a compare-and-swap update marks its register");
+        assert!(!s.reset_sems(9, 3, 70), "an empty range");
+        s.set_event(64, true, 0);
+        assert!(!s.reset_events(0, 63, 80));
+        assert!(s.reset_events(64, 64, 80));
+        assert!(!s.event(64));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Range resets through the dirty bits leave exactly the registers
+        /// a reset of every register of the range would.
+        #[test]
+        fn dirty_resets_match_full_resets(ops in proptest::collection::vec((0u8..4, proptest::prelude::any::<u8>(), proptest::prelude::any::<u8>(), -3i32..4), 1..64)) {
+            let s = SyncBlock::new(256, 256);
+            let mut sems = [0i32; 256];
+            let mut events = [false; 256];
+            for (kind, a, b, v) in ops {
+                let (a32, b32) = (u32::from(a), u32::from(b));
+                match kind {
+                    0 => {
+                        s.add_sem(a32, v, 1);
+                        sems[usize::from(a)] = sems[usize::from(a)].wrapping_add(v);
+                    }
+                    1 => {
+                        s.set_event(a32, v > 0, 1);
+                        events[usize::from(a)] = v > 0;
+                    }
+                    2 => {
+                        let changed = (a..=b).any(|i| sems[usize::from(i)] != 0);
+                        proptest::prop_assert_eq!(s.reset_sems(a32, b32, 2), changed);
+                        for i in a..=b {
+                            sems[usize::from(i)] = 0;
+                        }
+                    }
+                    _ => {
+                        let changed = (a..=b).any(|i| events[usize::from(i)]);
+                        proptest::prop_assert_eq!(s.reset_events(a32, b32, 2), changed);
+                        for i in a..=b {
+                            events[usize::from(i)] = false;
+                        }
+                    }
+                }
+            }
+            for i in 0..256u32 {
+                proptest::prop_assert_eq!(s.sem(i), sems[i as usize]);
+                proptest::prop_assert_eq!(s.event(i), events[i as usize]);
+            }
+        }
     }
 
     #[test]

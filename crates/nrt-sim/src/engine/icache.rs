@@ -33,6 +33,27 @@ pub struct Entry {
     pub rec: Record,
     /// The typed decode (an error is raised when the record executes).
     pub instr: Result<Instruction, DecodeError>,
+    /// Whether the record neither waits nor updates anything
+    /// ([`Record::is_unsynchronised`], worked out once at decode).
+    pub plain: bool,
+    /// Whether the record is PSEUDO_INST EXIT_EXECUTION (the POOL engine
+    /// joins the Q7 cluster before it).
+    pub exit: bool,
+}
+
+impl Entry {
+    /// Decodes a fetched record: its synchronisation view, its typed
+    /// decode and the flags the sequencer tests on every issue.
+    pub fn decode(bytes: &[u8; RECORD_BYTES]) -> Entry {
+        let rec = Record::decode(bytes);
+        Entry {
+            bytes: *bytes,
+            plain: rec.is_unsynchronised(),
+            exit: nrt_isa::instr::slots::is_exit_record(bytes),
+            rec,
+            instr: Instruction::decode(bytes),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -51,7 +72,9 @@ struct Block {
     stamp: Option<Stamp>,
     /// Whether the block holds a fetch at all.
     filled: bool,
-    /// Lookup tick of the last use (least recently used is replaced).
+    /// Lookup tick at which the block last became the current one (the
+    /// block least recently switched to is replaced; staying in a block
+    /// costs no bookkeeping).
     used: u64,
 }
 
@@ -106,7 +129,26 @@ impl InstrCache {
     }
 
     /// Like [`InstrCache::get`], returning the slot instead of a borrow.
+    ///
+    /// The common case (the record is in the block the last lookup hit,
+    /// already decoded, and the block's pages are unmodified) costs the
+    /// range compare and one version load per stamped page.
     pub fn lookup(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
+        if let Some(b) = self.blocks.get(self.current)
+            && b.holds(base, pc)
+            && b.fresh()
+        {
+            let index = (pc - b.first) as usize;
+            if b.entries.get(index).is_some_and(Option::is_some) {
+                return Some(Slot { block: self.current, index });
+            }
+        }
+        self.lookup_slow(dev, base, count, pc)
+    }
+
+    /// [`InstrCache::lookup`] outside its fast path: another block, a
+    /// refetch, or a record not decoded yet.
+    fn lookup_slow(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
         self.tick += 1;
         let hit = if self.blocks.get(self.current).is_some_and(|b| b.holds(base, pc)) {
             Some(self.current)
@@ -133,13 +175,13 @@ impl InstrCache {
         if block.entries[slot].is_none() {
             let mut bytes = [0u8; RECORD_BYTES];
             bytes.copy_from_slice(&block.bytes[at..at + RECORD_BYTES]);
-            block.entries[slot] = Some(Entry { bytes, rec: Record::decode(&bytes), instr: Instruction::decode(&bytes) });
+            block.entries[slot] = Some(Entry::decode(&bytes));
         }
         Some(Slot { block: i, index: slot })
     }
 
     /// A block to (re)fill: an empty one while the cache grows, else the
-    /// least recently used.
+    /// one least recently switched to.
     fn victim(&mut self) -> usize {
         if self.blocks.len() < BLOCKS {
             self.blocks.push(Block::default());

@@ -55,9 +55,20 @@ pub enum StepOutcome {
     Stopped,
 }
 
-/// One engine's sequencer.
+/// One engine's sequencer: its instruction cache and the state an issue
+/// changes, kept apart so a record is executed straight from its cache
+/// entry (borrowed while the rest of the sequencer is mutated).
 #[derive(Debug)]
 pub struct Sequencer {
+    /// Fetched and decoded records, checked against their memory on every
+    /// lookup, so bytes the host or a DMA rewrites are seen.
+    icache: icache::InstrCache,
+    st: Issuer,
+}
+
+/// Everything of a sequencer but its instruction cache.
+#[derive(Debug)]
+struct Issuer {
     engine: EngineId,
     program: Option<(DeviceAddr, u64)>,
     pc: u64,
@@ -66,9 +77,6 @@ pub struct Sequencer {
     clock: u64,
     executions: u64,
     regs: regs::Registers,
-    /// Fetched and decoded records, checked against their memory on every
-    /// lookup, so bytes the host or a DMA rewrites are seen.
-    icache: icache::InstrCache,
     /// Compute state kept between instructions (the PE's loaded weights).
     compute: compute::EngineState,
     /// The memory page CTRL_POLL_SEM read last (the runtime's request
@@ -80,7 +88,81 @@ pub struct Sequencer {
 impl Sequencer {
     /// An idle sequencer.
     pub fn new(engine: EngineId) -> Sequencer {
-        Sequencer {
+        Sequencer { icache: icache::InstrCache::default(), st: Issuer::new(engine) }
+    }
+
+    /// Points the sequencer at `records` records at `addr` and runs it.
+    pub fn start(&mut self, addr: DeviceAddr, records: u64) {
+        let st = &mut self.st;
+        st.program = Some((addr, records));
+        st.pc = 0;
+        st.in_execution = false;
+        st.state = RunState::Running;
+        st.regs = regs::Registers::default();
+        st.compute = compute::EngineState::default();
+        self.icache.clear();
+    }
+
+    /// Stops and forgets the program (core reset).
+    pub fn reset(&mut self) {
+        *self = Sequencer { st: Issuer { clock: self.st.clock, ..Issuer::new(self.st.engine) }, ..Sequencer::new(self.st.engine) };
+    }
+
+    /// Run state.
+    pub fn state(&self) -> RunState {
+        self.st.state
+    }
+
+    /// Virtual clock in picoseconds.
+    pub fn clock(&self) -> u64 {
+        self.st.clock
+    }
+
+    /// Completed executions since start.
+    pub fn executions(&self) -> u64 {
+        self.st.executions
+    }
+
+    /// Runs at most `budget` records.
+    pub fn step(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, budget: usize) -> StepOutcome {
+        let st = &mut self.st;
+        for _ in 0..budget {
+            if st.state != RunState::Running {
+                return StepOutcome::Stopped;
+            }
+            // A Q7 kernel raised a GPSIMD exception: its record is written,
+            // the POOL engine stops (docs/gpsimd.md §8).
+            if st.engine == EngineId::Pool && core.q7.take_halt() {
+                st.state = RunState::Halted;
+                return StepOutcome::Stopped;
+            }
+            let Some((base, count)) = st.program else {
+                st.state = RunState::Idle;
+                return StepOutcome::Stopped;
+            };
+            if st.pc >= count {
+                // An execution never ends with a Q7 op in flight.
+                if st.engine == EngineId::Pool && core.q7.busy() {
+                    return StepOutcome::Blocked(WaitKey::Q7);
+                }
+                st.end_execution(dev, core, 0);
+                st.state = RunState::Idle;
+                return StepOutcome::Stopped;
+            }
+            let Some(entry) = self.icache.get(dev, base, count, st.pc) else {
+                return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
+            };
+            if let Some(outcome) = st.issue(dev, core, base, count, entry) {
+                return outcome;
+            }
+        }
+        StepOutcome::Yield
+    }
+}
+
+impl Issuer {
+    fn new(engine: EngineId) -> Issuer {
+        Issuer {
             engine,
             program: None,
             pc: 0,
@@ -89,41 +171,9 @@ impl Sequencer {
             clock: 0,
             executions: 0,
             regs: regs::Registers::default(),
-            icache: icache::InstrCache::default(),
             compute: compute::EngineState::default(),
             poll_page: None,
         }
-    }
-
-    /// Points the sequencer at `records` records at `addr` and runs it.
-    pub fn start(&mut self, addr: DeviceAddr, records: u64) {
-        self.program = Some((addr, records));
-        self.pc = 0;
-        self.in_execution = false;
-        self.state = RunState::Running;
-        self.regs = regs::Registers::default();
-        self.icache.clear();
-        self.compute = compute::EngineState::default();
-    }
-
-    /// Stops and forgets the program (core reset).
-    pub fn reset(&mut self) {
-        *self = Sequencer { clock: self.clock, ..Sequencer::new(self.engine) };
-    }
-
-    /// Run state.
-    pub fn state(&self) -> RunState {
-        self.state
-    }
-
-    /// Virtual clock in picoseconds.
-    pub fn clock(&self) -> u64 {
-        self.clock
-    }
-
-    /// Completed executions since start.
-    pub fn executions(&self) -> u64 {
-        self.executions
     }
 
     fn eidx(&self) -> u8 {
@@ -149,50 +199,11 @@ impl Sequencer {
         StepOutcome::Stopped
     }
 
-    /// Runs at most `budget` records.
-    pub fn step(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, budget: usize) -> StepOutcome {
-        for _ in 0..budget {
-            if self.state != RunState::Running {
-                return StepOutcome::Stopped;
-            }
-            // A Q7 kernel raised a GPSIMD exception: its record is written,
-            // the POOL engine stops (docs/gpsimd.md §8).
-            if self.engine == EngineId::Pool && core.q7.take_halt() {
-                self.state = RunState::Halted;
-                return StepOutcome::Stopped;
-            }
-            let Some((base, count)) = self.program else {
-                self.state = RunState::Idle;
-                return StepOutcome::Stopped;
-            };
-            if self.pc >= count {
-                // An execution never ends with a Q7 op in flight.
-                if self.engine == EngineId::Pool && core.q7.busy() {
-                    return StepOutcome::Blocked(WaitKey::Q7);
-                }
-                self.end_execution(dev, core, 0);
-                self.state = RunState::Idle;
-                return StepOutcome::Stopped;
-            }
-            let Some(at) = self.icache.lookup(dev, base, count, self.pc) else {
-                return self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
-            };
-            let cache = std::mem::take(&mut self.icache);
-            let flow = self.issue(dev, core, base, count, &cache, at);
-            self.icache = cache;
-            if let Some(outcome) = flow {
-                return outcome;
-            }
-        }
-        StepOutcome::Yield
-    }
-
-    /// Issues, executes and completes the record at `at` (or finds it
-    /// blocked). `None`: go on with the next record; `Some`: the step ends.
-    fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, cache: &icache::InstrCache, at: icache::Slot) -> Option<StepOutcome> {
-        let Some(rec) = cache.entry(at).map(|e| e.rec) else {
-            return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF));
-        };
+    /// Issues, executes and completes the record `entry` (at `pc`), or
+    /// finds it blocked. `None`: go on with the next record; `Some`: the
+    /// step ends.
+    fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry) -> Option<StepOutcome> {
+        let rec = &entry.rec;
 
         // (1) DRAIN's wait for the DMA queues, then the waits, taking
         // any issue-time updates with them.
@@ -201,14 +212,12 @@ impl Sequencer {
         }
         // The Q7 join: DRAIN waits for the op in flight; so do a new
         // dispatch and, on POOL, the end of the execution.
-        let exit = self.engine == EngineId::Pool
-            && rec.opcode == PSEUDO_INST
-            && cache.entry(at).is_some_and(|e| nrt_isa::instr::slots::is_exit_record(&e.bytes));
+        let exit = self.engine == EngineId::Pool && entry.exit;
         if self.q7_join(rec.opcode, exit, core) {
             return Some(StepOutcome::Blocked(WaitKey::Q7));
         }
-        let plain = rec.is_unsynchronised();
-        let ready_at = match if plain { WaitCheck::Met(0) } else { sync::claim(&rec, &core.sync, self.clock) } {
+        let plain = entry.plain;
+        let ready_at = match if plain { WaitCheck::Met(0) } else { sync::claim(rec, &core.sync, self.clock) } {
             WaitCheck::Met(t) => t,
             WaitCheck::Unmet(key) => {
                 return Some(StepOutcome::Blocked(key));
@@ -272,9 +281,9 @@ impl Sequencer {
         }
 
         // (4) execute the typed decode (nrt-isa's) the cache holds.
-        let instr = match cache.entry(at).map(|e| &e.instr) {
-            Some(Ok(i)) => i,
-            _ => {
+        let instr = match &entry.instr {
+            Ok(i) => i,
+            Err(_) => {
                 return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode)));
             }
         };
@@ -348,11 +357,13 @@ impl Sequencer {
             }
             Instruction::CtrlEr(e) => {
                 let (first, last) = (u32::from(e.first), u32::from(e.last));
+                // A reset that changed nothing (every register of the
+                // range already zero) cannot let any wait hold: no wake.
                 if e.target == ResetTarget::Events {
-                    core.sync.reset_events(first, last, self.clock);
-                    reset = Some(Change::Events(first, last));
-                } else {
-                    core.sync.reset_sems(first, last, self.clock);
+                    if core.sync.reset_events(first, last, self.clock) {
+                        reset = Some(Change::Events(first, last));
+                    }
+                } else if core.sync.reset_sems(first, last, self.clock) {
                     reset = Some(Change::Sems(first, last));
                 }
             }
@@ -363,7 +374,7 @@ impl Sequencer {
                 self.pc = 0;
                 // EXIT completes nothing, but its issue-time updates happened.
                 if !plain {
-                    wake_changed(dev, core, self.engine, &rec, None);
+                    wake_changed(dev, core, self.engine, rec, None);
                 }
                 return None;
             }
@@ -403,8 +414,14 @@ impl Sequencer {
         // (5) completion. A latched Q7 op's completion gate leaves its
         // increment to the op's completion write (q7::completion_gate).
         self.clock += cost_ps;
-        let rec = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE { crate::q7::completion_gate(dev.arch, core, rec) } else { rec };
-        if !plain && let Err(mode) = sync::complete(&rec, &core.sync, self.clock) {
+        let gated;
+        let rec = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE {
+            gated = crate::q7::completion_gate(dev.arch, core, *rec);
+            &gated
+        } else {
+            rec
+        };
+        if !plain && let Err(mode) = sync::complete(rec, &core.sync, self.clock) {
             return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
         }
         core.observe(self.clock);
@@ -413,7 +430,7 @@ impl Sequencer {
             dev.push_record(core, self.eidx(), NqType::Trace, r);
         }
         if !plain || reset.is_some() {
-            wake_changed(dev, core, self.engine, &rec, reset);
+            wake_changed(dev, core, self.engine, rec, reset);
         }
         if self.state == RunState::Running {
             self.pc = next_pc;
@@ -422,7 +439,7 @@ impl Sequencer {
     }
 }
 
-impl Sequencer {
+impl Issuer {
     /// Reads the polled word at `addr`: through the pinned page of the
     /// last poll when it holds the word, else pinning its page (memory) or
     /// through the device's address decode (register windows). False if
@@ -473,8 +490,6 @@ fn wake_changed(dev: &Shared, core: &Core, by: EngineId, rec: &record::Record, r
 
 /// The EXTENDED_INST opcode byte (hands an op to the Q7 cluster).
 const EXTENDED_INST: u8 = 0xF0;
-/// The PSEUDO_INST opcode byte (EXIT is one of its sub-opcodes).
-const PSEUDO_INST: u8 = 0xDF;
 
 /// Error-record detail bit of a record that does not fit its opcode's
 /// nrt-isa layout (reserved bytes set, an unknown enum value, a wrong
