@@ -68,6 +68,11 @@ pub struct Core {
     /// (engine, type): a record push finds its ring (or that it has none)
     /// without searching the map or touching a reference count.
     nq_fast: Box<[NqSlot]>,
+    /// Bumped by every bind and unbind of a notification queue, so a
+    /// producer that keeps a queue's handle (a sequencer's own NOTIFY
+    /// queue) can tell with one load that the handle is still the bound
+    /// one.
+    nq_generation: AtomicU64,
     /// The interrupt line every notification queue of the core raises.
     pub nq_signal: Arc<crate::nq::NqSignal>,
     /// The five engines, by [`EngineId::index`].
@@ -96,6 +101,7 @@ impl Core {
             dma: (0..arch.dma_queues_per_core()).map(|_| DmaQueue::default()).collect(),
             nqs: Mutex::new(BTreeMap::new()),
             nq_fast: (0..NQ_FAST_ENGINES * NqType::ALL.len()).map(|_| NqSlot::default()).collect(),
+            nq_generation: AtomicU64::new(0),
             nq_signal: Arc::default(),
             engines: EngineId::ALL.map(slot),
             q7: crate::q7::Cluster::new(arch),
@@ -147,7 +153,16 @@ impl Core {
             *self.nq_fast[i].state.lock().unwrap_or_else(|e| e.into_inner()) = Some(state.clone());
             self.nq_fast[i].bound.store(true, Ordering::Release);
         }
-        map.insert((spec.engine_index, spec.nq_type), state)
+        let old = map.insert((spec.engine_index, spec.nq_type), state);
+        self.nq_generation.fetch_add(1, Ordering::AcqRel);
+        old
+    }
+
+    /// The generation of the core's queue bindings (see
+    /// [`Core::nq_generation`]'s field): equal readings mean no queue was
+    /// bound or unbound in between.
+    pub fn nq_generation(&self) -> u64 {
+        self.nq_generation.load(Ordering::Acquire)
     }
 
     /// Unbinds the queue of (engine index, type); returns it.
@@ -157,7 +172,9 @@ impl Core {
             self.nq_fast[i].bound.store(false, Ordering::Release);
             *self.nq_fast[i].state.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
-        map.remove(&(engine_index, ty))
+        let old = map.remove(&(engine_index, ty));
+        self.nq_generation.fetch_add(1, Ordering::AcqRel);
+        old
     }
 
     /// SBUF as `[partition][bytes]` for the numerical kernels.

@@ -57,7 +57,12 @@ impl Runner for Shared {
             Task::Engine(c, e) => {
                 let Some(core) = self.core_ref(CoreId(c)) else { return };
                 let slot = &core.engines[e as usize];
-                slot.queued.store(false, Ordering::SeqCst);
+                // Relaxed is enough: `begin_step`'s fence orders this store
+                // before the step's register reads, and a waker fences
+                // between its register change and its read of the flag, so
+                // either the waker sees the flag clear and re-queues, or
+                // the step sees the change.
+                slot.queued.store(false, Ordering::Relaxed);
                 let mut seq = slot.seq.lock().unwrap_or_else(|p| p.into_inner());
                 // The wait key is only ever written with the sequencer
                 // locked, so two tasks of one engine cannot leave a stale key.

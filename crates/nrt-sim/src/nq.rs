@@ -252,7 +252,12 @@ impl NqState {
     }
 
     /// Stops accepting records.
+    ///
+    /// Taken with the producer lock: once this returns no push is still
+    /// writing into the ring (a producer may hold the queue past its
+    /// unbinding, e.g. a sequencer's cached handle).
     pub fn disable(&self) {
+        let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
         self.enabled.store(false, Ordering::Release);
     }
 
@@ -268,7 +273,10 @@ impl NqState {
             return false;
         }
         let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-        if self.force_overflow.swap(false, Ordering::AcqRel) {
+        if !self.enabled.load(Ordering::Acquire) {
+            return false;
+        }
+        if self.force_overflow.load(Ordering::Acquire) && self.force_overflow.swap(false, Ordering::AcqRel) {
             self.overflow.store(true, Ordering::Release);
             return false;
         }

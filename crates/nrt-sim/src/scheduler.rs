@@ -64,8 +64,9 @@ pub trait Runner: HasScheduler + Send + Sync + 'static {
 #[derive(Debug)]
 pub struct Scheduler {
     queue: Mutex<VecDeque<Task>>,
-    /// Tasks in `queue` (kept with the lock held; read without it by
-    /// spinning workers).
+    /// Tasks in `queue` (stored with the lock held, so a plain store
+    /// rather than a read-modify-write keeps it exact; read without the
+    /// lock by spinning workers).
     pending: AtomicUsize,
     /// Workers parked on `ready` (a notify is a system call; it is only
     /// made when someone sleeps).
@@ -116,7 +117,7 @@ impl Scheduler {
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         let t = q.pop_front();
         if t.is_some() {
-            self.pending.fetch_sub(1, Ordering::AcqRel);
+            self.pending.store(q.len(), Ordering::Release);
         }
         t
     }
@@ -132,7 +133,7 @@ impl Scheduler {
         {
             let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
             q.push_back(task);
-            self.pending.fetch_add(1, Ordering::AcqRel);
+            self.pending.store(q.len(), Ordering::Release);
         }
         if self.deterministic && !self.escalated.load(Ordering::Acquire) {
             self.drain_here(&runner);
@@ -244,7 +245,7 @@ impl Scheduler {
                 return None;
             }
             if let Some(t) = q.pop_front() {
-                self.pending.fetch_sub(1, Ordering::AcqRel);
+                self.pending.store(q.len(), Ordering::Release);
                 return Some(t);
             }
             // Counted under the queue lock, before the wait releases it: a

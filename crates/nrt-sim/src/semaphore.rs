@@ -96,6 +96,15 @@ impl DirtySet {
     }
 }
 
+/// Moves a register's last-change time up to `now`; a change at a time
+/// no later than the stored one (an engine behind another) is settled by
+/// a load, without the atomic read-modify-write.
+fn raise_time(t: &AtomicU64, now: u64) {
+    if t.load(Ordering::Acquire) < now {
+        t.fetch_max(now, Ordering::AcqRel);
+    }
+}
+
 /// The semaphore and event registers of one core.
 #[derive(Debug)]
 pub struct SyncBlock {
@@ -145,14 +154,14 @@ impl SyncBlock {
 
     /// Assigns a semaphore at virtual time `now`.
     pub fn set_sem(&self, i: u32, v: i32, now: u64) {
-        self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        raise_time(&self.sem_time[i as usize], now);
         self.sems[i as usize].store(v, Ordering::SeqCst);
         self.dirty_sems.mark(i);
     }
 
     /// Adds (wrapping, as the 32-bit register does) and returns the new value.
     pub fn add_sem(&self, i: u32, delta: i32, now: u64) -> i32 {
-        self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        raise_time(&self.sem_time[i as usize], now);
         let v = self.sems[i as usize].fetch_add(delta, Ordering::SeqCst).wrapping_add(delta);
         self.dirty_sems.mark(i);
         v
@@ -166,7 +175,7 @@ impl SyncBlock {
     /// Records an update of semaphore `i` at virtual time `now` (made
     /// through [`SyncBlock::sem_cell`]).
     pub(crate) fn touch_sem(&self, i: u32, now: u64) {
-        self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        raise_time(&self.sem_time[i as usize], now);
         self.dirty_sems.mark(i);
     }
 
@@ -182,7 +191,7 @@ impl SyncBlock {
 
     /// Sets or clears an event at virtual time `now`.
     pub fn set_event(&self, i: u32, on: bool, now: u64) {
-        self.event_time[i as usize].fetch_max(now, Ordering::AcqRel);
+        raise_time(&self.event_time[i as usize], now);
         self.events[i as usize].store(u32::from(on), Ordering::SeqCst);
         self.dirty_events.mark(i);
     }
@@ -198,7 +207,7 @@ impl SyncBlock {
         let mut changed = false;
         self.dirty_sems.take_range(first, end, |i| {
             if self.sems[i as usize].load(Ordering::SeqCst) != 0 {
-                self.sem_time[i as usize].fetch_max(now, Ordering::AcqRel);
+                raise_time(&self.sem_time[i as usize], now);
                 self.sems[i as usize].store(0, Ordering::SeqCst);
                 changed = true;
             }
@@ -213,7 +222,7 @@ impl SyncBlock {
         let mut changed = false;
         self.dirty_events.take_range(first, end, |i| {
             if self.events[i as usize].load(Ordering::SeqCst) != 0 {
-                self.event_time[i as usize].fetch_max(now, Ordering::AcqRel);
+                raise_time(&self.event_time[i as usize], now);
                 self.events[i as usize].store(0, Ordering::SeqCst);
                 changed = true;
             }

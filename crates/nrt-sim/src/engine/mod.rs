@@ -80,9 +80,13 @@ struct Issuer {
     /// Compute state kept between instructions (the PE's loaded weights).
     compute: compute::EngineState,
     /// The memory page CTRL_POLL_SEM read last (the runtime's request
-    /// buffer, polled three times per execution): its first device address
-    /// and pin, so a repeat poll skips the address decode and page lookup.
-    poll_page: Option<(u64, crate::memory::pages::PinnedRange)>,
+    /// buffer, polled three times per execution), so a repeat poll skips
+    /// the address decode, the page lookup and, while the page is
+    /// unmodified, the page lock.
+    poll_page: Option<PollPage>,
+    /// The core's binding generation and the NOTIFY queue of this engine
+    /// it had (see [`Issuer::push_own_notify`]).
+    notify_queue: Option<(u64, Option<Arc<crate::nq::NqState>>)>,
 }
 
 impl Sequencer {
@@ -124,7 +128,19 @@ impl Sequencer {
     }
 
     /// Runs at most `budget` records.
+    ///
+    /// The engine's clock reaches the core's clock ([`Core::observe`]) at
+    /// the end of the step and before any record that hands work to
+    /// another agent (a memory or register write, a DMA, a Q7 op, a compute
+    /// instruction), not after every record: nothing else reads the core's
+    /// clock in between, and each publish is an atomic read-modify-write.
     pub fn step(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, budget: usize) -> StepOutcome {
+        let outcome = self.step_records(dev, core, budget);
+        core.observe(self.st.clock);
+        outcome
+    }
+
+    fn step_records(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, budget: usize) -> StepOutcome {
         let st = &mut self.st;
         for _ in 0..budget {
             if st.state != RunState::Running {
@@ -173,6 +189,7 @@ impl Issuer {
             regs: regs::Registers::default(),
             compute: compute::EngineState::default(),
             poll_page: None,
+            notify_queue: None,
         }
     }
 
@@ -180,9 +197,22 @@ impl Issuer {
         self.engine.index() as u8
     }
 
-    fn notify(&self, dev: &Shared, core: &Core, event: EngineEvent, subtype: RuntimeSubtype, hint: u8, sub_id: u16) {
+    fn notify(&mut self, dev: &Shared, core: &Core, event: EngineEvent, subtype: RuntimeSubtype, hint: u8, sub_id: u16) {
         let rec = nqr::infer_status(self.eidx(), event, subtype, sub_id, self.pc, hint, self.clock);
-        dev.push_record(core, self.eidx(), NqType::Notify, rec);
+        self.push_own_notify(dev, core, rec);
+    }
+
+    /// Writes a record into this engine's NOTIFY queue through the handle
+    /// kept in `notify_queue` (refreshed when the core's bindings change),
+    /// skipping the per-record search of the core's queues.
+    fn push_own_notify(&mut self, dev: &Shared, core: &Core, rec: [u8; nrt_hal::NQ_RECORD_BYTES]) {
+        let generation = core.nq_generation();
+        if self.notify_queue.as_ref().is_none_or(|(g, _)| *g != generation) {
+            self.notify_queue = Some((generation, core.nq(self.eidx(), NqType::Notify)));
+        }
+        if let Some((_, Some(q))) = &self.notify_queue {
+            q.push(dev, rec);
+        }
     }
 
     fn end_execution(&mut self, dev: &Shared, core: &Core, hint: u8) {
@@ -290,6 +320,9 @@ impl Issuer {
         let mut cost_ps = cost::control(self.engine);
         let mut next_pc = self.pc + 1;
         let mut reset = None;
+        if hands_off_work(instr) {
+            core.observe(self.clock);
+        }
         match instr {
             Instruction::EventSemaphore(_) | Instruction::Nop(_) | Instruction::PrologueB1(_) | Instruction::Drain(_) => {}
             Instruction::Halt(_) => {
@@ -302,7 +335,11 @@ impl Issuer {
                 let completion = n.subtype == RuntimeSubtype::Custom as u16 && n.sub_id == nrt_isa::notification::CustomSubId::TensorCompletion as u16;
                 let pc = if completion { u64::from(n.payload) } else { self.pc };
                 let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, pc, rec.debug_hint, self.clock);
-                dev.push_record(core, n.queue, NqType::Notify, r);
+                if n.queue == self.eidx() {
+                    self.push_own_notify(dev, core, r);
+                } else {
+                    dev.push_record(core, n.queue, NqType::Notify, r);
+                }
             }
             Instruction::LoadPoolArgument(l) => match crate::q7::load_arguments(dev, l) {
                 Ok(latched) => core.q7.latch(latched),
@@ -369,7 +406,6 @@ impl Issuer {
             }
             Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
                 self.clock += cost_ps;
-                core.observe(self.clock);
                 self.end_execution(dev, core, rec.debug_hint);
                 self.pc = 0;
                 // EXIT completes nothing, but its issue-time updates happened.
@@ -424,7 +460,6 @@ impl Issuer {
         if !plain && let Err(mode) = sync::complete(rec, &core.sync, self.clock) {
             return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
         }
-        core.observe(self.clock);
         if trace_end {
             let r = nqr::trace(self.eidx(), EngineEvent::InstEnd, rec.opcode, self.pc, rec.debug_hint, self.clock);
             dev.push_record(core, self.eidx(), NqType::Trace, r);
@@ -440,20 +475,22 @@ impl Issuer {
 }
 
 impl Issuer {
-    /// Reads the polled word at `addr`: through the pinned page of the
+    /// Reads the polled word at `addr`: from the window of the last poll
+    /// while its page is unmodified, else through the pinned page of the
     /// last poll when it holds the word, else pinning its page (memory) or
     /// through the device's address decode (register windows). False if
     /// the address cannot be read.
     fn poll_read(&mut self, dev: &Shared, addr: u64, w: &mut [u8; 4]) -> bool {
-        if let Some((base, pin)) = &self.poll_page
-            && addr >= *base
-            && pin.read((addr - *base) as usize, w)
+        if let Some(page) = &mut self.poll_page
+            && addr >= page.base
+            && page.read((addr - page.base) as usize, w)
         {
             return true;
         }
         if let Some((base, pin)) = dev.pin_page(DeviceAddr(addr), 4) {
-            let ok = pin.read((addr - base.get()) as usize, w);
-            self.poll_page = Some((base.get(), pin));
+            let mut page = PollPage { base: base.get(), pin, window: None };
+            let ok = page.read((addr - base.get()) as usize, w);
+            self.poll_page = Some(page);
             if ok {
                 return true;
             }
@@ -475,6 +512,69 @@ impl Issuer {
         self.clock = self.clock.max(core.q7.end_clock());
         false
     }
+}
+
+/// Bytes per CTRL_POLL_SEM read window (the runtime's 56-byte request
+/// fits one).
+const POLL_WINDOW: usize = 64;
+
+/// The pinned page of the last CTRL_POLL_SEM and a copy of the aligned
+/// window around the last polled word, valid while the page's version is
+/// the one it was read at (a write in between bumps it).
+#[derive(Debug)]
+struct PollPage {
+    /// Device address of the pin's first byte.
+    base: u64,
+    pin: crate::memory::pages::PinnedRange,
+    /// (offset in the pin, page version, bytes) of the window.
+    window: Option<(usize, u64, [u8; POLL_WINDOW])>,
+}
+
+impl PollPage {
+    /// Reads the word at offset `at` of the pin: from the window if the
+    /// page is unmodified since it was copied, else by refreshing the
+    /// window (or, at the end of a short pin, straight from the page).
+    fn read(&mut self, at: usize, w: &mut [u8; 4]) -> bool {
+        if let Some((start, version, bytes)) = &self.window
+            && at >= *start
+            && at + 4 <= start + POLL_WINDOW
+            && self.pin.version() == *version
+        {
+            w.copy_from_slice(&bytes[at - start..at - start + 4]);
+            return true;
+        }
+        let start = at - at % POLL_WINDOW;
+        let mut bytes = [0u8; POLL_WINDOW];
+        if start + POLL_WINDOW <= self.pin.len()
+            && let Some(version) = self.pin.read_versioned(start, &mut bytes)
+        {
+            w.copy_from_slice(&bytes[at - start..at - start + 4]);
+            self.window = Some((start, version, bytes));
+            return true;
+        }
+        self.window = None;
+        self.pin.read(at, w)
+    }
+}
+
+/// Whether executing `instr` can hand work to another agent that reads
+/// the core's clock (see [`Sequencer::step`]): everything but the
+/// sequencer's own control records.
+fn hands_off_work(instr: &Instruction) -> bool {
+    !matches!(
+        instr,
+        Instruction::EventSemaphore(_)
+            | Instruction::Nop(_)
+            | Instruction::PrologueB1(_)
+            | Instruction::Drain(_)
+            | Instruction::Halt(_)
+            | Instruction::Notify(_)
+            | Instruction::CtrlAl(_)
+            | Instruction::CtrlBr(_)
+            | Instruction::CtrlPollSem(_)
+            | Instruction::CtrlEr(_)
+            | Instruction::PseudoInst(_)
+    )
 }
 
 /// Wakes the engines waiting on a register `rec` changed (its updates and

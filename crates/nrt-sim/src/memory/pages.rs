@@ -140,6 +140,28 @@ impl PinnedRange {
         true
     }
 
+    /// The page's modification counter (see [`Stamp`]): while it reads
+    /// the same, bytes read from the range are unchanged. Dropping the
+    /// page from its region bumps it too.
+    pub fn version(&self) -> u64 {
+        self.page.version.load(Ordering::Acquire)
+    }
+
+    /// Like [`PinnedRange::read`], returning the page version the bytes
+    /// belong to (`None`: nothing read).
+    pub fn read_versioned(&self, at: usize, buf: &mut [u8]) -> Option<u64> {
+        if at.checked_add(buf.len()).is_none_or(|end| end > self.len) {
+            return None;
+        }
+        let g = self.page.lock();
+        if self.page.detached.load(Ordering::Acquire) {
+            return None;
+        }
+        let o = self.start + at;
+        buf.copy_from_slice(&g[o..o + buf.len()]);
+        Some(self.page.version.load(Ordering::Acquire))
+    }
+
     /// Copies bytes at offset `at` of the range into `buf`; false (nothing
     /// read) if they do not fit or the page was dropped.
     pub fn read(&self, at: usize, buf: &mut [u8]) -> bool {
