@@ -395,7 +395,14 @@ impl Shared {
             let _ = self.write_at(DeviceAddr(addr), &1u32.to_le_bytes(), end);
         }
         core.observe(end);
-        self.wake(core, Change::Q7);
+        // Engines waiting on the cluster wait for the op's end (DRAIN, a
+        // new dispatch, the end of the execution) or for a fault (POOL
+        // halts): an invocation that ends fine while others still run
+        // changes nothing they wait for, and waking them anyway re-ran
+        // the POOL sequencer once per Q7 core per op.
+        if outcome != crate::q7::invoke::Outcome::Ok || !core.q7.busy() {
+            self.wake(core, Change::Q7);
+        }
     }
 
     /// Queues a walk of DMA queue `q` unless one is queued already.
