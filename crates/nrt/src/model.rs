@@ -65,6 +65,10 @@ pub struct CoreProgram {
     /// Per engine, where each image record came from (names instructions
     /// in error messages and traces).
     pub sites: [ImageMap; 5],
+    /// Whether the program can hand ops to the Q7 cluster (EXTENDED_INST
+    /// or custom ops): only then can an execution leave kernel output to
+    /// drain from the Q7 stdout rings.
+    pub runs_q7: bool,
     /// Set when the images are instrumented for a device profile.
     pub trace: Option<crate::profile::TracedImages>,
 }

@@ -100,16 +100,20 @@ impl ModelRings<'_> {
 /// Allocation-free.
 fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
     let begin = Instant::now();
+    let mut now = begin;
     loop {
         let core = h.pending_core().unwrap_or(0).min(src.cores().saturating_sub(1));
         let seen = src.signal_count(core);
-        let now = Instant::now();
         match h.step(src, now) {
             Step::Done(s) => return s,
-            Step::InFlight if src.assist(core) => {}
-            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => std::hint::spin_loop(),
+            Step::InFlight if src.assist(core) => now = Instant::now(),
+            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => {
+                std::hint::spin_loop();
+                now = Instant::now();
+            }
             Step::InFlight => {
                 src.wait_signal(core, seen, h.time_left(now).min(MAX_BLOCK));
+                now = Instant::now();
             }
         }
     }
@@ -257,7 +261,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     let src = ModelRings { prog, outputs, n_in };
     let status = drive_harvest(&mut st.harvest, &src);
     // What the Q7 kernels printed goes to the log, whatever the outcome.
-    for c in &prog.cores {
+    for c in prog.cores.iter().filter(|c| c.runs_q7) {
         c.core.drain_q7_stdio();
     }
     // A profiled execution's trace, read while the cores are still ours.

@@ -401,6 +401,7 @@ fn stage_subgraph(
         core: core.clone(),
         images,
         engines,
+        runs_q7: !pool_head.is_empty(),
         queues: taken.queues.clone(),
         shared_scratchpad: taken.shared_scratchpad,
         gpsimd_libs: taken.gpsimd_libs.clone(),
