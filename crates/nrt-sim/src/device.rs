@@ -432,19 +432,21 @@ impl Shared {
     /// re-queued: it is running, and checks its next wait against the
     /// current registers anyway.
     pub fn wake_others(&self, core: &Core, change: Change, by: Option<usize>) {
-        self.wake_all_of(core, &[Some(change)], by);
+        self.wake_all_of(core, &[change], by);
     }
 
-    /// [`Shared::wake_others`] for several changes at once (`None`
-    /// entries are skipped): one fence, each engine re-queued at most once.
-    pub fn wake_all_of(&self, core: &Core, changes: &[Option<Change>], by: Option<usize>) {
+    /// [`Shared::wake_others`] for several changes at once: one fence,
+    /// each engine re-queued at most once. An engine already queued is
+    /// skipped before its key is read (its queued step re-reads every
+    /// register anyway).
+    pub fn wake_all_of(&self, core: &Core, changes: &[Change], by: Option<usize>) {
         crate::wake::publish_change();
         for (e, slot) in core.engines.iter().enumerate() {
-            if Some(e) == by || !slot.active.load(Ordering::Acquire) {
+            if Some(e) == by || !slot.active.load(Ordering::Acquire) || slot.queued.load(Ordering::SeqCst) {
                 continue;
             }
             let key = slot.wait.key();
-            if changes.iter().flatten().any(|c| c.wakes(key)) {
+            if changes.iter().any(|c| c.wakes(key)) {
                 self.schedule_engine(core, e);
             }
         }

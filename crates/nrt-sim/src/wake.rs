@@ -94,6 +94,55 @@ impl Change {
     }
 }
 
+/// The register changes of one record (at most five: four from its
+/// updates and self-clearing waits, one CTRL_ER range), kept inline so a
+/// record's list is worked out once when it is decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Changes {
+    items: [Change; 5],
+    len: u8,
+}
+
+impl Default for Changes {
+    fn default() -> Changes {
+        Changes { items: [Change::Everything; 5], len: 0 }
+    }
+}
+
+impl Changes {
+    /// The changes among `list` that are `Some`, in order (at most five are kept:
+    /// the rest would be dropped, so callers pass at most five).
+    pub fn of(list: &[Option<Change>]) -> Changes {
+        let mut out = Changes::default();
+        for c in list.iter().flatten() {
+            out.push(*c);
+        }
+        out
+    }
+
+    /// Adds a change; a sixth is folded into [`Change::Everything`] (waking
+    /// too often is safe, too rarely is not).
+    pub fn push(&mut self, c: Change) {
+        match self.items.get_mut(usize::from(self.len)) {
+            Some(slot) => {
+                *slot = c;
+                self.len += 1;
+            }
+            None => self.items[4] = Change::Everything,
+        }
+    }
+
+    /// The changes, in order.
+    pub fn as_slice(&self) -> &[Change] {
+        &self.items[..usize::from(self.len)]
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// The published wait of one engine (see the module docs for the
 /// handshake).
 #[derive(Debug, Default)]
@@ -135,6 +184,19 @@ pub fn publish_change() {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn change_lists_keep_order_and_overflow_to_everything() {
+        let c = Changes::of(&[None, Some(Change::Sem(1)), None, Some(Change::Event(2))]);
+        assert_eq!(c.as_slice(), &[Change::Sem(1), Change::Event(2)]);
+        assert!(Changes::of(&[None, None]).is_empty());
+        let mut many = Changes::default();
+        for i in 0..6 {
+            many.push(Change::Sem(i));
+        }
+        assert_eq!(many.as_slice().len(), 5);
+        assert_eq!(many.as_slice()[4], Change::Everything, "a sixth change wakes everyone");
+    }
 
     #[test]
     fn changes_wake_only_matching_waits() {

@@ -39,6 +39,9 @@ pub struct Entry {
     /// Whether the record is PSEUDO_INST EXIT_EXECUTION (the POOL engine
     /// joins the Q7 cluster before it).
     pub exit: bool,
+    /// The registers the record changes when it issues and completes
+    /// ([`crate::engine::sync::changes`]), whose waiters it wakes.
+    pub changes: crate::wake::Changes,
 }
 
 impl Entry {
@@ -50,6 +53,7 @@ impl Entry {
             bytes: *bytes,
             plain: rec.is_unsynchronised(),
             exit: nrt_isa::instr::slots::is_exit_record(bytes),
+            changes: crate::wake::Changes::of(&crate::engine::sync::changes(&rec)),
             rec,
             instr: Instruction::decode(bytes),
         }

@@ -28,7 +28,7 @@ use record::op;
 use nrt_isa::instr::{Instruction, PseudoSub, ResetTarget};
 use std::sync::Arc;
 use sync::WaitCheck;
-use crate::wake::{Change, WaitKey};
+use crate::wake::{Change, Changes, WaitKey};
 
 /// Sequencer run state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -410,7 +410,7 @@ impl Issuer {
                 self.pc = 0;
                 // EXIT completes nothing, but its issue-time updates happened.
                 if !plain {
-                    wake_changed(dev, core, self.engine, rec, None);
+                    wake_changed(dev, core, self.engine, &entry.changes, None);
                 }
                 return None;
             }
@@ -450,12 +450,13 @@ impl Issuer {
         // (5) completion. A latched Q7 op's completion gate leaves its
         // increment to the op's completion write (q7::completion_gate).
         self.clock += cost_ps;
+        // The gate may drop a completion update, and with it a change.
         let gated;
-        let rec = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE {
+        let (rec, changes) = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE {
             gated = crate::q7::completion_gate(dev.arch, core, *rec);
-            &gated
+            (&gated, Changes::of(&sync::changes(&gated)))
         } else {
-            rec
+            (rec, entry.changes)
         };
         if !plain && let Err(mode) = sync::complete(rec, &core.sync, self.clock) {
             return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
@@ -465,7 +466,7 @@ impl Issuer {
             dev.push_record(core, self.eidx(), NqType::Trace, r);
         }
         if !plain || reset.is_some() {
-            wake_changed(dev, core, self.engine, rec, reset);
+            wake_changed(dev, core, self.engine, &changes, reset);
         }
         if self.state == RunState::Running {
             self.pc = next_pc;
@@ -580,11 +581,13 @@ fn hands_off_work(instr: &Instruction) -> bool {
 /// Wakes the engines waiting on a register `rec` changed (its updates and
 /// self-clearing event waits) or on the range a CTRL_ER `reset`.
 /// The engine that made the changes is not re-queued (it is running).
-fn wake_changed(dev: &Shared, core: &Core, by: EngineId, rec: &record::Record, reset: Option<Change>) {
-    let [a, b, c, d] = sync::changes(rec);
-    let all = [a, b, c, d, reset];
-    if all.iter().any(Option::is_some) {
-        dev.wake_all_of(core, &all, Some(by.index()));
+fn wake_changed(dev: &Shared, core: &Core, by: EngineId, changes: &Changes, reset: Option<Change>) {
+    let mut all = *changes;
+    if let Some(r) = reset {
+        all.push(r);
+    }
+    if !all.is_empty() {
+        dev.wake_all_of(core, all.as_slice(), Some(by.index()));
     }
 }
 
