@@ -77,7 +77,9 @@ pub struct Scheduler {
     deterministic: bool,
     threads: usize,
     started: AtomicUsize,
-    drain: Mutex<()>,
+    /// Held by the deterministic drainer; guards its batch buffer (kept
+    /// between drains, so a drain allocates nothing).
+    drain: Mutex<VecDeque<Task>>,
     shutdown: AtomicBool,
     /// Deterministic mode gave up lockstep after a runaway drain.
     escalated: AtomicBool,
@@ -96,7 +98,7 @@ impl Scheduler {
             deterministic,
             threads: threads.max(1),
             started: AtomicUsize::new(0),
-            drain: Mutex::new(()),
+            drain: Mutex::new(VecDeque::new()),
             shutdown: AtomicBool::new(false),
             escalated: AtomicBool::new(false),
             drain_limit: drain_limit.max(1),
@@ -168,23 +170,47 @@ impl Scheduler {
     /// Deterministic mode: run the queue to empty on this thread unless
     /// another thread (or an outer frame of this one) is already draining;
     /// that drainer will pick the task up.
+    ///
+    /// The drainer takes the whole queue at once (one lock per batch, not
+    /// per task) into the batch buffer the drain lock guards, and runs it
+    /// in order; tasks submitted meanwhile queue behind it, so the order
+    /// is the FIFO order of popping one task at a time.
     fn drain_here<R: Runner>(&self, runner: &impl Fn() -> Arc<R>) {
         loop {
-            let Ok(guard) = self.drain.try_lock() else { return };
+            let Ok(mut batch) = self.drain.try_lock() else { return };
             let runner = runner();
             let mut slices = 0u64;
-            while let Some(t) = self.pop() {
-                runner.run(t);
-                slices += 1;
-                if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
-                    drop(guard);
-                    self.ensure_workers(&runner);
-                    self.ready.notify_one();
-                    return;
+            loop {
+                {
+                    let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                    if q.is_empty() {
+                        break;
+                    }
+                    std::mem::swap(&mut *q, &mut *batch);
+                    self.pending.store(0, Ordering::Release);
+                }
+                while let Some(t) = batch.pop_front() {
+                    runner.run(t);
+                    slices += 1;
+                    if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
+                        // The rest of the batch goes back in front of
+                        // whatever was submitted meanwhile, for the worker.
+                        {
+                            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                            while let Some(t) = batch.pop_back() {
+                                q.push_front(t);
+                            }
+                            self.pending.store(q.len(), Ordering::Release);
+                        }
+                        drop(batch);
+                        self.ensure_workers(&runner);
+                        self.ready.notify_one();
+                        return;
+                    }
                 }
             }
-            drop(guard);
-            // A task pushed between our last pop and the unlock would be
+            drop(batch);
+            // A task pushed between our last look and the unlock would be
             // stranded: re-check after releasing.
             if self.queue.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
                 return;
@@ -352,6 +378,56 @@ mod tests {
             std::thread::yield_now();
         }
         p.scheduler.shutdown();
+    }
+
+    /// Each engine task submits a DMA task and, for engine 0, another
+    /// engine task: the order of a one-task-at-a-time FIFO.
+    struct Chain {
+        scheduler: Scheduler,
+        ran: Mutex<Vec<Task>>,
+    }
+
+    impl HasScheduler for Chain {
+        fn scheduler(&self) -> &Scheduler {
+            &self.scheduler
+        }
+    }
+
+    impl Runner for Chain {
+        fn run(self: &Arc<Self>, task: Task) {
+            self.ran.lock().unwrap().push(task);
+            if let Task::Engine(c, e) = task {
+                self.scheduler.submit(|| self.clone(), Task::Dma(c, u16::from(e)));
+                if e == 0 && c < 3 {
+                    self.scheduler.submit(|| self.clone(), Task::Engine(c + 1, 0));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn deterministic_drains_run_in_submission_order() {
+        for limit in [DETERMINISTIC_DRAIN_LIMIT, 3] {
+            let c = Arc::new(Chain { scheduler: Scheduler::new(true, 1, limit), ran: Mutex::new(Vec::new()) });
+            c.scheduler.submit(|| c.clone(), Task::Engine(0, 0));
+            let want = [
+                Task::Engine(0, 0),
+                Task::Dma(0, 0),
+                Task::Engine(1, 0),
+                Task::Dma(1, 0),
+                Task::Engine(2, 0),
+                Task::Dma(2, 0),
+                Task::Engine(3, 0),
+                Task::Dma(3, 0),
+            ];
+            // Past the limit a worker finishes the queue, in the same order.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while c.ran.lock().unwrap().len() < want.len() && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            assert_eq!(c.ran.lock().unwrap().as_slice(), &want, "drain limit {limit}");
+            c.scheduler.shutdown();
+        }
     }
 
     #[test]

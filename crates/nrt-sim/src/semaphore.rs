@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(s.sem_time(1), 20);
         assert!(s.reset_sems(250, 255, 40));
         assert_eq!(s.sem(250), 0);
-        assert!(s.update_sem_if(63, |_| true, &|x| x + 2, 50));
+        assert!(s.update_sem_if(63, |_| true, |x| x + 2, 50));
         assert!(s.reset_sems(63, 64, 60), "a compare-and-swap update marks its register");
         assert!(!s.reset_sems(9, 3, 70), "an empty range");
         s.set_event(64, true, 0);

@@ -26,7 +26,7 @@ pub const DMA_REG_STATUS: u64 = 0x24;
 
 /// Programming and progress of one queue, owned by whoever holds the lock
 /// (the queue worker while it walks, or the programming path).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct QueueRegs {
     /// Software status.
     pub status: DmaQueueStatus,
@@ -38,6 +38,9 @@ pub struct QueueRegs {
     pub rx_head: u64,
     /// Virtual time (ps) at which the queue's last transfer finished.
     pub clock: u64,
+    /// The memory pages the TX and RX descriptors were last read from
+    /// (see [`transfer::read_descriptor`]).
+    pub ring_pages: [Option<(u64, crate::memory::pages::PinnedRange)>; 2],
 }
 
 impl QueueRegs {
@@ -54,6 +57,7 @@ impl QueueRegs {
             tx_head: 0,
             rx_head: 0,
             clock: 0,
+            ring_pages: [None, None],
         }
     }
 }
@@ -92,7 +96,7 @@ impl DmaQueue {
     /// Programs the rings and enables the queue (heads and tails to zero).
     pub fn init(&self, config: DmaRingConfig) {
         let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
-        *r = QueueRegs { status: DmaQueueStatus::Enabled, config, tx_head: 0, rx_head: 0, clock: r.clock };
+        *r = QueueRegs { status: DmaQueueStatus::Enabled, config, tx_head: 0, rx_head: 0, clock: r.clock, ring_pages: [None, None] };
         for a in [&self.tx_tail, &self.rx_tail, &self.tx_head_pub, &self.rx_head_pub] {
             a.store(0, Ordering::Release);
         }

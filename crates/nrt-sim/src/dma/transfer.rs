@@ -6,11 +6,12 @@ use crate::cost;
 use crate::device::Shared;
 use crate::dma::desc::Descriptor;
 use crate::fault::FaultKind;
-use crate::wake::Change;
+use crate::wake::{Change, Changes};
 use nrt_isa::notification::InferErrorSubtype;
 use crate::dma::pattern::{self, Bytes};
 use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
 use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock, RingSide};
+use crate::memory::pages::PinnedRange;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -45,9 +46,9 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         }
         let mut tb = [0u8; 16];
         let mut rb = [0u8; 16];
-        let fetched = dev
-            .read(regs.config.tx_ring.offset((regs.tx_head % n) * 16), &mut tb)
-            .and_then(|_| dev.read(regs.config.rx_ring.offset((regs.rx_head % n) * 16), &mut rb));
+        let (tx_at, rx_at) = (regs.config.tx_ring.offset((regs.tx_head % n) * 16), regs.config.rx_ring.offset((regs.rx_head % n) * 16));
+        let [tx_page, rx_page] = &mut regs.ring_pages;
+        let fetched = read_descriptor(dev, tx_page, tx_at, &mut tb).and_then(|_| read_descriptor(dev, rx_page, rx_at, &mut rb));
         let start = regs.clock.max(core.now());
         let abort = |regs: &mut crate::dma::QueueRegs| {
             regs.status = DmaQueueStatus::Aborted;
@@ -131,16 +132,31 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
     drop(regs);
     if progressed || !more {
         // The queue moved or went idle (DRAIN waiters), and its completion
-        // semaphore / event may have changed.
-        dev.wake(core, Change::Dma);
-        if let Some(s) = completed.0 {
-            dev.wake(core, Change::Sem(s));
-        }
-        if let Some(e) = completed.1 {
-            dev.wake(core, Change::Event(e));
-        }
+        // semaphore / event may have changed: one wake for all three.
+        let changes = Changes::of(&[Some(Change::Dma), completed.0.map(Change::Sem), completed.1.map(Change::Event)]);
+        dev.wake_all_of(core, changes.as_slice(), None);
     }
     more
+}
+
+/// Reads the 16-byte descriptor at `addr`: through `page`, the pinned
+/// memory page of the ring's last read, when it holds the descriptor (no
+/// address decode or page-table lookup), else by pinning the descriptor's
+/// page if it is backed memory, else through the device's address decode.
+pub fn read_descriptor(dev: &Shared, page: &mut Option<(u64, PinnedRange)>, addr: DeviceAddr, out: &mut [u8; 16]) -> HalResult<()> {
+    if let Some((base, pin)) = page
+        && addr.get() >= *base
+        && pin.read((addr.get() - *base) as usize, out)
+    {
+        return Ok(());
+    }
+    if let Some((base, pin)) = dev.pin_resident_page(addr, out.len() as u64)
+        && pin.read((addr.get() - base.get()) as usize, out)
+    {
+        *page = Some((base.get(), pin));
+        return Ok(());
+    }
+    dev.read(addr, out)
 }
 
 /// Device memory seen by a pattern transfer, with register writes stamped

@@ -24,11 +24,9 @@ pub const BLOCK_RECORDS: u64 = 64;
 /// Blocks a sequencer keeps (dispatcher, image regions, loops).
 pub const BLOCKS: usize = 8;
 
-/// One fetched record, decoded.
+/// One fetched record, decoded (the raw bytes stay in the block).
 #[derive(Clone, Debug)]
 pub struct Entry {
-    /// The raw bytes.
-    pub bytes: [u8; RECORD_BYTES],
     /// Header and synchronisation fields.
     pub rec: Record,
     /// The typed decode (an error is raised when the record executes).
@@ -50,7 +48,6 @@ impl Entry {
     pub fn decode(bytes: &[u8; RECORD_BYTES]) -> Entry {
         let rec = Record::decode(bytes);
         Entry {
-            bytes: *bytes,
             plain: rec.is_unsynchronised(),
             exit: nrt_isa::instr::slots::is_exit_record(bytes),
             changes: crate::wake::Changes::of(&crate::engine::sync::changes(&rec)),
@@ -241,15 +238,15 @@ mod tests {
         let mut c = InstrCache::default();
         for pc in [0u64, 5, 63, 64, 130, 199, 3] {
             let e = c.get(&shared, at, 200, pc).unwrap();
-            assert_eq!(e.bytes, build::write(0x1000 + pc * 4, pc as u32), "pc {pc}");
+            assert_eq!(e.instr, Instruction::decode(&build::write(0x1000 + pc * 4, pc as u32)), "pc {pc}");
         }
         assert_eq!(c.blocks.len(), 4, "blocks of 64 records: 0, 64, 128, 192");
         // A write into the program is seen at the next lookup.
         dev.write(at.offset(5 * 64), &build::exit()).unwrap();
-        assert_eq!(c.get(&shared, at, 200, 5).unwrap().bytes, build::exit());
+        assert!(c.get(&shared, at, 200, 5).unwrap().exit);
         // A write elsewhere on the same page also refetches, with the same result.
         dev.write(at.offset(150 * 64 + 16), &[0u8; 4]).unwrap();
-        assert_eq!(c.get(&shared, at, 200, 6).unwrap().bytes, build::write(0x1000 + 24, 6));
+        assert_eq!(c.get(&shared, at, 200, 6).unwrap().instr, Instruction::decode(&build::write(0x1000 + 24, 6)));
         // Past the end of memory: no entry.
         let end = DeviceAddr(shared.info.hbm[0].base.get() + shared.info.hbm[0].size - 64);
         assert!(c.get(&shared, end, 2, 1).is_none());
@@ -271,6 +268,6 @@ mod tests {
         assert!(c.blocks.iter().any(|b| b.holds(at, 1)), "the block used every time stays");
         c.clear();
         assert!(c.blocks.iter().all(|b| !b.filled));
-        assert_eq!(c.get(&shared, at, n, 2).unwrap().bytes, build::write(0x1000 + 8, 2));
+        assert_eq!(c.get(&shared, at, n, 2).unwrap().instr, Instruction::decode(&build::write(0x1000 + 8, 2)));
     }
 }

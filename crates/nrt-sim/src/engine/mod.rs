@@ -453,10 +453,11 @@ impl Issuer {
         // The gate may drop a completion update, and with it a change.
         let gated;
         let (rec, changes) = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE {
-            gated = crate::q7::completion_gate(dev.arch, core, *rec);
-            (&gated, Changes::of(&sync::changes(&gated)))
+            let g = crate::q7::completion_gate(dev.arch, core, *rec);
+            gated = (g, Changes::of(&sync::changes(&g)));
+            (&gated.0, &gated.1)
         } else {
-            (rec, entry.changes)
+            (rec, &entry.changes)
         };
         if !plain && let Err(mode) = sync::complete(rec, &core.sync, self.clock) {
             return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
@@ -466,7 +467,7 @@ impl Issuer {
             dev.push_record(core, self.eidx(), NqType::Trace, r);
         }
         if !plain || reset.is_some() {
-            wake_changed(dev, core, self.engine, &changes, reset);
+            wake_changed(dev, core, self.engine, changes, reset);
         }
         if self.state == RunState::Running {
             self.pc = next_pc;
@@ -582,10 +583,16 @@ fn hands_off_work(instr: &Instruction) -> bool {
 /// self-clearing event waits) or on the range a CTRL_ER `reset`.
 /// The engine that made the changes is not re-queued (it is running).
 fn wake_changed(dev: &Shared, core: &Core, by: EngineId, changes: &Changes, reset: Option<Change>) {
-    let mut all = *changes;
-    if let Some(r) = reset {
-        all.push(r);
-    }
+    let with_reset;
+    let all = match reset {
+        Some(r) => {
+            let mut c = *changes;
+            c.push(r);
+            with_reset = c;
+            &with_reset
+        }
+        None => changes,
+    };
     if !all.is_empty() {
         dev.wake_all_of(core, all.as_slice(), Some(by.index()));
     }

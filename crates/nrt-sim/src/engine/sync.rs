@@ -156,7 +156,7 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
                     _ => true,
                 })
             };
-            if !sync.update_sem_if(u32::from(i), guard, &|x| apply(mode, imm, x), now) {
+            if !sync.update_sem_if(u32::from(i), guard, |x| apply(mode, imm, x), now) {
                 return WaitCheck::Unmet(WaitKey::Sem(u32::from(i)));
             }
         }
@@ -190,7 +190,7 @@ pub fn complete(rec: &Record, sync: &SyncBlock, now: u64) -> Result<(), u8> {
                 if !sem_ok(sync, i) {
                     return Err(u.mode);
                 }
-                sync.update_sem_if(u32::from(i), |_| true, &|x| apply(mode, imm, x), now);
+                sync.update_sem_if(u32::from(i), |_| true, |x| apply(mode, imm, x), now);
             }
             Effect::Evt(i, on) => {
                 if !evt_ok(sync, i) {
@@ -229,7 +229,7 @@ pub fn changes(rec: &Record) -> [Option<Change>; 4] {
 impl SyncBlock {
     /// Compare-and-swap loop: if `pred(value)` holds, replace the value by
     /// `f(value)` and return true; otherwise leave it and return false.
-    pub fn update_sem_if(&self, i: u32, pred: impl Fn(i32) -> bool, f: &dyn Fn(i32) -> i32, now: u64) -> bool {
+    pub fn update_sem_if(&self, i: u32, pred: impl Fn(i32) -> bool, f: impl Fn(i32) -> i32, now: u64) -> bool {
         let cell = self.sem_cell(i);
         let mut cur = cell.load(Ordering::Acquire);
         loop {
