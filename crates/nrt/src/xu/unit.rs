@@ -185,8 +185,14 @@ impl Shared {
             }
             let seen = self.work.count();
             let spin_until = Instant::now() + WORKER_SPIN;
-            while self.queue.tail() == self.queue.head() && Instant::now() < spin_until && !self.stop.load(Ordering::Acquire) {
+            let mut polls = 0u32;
+            while self.queue.tail() == self.queue.head() && !self.stop.load(Ordering::Acquire) {
                 std::hint::spin_loop();
+                polls = polls.wrapping_add(1);
+                // Reading the clock costs more than a poll: look every 64.
+                if polls.is_multiple_of(64) && Instant::now() >= spin_until {
+                    break;
+                }
             }
             if self.queue.tail() == self.queue.head() && !self.stop.load(Ordering::Acquire) {
                 self.work.wait(seen, Duration::from_millis(100));
