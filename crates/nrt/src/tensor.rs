@@ -243,9 +243,14 @@ impl Drop for Tensor {
 
 /// Named tensors (`nrt_tensor_set_t`): what an execution's inputs or
 /// outputs are matched against by name.
+///
+/// Cloning shares the entries (copy on write): an asynchronous schedule
+/// keeps a copy of the caller's sets for the queued request, and that copy
+/// must not cost allocations on the submitting thread nor frees on the
+/// unit's worker, which runs the executions back to back.
 #[derive(Debug, Default, Clone)]
 pub struct TensorSet {
-    entries: Vec<(String, Arc<Tensor>)>,
+    entries: Arc<Vec<(Arc<str>, Arc<Tensor>)>>,
 }
 
 impl TensorSet {
@@ -256,21 +261,22 @@ impl TensorSet {
 
     /// Adds or replaces the tensor under `name`.
     pub fn add(&mut self, name: &str, tensor: Arc<Tensor>) {
-        match self.entries.iter_mut().find(|(n, _)| n == name) {
+        let entries = Arc::make_mut(&mut self.entries);
+        match entries.iter_mut().find(|(n, _)| &**n == name) {
             Some(e) => e.1 = tensor,
-            None => self.entries.push((name.to_string(), tensor)),
+            None => entries.push((Arc::from(name), tensor)),
         }
     }
 
     /// The tensor under `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<Tensor>> {
-        self.entries.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+        self.entries.iter().find(|(n, _)| &**n == name).map(|(_, t)| t)
     }
 
     /// Removes the tensor under `name`.
     pub fn remove(&mut self, name: &str) -> Option<Arc<Tensor>> {
-        let i = self.entries.iter().position(|(n, _)| n == name)?;
-        Some(self.entries.remove(i).1)
+        let i = self.entries.iter().position(|(n, _)| &**n == name)?;
+        Some(Arc::make_mut(&mut self.entries).remove(i).1)
     }
 
     /// Entries.
@@ -285,13 +291,28 @@ impl TensorSet {
 
     /// Names and tensors in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<Tensor>)> {
-        self.entries.iter().map(|(n, t)| (n.as_str(), t))
+        self.entries.iter().map(|(n, t)| (&**n, t))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cloned_set_is_unaffected_by_later_changes_to_the_original() {
+        let (a, b) = (Arc::new(Tensor::allocate_host(4, "a").unwrap()), Arc::new(Tensor::allocate_host(4, "b").unwrap()));
+        let mut set = TensorSet::new();
+        set.add("x", a.clone());
+        let queued = set.clone();
+        set.add("x", b.clone());
+        set.add("y", a.clone());
+        assert!(Arc::ptr_eq(queued.get("x").unwrap(), &a));
+        assert_eq!((queued.len(), set.len()), (1, 2));
+        assert!(Arc::ptr_eq(set.get("x").unwrap(), &b));
+        assert!(set.remove("x").is_some() && queued.get("x").is_some());
+        assert_eq!(set.iter().map(|(n, _)| n).collect::<Vec<_>>(), vec!["y"]);
+    }
 
     #[test]
     fn host_tensor_read_write_memset_copy() {
