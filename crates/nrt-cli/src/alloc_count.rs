@@ -19,6 +19,11 @@ thread_local! {
 
 fn count() {
     ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    // Simulator work a waiting runtime thread runs for the device is the
+    // device's: it counts for the process, not for the runtime's thread.
+    if nrt::exec::lent_to_device() {
+        return;
+    }
     // try_with: during thread teardown the slot may be gone; not counting
     // then is fine.
     let _ = THREAD_ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
@@ -54,7 +59,8 @@ pub fn allocations() -> u64 {
     ALLOCATIONS.load(Ordering::Relaxed)
 }
 
-/// Allocations made by the calling thread so far.
+/// Allocations made by the calling thread so far, except while it ran
+/// device work it was lent (`nrt::exec::lent_to_device`).
 pub fn thread_allocations() -> u64 {
     THREAD_ALLOCATIONS.try_with(Cell::get).unwrap_or(0)
 }

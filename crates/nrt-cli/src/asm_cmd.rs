@@ -31,11 +31,11 @@ pub fn disassemble(input: &Path, subgraph: Option<&str>, engine: Option<&str>) -
         Some(key) => Some(EngineKind::from_key(key).with_context(|| format!("unknown --engine {key:?}, expected pe, act, pool, dve or sp"))?),
         None => None,
     };
-    if let Some(sg) = subgraph {
-        if !neff.subgraphs.iter().any(|s| s.name == sg) {
-            let known: Vec<&str> = neff.subgraphs.iter().map(|s| s.name.as_str()).collect();
-            bail!("no subgraph {sg:?} in {}; it has {}", input.display(), known.join(", "));
-        }
+    if let Some(sg) = subgraph
+        && !neff.subgraphs.iter().any(|s| s.name == sg)
+    {
+        let known: Vec<&str> = neff.subgraphs.iter().map(|s| s.name.as_str()).collect();
+        bail!("no subgraph {sg:?} in {}; it has {}", input.display(), known.join(", "));
     }
     for sg in neff.subgraphs.iter().filter(|s| subgraph.is_none_or(|want| s.name == want)) {
         for program in sg.engines.iter().filter(|p| wanted_engine.is_none_or(|e| p.engine == e)) {

@@ -91,6 +91,8 @@ pub struct BenchReport {
     pub executions_per_s: f64,
     /// Heap allocations of the executing thread (the runtime's hot path:
     /// bind, stage, doorbell, harvest) during the timed loop / iterations.
+    /// Simulator slices the thread runs while it waits (lent to the device)
+    /// are the device's work and count only in the process figure.
     pub heap_allocations_per_execute: f64,
     /// Heap allocations of the whole process (including the simulator's
     /// worker threads) during the timed loop / iterations.

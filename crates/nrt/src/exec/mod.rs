@@ -86,8 +86,41 @@ impl ModelRings<'_> {
     /// Lends the waiting thread to the device (one slice of its pending
     /// work); whether there was any.
     fn assist(&self, core: usize) -> bool {
+        let _lent = LentToDevice::enter();
         self.prog.cores[core].core.device().assist()
     }
+}
+
+thread_local! {
+    /// Depth of [`LentToDevice`] scopes on this thread (const-initialised:
+    /// reading it never allocates, so a global allocator may).
+    static LENT_TO_DEVICE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the current thread as running the device's own work (a simulator
+/// slice through `Device::assist`) for as long as it lives.
+struct LentToDevice;
+
+impl LentToDevice {
+    fn enter() -> LentToDevice {
+        let _ = LENT_TO_DEVICE.try_with(|d| d.set(d.get() + 1));
+        LentToDevice
+    }
+}
+
+impl Drop for LentToDevice {
+    fn drop(&mut self) {
+        let _ = LENT_TO_DEVICE.try_with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// Whether the calling thread is, right now, running device work it was
+/// lent for while waiting on an execution. The runtime's own hot path
+/// (bind, stage, doorbell, harvest) allocates nothing; the simulator's
+/// kernels may, and when they run on a waiting runtime thread a per-thread
+/// allocation count (`nrt bench`) must tell the two apart.
+pub fn lent_to_device() -> bool {
+    LENT_TO_DEVICE.try_with(|d| d.get() > 0).unwrap_or(false)
 }
 
 /// Drives `h` to DONE over `src`: the one wait loop of every execution
