@@ -303,9 +303,18 @@ impl Scheduler {
             }
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
-            // Reading the clock costs more than a spin: look every 64.
-            if spins.is_multiple_of(64) && Instant::now() >= spin_until {
-                return None;
+            // Reading the clock costs more than a spin: look every 64,
+            // and let the OS run another thread of this CPU meanwhile (the
+            // host thread that submits the next work, or one running it on
+            // the device's behalf): with more runnable threads than cores
+            // a pure spin holds a core they need. Copy bench, pool mode,
+            // interleaved: async gap 9.5-10.2 -> 4.8-7.5 us, sync p99 64-79
+            // -> 15-25 us.
+            if spins.is_multiple_of(64) {
+                if Instant::now() >= spin_until {
+                    return None;
+                }
+                std::thread::yield_now();
             }
         }
     }
