@@ -40,6 +40,8 @@ use std::time::{Duration, Instant};
 /// interrupt line (short: on a 2-core machine the simulator's workers need
 /// the CPU a spinning waiter would take).
 pub const SPIN_BUDGET: Duration = Duration::from_micros(20);
+/// Device slices the waiting thread runs between two sweeps of the rings.
+pub const ASSIST_BURST: usize = 64;
 /// Longest single block on the interrupt line; the harvest's own timeout
 /// is re-checked at least this often.
 pub const MAX_BLOCK: Duration = Duration::from_millis(10);
@@ -139,7 +141,18 @@ fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
         let seen = src.signal_count(core);
         match h.step(src, now) {
             Step::Done(s) => return s,
-            Step::InFlight if src.assist(core) => now = Instant::now(),
+            Step::InFlight if src.assist(core) => {
+                // Run what the device has queued before sweeping the rings
+                // again (a sweep per slice costs more than a small slice),
+                // a bounded burst so a program that never waits cannot keep
+                // the harvest from checking its timeout.
+                for _ in 1..ASSIST_BURST {
+                    if !src.assist(core) {
+                        break;
+                    }
+                }
+                now = Instant::now();
+            }
             Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => {
                 std::hint::spin_loop();
                 now = Instant::now();
