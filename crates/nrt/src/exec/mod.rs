@@ -129,8 +129,9 @@ pub fn lent_to_device() -> bool {
 /// (the synchronous caller and the async workers both end up here). Each
 /// round reads the interrupt-line count of the core still running, steps
 /// the state machine, and if it is still in flight lends the thread to the
-/// device (a simulator runs a slice of the execution right here, with no
-/// hand-off to its workers), or else spins (for the first
+/// device (a simulator runs a burst of up to [`ASSIST_BURST`] queued slices
+/// of the execution right here, with no hand-off to its workers), or else
+/// spins (for the first
 /// [`SPIN_BUDGET`]) or blocks until that core's rings receive a record.
 /// Allocation-free.
 fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
