@@ -76,7 +76,7 @@ pub struct Config {
     pub exec_timeout: Duration,
     /// NEURON_RT_VALIDATE_HASH.
     pub validate_hash: bool,
-    /// NEURON_RT_LOG_LEVEL[_MOD] and NEURON_RT_LOG_LOCATION[_MOD].
+    /// `NEURON_RT_LOG_LEVEL[_MOD]` and `NEURON_RT_LOG_LOCATION[_MOD]`.
     pub log: LogConfig,
     /// NEURON_RT_STOCHASTIC_ROUNDING_EN.
     pub stochastic_rounding: bool,

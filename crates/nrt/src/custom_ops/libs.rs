@@ -13,7 +13,7 @@
 //! table: one 280-byte row per exported function {+0 valid, +1 opcode,
 //! +2 sub_opcode, +3 cpu_id flag, +4 total_cpus (1 or 8; an unset 0 is
 //! written as 1), +0x0C flags, +0x10 u64
-//! library device address, +0x18 name[256]} that every Q7 core of the
+//! library device address, +0x18 `name[256]`} that every Q7 core of the
 //! POOL engine resolves opcodes through.
 
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};

@@ -10,9 +10,11 @@
 //!   first, then all fired;
 //! - harvest: [`harvest::Harvest::step`], driven by whichever thread runs
 //!   the execution (the synchronous caller, or an execution unit's worker
-//!   in `crate::xu`): [`drive_harvest`] spins for [`SPIN_BUDGET`], then
-//!   blocks on the NQ rings' interrupt line ([`nrt_hal::NqRing::wait_signal`])
-//!   and steps again as soon as the device writes a record.
+//!   in `crate::xu`): `drive_harvest` lends the thread to the device
+//!   ([`nrt_hal::Device::assist`]) while it has queued work, else spins for
+//!   [`SPIN_BUDGET`], then blocks on the NQ rings' interrupt line
+//!   ([`nrt_hal::NqRing::wait_signal`]) and steps again as soon as the
+//!   device writes a record.
 //!
 //! The steady state allocates nothing on the heap: every buffer, the
 //! harvest state and the patch lists were built at load.
@@ -226,7 +228,7 @@ pub fn validate(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) ->
 }
 
 /// Executes `model` on the calling thread and waits for it: bind, stage,
-/// doorbell, then [`drive_harvest`].
+/// doorbell, then `drive_harvest`.
 pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> NrtResult<()> {
     if let Some(s) = model.poisoned() {
         return Err(NrtError::new(s, format!("model {} \"{}\" stopped after an earlier {s}; unload it", model.id, model.name)));

@@ -2,14 +2,14 @@
 //!
 //! Lines look like libnrt's (`YYYY-Mon-DD HH:MM:SS.ffffff PID:TID LEVEL
 //! MODULE:function message`); levels and destinations are set per module
-//! from NEURON_RT_LOG_LEVEL[_MOD] and NEURON_RT_LOG_LOCATION[_MOD]
+//! from `NEURON_RT_LOG_LEVEL[_MOD]` and `NEURON_RT_LOG_LOCATION[_MOD]`
 //! (see [`crate::config`]). The settings are process-global, like
 //! libnrt's. A disabled message costs one atomic load (plus one
 //! thread-local read): the macros check [`enabled`] before formatting.
 //!
 //! Use the macros: `log_error!(Module::Nrt, "bad {x}")`, `log_warn!`,
 //! `log_info!`, `log_debug!`, `log_trace!`; they fill in the calling
-//! function's name. [`write`] takes an explicit function name (the C layer
+//! function's name. [`write`](fn@write) takes an explicit function name (the C layer
 //! passes `nrt_init` and friends). Tests capture lines with [`capture`].
 
 mod capture;

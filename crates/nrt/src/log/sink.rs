@@ -8,7 +8,7 @@ use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-/// A log destination (NEURON_RT_LOG_LOCATION[_MOD]).
+/// A log destination (`NEURON_RT_LOG_LOCATION[_MOD]`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Location {
     /// Standard error.

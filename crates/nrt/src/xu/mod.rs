@@ -5,7 +5,7 @@
 //! - [`seq`]: XU ids and sequence ids (`xu_id << 48 | n`);
 //! - [`queue`]: the bounded single-producer / single-consumer request ring;
 //! - [`signal`]: the event count workers and waiters block on;
-//! - [`unit`]: one XU: queue, worker thread, health, completion watchers;
+//! - [`unit`](mod@unit): one XU: queue, worker thread, health, completion watchers;
 //! - [`Xus`] (here): every XU of a runtime, created on first use (one per
 //!   logical core, kind and queue), and the schedule calls that validate a
 //!   request completely before queueing it, so a refused call has no
