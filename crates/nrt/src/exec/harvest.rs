@@ -32,6 +32,12 @@ pub trait NqSource {
     fn read_errors(&self, core: usize, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize;
     /// The software-overflow flag of (core, engine)'s notification ring.
     fn overflowed(&self, core: usize, engine: usize) -> bool;
+    /// The engines the program starts on `core`: the others write no
+    /// START/END and begin every execution COMPLETE. All five by default.
+    fn started_engines(&self, core: usize) -> EngineSet {
+        let _ = core;
+        EngineSet::ALL
+    }
     /// A tensor-completion record (custom sub-id 7) named output `var`
     /// (streaming outputs: it may arrive before the execution is DONE).
     fn output_completed(&self, var: u32) {
@@ -122,9 +128,6 @@ pub struct Harvest {
     phase: Phase,
     cores: usize,
     engines: [[EngineState; ENGINES]; MAX_CORES],
-    /// Per core, the engines the program starts: the others begin each
-    /// execution COMPLETE (they write no START/END).
-    started: [EngineSet; MAX_CORES],
     status: NrtStatus,
     engine_stopped: bool,
     failure: Option<Failure>,
@@ -144,7 +147,6 @@ impl Harvest {
             phase: Phase::Init,
             cores: cores.clamp(1, MAX_CORES),
             engines: [[EngineState::StartPending; ENGINES]; MAX_CORES],
-            started: [EngineSet::ALL; MAX_CORES],
             status: NrtStatus::Success,
             engine_stopped: false,
             failure: None,
@@ -164,21 +166,11 @@ impl Harvest {
         self.expected_outputs = n;
     }
 
-    /// Which engines of core `core` (index within the execution) the
-    /// program starts; by default all five. An engine outside the set is
-    /// COMPLETE from the start of every execution.
-    pub fn set_started_engines(&mut self, core: usize, engines: EngineSet) {
-        if let Some(s) = self.started.get_mut(core) {
-            *s = engines;
-        }
-    }
-
     /// Back to INIT for the next execution.
     pub fn reset(&mut self) {
-        let (expected, started) = (self.expected_outputs, self.started);
+        let expected = self.expected_outputs;
         *self = Harvest::new(self.cores, self.timeout, self.numerical_errors);
         self.expected_outputs = expected;
-        self.started = started;
     }
 
     /// Current phase.
@@ -295,7 +287,8 @@ impl Harvest {
                 // No collectives barrier proxies exist yet: every barrier is done.
                 self.phase = Phase::WaitCore;
                 self.core_start = Some(now);
-                for (core, started) in self.engines.iter_mut().zip(self.started) {
+                for (c, core) in self.engines.iter_mut().enumerate().take(self.cores.min(src.cores())) {
+                    let started = src.started_engines(c);
                     for (e, state) in core.iter_mut().enumerate() {
                         *state = if started.contains_index(e) { EngineState::StartPending } else { EngineState::Complete };
                     }
@@ -307,7 +300,7 @@ impl Harvest {
         let mut buf = [[0u8; NQ_RECORD_BYTES]; RECORDS_PER_SWEEP];
         let cores = self.cores.min(src.cores());
         for core in 0..cores {
-            let started = self.started[core];
+            let started = src.started_engines(core);
             for engine in 0..ENGINES {
                 // An engine that was not started writes nothing; engine 0's
                 // error ring is also the core's (DMA-side errors), so it is
@@ -380,6 +373,7 @@ mod tests {
         errors: RefCell<Vec<VecDeque<[u8; 16]>>>,
         overflow: bool,
         completed: RefCell<Vec<u32>>,
+        started: Vec<EngineSet>,
     }
 
     impl Fake {
@@ -389,6 +383,7 @@ mod tests {
                 errors: RefCell::new(vec![VecDeque::new(); cores * 5]),
                 overflow: false,
                 completed: RefCell::new(Vec::new()),
+                started: vec![EngineSet::ALL; cores],
             }
         }
         fn push(&self, core: usize, engine: usize, sub: RuntimeSubtype, custom: u16) {
@@ -434,6 +429,9 @@ mod tests {
         fn overflowed(&self, _: usize, _: usize) -> bool {
             self.overflow
         }
+        fn started_engines(&self, core: usize) -> EngineSet {
+            self.started[core]
+        }
         fn output_completed(&self, var: u32) {
             self.completed.borrow_mut().push(var);
         }
@@ -478,12 +476,11 @@ mod tests {
 
     #[test]
     fn engines_the_program_does_not_start_begin_complete() {
-        let src = Fake::new(2);
+        let mut src = Fake::new(2);
         let mut hv = h(2);
         let sp = EngineId::Sp.index();
         // Core 0 runs SP alone, core 1 SP and PE.
-        hv.set_started_engines(0, EngineSet::with_programs(|_| false));
-        hv.set_started_engines(1, EngineSet::with_programs(|e| e == EngineId::Pe));
+        src.started = vec![EngineSet::with_programs(|_| false), EngineSet::with_programs(|e| e == EngineId::Pe)];
         for _ in 0..2 {
             src.push(0, sp, RuntimeSubtype::Start, 0);
             src.push(1, sp, RuntimeSubtype::Start, 0);
@@ -494,7 +491,7 @@ mod tests {
             assert_eq!((hv.engine(0, EngineId::Act.index()), hv.pending_core()), (EngineState::Complete, Some(1)));
             src.push(1, EngineId::Pe.index(), RuntimeSubtype::End, 0);
             assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Success));
-            // The set survives the reset between executions.
+            // The next execution starts from the same sets.
             hv.reset();
         }
         // Errors still count from the core's error ring (engine 0's), read

@@ -69,6 +69,9 @@ impl NqSource for ModelRings<'_> {
     fn overflowed(&self, core: usize, engine: usize) -> bool {
         self.prog.cores[core].core.notify_overflowed(engine)
     }
+    fn started_engines(&self, core: usize) -> dispatch::EngineSet {
+        self.prog.cores[core].engines
+    }
     fn describe_pc(&self, core: usize, engine: usize, pc: u64) -> String {
         self.prog.cores.get(core).map_or_else(|| format!("instruction {pc}"), |c| c.describe_pc(engine, pc))
     }

@@ -190,10 +190,7 @@ impl ModelHost {
         let bound = device_program.as_ref().map(|p| p.io.iter().map(|s| s.staging.get()).collect()).unwrap_or_default();
         let ncores = device_program.as_ref().map_or(1, |p| p.cores.len());
         let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, &self.settings.inspect_output_dir) } else { None };
-        let mut harvest = Harvest::new(ncores, timeout, numerical);
-        for (i, c) in device_program.iter().flat_map(|p| p.cores.iter()).enumerate() {
-            harvest.set_started_engines(i, c.engines);
-        }
+
         let model = LoadedModel::new(
             id,
             program.name.clone(),
@@ -203,7 +200,7 @@ impl ModelHost {
             device_program,
             ExecState {
                 bound,
-                harvest,
+                harvest: Harvest::new(ncores, timeout, numerical),
                 profile,
             },
         );
