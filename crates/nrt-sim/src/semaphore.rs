@@ -96,6 +96,24 @@ impl DirtySet {
     }
 }
 
+/// The reset both register kinds share: visits the registers of
+/// `first..=last` marked in `dirty` and, for each that reads non-zero
+/// (`nonzero`), moves its last-change time to `now` and then zeroes it
+/// (`clear`), so a reader that sees the zero sees its time too. Returns
+/// whether any changed.
+fn reset_dirty(dirty: &DirtySet, times: &[AtomicU64], first: u32, last: u32, now: u64, nonzero: impl Fn(usize) -> bool, clear: impl Fn(usize)) -> bool {
+    let mut changed = false;
+    dirty.take_range(first, last, |i| {
+        let i = i as usize;
+        if nonzero(i) {
+            raise_time(&times[i], now);
+            clear(i);
+            changed = true;
+        }
+    });
+    changed
+}
+
 /// Moves a register's last-change time up to `now`; a change at a time
 /// no later than the stored one (an engine behind another) is settled by
 /// a load, without the atomic read-modify-write.
@@ -204,30 +222,16 @@ impl SyncBlock {
     /// of its last change.
     pub fn reset_sems(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.semaphores().saturating_sub(1));
-        let mut changed = false;
-        self.dirty_sems.take_range(first, end, |i| {
-            if self.sems[i as usize].load(Ordering::SeqCst) != 0 {
-                raise_time(&self.sem_time[i as usize], now);
-                self.sems[i as usize].store(0, Ordering::SeqCst);
-                changed = true;
-            }
-        });
-        changed
+        let regs = &self.sems;
+        reset_dirty(&self.dirty_sems, &self.sem_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::SeqCst))
     }
 
     /// Clears events `first..=last` (clamped to the block) at virtual time
     /// `now`, as in [`SyncBlock::reset_sems`]; returns whether any changed.
     pub fn reset_events(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.events().saturating_sub(1));
-        let mut changed = false;
-        self.dirty_events.take_range(first, end, |i| {
-            if self.events[i as usize].load(Ordering::SeqCst) != 0 {
-                raise_time(&self.event_time[i as usize], now);
-                self.events[i as usize].store(0, Ordering::SeqCst);
-                changed = true;
-            }
-        });
-        changed
+        let regs = &self.events;
+        reset_dirty(&self.dirty_events, &self.event_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::SeqCst))
     }
 
     /// Applies a window write of `value`.

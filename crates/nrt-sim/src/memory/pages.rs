@@ -158,23 +158,14 @@ impl PinnedRange {
             return None;
         }
         let o = self.start + at;
-        buf.copy_from_slice(&g[o..o + buf.len()]);
+        copy_bytes(buf, &g[o..o + buf.len()]);
         Some(self.page.version.load(Ordering::Acquire))
     }
 
     /// Copies bytes at offset `at` of the range into `buf`; false (nothing
     /// read) if they do not fit or the page was dropped.
     pub fn read(&self, at: usize, buf: &mut [u8]) -> bool {
-        if at.checked_add(buf.len()).is_none_or(|end| end > self.len) {
-            return false;
-        }
-        let g = self.page.lock();
-        if self.page.detached.load(Ordering::Acquire) {
-            return false;
-        }
-        let o = self.start + at;
-        copy_bytes(buf, &g[o..o + buf.len()]);
-        true
+        self.read_versioned(at, buf).is_some()
     }
 }
 
