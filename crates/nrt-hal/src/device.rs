@@ -316,4 +316,17 @@ pub trait Device: Send + Sync {
     fn assist(&self) -> bool {
         false
     }
+
+    /// Announces that the calling thread is about to start work on the
+    /// device and will then lend itself ([`Device::assist`]) until that
+    /// work ends, when it calls [`Device::lending_end`]. A device that runs
+    /// on host CPUs can then leave the first slices of the work to this
+    /// thread instead of waking, or handing them to, a worker on another
+    /// core: for a small execution the hand-off costs more than the work.
+    /// Hardware does not care: the default does nothing.
+    fn lending_begin(&self) {}
+
+    /// Ends what [`Device::lending_begin`] announced: work the device still
+    /// has queued is its workers' again. Called once per `lending_begin`.
+    fn lending_end(&self) {}
 }

@@ -815,6 +815,14 @@ impl Device for SimDevice {
         self.shared.scheduler.run_one(&self.shared)
     }
 
+    fn lending_begin(&self) {
+        self.shared.scheduler.lending_begin();
+    }
+
+    fn lending_end(&self) {
+        self.shared.scheduler.lending_end();
+    }
+
     fn reset_core(&self, core: CoreId) -> HalResult<()> {
         self.alive()?;
         self.shared.check_core(core)?;

@@ -29,9 +29,20 @@
 //! completion, needs one to see it and ring the next doorbell (measured
 //! with the Q7 bench, `docs/gpsimd.md` §11), while one spinner is enough
 //! to pick that next task up without a wake.
+//!
+//! A host thread that is about to wait for the device and lend itself to
+//! it ([`Scheduler::lending_begin`], then [`Scheduler::run_one`] until
+//! [`Scheduler::lending_end`]) counts as a lender. Work that lenders can
+//! take (no more queued tasks than lenders) wakes no parked worker, and
+//! the spinning worker leaves it to them for a short grace
+//! ([`LENDER_GRACE_POLLS`] polls) before it takes it anyway (a lender the
+//! OS descheduled must not stall the device): a small execution then runs
+//! start to end on the thread that rang its doorbell, with no futex wake
+//! and no cache lines crossing cores, while work beyond what the lenders
+//! can take still goes to the workers at once.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -42,6 +53,11 @@ pub const DETERMINISTIC_DRAIN_LIMIT: u64 = 1 << 16;
 
 /// How long an idle worker polls the queue before parking.
 const SPIN: Duration = Duration::from_micros(50);
+
+/// Polls for which the spinning worker leaves queued work that the
+/// lenders can take to them (a few microseconds: far more than a lender
+/// between two slices needs, far less than a scheduling quantum).
+pub const LENDER_GRACE_POLLS: u32 = 1024;
 
 /// One unit of device work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +89,8 @@ pub struct Scheduler {
     sleepers: AtomicUsize,
     /// Whether some worker is spinning for work (at most one does).
     spinning: AtomicBool,
+    /// Host threads between `lending_begin` and `lending_end`.
+    lenders: AtomicUsize,
     ready: Condvar,
     deterministic: bool,
     threads: usize,
@@ -94,6 +112,7 @@ impl Scheduler {
             pending: AtomicUsize::new(0),
             sleepers: AtomicUsize::new(0),
             spinning: AtomicBool::new(false),
+            lenders: AtomicUsize::new(0),
             ready: Condvar::new(),
             deterministic,
             threads: threads.max(1),
@@ -143,9 +162,40 @@ impl Scheduler {
             if self.started.load(Ordering::Acquire) < self.worker_limit() {
                 self.ensure_workers(&runner());
             }
-            if self.sleepers.load(Ordering::Acquire) > 0 {
+            // Pairs with the fence in `lending_end`: either that lender's
+            // exit sees this task queued, or this sees it gone.
+            fence(Ordering::SeqCst);
+            if self.sleepers.load(Ordering::Acquire) > 0 && self.beyond_lenders() {
                 self.ready.notify_one();
             }
+        }
+    }
+
+    /// Whether more tasks are queued than the lenders can take.
+    fn beyond_lenders(&self) -> bool {
+        self.pending.load(Ordering::Acquire) > self.lenders.load(Ordering::SeqCst)
+    }
+
+    /// The calling thread will wait for the device and lend itself to it
+    /// with [`Scheduler::run_one`] (see the module docs); pool mode only
+    /// changes who runs what, deterministic mode ignores it.
+    pub fn lending_begin(&self) {
+        if !self.deterministic {
+            self.lenders.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Ends a [`Scheduler::lending_begin`]: work still queued that the
+    /// remaining lenders cannot take wakes a parked worker (the spinning
+    /// one sees it by itself).
+    pub fn lending_end(&self) {
+        if self.deterministic {
+            return;
+        }
+        self.lenders.fetch_sub(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if self.beyond_lenders() && self.sleepers.load(Ordering::Acquire) > 0 {
+            self.ready.notify_one();
         }
     }
 
@@ -253,7 +303,7 @@ impl Scheduler {
     }
 
     fn next_for_worker(&self) -> Option<Task> {
-        if self.pending.load(Ordering::Acquire) > 0
+        if self.beyond_lenders()
             && let Some(t) = self.pop()
         {
             return Some(t);
@@ -266,11 +316,17 @@ impl Scheduler {
             }
         }
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waited = false;
         loop {
             if self.shutdown.load(Ordering::Acquire) {
                 return None;
             }
-            if let Some(t) = q.pop_front() {
+            // Work the lenders can take is theirs (the spinning worker
+            // takes it if they are slow, `lending_end` wakes us if they
+            // leave it); once we have slept, whatever is queued is ours.
+            if (waited || q.len() > self.lenders.load(Ordering::SeqCst))
+                && let Some(t) = q.pop_front()
+            {
                 self.pending.store(q.len(), Ordering::Release);
                 return Some(t);
             }
@@ -283,6 +339,7 @@ impl Scheduler {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
             self.sleepers.fetch_sub(1, Ordering::AcqRel);
+            waited = true;
         }
     }
 }
@@ -292,14 +349,20 @@ impl Scheduler {
     fn spin_for_work(&self) -> Option<Task> {
         let spin_until = Instant::now() + SPIN;
         let mut spins = 0u32;
+        // Polls that saw work queued which the lenders could take.
+        let mut deferred = 0u32;
         loop {
             if self.shutdown.load(Ordering::Acquire) {
                 return None;
             }
-            if self.pending.load(Ordering::Acquire) > 0
-                && let Some(t) = self.pop()
-            {
-                return Some(t);
+            if self.pending.load(Ordering::Acquire) > 0 {
+                let take = self.beyond_lenders() || deferred >= LENDER_GRACE_POLLS;
+                deferred += 1;
+                if take && let Some(t) = self.pop() {
+                    return Some(t);
+                }
+            } else {
+                deferred = 0;
             }
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
@@ -437,6 +500,70 @@ mod tests {
             assert_eq!(c.ran.lock().unwrap().as_slice(), &want, "drain limit {limit}");
             c.scheduler.shutdown();
         }
+    }
+
+    fn wait_ran(p: &Probe, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while p.ran.lock().unwrap().len() < n {
+            assert!(Instant::now() < deadline, "queued work never ran ({} of {n} tasks)", p.ran.lock().unwrap().len());
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn only_work_beyond_what_the_lenders_can_take_is_the_workers() {
+        let p = probe(false);
+        p.release.store(true, Ordering::Release);
+        p.scheduler.lending_begin();
+        p.scheduler.lending_begin();
+        p.scheduler.pending.store(2, Ordering::Release);
+        assert!(!p.scheduler.beyond_lenders(), "two lenders take two tasks");
+        p.scheduler.pending.store(3, Ordering::Release);
+        assert!(p.scheduler.beyond_lenders());
+        p.scheduler.pending.store(0, Ordering::Release);
+        p.scheduler.lending_end();
+        p.scheduler.lending_end();
+        assert_eq!(p.scheduler.lenders.load(Ordering::SeqCst), 0);
+        // Deterministic mode has no lenders.
+        let d = probe(true);
+        d.scheduler.lending_begin();
+        assert_eq!(d.scheduler.lenders.load(Ordering::SeqCst), 0);
+        d.scheduler.lending_end();
+    }
+
+    /// Work left to a lender that never takes it still runs: the spinning
+    /// worker takes it after its grace, and a lender that leaves wakes a
+    /// parked worker for what it left.
+    #[test]
+    fn work_a_lender_leaves_still_runs() {
+        let p = probe(false);
+        p.release.store(true, Ordering::Release);
+        // Start the worker (no lender yet).
+        p.scheduler.submit(|| p.clone(), Task::Dma(0, 0));
+        wait_ran(&p, 1);
+        for round in 0..10usize {
+            p.scheduler.lending_begin();
+            p.scheduler.submit(|| p.clone(), Task::Dma(0, 1));
+            if round % 2 == 0 {
+                // The lender stays but runs nothing: the worker's grace.
+                wait_ran(&p, 2 + round);
+                p.scheduler.lending_end();
+            } else {
+                // Let the worker finish spinning and park, then leave.
+                std::thread::sleep(Duration::from_micros(if round % 4 == 1 { 100 } else { 0 }));
+                p.scheduler.lending_end();
+                wait_ran(&p, 2 + round);
+            }
+        }
+        // A lender that assists runs what it was left on its own thread.
+        p.scheduler.lending_begin();
+        p.scheduler.submit(|| p.clone(), Task::Dma(0, 2));
+        while !p.scheduler.run_one(&p) && p.ran.lock().unwrap().len() < 12 {
+            std::hint::spin_loop();
+        }
+        p.scheduler.lending_end();
+        wait_ran(&p, 12);
+        p.scheduler.shutdown();
     }
 
     #[test]

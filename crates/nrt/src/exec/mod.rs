@@ -90,6 +90,10 @@ impl ModelRings<'_> {
     fn wait_signal(&self, core: usize, seen: u64, timeout: Duration) -> u64 {
         self.prog.cores[core].core.wait_signal(seen, timeout)
     }
+    /// The device the model runs on (all its cores are on one).
+    fn device(&self) -> &dyn nrt_hal::Device {
+        self.prog.cores[0].core.device().as_ref()
+    }
     /// Lends the waiting thread to the device (one slice of its pending
     /// work); whether there was any.
     fn assist(&self, core: usize) -> bool {
@@ -118,6 +122,25 @@ impl LentToDevice {
 impl Drop for LentToDevice {
     fn drop(&mut self) {
         let _ = LENT_TO_DEVICE.try_with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// The calling thread's announcement that it will wait for the device
+/// and lend itself to it (`Device::lending_begin`) until dropped: the
+/// doorbell's first slices are then left to it rather than handed to a
+/// simulator worker on another core.
+struct Lending<'a>(&'a dyn nrt_hal::Device);
+
+impl<'a> Lending<'a> {
+    fn begin(device: &'a dyn nrt_hal::Device) -> Lending<'a> {
+        device.lending_begin();
+        Lending(device)
+    }
+}
+
+impl Drop for Lending<'_> {
+    fn drop(&mut self) {
+        self.0.lending_end();
     }
 }
 
@@ -164,7 +187,12 @@ fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
                 now = Instant::now();
             }
             Step::InFlight => {
+                // A blocked thread lends nothing: the device's queued work
+                // is its workers' while this one sleeps.
+                let device = src.device();
+                device.lending_end();
                 src.wait_signal(core, seen, h.time_left(now).min(MAX_BLOCK));
+                device.lending_begin();
                 now = Instant::now();
             }
         }
@@ -295,6 +323,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
             g.posted = Some(bytes);
         }
     }
+    // From the doorbell to the end of the harvest this thread lends
+    // itself to the device.
+    let lending = Lending::begin(device.as_ref());
     for (i, c) in prog.cores.iter().enumerate() {
         let g = guards[i].as_mut().expect("locked above");
         if let Err(e) = c.core.ring_doorbell() {
@@ -312,6 +343,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     st.harvest.expect_output_records(expected);
     let src = ModelRings { prog, outputs, n_in };
     let status = drive_harvest(&mut st.harvest, &src);
+    drop(lending);
     // What the Q7 kernels printed goes to the log, whatever the outcome.
     for c in prog.cores.iter().filter(|c| c.runs_q7) {
         c.core.drain_q7_stdio();
