@@ -138,6 +138,10 @@ pub struct DeviceProgram {
 pub struct ExecState {
     /// Address each IO slot's patch sites currently hold.
     pub bound: Vec<u64>,
+    /// The (inputs, outputs) sets the last execution validated and bound,
+    /// when all their tensors live on the device: the same sets again need
+    /// neither (host tensors are staged on every execution).
+    pub last_sets: Option<(crate::tensor::SetToken, crate::tensor::SetToken)>,
     /// The harvest state machine.
     pub harvest: Harvest,
     /// Device profiling of this model (NEURON_RT_INSPECT_*), if on.

@@ -293,11 +293,54 @@ impl TensorSet {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<Tensor>)> {
         self.entries.iter().map(|(n, t)| (&**n, t))
     }
+
+    /// A token that recognises these exact entries later
+    /// ([`TensorSet::has_token`]) without keeping their tensors alive.
+    pub fn token(&self) -> SetToken {
+        SetToken(Arc::downgrade(&self.entries))
+    }
+
+    /// Whether this set holds exactly the entries `token` was taken from:
+    /// the same names bound to the same tensors. Any change to a set
+    /// (add, replace, remove) moves its entries to a new allocation
+    /// (copy on write; `Arc::make_mut` also moves them when only tokens
+    /// point at them), and the token keeps the old allocation from being
+    /// reused, so an equal address means equal contents.
+    pub fn has_token(&self, token: &SetToken) -> bool {
+        std::ptr::eq(Arc::as_ptr(&self.entries), token.0.as_ptr())
+    }
 }
+
+/// Recognises one state of a [`TensorSet`] (see [`TensorSet::token`]): an
+/// execution that sees the same sets as the last one skips matching them
+/// by name and re-binding their addresses.
+#[derive(Debug, Clone)]
+pub struct SetToken(std::sync::Weak<Vec<(Arc<str>, Arc<Tensor>)>>);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_token_recognises_only_the_unchanged_set() {
+        let t = |name: &str| Arc::new(Tensor::allocate_host(4, name).unwrap());
+        let mut a = TensorSet::new();
+        a.add("x", t("x"));
+        let tok = a.token();
+        assert!(a.has_token(&tok));
+        assert!(a.clone().has_token(&tok), "a clone shares the entries");
+        let mut b = a.clone();
+        b.add("y", t("y"));
+        assert!(!b.has_token(&tok) && a.has_token(&tok), "a change copies on write");
+        drop(b);
+        // Sole owner, only the token besides: the change still moves the entries.
+        a.add("x", t("x"));
+        assert!(!a.has_token(&tok));
+        let tok = a.token();
+        a.remove("x");
+        assert!(!a.has_token(&tok));
+        assert!(!TensorSet::new().has_token(&tok));
+    }
 
     #[test]
     fn a_cloned_set_is_unaffected_by_later_changes_to_the_original() {
