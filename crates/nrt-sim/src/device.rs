@@ -124,6 +124,13 @@ impl Shared {
         decode(self.arch, &self.memory, self.info.physical_cores, addr, len)
     }
 
+    /// Where `addr..addr+len` lands in the device's address map (fixed
+    /// for the device's life, so a caller may keep the answer, as the
+    /// instruction cache does for a WRITE's store).
+    pub fn route(&self, addr: DeviceAddr, len: u64) -> HalResult<Target> {
+        self.target(addr, len)
+    }
+
     fn check_core(&self, core: CoreId) -> HalResult<()> {
         if core.0 < self.info.physical_cores {
             Ok(())
@@ -138,8 +145,14 @@ impl Shared {
 
     /// The core, creating it on first use.
     pub fn core(&self, core: CoreId) -> HalResult<Arc<Core>> {
+        self.core_borrowed(core).cloned()
+    }
+
+    /// [`Shared::core`] borrowed (no reference-count traffic: a created
+    /// core lives as long as the device).
+    fn core_borrowed(&self, core: CoreId) -> HalResult<&Arc<Core>> {
         self.check_core(core)?;
-        Ok(self.cores[core.0 as usize].get_or_init(|| Arc::new(Core::new(core, self.arch))).clone())
+        Ok(self.cores[core.0 as usize].get_or_init(|| Arc::new(Core::new(core, self.arch))))
     }
 
     /// The core if it was ever used.
@@ -249,8 +262,15 @@ impl Shared {
     /// Writes device bytes; register windows take effect, stamped with
     /// virtual time `now` (0 = the core's current time).
     pub fn write_at(&self, addr: DeviceAddr, data: &[u8], now: u64) -> HalResult<()> {
+        let target = self.target(addr, data.len() as u64)?;
+        self.write_routed(target, addr, data, now)
+    }
+
+    /// [`Shared::write_at`] to an address already routed: `target` is what
+    /// [`Shared::route`] answered for `addr` and `data.len()`.
+    pub fn write_routed(&self, target: Target, addr: DeviceAddr, data: &[u8], now: u64) -> HalResult<()> {
         let len = data.len() as u64;
-        match self.target(addr, len)? {
+        match target {
             Target::Pool(ch, off) => self.pool(ch).bytes.write(off, data),
             Target::Sbuf(c, off) => self.core(c)?.sbuf.write(off, data),
             Target::Psum(c, off) => self.core(c)?.psum.write(off, data),
@@ -273,14 +293,14 @@ impl Shared {
             }
             Target::DmaRegs(c, off) => {
                 Self::aligned_words(addr, len)?;
-                let core = self.core(c)?;
+                let core = self.core_borrowed(c)?;
                 for (k, word) in data.chunks_exact(4).enumerate() {
                     let o = off + 4 * k as u64;
                     let r = dma::reg_ref(o)
                         .ok_or_else(|| HalError::invalid(addr, len, format!("no DMA register at offset {o:#x}")))?;
                     let v = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
                     if dma::write_reg(&core.dma[r.queue], r, v) {
-                        self.schedule_dma(&core, r.queue);
+                        self.schedule_dma(core, r.queue);
                     }
                 }
             }
@@ -441,12 +461,19 @@ impl Shared {
     /// register anyway).
     pub fn wake_all_of(&self, core: &Core, changes: &[Change], by: Option<usize>) {
         crate::wake::publish_change();
+        let mut ranges = [(1u32, 0u32); 5];
+        let n = changes.len().min(ranges.len());
+        for (r, c) in ranges.iter_mut().zip(changes) {
+            *r = c.key_range();
+        }
+        if changes.len() > ranges.len() {
+            ranges[4] = Change::Everything.key_range();
+        }
         for (e, slot) in core.engines.iter().enumerate() {
             if Some(e) == by || !slot.active.load(Ordering::Acquire) || slot.queued.load(Ordering::SeqCst) {
                 continue;
             }
-            let key = slot.wait.key();
-            if changes.iter().any(|c| c.wakes(key)) {
+            if crate::wake::key_woken(slot.wait.word(), &ranges[..n]) {
                 self.schedule_engine(core, e);
             }
         }

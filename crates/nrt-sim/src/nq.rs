@@ -87,11 +87,12 @@ pub mod record {
     /// Header-byte bit: phase.
     pub const PHASE_BIT: u8 = 1 << 7;
 
+    /// The record's bytes, the program counter cut to its 20 bits and the
+    /// debug hint to its 4 (every `notific_type` here is a
+    /// [`NotificType`] code, which fits its 5 bits).
+    #[inline]
     fn bytes(r: NotificationRecord) -> [u8; 16] {
-        let r = NotificationRecord { program_counter: r.program_counter & 0xF_FFFF, debug_hint: r.debug_hint & 0xF, ..r };
-        // Every field is in range after masking, so encoding cannot fail;
-        // fall back to an all-zero record rather than panic.
-        r.to_bytes().unwrap_or([0; 16])
+        r.to_bytes_truncated()
     }
 
     fn nq_engine(engine: u8) -> NqEngine {

@@ -82,6 +82,31 @@ pub enum Change {
 }
 
 impl Change {
+    /// The encoded keys ([`WaitKey::encode`]) this change wakes, as one
+    /// inclusive range (`lo > hi`: none besides [`WaitKey::Any`]), so a
+    /// waker compares a published key word against it without decoding
+    /// the key: [`key_woken`] agrees with [`Change::wakes`] on every key.
+    pub fn key_range(self) -> (u32, u32) {
+        let clamp = |i: u32| i.min(INDEX_MASK);
+        match self {
+            Change::Everything => (0, u32::MAX),
+            Change::Sem(i) => {
+                let k = WaitKey::Sem(i).encode();
+                (k, k)
+            }
+            Change::Event(i) => {
+                let k = WaitKey::Event(i).encode();
+                (k, k)
+            }
+            Change::Sems(a, b) if a <= b => (WaitKey::Sem(clamp(a)).encode(), WaitKey::Sem(clamp(b)).encode()),
+            Change::Events(a, b) if a <= b => (WaitKey::Event(clamp(a)).encode(), WaitKey::Event(clamp(b)).encode()),
+            Change::Sems(..) | Change::Events(..) => (1, 0),
+            // Their keys carry no index (any index bits decode the same).
+            Change::Dma => (WaitKey::DmaIdle.encode(), WaitKey::DmaIdle.encode() | INDEX_MASK),
+            Change::Q7 => (WaitKey::Q7.encode(), WaitKey::Q7.encode() | INDEX_MASK),
+        }
+    }
+
     /// Whether an engine waiting for `key` must re-check after this change.
     pub fn wakes(self, key: WaitKey) -> bool {
         match (self, key) {
@@ -170,8 +195,28 @@ impl EngineWait {
 
     /// Waker side, after the register change: the published key.
     pub fn key(&self) -> WaitKey {
-        WaitKey::decode(self.0.load(Ordering::Acquire))
+        WaitKey::decode(self.word())
     }
+
+    /// Waker side: the published key as its encoded word (see
+    /// [`key_woken`]).
+    #[inline]
+    pub fn word(&self) -> u32 {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// Whether an engine whose published key word is `word` must re-check
+/// after changes whose [`Change::key_range`]s are `ranges`: a word that
+/// reads as [`WaitKey::Any`] always, else when a range holds it. The
+/// waker's per-engine test, one or two compares per change.
+#[inline]
+pub fn key_woken(word: u32, ranges: &[(u32, u32)]) -> bool {
+    let kind = word >> KIND_SHIFT;
+    if kind == 0 || kind > 4 {
+        return true;
+    }
+    ranges.iter().any(|&(lo, hi)| lo <= word && word <= hi)
 }
 
 /// Waker side: orders the register change before the reads of the
@@ -225,8 +270,30 @@ mod tests {
         assert!(w.woken_by(Change::Sem(6)), "between begin_step and the next block every change counts");
     }
 
+    fn any_change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            (0u32..300).prop_map(Change::Sem),
+            (0u32..300).prop_map(Change::Event),
+            (0u32..300, 0u32..300).prop_map(|(a, b)| Change::Sems(a, b)),
+            (0u32..300, 0u32..300).prop_map(|(a, b)| Change::Events(a, b)),
+            Just(Change::Dma),
+            Just(Change::Q7),
+            Just(Change::Everything),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        /// The waker's range test agrees with `Change::wakes` on every
+        /// key, including words no encoder writes (those read as Any).
+        #[test]
+        fn key_ranges_agree_with_wakes(changes in prop::collection::vec(any_change(), 0..5), kind in 0u32..8, index in 0u32..300) {
+            let word = (kind << KIND_SHIFT) | index;
+            let ranges: Vec<(u32, u32)> = changes.iter().map(|c| c.key_range()).collect();
+            let key = WaitKey::decode(word);
+            prop_assert_eq!(key_woken(word, &ranges), changes.iter().any(|c| c.wakes(key)) || key == WaitKey::Any);
+        }
+
         #[test]
         fn keys_roundtrip(kind in 0u8..5, index in 0u32..256) {
             let k = match kind {

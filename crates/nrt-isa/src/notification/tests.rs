@@ -179,6 +179,16 @@ proptest! {
         prop_assert_eq!(view.oob_line() & 0xF_FFFF, rec.program_counter);
     }
 
+    /// The unchecked encoder cuts each narrow field to its width and
+    /// otherwise writes what `to_bytes` writes.
+    #[test]
+    fn truncated_encoding_masks_narrow_fields(pc in any::<u32>(), hint in any::<u8>(), ty in any::<u8>(), flags in any::<[bool; 3]>(), meta in any::<u32>(), ts in any::<u64>()) {
+        let wide = NotificationRecord { program_counter: pc, debug_hint: hint, notific_type: ty, sw_overflow: flags[0], hw_overflow: flags[1], phase: flags[2], metadata_2: meta, timestamp_ps: ts };
+        let cut = NotificationRecord { program_counter: pc & 0xF_FFFF, debug_hint: hint & 0xF, notific_type: ty & 0x1F, ..wide };
+        prop_assert_eq!(wide.to_bytes_truncated(), cut.to_bytes().unwrap());
+        prop_assert_eq!(NotificationRecord::from_bytes(&wide.to_bytes_truncated()), cut);
+    }
+
     #[test]
     fn ring_delivers_in_order(log in 4usize..8, ops in proptest::collection::vec(0u8..3, 1..200)) {
         let ring = NqRing::new(1 << log).unwrap();

@@ -38,9 +38,12 @@ pub struct QueueRegs {
     pub rx_head: u64,
     /// Virtual time (ps) at which the queue's last transfer finished.
     pub clock: u64,
-    /// The memory pages the TX and RX descriptors were last read from
-    /// (see [`transfer::read_descriptor`]).
-    pub ring_pages: [Option<(u64, crate::memory::pages::PinnedRange)>; 2],
+    /// The TX and RX rings' pinned pages and decoded descriptors (see
+    /// [`transfer::DescRing`]).
+    pub rings: [transfer::DescRing; 2],
+    /// The pages the last plain copy read and wrote (see
+    /// [`transfer::CopyPins`]).
+    pub copy_pins: transfer::CopyPins,
 }
 
 impl QueueRegs {
@@ -57,7 +60,8 @@ impl QueueRegs {
             tx_head: 0,
             rx_head: 0,
             clock: 0,
-            ring_pages: [None, None],
+            rings: Default::default(),
+            copy_pins: Default::default(),
         }
     }
 }
@@ -96,7 +100,7 @@ impl DmaQueue {
     /// Programs the rings and enables the queue (heads and tails to zero).
     pub fn init(&self, config: DmaRingConfig) {
         let mut r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
-        *r = QueueRegs { status: DmaQueueStatus::Enabled, config, tx_head: 0, rx_head: 0, clock: r.clock, ring_pages: [None, None] };
+        *r = QueueRegs { status: DmaQueueStatus::Enabled, config, tx_head: 0, rx_head: 0, clock: r.clock, ..QueueRegs::disabled() };
         for a in [&self.tx_tail, &self.rx_tail, &self.tx_head_pub, &self.rx_head_pub] {
             a.store(0, Ordering::Release);
         }

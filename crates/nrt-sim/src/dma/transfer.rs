@@ -44,21 +44,15 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
             dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, regs.clock.max(core.now()));
             break;
         }
-        let mut tb = [0u8; 16];
-        let mut rb = [0u8; 16];
         let (tx_at, rx_at) = (regs.config.tx_ring.offset((regs.tx_head % n) * 16), regs.config.rx_ring.offset((regs.rx_head % n) * 16));
-        let [tx_page, rx_page] = &mut regs.ring_pages;
-        let fetched = read_descriptor(dev, tx_page, tx_at, &mut tb).and_then(|_| read_descriptor(dev, rx_page, rx_at, &mut rb));
+        let [tx_ring, rx_ring] = &mut regs.rings;
+        let fetched = tx_ring.fetch(dev, tx_at, RingSide::Tx).and_then(|t| Ok((t, rx_ring.fetch(dev, rx_at, RingSide::Rx)?)));
         let start = regs.clock.max(core.now());
         let abort = |regs: &mut crate::dma::QueueRegs| {
             regs.status = DmaQueueStatus::Aborted;
             dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, start);
         };
-        if fetched.is_err() {
-            abort(&mut regs);
-            break;
-        }
-        let (Ok(tx), Ok(rx)) = (Descriptor::decode(&tb, RingSide::Tx), Descriptor::decode(&rb, RingSide::Rx)) else {
+        let Ok((Some(tx), Some(rx))) = fetched else {
             abort(&mut regs);
             break;
         };
@@ -83,7 +77,16 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
             }
         } else {
             let len = u64::from(tx.len);
-            let r = match dev.copy_direct(DeviceAddr(tx.addr), DeviceAddr(rx.addr), len) {
+            let copied = if regs.copy_pins.copy(tx.addr, rx.addr, len) {
+                Ok(true)
+            } else {
+                let c = dev.copy_direct(DeviceAddr(tx.addr), DeviceAddr(rx.addr), len);
+                if matches!(c, Ok(true)) {
+                    regs.copy_pins.refresh(dev, tx.addr, rx.addr, len);
+                }
+                c
+            };
+            let r = match copied {
                 Ok(true) => Ok(len),
                 // A register window on either side (a doorbell or semaphore
                 // write): go through the bounce buffer so writes take effect.
@@ -139,24 +142,116 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
     more
 }
 
-/// Reads the 16-byte descriptor at `addr`: through `page`, the pinned
-/// memory page of the ring's last read, when it holds the descriptor (no
-/// address decode or page-table lookup), else by pinning the descriptor's
-/// page if it is backed memory, else through the device's address decode.
-pub fn read_descriptor(dev: &Shared, page: &mut Option<(u64, PinnedRange)>, addr: DeviceAddr, out: &mut [u8; 16]) -> HalResult<()> {
-    if let Some((base, pin)) = page
-        && addr.get() >= *base
-        && pin.read((addr.get() - *base) as usize, out)
-    {
-        return Ok(());
+/// Decoded descriptors kept per ring line (direct-mapped by descriptor
+/// address).
+const DESC_LINES: usize = 64;
+
+/// One ring side of a queue as the engine walks it: the pinned page the
+/// last descriptor was read through and the descriptors decoded from it.
+///
+/// A walk of a small model's queue reads the same few descriptors every
+/// execution; a line keeps the decode with the page version it was read
+/// at, so while the page is unmodified the next walk of that slot costs
+/// one version load instead of a locked read and a decode (and after a
+/// write elsewhere on the page, a read and a 16-byte compare). Every line
+/// with a version was read through the current pin (the lines are dropped
+/// when the pin changes), so an equal version means equal bytes.
+#[derive(Clone, Debug, Default)]
+pub struct DescRing {
+    page: Option<(u64, PinnedRange)>,
+    lines: Vec<Option<DescLine>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct DescLine {
+    addr: u64,
+    version: u64,
+    bytes: [u8; 16],
+    desc: Option<Descriptor>,
+}
+
+impl DescRing {
+    /// The descriptor at `addr` of a ring of `side`: `Ok(None)` when its
+    /// bytes do not decode, `Err` when they cannot be read.
+    pub fn fetch(&mut self, dev: &Shared, addr: DeviceAddr, side: RingSide) -> HalResult<Option<Descriptor>> {
+        let a = addr.get();
+        let line = (a / 16) as usize % DESC_LINES;
+        if let Some((base, pin)) = &self.page
+            && a >= *base
+            && let Some(Some(l)) = self.lines.get(line)
+            && l.addr == a
+            && pin.version() == l.version
+        {
+            return Ok(l.desc);
+        }
+        let mut b = [0u8; 16];
+        let version = self.read(dev, addr, &mut b)?;
+        // The page changed (rings share pages with tensors the execution
+        // writes) but maybe not the descriptor: equal bytes, same decode.
+        let desc = match self.lines.get(line) {
+            Some(Some(l)) if l.addr == a && l.bytes == b => l.desc,
+            _ => Descriptor::decode(&b, side).ok(),
+        };
+        if let Some(version) = version {
+            if self.lines.is_empty() {
+                self.lines = vec![None; DESC_LINES];
+            }
+            self.lines[line] = Some(DescLine { addr: a, version, bytes: b, desc });
+        }
+        Ok(desc)
     }
-    if let Some((base, pin)) = dev.pin_resident_page(addr, out.len() as u64)
-        && pin.read((addr.get() - base.get()) as usize, out)
-    {
-        *page = Some((base.get(), pin));
-        return Ok(());
+
+    /// Reads the 16 bytes at `addr`: through the pinned page of the
+    /// ring's last read when it holds them (no address decode or
+    /// page-table lookup), else by pinning their page if it is backed
+    /// memory (dropping the lines), else through the device's address
+    /// decode. Returns the page version the bytes belong to when they
+    /// came through a pin.
+    fn read(&mut self, dev: &Shared, addr: DeviceAddr, out: &mut [u8; 16]) -> HalResult<Option<u64>> {
+        let a = addr.get();
+        if let Some((base, pin)) = &self.page
+            && a >= *base
+            && let Some(v) = pin.read_versioned((a - *base) as usize, out)
+        {
+            return Ok(Some(v));
+        }
+        if let Some((base, pin)) = dev.pin_resident_page(addr, out.len() as u64)
+            && let Some(v) = pin.read_versioned((a - base.get()) as usize, out)
+        {
+            self.page = Some((base.get(), pin));
+            self.lines.clear();
+            return Ok(Some(v));
+        }
+        dev.read(addr, out)?;
+        Ok(None)
     }
-    dev.read(addr, out)
+}
+
+/// The source and destination pages of a queue's last plain copy, so a
+/// walk that copies between the same two pages again (every execution
+/// of a small model) skips the address decode and both page-table
+/// lookups.
+#[derive(Clone, Debug, Default)]
+pub struct CopyPins {
+    pins: Option<[(u64, PinnedRange); 2]>,
+}
+
+impl CopyPins {
+    /// Copies `len` bytes from `src` to `dst` through the pins when both
+    /// ranges lie inside them; false (nothing done) otherwise.
+    fn copy(&self, src: u64, dst: u64, len: u64) -> bool {
+        let Some([(sb, sp), (db, dp)]) = &self.pins else { return false };
+        src >= *sb && dst >= *db && len <= usize::MAX as u64 && sp.copy_to((src - sb) as usize, dp, (dst - db) as usize, len as usize)
+    }
+
+    /// After a memory-to-memory copy the pins could not do: pins the two
+    /// pages when each range lies in one backed page (else forgets them).
+    fn refresh(&mut self, dev: &Shared, src: u64, dst: u64, len: u64) {
+        self.pins = match (dev.pin_resident_page(DeviceAddr(src), len), dev.pin_resident_page(DeviceAddr(dst), len)) {
+            (Some((sb, sp)), Some((db, dp))) => Some([(sb.get(), sp), (db.get(), dp)]),
+            _ => None,
+        };
+    }
 }
 
 /// Device memory seen by a pattern transfer, with register writes stamped

@@ -40,6 +40,13 @@ pub struct Entry {
     /// The registers the record changes when it issues and completes
     /// ([`crate::engine::sync::changes`]), whose waiters it wakes.
     pub changes: crate::wake::Changes,
+    /// The record's semaphore / event handshake, parsed once.
+    pub plan: crate::engine::sync::Plan,
+    /// Where a WRITE's 32-bit store lands, resolved through the device's
+    /// address map once per fetch (the map never changes); `None` for
+    /// other records and for addresses that do not decode (the store then
+    /// reports the error when it executes).
+    pub route: Option<crate::memory::Target>,
 }
 
 impl Entry {
@@ -51,9 +58,20 @@ impl Entry {
             plain: rec.is_unsynchronised(),
             exit: nrt_isa::instr::slots::is_exit_record(bytes),
             changes: crate::wake::Changes::of(&crate::engine::sync::changes(&rec)),
+            plan: crate::engine::sync::Plan::of(&rec),
             rec,
             instr: Instruction::decode(bytes),
+            route: None,
         }
+    }
+
+    /// [`Entry::decode`] plus what needs the device: the route of a WRITE.
+    pub fn decode_for(dev: &Shared, bytes: &[u8; RECORD_BYTES]) -> Entry {
+        let mut e = Entry::decode(bytes);
+        if let Ok(Instruction::Write(w)) = &e.instr {
+            e.route = dev.route(DeviceAddr(w.addr), 4).ok();
+        }
+        e
     }
 }
 
@@ -80,10 +98,12 @@ struct Block {
 }
 
 impl Block {
+    #[inline]
     fn holds(&self, base: DeviceAddr, pc: u64) -> bool {
         self.filled && self.base == base.get() && pc >= self.first && pc < self.first + self.len
     }
 
+    #[inline]
     fn fresh(&self) -> bool {
         self.stamp.as_ref().is_some_and(Stamp::is_current)
     }
@@ -118,6 +138,7 @@ impl InstrCache {
     /// The record at `pc` of the program of `count` records at `base`,
     /// fetched (and decoded) if it is not cached or its memory changed.
     /// `None` if the fetch fails (the address does not exist).
+    #[inline]
     pub fn get(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<&Entry> {
         let slot = self.lookup(dev, base, count, pc)?;
         self.entry(slot)
@@ -134,6 +155,7 @@ impl InstrCache {
     /// The common case (the record is in the block the last lookup hit,
     /// already decoded, and the block's pages are unmodified) costs the
     /// range compare and one version load per stamped page.
+    #[inline]
     pub fn lookup(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
         if let Some(b) = self.blocks.get(self.current)
             && b.holds(base, pc)
@@ -149,6 +171,7 @@ impl InstrCache {
 
     /// [`InstrCache::lookup`] outside its fast path: another block, a
     /// refetch, or a record not decoded yet.
+    #[inline(never)]
     fn lookup_slow(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
         self.tick += 1;
         let hit = if self.blocks.get(self.current).is_some_and(|b| b.holds(base, pc)) {
@@ -176,7 +199,7 @@ impl InstrCache {
         if block.entries[slot].is_none() {
             let mut bytes = [0u8; RECORD_BYTES];
             bytes.copy_from_slice(&block.bytes[at..at + RECORD_BYTES]);
-            block.entries[slot] = Some(Entry::decode(&bytes));
+            block.entries[slot] = Some(Entry::decode_for(dev, &bytes));
         }
         Some(Slot { block: i, index: slot })
     }

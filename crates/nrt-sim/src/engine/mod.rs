@@ -247,7 +247,7 @@ impl Issuer {
             return Some(StepOutcome::Blocked(WaitKey::Q7));
         }
         let plain = entry.plain;
-        let ready_at = match if plain { WaitCheck::Met(0) } else { sync::claim(rec, &core.sync, self.clock) } {
+        let ready_at = match if plain { WaitCheck::Met(0) } else { sync::claim_plan(&entry.plan, &core.sync, self.clock) } {
             WaitCheck::Met(t) => t,
             WaitCheck::Unmet(key) => {
                 return Some(StepOutcome::Blocked(key));
@@ -369,7 +369,11 @@ impl Issuer {
                 }
             }
             Instruction::Write(w) => {
-                if dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock).is_err() {
+                let stored = match entry.route {
+                    Some(t) => dev.write_routed(t, DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
+                    None => dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
+                };
+                if stored.is_err() {
                     return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE)));
                 }
             }
@@ -452,14 +456,14 @@ impl Issuer {
         self.clock += cost_ps;
         // The gate may drop a completion update, and with it a change.
         let gated;
-        let (rec, changes) = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE {
+        let (rec, changes, plan) = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE {
             let g = crate::q7::completion_gate(dev.arch, core, *rec);
-            gated = (g, Changes::of(&sync::changes(&g)));
-            (&gated.0, &gated.1)
+            gated = (g, Changes::of(&sync::changes(&g)), sync::Plan::of(&g));
+            (&gated.0, &gated.1, &gated.2)
         } else {
-            (rec, &entry.changes)
+            (rec, &entry.changes, &entry.plan)
         };
-        if !plain && let Err(mode) = sync::complete(rec, &core.sync, self.clock) {
+        if !plain && let Err(mode) = sync::complete_plan(plan, &core.sync, self.clock) {
             return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
         }
         if trace_end {

@@ -98,29 +98,91 @@ fn evt_ok(sync: &SyncBlock, i: u8) -> bool {
     u32::from(i) < sync.events()
 }
 
+/// A record's handshake worked out once, when the record is decoded: its
+/// waits, its issue-time and completion-time effects, and the first mode
+/// the device does not implement, so issuing the record re-parses
+/// nothing ([`claim_plan`], [`complete_plan`] behave exactly like
+/// [`claim`] and [`complete`] on the record).
+#[derive(Clone, Copy)]
+pub struct Plan {
+    conds: [Cond; 2],
+    take: [Effect; 2],
+    /// The first unsupported wait or issue-time update mode ([`claim`]
+    /// reports it before touching any register).
+    claim_error: Option<u8>,
+    /// Completion-time steps, in update order.
+    done: [Done; 2],
+    /// The events block's wait mode (reported for an event index out of range).
+    first_wait_mode: u8,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan").field("claim_error", &self.claim_error).finish_non_exhaustive()
+    }
+}
+
+/// One completion-time update: nothing, an effect (with the record's mode,
+/// reported if its register index is out of range), or an unsupported mode.
+#[derive(Clone, Copy)]
+enum Done {
+    None,
+    Apply(Effect, u8),
+    Bad(u8),
+}
+
+impl Plan {
+    /// The plan of `rec`'s events blocks.
+    pub fn of(rec: &Record) -> Plan {
+        let mut plan = Plan { conds: [Cond::None; 2], take: [Effect::None; 2], claim_error: None, done: [Done::None; 2], first_wait_mode: rec.waits[0].mode };
+        for (c, w) in plan.conds.iter_mut().zip(&rec.waits) {
+            match cond(w) {
+                Ok(x) => *c = x,
+                Err(m) => {
+                    plan.claim_error.get_or_insert(m);
+                }
+            }
+        }
+        for (e, u) in plan.take.iter_mut().zip(&rec.updates) {
+            if u.mode >= 16 || u.mode == 0 {
+                continue; // completion-time or none
+            }
+            match effect(u) {
+                Ok(x) => *e = x,
+                Err(m) => {
+                    plan.claim_error.get_or_insert(m);
+                }
+            }
+        }
+        for (d, u) in plan.done.iter_mut().zip(&rec.updates) {
+            if u.mode < 16 {
+                continue;
+            }
+            let base = Update { mode: u.mode - 16, ..*u };
+            *d = match effect(&base) {
+                Ok(x) => Done::Apply(x, u.mode),
+                Err(_) => Done::Bad(u.mode),
+            };
+        }
+        plan
+    }
+}
+
 /// Checks the waits and, if they hold, applies the issue-time updates
 /// (atomically with the wait when both name the same semaphore).
 pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
-    let mut conds = [Cond::None; 2];
-    for (c, w) in conds.iter_mut().zip(&rec.waits) {
-        match cond(w) {
-            Ok(x) => *c = x,
-            Err(m) => return WaitCheck::Unsupported(m),
-        }
+    claim_plan(&Plan::of(rec), sync, now)
+}
+
+/// [`claim`] from a record's precomputed [`Plan`].
+pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
+    if let Some(m) = plan.claim_error {
+        return WaitCheck::Unsupported(m);
     }
-    let mut effects = [Effect::None; 2];
-    for (e, u) in effects.iter_mut().zip(&rec.updates) {
-        if u.mode >= 16 || u.mode == 0 {
-            continue; // completion-time or none
-        }
-        match effect(u) {
-            Ok(x) => *e = x,
-            Err(m) => return WaitCheck::Unsupported(m),
-        }
-    }
+    let conds = &plan.conds;
     // Check every wait first, without side effects.
     let mut ready = 0u64;
-    for c in &conds {
+    for c in conds {
         match *c {
             Cond::None => {}
             Cond::Sem(i, mode, v) => {
@@ -134,7 +196,8 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
             }
             Cond::Evt(i, want, _) => {
                 if !evt_ok(sync, i) {
-                    return WaitCheck::Unsupported(rec.waits[0].mode);
+                    // Reported with the events block's wait mode, as ever.
+                    return WaitCheck::Unsupported(plan.first_wait_mode);
                 }
                 if sync.event(u32::from(i)) != want {
                     return WaitCheck::Unmet(WaitKey::Event(u32::from(i)));
@@ -145,7 +208,7 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
     }
     // Take: the compare-and-swap of each issue-time semaphore update
     // re-validates the waits on that semaphore.
-    for e in &effects {
+    for e in &plan.take {
         if let Effect::Sem(i, mode, imm) = *e {
             if !sem_ok(sync, i) {
                 return WaitCheck::Unsupported(mode);
@@ -161,12 +224,12 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
             }
         }
     }
-    for c in &conds {
+    for c in conds {
         if let Cond::Evt(i, _, Some(after)) = *c {
             sync.set_event(u32::from(i), after, now);
         }
     }
-    for e in &effects {
+    for e in &plan.take {
         if let Effect::Evt(i, on) = *e {
             if !evt_ok(sync, i) {
                 return WaitCheck::Unsupported(0);
@@ -179,22 +242,24 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
 
 /// Applies the completion-time updates (modes 17..=25).
 pub fn complete(rec: &Record, sync: &SyncBlock, now: u64) -> Result<(), u8> {
-    for u in &rec.updates {
-        if u.mode < 16 {
-            continue;
-        }
-        let base = Update { mode: u.mode - 16, ..*u };
-        match effect(&base).map_err(|_| u.mode)? {
-            Effect::None => {}
-            Effect::Sem(i, mode, imm) => {
+    complete_plan(&Plan::of(rec), sync, now)
+}
+
+/// [`complete`] from a record's precomputed [`Plan`].
+pub fn complete_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> Result<(), u8> {
+    for d in &plan.done {
+        match *d {
+            Done::None | Done::Apply(Effect::None, _) => {}
+            Done::Bad(mode) => return Err(mode),
+            Done::Apply(Effect::Sem(i, mode, imm), rec_mode) => {
                 if !sem_ok(sync, i) {
-                    return Err(u.mode);
+                    return Err(rec_mode);
                 }
                 sync.update_sem_if(u32::from(i), |_| true, |x| apply(mode, imm, x), now);
             }
-            Effect::Evt(i, on) => {
+            Done::Apply(Effect::Evt(i, on), rec_mode) => {
                 if !evt_ok(sync, i) {
-                    return Err(u.mode);
+                    return Err(rec_mode);
                 }
                 sync.set_event(u32::from(i), on, now);
             }

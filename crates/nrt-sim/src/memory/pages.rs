@@ -95,6 +95,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// Whether none of the stamped pages was modified since the read.
+    #[inline]
     pub fn is_current(&self) -> bool {
         self.pages.iter().flatten().all(|(p, v)| p.version.load(Ordering::Acquire) == *v)
     }
@@ -160,6 +161,39 @@ impl PinnedRange {
         let o = self.start + at;
         copy_bytes(buf, &g[o..o + buf.len()]);
         Some(self.page.version.load(Ordering::Acquire))
+    }
+
+    /// Copies `len` bytes at offset `at` of this range to offset `dst_at`
+    /// of `dst` (another range or this one), like
+    /// [`SparsePages::copy_between`] does inside one page pair: both page
+    /// locks held, taken in address order, the destination's version
+    /// bumped. False (nothing copied) if either side does not hold its
+    /// bytes or its page was dropped.
+    pub fn copy_to(&self, at: usize, dst: &PinnedRange, dst_at: usize, len: usize) -> bool {
+        if at.checked_add(len).is_none_or(|end| end > self.len) || dst_at.checked_add(len).is_none_or(|end| end > dst.len) {
+            return false;
+        }
+        let (so, doff) = (self.start + at, dst.start + dst_at);
+        if Arc::ptr_eq(&self.page, &dst.page) {
+            let mut g = self.page.lock();
+            if self.page.detached.load(Ordering::Acquire) {
+                return false;
+            }
+            g.copy_within(so..so + len, doff);
+            self.page.bump();
+            return true;
+        }
+        let src_first = Arc::as_ptr(&self.page) < Arc::as_ptr(&dst.page);
+        let (first, second) = if src_first { (&self.page, &dst.page) } else { (&dst.page, &self.page) };
+        let g1 = first.lock();
+        let g2 = second.lock();
+        if self.page.detached.load(Ordering::Acquire) || dst.page.detached.load(Ordering::Acquire) {
+            return false;
+        }
+        let (sg, mut dg) = if src_first { (g1, g2) } else { (g2, g1) };
+        copy_bytes(&mut dg[doff..doff + len], &sg[so..so + len]);
+        dst.page.bump();
+        true
     }
 
     /// Copies bytes at offset `at` of the range into `buf`; false (nothing
@@ -440,7 +474,20 @@ mod tests {
         let r = m.pin_resident(PAGE_SIZE, PAGE_SIZE).unwrap();
         assert!(r.read(4096 + 32, &mut b));
         assert_eq!(b, [9; 16]);
+        // Range to range, across pages and inside one.
+        let q = m.pin(2 * PAGE_SIZE, 64).unwrap();
+        let s = m.read_stamped(2 * PAGE_SIZE, &mut b).unwrap();
+        assert!(p.copy_to(32, &q, 8, 16));
+        assert!(!s.is_current(), "a pinned copy bumps the destination");
+        m.read(2 * PAGE_SIZE + 8, &mut b);
+        assert_eq!(b, [9; 16]);
+        assert!(q.copy_to(8, &q, 40, 16));
+        m.read(2 * PAGE_SIZE + 40, &mut b);
+        assert_eq!(b, [9; 16]);
+        assert!(!q.copy_to(60, &p, 0, 16), "past the end of the source");
+        assert!(!p.copy_to(0, &q, 60, 16), "past the end of the destination");
         m.clear();
+        assert!(!p.copy_to(0, &q, 0, 16), "the pages were dropped");
         assert!(!r.read(0, &mut b), "the page was dropped");
         assert!(!p.write(0, &[1]), "the page was dropped");
         assert!(!p.read(0, &mut b));
