@@ -142,35 +142,41 @@ fn for_segments<E>(t: &ArgTensor, sbuf_base: u64, partition_bytes: u64, off: u64
 fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i32, write: bool) -> wasmtime::Result<i32> {
     let mem = memory(c)?;
     let (data, st) = mem.data_and_store_mut(&mut *c);
-    let Some(ctx) = st.call.as_ref() else {
-        return Err(trap(st, GpsimdCause::TensorOob, "tensor access outside an op".into()));
+    // Borrowed field by field: this runs per chunk on every Q7 core at
+    // once, and cloning the shared device / job `Arc`s here made their
+    // reference counts bounce between the CPUs running the cores.
+    let HostState { call, pins, bytes, cause, .. } = st;
+    let fail = |cause: &mut Option<GpsimdCause>, why: String| {
+        *cause = Some(GpsimdCause::TensorOob);
+        wasmtime::Error::msg(why)
     };
-    let (dev, job) = (ctx.dev.clone(), ctx.job.clone());
+    let Some(CallCtx { dev, job, .. }) = call.as_ref() else {
+        return Err(fail(cause, "tensor access outside an op".into()));
+    };
     let Some(t) = u32::try_from(arg).ok().and_then(|a| job.latched.args.tensor(a)) else {
-        return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg} does not exist")));
+        return Err(fail(cause, format!("argument {arg} does not exist")));
     };
-    let (off, len, ptr) = (off as u64, len as u64, ptr as u32 as u64);
-    if off > t.bytes() || len > t.bytes() - off {
-        let why = format!("bytes {off}+{len} outside argument {arg} of {} bytes", t.bytes());
-        return Err(trap(st, GpsimdCause::TensorOob, why));
+    let (off, len, ptr, size) = (off as u64, len as u64, ptr as u32 as u64, t.bytes());
+    if off > size || len > size - off {
+        let why = format!("bytes {off}+{len} outside argument {arg} of {size} bytes");
+        return Err(fail(cause, why));
     }
     if ptr + len > data.len() as u64 {
-        return Err(trap(st, GpsimdCause::TensorOob, format!("guest range {ptr:#x}+{len} outside the core's memory")));
+        return Err(fail(cause, format!("guest range {ptr:#x}+{len} outside the core's memory")));
     }
     let guest = &mut data[ptr as usize..(ptr + len) as usize];
     let now = job.start_clock;
-    let pins = &mut st.pins;
     let moved = for_segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len, |addr, at, n| {
         if write {
-            pins.write(&dev, addr, &guest[at..at + n], now)
+            pins.write(dev, addr, &guest[at..at + n], now)
         } else {
-            pins.read(&dev, addr, &mut guest[at..at + n])
+            pins.read(dev, addr, &mut guest[at..at + n])
         }
     });
     if let Err(e) = moved {
-        return Err(trap(st, GpsimdCause::TensorOob, format!("argument {arg}: {e}")));
+        return Err(fail(cause, format!("argument {arg}: {e}")));
     }
-    st.bytes += len;
+    *bytes += len;
     Ok(0)
 }
 

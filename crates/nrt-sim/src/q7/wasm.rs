@@ -61,8 +61,14 @@ impl Running {
     /// Starts counting one invocation.
     pub fn start() -> Result<Running, String> {
         let s = shared()?;
-        *s.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        s.wake.notify_all();
+        let mut n = s.running.lock().unwrap_or_else(|e| e.into_inner());
+        *n += 1;
+        // The ticker only waits while nothing runs; a notify is a system
+        // call even with no one waiting, and this runs per invocation.
+        if *n == 1 {
+            s.wake.notify_all();
+        }
+        drop(n);
         TICKER.get_or_init(|| {
             let spawned = std::thread::Builder::new().name("nrt-sim-q7-epoch".into()).spawn(move || ticker(s));
             if spawned.is_err() {
