@@ -40,9 +40,15 @@
 //! start to end on the thread that rang its doorbell, with no futex wake
 //! and no cache lines crossing cores, while work beyond what the lenders
 //! can take still goes to the workers at once.
+//!
+//! Wakes are rationed (`Scheduler::claim_wake`): a parked worker is woken
+//! only for queued work no lender, spinner, already-woken worker or
+//! submitting worker will take, and only while fewer of those threads run
+//! than the process has CPUs. A Q7 dispatch queues eight tasks at once;
+//! one wake each put more threads than CPUs on the device's work.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -91,6 +97,14 @@ pub struct Scheduler {
     spinning: AtomicBool,
     /// Host threads between `lending_begin` and `lending_end`.
     lenders: AtomicUsize,
+    /// Wakes sent to parked workers that none has consumed yet (changed
+    /// under the queue lock; never more than `sleepers`).
+    woken: AtomicUsize,
+    /// Workers running a task right now.
+    busy: AtomicUsize,
+    /// CPUs this process may run on: more threads running device work
+    /// than this only take turns on the same CPUs.
+    cpus: usize,
     ready: Condvar,
     deterministic: bool,
     threads: usize,
@@ -113,6 +127,9 @@ impl Scheduler {
             sleepers: AtomicUsize::new(0),
             spinning: AtomicBool::new(false),
             lenders: AtomicUsize::new(0),
+            woken: AtomicUsize::new(0),
+            busy: AtomicUsize::new(0),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             ready: Condvar::new(),
             deterministic,
             threads: threads.max(1),
@@ -151,24 +168,54 @@ impl Scheduler {
         if self.shutdown.load(Ordering::Acquire) {
             return;
         }
-        {
+        let wake = {
             let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
             q.push_back(task);
             self.pending.store(q.len(), Ordering::Release);
-        }
+            self.claim_wake(q.len())
+        };
         if self.deterministic && !self.escalated.load(Ordering::Acquire) {
             self.drain_here(&runner);
         } else {
             if self.started.load(Ordering::Acquire) < self.worker_limit() {
                 self.ensure_workers(&runner());
             }
-            // Pairs with the fence in `lending_end`: either that lender's
-            // exit sees this task queued, or this sees it gone.
-            fence(Ordering::SeqCst);
-            if self.sleepers.load(Ordering::Acquire) > 0 && self.beyond_lenders() {
+            if wake {
                 self.ready.notify_one();
             }
         }
+    }
+
+    /// Whether `queued` tasks need a parked worker woken; if so, counts
+    /// the wake. Called with the queue lock held, which orders it against
+    /// the lenders' exits (`lending_end`) and the workers' parking.
+    ///
+    /// Only as many wakes as the queue needs and the CPUs can run: queued
+    /// tasks are first for the threads that look at the queue without a
+    /// wake (the lenders, a worker submitting from inside a task, which
+    /// takes one when the task ends, the spinning worker, and workers
+    /// already woken), and no worker is woken while every CPU already
+    /// runs one of these threads. Waking a worker per submit (eight for a
+    /// Q7 dispatch) put three threads on the two CPUs of the project's
+    /// machines, taking turns, and whichever the OS preempted held up the
+    /// op's end (`docs/gpsimd.md` §11).
+    fn claim_wake(&self, queued: usize) -> bool {
+        let sleepers = self.sleepers.load(Ordering::Acquire);
+        let woken = self.woken.load(Ordering::Acquire);
+        if (self.deterministic && !self.escalated.load(Ordering::Acquire)) || sleepers <= woken {
+            return false;
+        }
+        let lenders = self.lenders.load(Ordering::SeqCst);
+        let spinning = usize::from(self.spinning.load(Ordering::Acquire));
+        let here = usize::from(IN_TASK.get());
+        if queued <= lenders + spinning + here + woken {
+            return false;
+        }
+        if self.busy.load(Ordering::Acquire) + lenders + spinning + woken >= self.cpus {
+            return false;
+        }
+        self.woken.store(woken + 1, Ordering::Release);
+        true
     }
 
     /// Whether more tasks are queued than the lenders can take.
@@ -193,8 +240,11 @@ impl Scheduler {
             return;
         }
         self.lenders.fetch_sub(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        if self.beyond_lenders() && self.sleepers.load(Ordering::Acquire) > 0 {
+        let wake = {
+            let q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            self.claim_wake(q.len())
+        };
+        if wake {
             self.ready.notify_one();
         }
     }
@@ -339,6 +389,12 @@ impl Scheduler {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
             self.sleepers.fetch_sub(1, Ordering::AcqRel);
+            // Woken or timed out, this worker no longer waits: it takes
+            // one counted wake with it, so the count never outlives the
+            // sleepers it was meant for.
+            if let Some(w) = self.woken.load(Ordering::Acquire).checked_sub(1) {
+                self.woken.store(w, Ordering::Release);
+            }
             waited = true;
         }
     }
@@ -383,6 +439,12 @@ impl Scheduler {
     }
 }
 
+std::thread_local! {
+    /// Whether this thread is a worker running a task (it looks at the
+    /// queue again when the task ends, so its own submits need no wake).
+    static IN_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Something that owns a scheduler (so a worker can find it again).
 pub trait HasScheduler {
     /// The scheduler.
@@ -393,7 +455,12 @@ fn worker<R: Runner>(weak: Weak<R>) {
     loop {
         let Some(runner) = weak.upgrade() else { return };
         let Some(task) = runner.scheduler().next_for_worker() else { return };
+        let s = runner.scheduler();
+        s.busy.fetch_add(1, Ordering::AcqRel);
+        IN_TASK.set(true);
         runner.run(task);
+        IN_TASK.set(false);
+        s.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
