@@ -12,6 +12,9 @@
 //!
 //! Run: `cargo bench -p nrt-sim --bench q7` (needs `rustup target add
 //! wasm32-unknown-unknown`; skipped with a note if rustup is absent).
+//! `Q7_BENCH_REPS=N` and `Q7_BENCH_MODE=pool|deterministic` make longer or
+//! single-mode runs for profiling; `Q7_BENCH_DUMP=FILE` writes the kernels'
+//! machine code instead of running.
 
 use nrt_hal::arch::EVT_SEM_SEM_INC;
 use nrt_hal::{CoreId, Device, EngineId, MemoryLocation, NqSpec, NqType};
@@ -54,11 +57,23 @@ fn process_cpu_ns() -> Option<u64> {
     Some(total)
 }
 
+/// `Q7_BENCH_DUMP=FILE`: writes the kernel library as wasmtime compiled
+/// it (an ELF object; `objdump -d FILE` shows the machine code of each
+/// kernel function, e.g. what cranelift made of `relu_slice`'s loop) and
+/// runs nothing else.
+fn dump_machine_code(lib: &nrt_isa::ucode::LibraryImage, path: &std::path::Path) {
+    let compiled = nrt_sim::q7::wasm::compiled(lib).expect("compile the example kernels");
+    let bytes = compiled.module.serialize().expect("serialize the compiled kernels");
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    println!("wrote the compiled kernels to {} (objdump -d shows the machine code)", path.display());
+}
+
 fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let n: usize = if quick { 1 << 14 } else { 1 << 20 };
     // Q7_BENCH_REPS / Q7_BENCH_MODE (pool | deterministic): longer or
     // single-mode runs for profiling; the figures quoted use the defaults.
+    // Q7_BENCH_DUMP: see `dump_machine_code`.
     let reps = std::env::var("Q7_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(if quick { 3 } else { 21 });
     let only = std::env::var("Q7_BENCH_MODE").ok();
     if std::process::Command::new("rustup").arg("--version").output().is_err() {
@@ -67,7 +82,10 @@ fn main() {
     }
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../nrt-kernel/kernels/examples"));
     let (lib, _) = nrt_sim::q7::build::build_library(&dir, &target_dir()).expect("build the example kernels");
-    if let Ok(p) = std::env::var("Q7_DUMP") { let c = nrt_sim::q7::wasm::compiled(&lib).unwrap(); std::fs::write(p, c.module.serialize().unwrap()).unwrap(); return; }
+    if let Some(path) = std::env::var_os("Q7_BENCH_DUMP") {
+        dump_machine_code(&lib, &PathBuf::from(path));
+        return;
+    }
 
     for deterministic in [false, true] {
         let mode = if deterministic { "deterministic" } else { "pool" };
