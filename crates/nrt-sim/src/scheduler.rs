@@ -633,6 +633,65 @@ mod tests {
         p.scheduler.shutdown();
     }
 
+    /// Each task (e, n) queues (e, n - 1) and, every fourth, a DMA task
+    /// as well: chains of hand-offs between workers and submitters.
+    struct Relay {
+        scheduler: Scheduler,
+        done: AtomicUsize,
+    }
+
+    impl HasScheduler for Relay {
+        fn scheduler(&self) -> &Scheduler {
+            &self.scheduler
+        }
+    }
+
+    impl Runner for Relay {
+        fn run(self: &Arc<Self>, task: Task) {
+            if let Task::Engine(c, n) = task
+                && n > 0
+            {
+                self.scheduler.submit(|| self.clone(), Task::Engine(c, n - 1));
+                if n % 4 == 0 {
+                    self.scheduler.submit(|| self.clone(), Task::Dma(c, u16::from(n)));
+                }
+            }
+            self.done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    #[test]
+    fn rationed_wakes_strand_no_task() {
+        // A task left queued with every worker parked would wait for a
+        // worker's 200 ms timeout: hundreds of hand-offs make any such
+        // loss show as seconds. Half the runs lend the submitting thread.
+        for lend in [false, true] {
+            let r = Arc::new(Relay { scheduler: Scheduler::new(false, 2, DETERMINISTIC_DRAIN_LIMIT), done: AtomicUsize::new(0) });
+            let (chains, len) = (4u32, 200u8);
+            let want = chains as usize * (usize::from(len) + 1 + usize::from(len) / 4);
+            let t = Instant::now();
+            if lend {
+                r.scheduler.lending_begin();
+            }
+            for round in 0..chains {
+                r.scheduler.submit(|| r.clone(), Task::Engine(round, len));
+                // Let the workers go idle and park between rounds.
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            while r.done.load(Ordering::Acquire) < want && t.elapsed() < Duration::from_secs(30) {
+                if !(lend && r.scheduler.run_one(&r)) {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+            }
+            if lend {
+                r.scheduler.lending_end();
+            }
+            assert_eq!(r.done.load(Ordering::Acquire), want, "lend {lend}");
+            assert!(t.elapsed() < Duration::from_secs(5), "lend {lend}: {:?} for {want} tasks", t.elapsed());
+            r.scheduler.shutdown();
+        }
+    }
+
     #[test]
     fn deterministic_mode_keeps_its_order_and_lends_nothing() {
         let p = probe(true);
