@@ -4,10 +4,11 @@
 //! (issue target: >= 0.5x native).
 //!
 //! Both sides report the median of 21 runs after a warm-up; the thread
-//! waiting for the op waits as the runtime's harvest loop does: it runs
-//! queued simulator work itself (`Device::assist`), polls for 20 us, then
-//! blocks on the POOL notification ring's interrupt line rather than
-//! spinning on a core the simulator's workers need. Measured figures and
+//! waiting for the op waits as the runtime's harvest loop does: it
+//! announces that it lends itself (`Device::lending_begin`), runs queued
+//! simulator work itself (`Device::assist`), polls for 20 us, then blocks
+//! on the POOL notification ring's interrupt line rather than spinning on
+//! a core the simulator's workers need. Measured figures and
 //! what limits them: `docs/gpsimd.md` §11.
 //!
 //! Run: `cargo bench -p nrt-sim --bench q7` (needs `rustup target add
@@ -124,6 +125,9 @@ fn main() {
         let mut runs = 0;
         let mut op = || {
             let t = Instant::now();
+            // As the runtime announces it (`nrt::exec`): this thread will
+            // wait and lend itself, so the first slices are left to it.
+            dev.lending_begin();
             dev.start_engine(C0, EngineId::Pool, pa, prog.len() as u64).unwrap();
             runs += 1;
             loop {
@@ -138,7 +142,10 @@ fn main() {
                 } else if t.elapsed() < Duration::from_micros(20) {
                     std::hint::spin_loop();
                 } else {
+                    // A blocked thread lends nothing.
+                    dev.lending_end();
                     nq.wait_signal(seen, Duration::from_millis(1));
+                    dev.lending_begin();
                 }
                 if t.elapsed() > Duration::from_secs(10) {
                     let csr = |o: u64| {
@@ -156,6 +163,7 @@ fn main() {
                     );
                 }
             }
+            dev.lending_end();
             t.elapsed()
         };
         // The first op compiles and instantiates the kernel: CPU time is
