@@ -42,6 +42,9 @@ pub struct Entry {
     pub changes: crate::wake::Changes,
     /// The record's semaphore / event handshake, parsed once.
     pub plan: crate::engine::sync::Plan,
+    /// What the issue path must look at besides the handshake ([`flag`]),
+    /// worked out once so an ordinary record tests one byte.
+    pub flags: u8,
     /// Where a WRITE's 32-bit store lands, resolved through the device's
     /// address map once per fetch (the map never changes); `None` for
     /// other records and for addresses that do not decode (the store then
@@ -49,18 +52,50 @@ pub struct Entry {
     pub route: Option<crate::memory::Target>,
 }
 
+/// Bits of [`Entry::flags`].
+pub mod flag {
+    /// DRAIN: waits for the DMA queues (and the Q7 cluster).
+    pub const DRAIN: u8 = 1 << 0;
+    /// On POOL, joins the Q7 cluster first (HALT, EXTENDED_INST, EXIT).
+    pub const POOL_Q7_JOIN: u8 = 1 << 1;
+    /// Writes an INST_START trace record (debug_cmd 3 or 7).
+    pub const TRACE_START: u8 = 1 << 2;
+    /// Writes an INST_END trace record (debug_cmd 5 or 7).
+    pub const TRACE_END: u8 = 1 << 3;
+    /// Hands work to another agent (see `engine::hands_off_work`).
+    pub const HANDS_OFF: u8 = 1 << 4;
+    /// EVENT_SEMAPHORE: on POOL its completion goes through the Q7 gate.
+    pub const EVENT_SEMAPHORE: u8 = 1 << 5;
+}
+
 impl Entry {
     /// Decodes a fetched record: its synchronisation view, its typed
     /// decode and the flags the sequencer tests on every issue.
     pub fn decode(bytes: &[u8; RECORD_BYTES]) -> Entry {
         let rec = Record::decode(bytes);
+        let instr = Instruction::decode(bytes);
+        let exit = nrt_isa::instr::slots::is_exit_record(bytes);
+        let mut flags = 0;
+        let mut set = |on: bool, bit: u8| {
+            if on {
+                flags |= bit;
+            }
+        };
+        use crate::engine::record::op;
+        set(rec.opcode == op::DRAIN, flag::DRAIN);
+        set(rec.opcode == op::HALT || rec.opcode == crate::engine::EXTENDED_INST || exit, flag::POOL_Q7_JOIN);
+        set(matches!(rec.debug_cmd, 3 | 7), flag::TRACE_START);
+        set(matches!(rec.debug_cmd, 5 | 7), flag::TRACE_END);
+        set(instr.as_ref().is_ok_and(crate::engine::hands_off_work), flag::HANDS_OFF);
+        set(rec.opcode == op::EVENT_SEMAPHORE, flag::EVENT_SEMAPHORE);
         Entry {
+            flags,
             plain: rec.is_unsynchronised(),
-            exit: nrt_isa::instr::slots::is_exit_record(bytes),
+            exit,
             changes: crate::wake::Changes::of(&crate::engine::sync::changes(&rec)),
             plan: crate::engine::sync::Plan::of(&rec),
             rec,
-            instr: Instruction::decode(bytes),
+            instr,
             route: None,
         }
     }

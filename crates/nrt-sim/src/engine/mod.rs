@@ -233,18 +233,22 @@ impl Issuer {
     /// finds it blocked. `None`: go on with the next record; `Some`: the
     /// step ends.
     fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry) -> Option<StepOutcome> {
+        use icache::flag;
         let rec = &entry.rec;
+        let flags = entry.flags;
 
         // (1) DRAIN's wait for the DMA queues, then the waits, taking
         // any issue-time updates with them.
-        if rec.opcode == op::DRAIN && core.dma_busy() {
+        if flags & flag::DRAIN != 0 && core.dma_busy() {
             return Some(StepOutcome::Blocked(WaitKey::DmaIdle));
         }
         // The Q7 join: DRAIN waits for the op in flight; so do a new
         // dispatch and, on POOL, the end of the execution.
-        let exit = self.engine == EngineId::Pool && entry.exit;
-        if self.q7_join(rec.opcode, exit, core) {
-            return Some(StepOutcome::Blocked(WaitKey::Q7));
+        if flags & (flag::DRAIN | flag::POOL_Q7_JOIN) != 0 {
+            let exit = self.engine == EngineId::Pool && entry.exit;
+            if self.q7_join(rec.opcode, exit, core) {
+                return Some(StepOutcome::Blocked(WaitKey::Q7));
+            }
         }
         let plain = entry.plain;
         let ready_at = match if plain { WaitCheck::Met(0) } else { sync::claim_plan(&entry.plan, &core.sync, self.clock) } {
@@ -266,7 +270,7 @@ impl Issuer {
         }
 
         // Per-instruction trace (debug_cmd START 3 / END 5 / START_END 7).
-        let (trace_start, trace_end) = (matches!(rec.debug_cmd, 3 | 7), matches!(rec.debug_cmd, 5 | 7));
+        let (trace_start, trace_end) = (flags & flag::TRACE_START != 0, flags & flag::TRACE_END != 0);
         if trace_start {
             let r = nqr::trace(self.eidx(), EngineEvent::InstStart, rec.opcode, self.pc, rec.debug_hint, self.clock);
             dev.push_record(core, self.eidx(), NqType::Trace, r);
@@ -320,7 +324,7 @@ impl Issuer {
         let mut cost_ps = cost::control(self.engine);
         let mut next_pc = self.pc + 1;
         let mut reset = None;
-        if hands_off_work(instr) {
+        if flags & flag::HANDS_OFF != 0 {
             core.observe(self.clock);
         }
         match instr {
@@ -456,7 +460,7 @@ impl Issuer {
         self.clock += cost_ps;
         // The gate may drop a completion update, and with it a change.
         let gated;
-        let (rec, changes, plan) = if self.engine == EngineId::Pool && rec.opcode == op::EVENT_SEMAPHORE {
+        let (rec, changes, plan) = if flags & flag::EVENT_SEMAPHORE != 0 && self.engine == EngineId::Pool {
             let g = crate::q7::completion_gate(dev.arch, core, *rec);
             gated = (g, Changes::of(&sync::changes(&g)), sync::Plan::of(&g));
             (&gated.0, &gated.1, &gated.2)
@@ -566,7 +570,7 @@ impl PollPage {
 /// Whether executing `instr` can hand work to another agent that reads
 /// the core's clock (see [`Sequencer::step`]): everything but the
 /// sequencer's own control records.
-fn hands_off_work(instr: &Instruction) -> bool {
+pub(crate) fn hands_off_work(instr: &Instruction) -> bool {
     !matches!(
         instr,
         Instruction::EventSemaphore(_)
@@ -603,7 +607,7 @@ fn wake_changed(dev: &Shared, core: &Core, by: EngineId, changes: &Changes, rese
 }
 
 /// The EXTENDED_INST opcode byte (hands an op to the Q7 cluster).
-const EXTENDED_INST: u8 = 0xF0;
+pub(crate) const EXTENDED_INST: u8 = 0xF0;
 
 /// Error-record detail bit of a record that does not fit its opcode's
 /// nrt-isa layout (reserved bytes set, an unknown enum value, a wrong
