@@ -180,6 +180,10 @@ pub mod record {
 pub struct NqState {
     spec: NqSpec,
     capacity: u32,
+    /// log2 of `capacity` when it is a power of two (every ring the
+    /// device accepts): slot and pass of a record index by shift and mask
+    /// instead of two 64-bit divisions per record.
+    capacity_log2: Option<u32>,
     produced: AtomicU64,
     consumed: AtomicU64,
     overflow: AtomicBool,
@@ -206,6 +210,10 @@ impl NqState {
         NqState {
             spec,
             capacity: spec.size_bytes / NQ_RECORD_BYTES as u32,
+            capacity_log2: {
+                let c = spec.size_bytes / NQ_RECORD_BYTES as u32;
+                c.is_power_of_two().then(|| c.trailing_zeros())
+            },
             produced: AtomicU64::new(0),
             consumed: AtomicU64::new(0),
             overflow: AtomicBool::new(false),
@@ -227,8 +235,18 @@ impl NqState {
         self
     }
 
+    /// The ring slot of record `idx` and the producer's pass over the
+    /// ring it belongs to (`capacity` is not zero).
+    #[inline]
+    fn slot_and_pass(&self, idx: u64) -> (u64, u64) {
+        match self.capacity_log2 {
+            Some(s) => (idx & ((1u64 << s) - 1), idx >> s),
+            None => (idx % u64::from(self.capacity), idx / u64::from(self.capacity)),
+        }
+    }
+
     fn write_slot(&self, mem: &dyn RingMemory, idx: u64, rec: &[u8; 16]) -> bool {
-        let off = (idx % u64::from(self.capacity)) * NQ_RECORD_BYTES as u64;
+        let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
         if let Some(p) = &self.pinned
             && p.write(off as usize, rec)
         {
@@ -238,7 +256,7 @@ impl NqState {
     }
 
     fn read_slot(&self, mem: &dyn RingMemory, idx: u64, out: &mut [u8; 16]) -> bool {
-        let off = (idx % u64::from(self.capacity)) * NQ_RECORD_BYTES as u64;
+        let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
         if let Some(p) = &self.pinned
             && p.read(off as usize, out)
         {
@@ -289,7 +307,7 @@ impl NqState {
         if self.overflow.load(Ordering::Acquire) {
             rec[3] |= record::SW_OVERFLOW_BIT;
         }
-        if (idx / cap + 1) & 1 == 1 {
+        if (self.slot_and_pass(idx).1 + 1) & 1 == 1 {
             rec[3] |= record::PHASE_BIT;
         } else {
             rec[3] &= !record::PHASE_BIT;

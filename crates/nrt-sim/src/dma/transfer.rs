@@ -150,12 +150,14 @@ const DESC_LINES: usize = 64;
 /// last descriptor was read through and the descriptors decoded from it.
 ///
 /// A walk of a small model's queue reads the same few descriptors every
-/// execution; a line keeps the decode with the page version it was read
-/// at, so while the page is unmodified the next walk of that slot costs
-/// one version load instead of a locked read and a decode (and after a
-/// write elsewhere on the page, a read and a 16-byte compare). Every line
-/// with a version was read through the current pin (the lines are dropped
-/// when the pin changes), so an equal version means equal bytes.
+/// execution; a line keeps the decode with the version of the 1 KiB page
+/// line it was read from ([`PinnedRange::line_version`]), so while that
+/// line is unmodified the next walk of the slot costs one version load
+/// instead of a locked read and a decode (the tensors and notification
+/// rings sharing the page do not invalidate it); after a write to the
+/// line it costs a read and a 16-byte compare. Every cached line was read
+/// through the current pin (the lines are dropped when the pin changes),
+/// so an equal version means equal bytes.
 #[derive(Clone, Debug, Default)]
 pub struct DescRing {
     page: Option<(u64, PinnedRange)>,
@@ -180,7 +182,7 @@ impl DescRing {
             && a >= *base
             && let Some(Some(l)) = self.lines.get(line)
             && l.addr == a
-            && pin.version() == l.version
+            && pin.line_version((a - *base) as usize) == l.version
         {
             return Ok(l.desc);
         }
@@ -205,18 +207,18 @@ impl DescRing {
     /// ring's last read when it holds them (no address decode or
     /// page-table lookup), else by pinning their page if it is backed
     /// memory (dropping the lines), else through the device's address
-    /// decode. Returns the page version the bytes belong to when they
-    /// came through a pin.
+    /// decode. Returns the version of the page line the bytes lie in when
+    /// they came through a pin.
     fn read(&mut self, dev: &Shared, addr: DeviceAddr, out: &mut [u8; 16]) -> HalResult<Option<u64>> {
         let a = addr.get();
         if let Some((base, pin)) = &self.page
             && a >= *base
-            && let Some(v) = pin.read_versioned((a - *base) as usize, out)
+            && let Some(v) = pin.read_line_versioned((a - *base) as usize, out)
         {
             return Ok(Some(v));
         }
         if let Some((base, pin)) = dev.pin_resident_page(addr, out.len() as u64)
-            && let Some(v) = pin.read_versioned((a - base.get()) as usize, out)
+            && let Some(v) = pin.read_line_versioned((a - base.get()) as usize, out)
         {
             self.page = Some((base.get(), pin));
             self.lines.clear();

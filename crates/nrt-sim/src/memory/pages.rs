@@ -17,6 +17,9 @@
 //! of the versions its bytes came from, so a consumer that keeps derived
 //! state (the sequencers' decoded instructions) can tell, with one atomic
 //! load per page, whether the bytes are still the ones it derived it from.
+//! Each 1 KiB line of a page has its own counter as well
+//! ([`PinnedRange::line_version`]), for consumers of a few bytes that
+//! share their page with busier data.
 
 use super::copy::copy_bytes;
 use std::collections::HashMap;
@@ -37,7 +40,18 @@ struct Page {
     /// Set (under the `bytes` lock) when the page is dropped from its
     /// region: a [`PinnedRange`] holding it must not use it any more.
     detached: AtomicBool,
+    /// One counter per [`LINE_SIZE`] bytes, bumped with `version` by the
+    /// modifications that touch the line: a reader that keeps something
+    /// derived from a few bytes (a DMA descriptor) is not invalidated by
+    /// writes elsewhere on the page (the tensors and notification rings
+    /// that share it).
+    lines: [AtomicU64; LINES_PER_PAGE],
 }
+
+/// Bytes per versioned line of a page (see [`PinnedRange::line_version`]).
+pub const LINE_SIZE: u64 = 1024;
+
+const LINES_PER_PAGE: usize = (PAGE_SIZE / LINE_SIZE) as usize;
 
 impl Page {
     fn zeroed() -> Page {
@@ -45,22 +59,40 @@ impl Page {
             bytes: Mutex::new(vec![0u8; PAGE_SIZE as usize].into_boxed_slice()),
             version: AtomicU64::new(0),
             detached: AtomicBool::new(false),
+            lines: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
     /// A page holding `bytes` (exactly one page): built in one pass, with
     /// no zero fill first.
     fn from_bytes(bytes: &[u8]) -> Page {
-        Page { bytes: Mutex::new(Box::from(bytes)), version: AtomicU64::new(0), detached: AtomicBool::new(false) }
+        Page {
+            bytes: Mutex::new(Box::from(bytes)),
+            version: AtomicU64::new(0),
+            detached: AtomicBool::new(false),
+            lines: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Box<[u8]>> {
         self.bytes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks a modification; called with the page lock held.
-    fn bump(&self) {
+    /// Marks a modification of `len` bytes at `off`; called with the page
+    /// lock held.
+    fn bump(&self, off: usize, len: usize) {
         self.version.fetch_add(1, Ordering::Release);
+        if len > 0 {
+            let last = ((off + len - 1) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1);
+            for l in &self.lines[(off / LINE_SIZE as usize).min(last)..=last] {
+                l.fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+
+    /// Marks the whole page modified (dropped from its region).
+    fn bump_all(&self) {
+        self.bump(0, PAGE_SIZE as usize);
     }
 }
 
@@ -137,7 +169,7 @@ impl PinnedRange {
         }
         let o = self.start + at;
         copy_bytes(&mut g[o..o + data.len()], data);
-        self.page.bump();
+        self.page.bump(o, data.len());
         true
     }
 
@@ -146,6 +178,34 @@ impl PinnedRange {
     /// page from its region bumps it too.
     pub fn version(&self) -> u64 {
         self.page.version.load(Ordering::Acquire)
+    }
+
+    /// The modification counter of the [`LINE_SIZE`]-byte line of the page
+    /// holding offset `at` of the range: while it reads the same, bytes of
+    /// that line are unchanged (whatever happens elsewhere on the page).
+    /// Dropping the page from its region bumps it too.
+    #[inline]
+    pub fn line_version(&self, at: usize) -> u64 {
+        let line = ((self.start + at) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1);
+        self.page.lines[line].load(Ordering::Acquire)
+    }
+
+    /// Like [`PinnedRange::read`], returning the version of the line the
+    /// bytes lie in ([`PinnedRange::line_version`]); `None` (nothing
+    /// read) if they do not fit, span two lines, or the page was dropped.
+    pub fn read_line_versioned(&self, at: usize, buf: &mut [u8]) -> Option<u64> {
+        let end = at.checked_add(buf.len()).filter(|&e| e <= self.len && !buf.is_empty())?;
+        let (first, last) = ((self.start + at) / LINE_SIZE as usize, (self.start + end - 1) / LINE_SIZE as usize);
+        if first != last {
+            return None;
+        }
+        let g = self.page.lock();
+        if self.page.detached.load(Ordering::Acquire) {
+            return None;
+        }
+        let o = self.start + at;
+        copy_bytes(buf, &g[o..o + buf.len()]);
+        Some(self.page.lines[first].load(Ordering::Acquire))
     }
 
     /// Like [`PinnedRange::read`], returning the page version the bytes
@@ -180,7 +240,7 @@ impl PinnedRange {
                 return false;
             }
             g.copy_within(so..so + len, doff);
-            self.page.bump();
+            self.page.bump(doff, len);
             return true;
         }
         let src_first = Arc::as_ptr(&self.page) < Arc::as_ptr(&dst.page);
@@ -192,7 +252,7 @@ impl PinnedRange {
         }
         let (sg, mut dg) = if src_first { (g1, g2) } else { (g2, g1) };
         copy_bytes(&mut dg[doff..doff + len], &sg[so..so + len]);
-        dst.page.bump();
+        dst.page.bump(doff, len);
         true
     }
 
@@ -336,7 +396,7 @@ impl SparsePages {
             let p = self.page_or_insert(pi);
             let mut g = p.lock();
             copy_bytes(&mut g[po..po + n], &data[bo..bo + n]);
-            p.bump();
+            p.bump(po, n);
         });
     }
 
@@ -348,7 +408,7 @@ impl SparsePages {
             if let Some(p) = page {
                 let mut g = p.lock();
                 g[po..po + n].fill(value);
-                p.bump();
+                p.bump(po, n);
             }
         });
     }
@@ -371,12 +431,12 @@ impl SparsePages {
                 None => {
                     let mut g = dpage.lock();
                     g[doff..doff + n].fill(0);
-                    dpage.bump();
+                    dpage.bump(doff, n);
                 }
                 Some(spage) if Arc::ptr_eq(&spage, &dpage) => {
                     let mut g = spage.lock();
                     g.copy_within(so..so + n, doff);
-                    spage.bump();
+                    spage.bump(doff, n);
                 }
                 Some(spage) => {
                     let src_first = Arc::as_ptr(&spage) < Arc::as_ptr(&dpage);
@@ -385,7 +445,7 @@ impl SparsePages {
                     let g2 = second.lock();
                     let (sg, mut dg) = if src_first { (g1, g2) } else { (g2, g1) };
                     copy_bytes(&mut dg[doff..doff + n], &sg[so..so + n]);
-                    dpage.bump();
+                    dpage.bump(doff, n);
                 }
             }
             done += n as u64;
@@ -398,7 +458,7 @@ impl SparsePages {
         for p in table.values() {
             // Stamps and pins holding the page must see it go.
             let _g = p.lock();
-            p.bump();
+            p.bump_all();
             p.detached.store(true, Ordering::Release);
         }
         table.clear();
@@ -486,7 +546,18 @@ mod tests {
         assert_eq!(b, [9; 16]);
         assert!(!q.copy_to(60, &p, 0, 16), "past the end of the source");
         assert!(!p.copy_to(0, &q, 60, 16), "past the end of the destination");
+        // Line versions: a write elsewhere on the page leaves a line alone.
+        let mut w = [0u8; 16];
+        let v = q.read_line_versioned(8, &mut w).unwrap();
+        assert_eq!(w, [9; 16]);
+        m.write(2 * PAGE_SIZE + 4 * LINE_SIZE, &[1; 4]);
+        assert_eq!(q.line_version(8), v, "another line of the page");
+        m.write(2 * PAGE_SIZE + LINE_SIZE - 2, &[1; 4]);
+        assert_eq!(q.line_version(8), v + 1, "a write ending in the line");
+        assert!(m.pin(2 * PAGE_SIZE + LINE_SIZE - 8, 16).unwrap().read_line_versioned(0, &mut w).is_none(), "spans two lines");
+        let before = q.line_version(8);
         m.clear();
+        assert_ne!(q.line_version(8), before, "dropping the page bumps its lines");
         assert!(!p.copy_to(0, &q, 0, 16), "the pages were dropped");
         assert!(!r.read(0, &mut b), "the page was dropped");
         assert!(!p.write(0, &[1]), "the page was dropped");
