@@ -308,6 +308,46 @@ mod tests {
         }
     }
 
+    /// The descriptor cache sees a descriptor rewritten in place (and
+    /// keeps serving one whose page changed elsewhere).
+    #[test]
+    fn rewritten_descriptors_are_seen_on_the_next_walk() {
+        use nrt_hal::conformance::udma_copy_pair;
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let hbm = MemoryLocation::Hbm { channel: 0 };
+        let tx = dev.alloc(hbm, 16, 64).unwrap();
+        let rx = dev.alloc(hbm, 16, 64).unwrap();
+        let bufs: Vec<DeviceAddr> = (0..4).map(|_| dev.alloc(hbm, 64, 64).unwrap()).collect();
+        for (i, b) in bufs.iter().enumerate() {
+            dev.write(*b, &[i as u8 + 1; 64]).unwrap();
+        }
+        let q = nrt_hal::DmaQueueId { engine: 0, queue: 3 };
+        dev.dma_queue_init(CoreId(0), q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 1, completion_semaphore: None, completion_event: None }).unwrap();
+        let program = |src: DeviceAddr, dst: DeviceAddr| {
+            let (t, r) = udma_copy_pair(src, dst, 64);
+            dev.write(tx, &t).unwrap();
+            dev.write(rx, &r).unwrap();
+        };
+        let mut got = [0u8; 64];
+        program(bufs[0], bufs[1]);
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        dev.read(bufs[1], &mut got).unwrap();
+        assert_eq!(got, [1; 64]);
+        // Same descriptors, the page written elsewhere: copied again.
+        dev.write(bufs[0], &[7; 64]).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        dev.read(bufs[1], &mut got).unwrap();
+        assert_eq!(got, [7; 64]);
+        // Rewritten in place: the new source and destination.
+        program(bufs[2], bufs[3]);
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        dev.read(bufs[3], &mut got).unwrap();
+        assert_eq!(got, [3; 64]);
+        dev.read(bufs[1], &mut got).unwrap();
+        assert_eq!(got, [7; 64], "the old destination is left alone");
+        assert_eq!(dev.dma_queue_state(CoreId(0), q).unwrap().tx_head, 3);
+    }
+
     #[test]
     fn tail_overrun_aborts_the_queue() {
         let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
