@@ -248,7 +248,7 @@ impl NqState {
     fn write_slot(&self, mem: &dyn RingMemory, idx: u64, rec: &[u8; 16]) -> bool {
         let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
         if let Some(p) = &self.pinned
-            && p.write(off as usize, rec)
+            && p.write_array(off as usize, rec)
         {
             return true;
         }
@@ -258,7 +258,7 @@ impl NqState {
     fn read_slot(&self, mem: &dyn RingMemory, idx: u64, out: &mut [u8; 16]) -> bool {
         let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
         if let Some(p) = &self.pinned
-            && p.read(off as usize, out)
+            && p.read_array(off as usize, out)
         {
             return true;
         }
