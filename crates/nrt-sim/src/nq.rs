@@ -258,7 +258,7 @@ impl NqState {
     fn read_slot(&self, mem: &dyn RingMemory, idx: u64, out: &mut [u8; 16]) -> bool {
         let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
         if let Some(p) = &self.pinned
-            && p.read_array(off as usize, out)
+            && p.read_array(off as usize, out).is_some()
         {
             return true;
         }

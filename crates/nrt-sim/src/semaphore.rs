@@ -73,11 +73,16 @@ impl DirtySet {
             return;
         }
         for w in first / 64..=last / 64 {
+            let Some(word) = self.words.get(w as usize) else { break };
+            // Most words of a reset's range are clean: one load, no mask.
+            let seen = word.load(Ordering::SeqCst);
+            if seen == 0 {
+                continue;
+            }
             let lo = if w == first / 64 { first % 64 } else { 0 };
             let hi = if w == last / 64 { last % 64 } else { 63 };
             let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
-            let word = &self.words[w as usize];
-            if word.load(Ordering::SeqCst) & mask == 0 {
+            if seen & mask == 0 {
                 continue;
             }
             let mut taken = word.fetch_and(!mask, Ordering::SeqCst) & mask;

@@ -556,7 +556,7 @@ impl PollPage {
         let start = at - at % POLL_WINDOW;
         let mut bytes = [0u8; POLL_WINDOW];
         if start + POLL_WINDOW <= self.pin.len()
-            && let Some(version) = self.pin.read_versioned(start, &mut bytes)
+            && let Some(version) = self.pin.read_array(start, &mut bytes)
         {
             w.copy_from_slice(&bytes[at - start..at - start + 4]);
             self.window = Some((start, version, bytes));

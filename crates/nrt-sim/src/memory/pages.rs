@@ -194,26 +194,23 @@ impl PinnedRange {
         true
     }
 
-    /// [`PinnedRange::read`] of a fixed-size record (a notification ring
-    /// slot), copied with a few moves; false (nothing read) if it does not
-    /// fit or the page was dropped.
+    /// [`PinnedRange::read_versioned`] of a fixed-size record (a
+    /// notification ring slot, a polled window), copied with a few moves:
+    /// the page version the bytes belong to, `None` (nothing read) if they
+    /// do not fit or the page was dropped.
     #[inline]
-    pub fn read_array<const N: usize>(&self, at: usize, out: &mut [u8; N]) -> bool {
+    pub fn read_array<const N: usize>(&self, at: usize, out: &mut [u8; N]) -> Option<u64> {
         if at.checked_add(N).is_none_or(|end| end > self.len) {
-            return false;
+            return None;
         }
         let g = self.page.lock();
         if self.page.detached.load(Ordering::Acquire) {
-            return false;
+            return None;
         }
         let o = self.start + at;
-        match g.get(o..o + N).and_then(|d| <&[u8; N]>::try_from(d).ok()) {
-            Some(src) => {
-                *out = *src;
-                true
-            }
-            None => false,
-        }
+        let src = g.get(o..o + N).and_then(|d| <&[u8; N]>::try_from(d).ok())?;
+        *out = *src;
+        Some(self.page.version.load(Ordering::Acquire))
     }
 
     /// The page's modification counter (see [`Stamp`]): while it reads
