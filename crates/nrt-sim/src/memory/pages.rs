@@ -553,6 +553,30 @@ mod tests {
     }
 
     #[test]
+    fn fixed_size_pinned_accesses_match_the_slice_ones() {
+        let m = SparsePages::new(2 * PAGE_SIZE);
+        let p = m.pin(PAGE_SIZE, 64).unwrap();
+        let s = m.read_stamped(PAGE_SIZE, &mut [0u8; 16]).unwrap();
+        let line = p.line_version(16);
+        assert!(p.write_array(16, &[5u8; 16]));
+        assert!(!s.is_current(), "a fixed-size write bumps the page version");
+        assert_eq!(p.line_version(16), line + 1, "and its line's");
+        let mut b = [0u8; 16];
+        m.read(PAGE_SIZE + 16, &mut b);
+        assert_eq!(b, [5; 16]);
+        let mut w = [0u8; 64];
+        assert_eq!(p.read_array(0, &mut w), Some(p.version()));
+        assert_eq!(&w[16..32], &[5; 16]);
+        assert!(w[..16].iter().chain(&w[32..]).all(|&x| x == 0));
+        assert!(!p.write_array(56, &[1u8; 16]), "past the end of the range");
+        assert_eq!(p.read_array(49, &mut b), None, "past the end of the range");
+        assert!(!p.write_array(usize::MAX, &[1u8; 16]), "offset overflow");
+        m.clear();
+        assert!(!p.write_array(0, &[1u8; 16]), "page dropped");
+        assert_eq!(p.read_array(0, &mut b), None, "page dropped");
+    }
+
+    #[test]
     fn pinned_ranges_share_bytes_and_versions_until_the_page_goes() {
         let m = SparsePages::new(4 * PAGE_SIZE);
         assert!(m.pin(PAGE_SIZE - 8, 16).is_none(), "straddles two pages");
