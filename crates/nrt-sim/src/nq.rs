@@ -245,16 +245,6 @@ impl NqState {
         }
     }
 
-    fn write_slot(&self, mem: &dyn RingMemory, idx: u64, rec: &[u8; 16]) -> bool {
-        let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
-        if let Some(p) = &self.pinned
-            && p.write_array(off as usize, rec)
-        {
-            return true;
-        }
-        mem.write_ring(self.spec.ring.offset(off), rec).is_ok()
-    }
-
     fn read_slot(&self, mem: &dyn RingMemory, idx: u64, out: &mut [u8; 16]) -> bool {
         let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
         if let Some(p) = &self.pinned
@@ -272,11 +262,15 @@ impl NqState {
 
     /// Stops accepting records.
     ///
-    /// Taken with the producer lock: once this returns no push is still
-    /// writing into the ring (a producer may hold the queue past its
-    /// unbinding, e.g. a sequencer's cached handle).
+    /// Taken with the producer lock and, for a pinned ring, the ring
+    /// page's lock (which pinned pushes hold instead): once this returns
+    /// no push is still writing into the ring (a producer may hold the
+    /// queue past its unbinding, e.g. a sequencer's cached handle).
     pub fn disable(&self) {
         let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = &self.pinned {
+            p.with_locked(|_| self.enabled.store(false, Ordering::Release));
+        }
         self.enabled.store(false, Ordering::Release);
     }
 
@@ -287,11 +281,37 @@ impl NqState {
 
     /// Writes one record (adding phase and overflow bits) and publishes it.
     /// Returns `false` if the record was dropped.
-    pub fn push(&self, mem: &dyn RingMemory, mut rec: [u8; 16]) -> bool {
+    ///
+    /// Producers are serialised by the ring page's lock for a pinned ring
+    /// (taken for the slot write anyway, so a push costs one lock) and by
+    /// the producer lock otherwise. A pinned ring whose page was dropped
+    /// goes the second way for good: the drop waits for the page lock, so
+    /// no push of the first kind is still running when the second starts.
+    pub fn push(&self, mem: &dyn RingMemory, rec: [u8; 16]) -> bool {
         if !self.enabled.load(Ordering::Acquire) || self.capacity == 0 {
             return false;
         }
+        if let Some(p) = &self.pinned
+            && let Some(done) = p.with_locked(|ring| {
+                self.publish(rec, |idx, r| {
+                    let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
+                    ring.write_array(off as usize, r)
+                })
+            })
+        {
+            return done;
+        }
         let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+        self.publish(rec, |idx, r| {
+            let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
+            mem.write_ring(self.spec.ring.offset(off), r).is_ok()
+        })
+    }
+
+    /// The body of [`NqState::push`], run by the one producer allowed at a
+    /// time: `write` stores record `idx`'s bytes in its slot.
+    #[inline]
+    fn publish(&self, mut rec: [u8; 16], write: impl FnOnce(u64, &[u8; 16]) -> bool) -> bool {
         if !self.enabled.load(Ordering::Acquire) {
             return false;
         }
@@ -312,7 +332,7 @@ impl NqState {
         } else {
             rec[3] &= !record::PHASE_BIT;
         }
-        if !self.write_slot(mem, idx, &rec) {
+        if !write(idx, &rec) {
             // The ring memory vanished under us: the hardware would raise an
             // AXI write error; we drop the record and flag the queue.
             self.overflow.store(true, Ordering::Release);
@@ -417,6 +437,33 @@ mod tests {
         let de = record::decode_error(&e).unwrap();
         assert_eq!((de.subtype, de.detail, de.program_counter), (InferErrorSubtype::DmaAbort, 16, 5));
         assert!(record::decode_error(&r).is_none());
+    }
+
+    /// A pinned ring: pushes go through the page (under its lock), stop
+    /// at `disable`, and go through the ring memory once the page is
+    /// dropped, with the record index carrying on.
+    #[test]
+    fn pinned_ring_pushes_through_the_page_then_the_memory() {
+        use crate::memory::pages::SparsePages;
+        let pages = SparsePages::new(1 << 16);
+        let pin = pages.pin(0, 64).unwrap();
+        let q = NqState::new(spec(4)).pinned_to(pin);
+        let flat = Flat(Mutex::new(vec![0u8; 64]));
+        assert!(q.push(&flat, rec(1, 10)));
+        let mut b = [0u8; 16];
+        pages.read(0, &mut b);
+        assert_eq!(record::decode(&b).program_counter, 1, "written through the pinned page");
+        assert!(flat.0.lock().unwrap().iter().all(|&x| x == 0), "not through the memory");
+        pages.clear();
+        assert!(q.push(&flat, rec(2, 20)));
+        let mut m = [0u8; 16];
+        m.copy_from_slice(&flat.0.lock().unwrap()[16..32]);
+        assert_eq!(record::decode(&m).program_counter, 2, "slot 1 through the memory once the page is gone");
+        assert_eq!(q.produced.load(Ordering::Acquire), 2);
+        let live = NqState::new(spec(4)).pinned_to(SparsePages::new(1 << 16).pin(0, 64).unwrap());
+        live.disable();
+        assert!(!live.push(&flat, rec(3, 30)), "a disabled ring takes nothing");
+        assert_eq!(live.produced.load(Ordering::Acquire), 0);
     }
 
     #[test]

@@ -194,6 +194,18 @@ impl PinnedRange {
         true
     }
 
+    /// Runs `f` with the page lock held (a sequence of accesses as one
+    /// step: a notification ring's producer state changes under it too);
+    /// `None` (nothing run) if the page was dropped.
+    #[inline]
+    pub fn with_locked<T>(&self, f: impl FnOnce(&mut LockedRange<'_>) -> T) -> Option<T> {
+        let mut g = self.page.lock();
+        if self.page.detached.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(f(&mut LockedRange { range: self, bytes: &mut g }))
+    }
+
     /// [`PinnedRange::read_versioned`] of a fixed-size record (a
     /// notification ring slot, a polled window), copied with a few moves:
     /// the page version the bytes belong to, `None` (nothing read) if they
@@ -300,6 +312,30 @@ impl PinnedRange {
     /// read) if they do not fit or the page was dropped.
     pub fn read(&self, at: usize, buf: &mut [u8]) -> bool {
         self.read_versioned(at, buf).is_some()
+    }
+}
+
+/// A [`PinnedRange`] whose page lock is held ([`PinnedRange::with_locked`]).
+pub struct LockedRange<'a> {
+    range: &'a PinnedRange,
+    bytes: &'a mut [u8],
+}
+
+impl LockedRange<'_> {
+    /// [`PinnedRange::write_array`] under the held lock: false (nothing
+    /// written) if the bytes do not fit the range.
+    #[inline]
+    pub fn write_array<const N: usize>(&mut self, at: usize, data: &[u8; N]) -> bool {
+        if at.checked_add(N).is_none_or(|end| end > self.range.len) {
+            return false;
+        }
+        let o = self.range.start + at;
+        let Some(dst) = self.bytes.get_mut(o..o + N).and_then(|d| <&mut [u8; N]>::try_from(d).ok()) else {
+            return false;
+        };
+        *dst = *data;
+        self.range.page.bump(o, N);
+        true
     }
 }
 
