@@ -29,6 +29,10 @@ pub struct AsyncReport {
     pub gap_us: f64,
     /// Median gap between consecutive completions (us).
     pub gap_p50_us: f64,
+    /// 90th and 99th percentile gaps (us): how far the tail pulls the mean.
+    pub gap_p90_us: f64,
+    /// See `gap_p90_us`.
+    pub gap_p99_us: f64,
     /// Executions that did not end in NRT_SUCCESS.
     pub failures: u64,
 }
@@ -43,6 +47,8 @@ impl AsyncReport {
             "executions_per_s": self.executions_per_s,
             "gap_us": self.gap_us,
             "gap_p50_us": self.gap_p50_us,
+            "gap_p90_us": self.gap_p90_us,
+            "gap_p99_us": self.gap_p99_us,
             "failures": self.failures,
         })
     }
@@ -141,7 +147,8 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<
         _ => 0.0,
     };
     gaps.sort_by(f64::total_cmp);
-    let gap_p50_us = gaps.get(gaps.len() / 2).copied().unwrap_or(0.0);
+    let pct = |p: usize| gaps.get((gaps.len() * p / 100).min(gaps.len().saturating_sub(1))).copied().unwrap_or(0.0);
+    let (gap_p50_us, gap_p90_us, gap_p99_us) = (pct(50), pct(90), pct(99));
     drop(xus);
     let report = AsyncReport {
         iterations,
@@ -149,6 +156,8 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<
         executions_per_s: iterations as f64 / elapsed.as_secs_f64(),
         gap_us,
         gap_p50_us,
+        gap_p90_us,
+        gap_p99_us,
         failures: failures.load(Ordering::Relaxed),
     };
     Ok((report, loaded))
@@ -166,6 +175,8 @@ pub fn bench(path: &Path, iterations: u64, warmup: u64, depth: u64, json: bool) 
         println!("{:<34} {:>12.1}", "executions/s", r.executions_per_s);
         println!("{:<34} {:>12.3}", "mean gap between completions (us)", r.gap_us);
         println!("{:<34} {:>12.3}", "median gap (us)", r.gap_p50_us);
+        println!("{:<34} {:>12.3}", "p90 gap (us)", r.gap_p90_us);
+        println!("{:<34} {:>12.3}", "p99 gap (us)", r.gap_p99_us);
         println!("{:<34} {:>12}", "failed executions", r.failures);
     }
     if r.failures > 0 {
