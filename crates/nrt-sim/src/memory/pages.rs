@@ -251,13 +251,7 @@ impl PinnedRange {
         if first != last {
             return None;
         }
-        let g = self.page.lock();
-        if self.page.detached.load(Ordering::Acquire) {
-            return None;
-        }
-        let o = self.start + at;
-        copy_bytes(buf, &g[o..o + buf.len()]);
-        Some(self.page.lines[first].load(Ordering::Acquire))
+        self.read_locked(at, buf, |page| page.lines[first].load(Ordering::Acquire))
     }
 
     /// Like [`PinnedRange::read`], returning the page version the bytes
@@ -266,13 +260,20 @@ impl PinnedRange {
         if at.checked_add(buf.len()).is_none_or(|end| end > self.len) {
             return None;
         }
+        self.read_locked(at, buf, |page| page.version.load(Ordering::Acquire))
+    }
+
+    /// Copies the (bounds-checked) bytes at `at` into `buf` under the page
+    /// lock and returns `version` read under the same lock, so the bytes
+    /// and the version agree; `None` if the page was dropped.
+    fn read_locked(&self, at: usize, buf: &mut [u8], version: impl FnOnce(&Page) -> u64) -> Option<u64> {
         let g = self.page.lock();
         if self.page.detached.load(Ordering::Acquire) {
             return None;
         }
         let o = self.start + at;
         copy_bytes(buf, &g[o..o + buf.len()]);
-        Some(self.page.version.load(Ordering::Acquire))
+        Some(version(&self.page))
     }
 
     /// Copies `len` bytes at offset `at` of this range to offset `dst_at`
