@@ -96,9 +96,9 @@ impl ModelRings<'_> {
     }
     /// Lends the waiting thread to the device (one slice of its pending
     /// work); whether there was any.
-    fn assist(&self, core: usize) -> bool {
+    fn assist(&self) -> bool {
         let _lent = LentToDevice::enter();
-        self.prog.cores[core].core.device().assist()
+        self.device().assist()
     }
 }
 
@@ -170,22 +170,18 @@ fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
         let seen = src.signal_count(core);
         match h.step(src, now) {
             Step::Done(s) => return s,
-            Step::InFlight if src.assist(core) => {
+            Step::InFlight if src.assist() => {
                 // Run what the device has queued before sweeping the rings
                 // again (a sweep per slice costs more than a small slice),
                 // a bounded burst so a program that never waits cannot keep
                 // the harvest from checking its timeout.
                 for _ in 1..ASSIST_BURST {
-                    if !src.assist(core) {
+                    if !src.assist() {
                         break;
                     }
                 }
-                now = Instant::now();
             }
-            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => {
-                std::hint::spin_loop();
-                now = Instant::now();
-            }
+            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => std::hint::spin_loop(),
             Step::InFlight => {
                 // A blocked thread lends nothing: the device's queued work
                 // is its workers' while this one sleeps.
@@ -193,9 +189,9 @@ fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
                 device.lending_end();
                 src.wait_signal(core, seen, h.time_left(now).min(MAX_BLOCK));
                 device.lending_begin();
-                now = Instant::now();
             }
         }
+        now = Instant::now();
     }
 }
 

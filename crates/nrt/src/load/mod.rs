@@ -190,7 +190,6 @@ impl ModelHost {
         let bound = device_program.as_ref().map(|p| p.io.iter().map(|s| s.staging.get()).collect()).unwrap_or_default();
         let ncores = device_program.as_ref().map_or(1, |p| p.cores.len());
         let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, &self.settings.inspect_output_dir) } else { None };
-
         let model = LoadedModel::new(
             id,
             program.name.clone(),

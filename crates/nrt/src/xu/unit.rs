@@ -189,19 +189,24 @@ impl Shared {
                 return;
             }
             let seen = self.work.count();
-            let spin_until = Instant::now() + WORKER_SPIN;
-            let mut polls = 0u32;
-            while self.queue.tail() == self.queue.head() && !self.stop.load(Ordering::Acquire) {
-                std::hint::spin_loop();
-                polls = polls.wrapping_add(1);
-                // Reading the clock costs more than a poll: look every 64.
-                if polls.is_multiple_of(64) && Instant::now() >= spin_until {
-                    break;
-                }
-            }
+            poll_for(Instant::now() + WORKER_SPIN, || self.queue.tail() != self.queue.head() || self.stop.load(Ordering::Acquire));
             if self.queue.tail() == self.queue.head() && !self.stop.load(Ordering::Acquire) {
                 self.work.wait(seen, Duration::from_millis(100));
             }
+        }
+    }
+}
+
+/// Polls `done` until it holds or `until` passes (the bounded spin before
+/// a block, on either side of the queue).
+fn poll_for(until: Instant, mut done: impl FnMut() -> bool) {
+    let mut polls = 0u32;
+    while !done() {
+        std::hint::spin_loop();
+        polls = polls.wrapping_add(1);
+        // Reading the clock costs more than a poll: look every 64.
+        if polls.is_multiple_of(64) && Instant::now() >= until {
+            return;
         }
     }
 }
@@ -331,16 +336,7 @@ impl ExecUnit {
         // away costs a futex round trip on each side (tens of microseconds
         // on a VM), long enough for a queue of short executions to run dry
         // before the waiter can refill it.
-        let spin_until = now + WAIT_SPIN.min(timeout);
-        let mut polls = 0u32;
-        while n >= s.queue.head() {
-            std::hint::spin_loop();
-            polls = polls.wrapping_add(1);
-            // Reading the clock costs more than a poll: look every 64.
-            if polls.is_multiple_of(64) && Instant::now() >= spin_until {
-                break;
-            }
-        }
+        poll_for(now + WAIT_SPIN.min(timeout), || n < s.queue.head());
         loop {
             let seen = s.done.count();
             s.wake_at.fetch_min(n, Ordering::SeqCst);
