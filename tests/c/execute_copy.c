@@ -77,6 +77,24 @@ int main(int argc, char **argv) {
         OK(nrt_tensor_read(tout, y, 0, BYTES));
         EXPECT(memcmp(y, ref, BYTES) == 0);
     }
+    /* The runtime keeps the sets' resolution between executions: a set
+     * changed since (an output swapped for another device tensor) must be
+     * bound afresh, so the result lands in the new tensor and the old one
+     * keeps its bytes; a tensor freed while in a set is reported as a dead
+     * handle, not used through the kept resolution. */
+    nrt_tensor_t *tout2 = NULL;
+    OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 1, BYTES, "output2", &tout2));
+    OK(nrt_add_tensor_to_tensor_set(outs, "output", tout2));
+    fill(x, 7);
+    OK(nrt_tensor_write(tin, x, 0, BYTES));
+    OK(nrt_execute(model, ins, outs));
+    OK(nrt_tensor_read(tout2, y, 0, BYTES));
+    EXPECT(memcmp(y, x, BYTES) == 0);
+    OK(nrt_tensor_read(tout, y, 0, BYTES));
+    EXPECT(memcmp(y, ref, BYTES) == 0);
+    nrt_tensor_free(&tout2);
+    EXPECT_STATUS(nrt_execute(model, ins, outs), NRT_INVALID_HANDLE);
+    OK(nrt_add_tensor_to_tensor_set(outs, "output", tout));
     OK(nrt_tensor_check_output_completion(tout, 0, 3));
     OK(nrt_tensor_reset_output_completion(tout));
     EXPECT_STATUS(nrt_tensor_check_output_completion(tout, 0, 1), NRT_TIMEOUT);

@@ -128,10 +128,10 @@ pub extern "C" fn nrta_execute_schedule(model: *mut c_void, input: *const c_void
         let h = global::hosts()?;
         out_seq(seq)?;
         let m = MODELS.get(model as usize)?;
-        let (inputs, _) = runtime_set_for_async(&*SETS.get(input as usize)?)?;
+        let inputs = runtime_set_for_async(&*SETS.get(input as usize)?)?;
         // Outputs are whole device tensors: the runtime counts their
         // completions (streaming records).
-        let (outputs, _) = runtime_set_for_async(&*SETS.get(output as usize)?)?;
+        let outputs = runtime_set_for_async(&*SETS.get(output as usize)?)?;
         let loaded = h.model(&m)?;
         let s = h.xus.schedule_execute(m.vnc, loaded, inputs, outputs, queue.into(), status_writer(ret))?;
         give(seq, s);

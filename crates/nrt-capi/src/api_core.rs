@@ -1,7 +1,7 @@
 //! nrt.h lifecycle, core counts, instance info, model load / unload /
 //! execute and memory stats; nrt_status.h and nrt_version.h.
 
-use crate::global::{self, CTensorSet, MODELS, SETS, TENSORS};
+use crate::global::{self, BoundSet, CTensorSet, MODELS, SETS, TENSORS};
 use crate::ptr::{self, non_null};
 use crate::shim::call;
 use crate::status::NRT_STATUS;
@@ -323,6 +323,9 @@ pub unsafe extern "C" fn nrt_get_model_nc_count(model: *const c_void, vnc_count:
 /// tensors (returned so outputs can be copied back).
 type Staged = Vec<(Arc<crate::ctensor::CTensor>, Arc<Tensor>)>;
 
+/// What a set of whole tensors stages: nothing.
+static NONE_STAGED: Staged = Vec::new();
+
 fn runtime_set(set: &CTensorSet, inputs: bool) -> NrtResult<(TensorSet, Staged, Vec<Arc<crate::ctensor::CTensor>>)> {
     let entries = set.entries.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let mut out = TensorSet::new();
@@ -348,22 +351,50 @@ fn runtime_set(set: &CTensorSet, inputs: bool) -> NrtResult<(TensorSet, Staged, 
     Ok((out, staged, all))
 }
 
+/// The C set resolved to whole runtime tensors, or the name of the first
+/// entry that is a slice or an attached buffer (such sets take
+/// [`runtime_set`]'s staging path). The resolution is kept on the set and
+/// reused while its entries, the tensors their handles name and those
+/// tensors' storage are the same objects as when it was made; anything
+/// else resolves afresh, so a freed handle or a changed tensor is still
+/// reported (or bound) as before, and an unchanged set costs a few
+/// lookups and no allocation (and the runtime, handed the very set it
+/// bound last time, skips matching and binding it again).
+pub fn bound_set(set: &CTensorSet) -> NrtResult<Result<Arc<BoundSet>, String>> {
+    let entries = set.entries.lock().unwrap_or_else(|e| e.into_inner());
+    let mut bound = set.bound.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(b) = bound.as_ref()
+        && b.entries == *entries
+        && b.tensors.iter().zip(&b.roots).zip(entries.iter()).all(|((ct, root), (_, h))| {
+            TENSORS.get(*h).is_ok_and(|now| Arc::ptr_eq(&now, ct)) && matches!(ct.whole(), Ok(Some(r)) if Arc::ptr_eq(&r, root))
+        })
+    {
+        return Ok(Ok(b.clone()));
+    }
+    *bound = None;
+    let mut tensors = Vec::with_capacity(entries.len());
+    let mut roots = Vec::with_capacity(entries.len());
+    let mut rt = TensorSet::new();
+    for (name, th) in entries.iter() {
+        let ct = TENSORS.get(*th).map_err(|e| NrtError::new(e.status, format!("tensor set entry {name:?}: {}", e.message)))?;
+        let Some(root) = ct.whole()? else { return Ok(Err(name.clone())) };
+        rt.add(name, root.clone());
+        roots.push(root);
+        tensors.push(ct);
+    }
+    let b = Arc::new(BoundSet { entries: entries.clone(), tensors, roots, set: rt });
+    *bound = Some(b.clone());
+    Ok(Ok(b))
+}
+
 /// A runtime tensor set for an asynchronous path: every entry must be a
 /// whole runtime tensor (slices and attached buffers would need staging,
-/// which only the synchronous path does); also returns the C tensors.
-pub fn runtime_set_for_async(set: &CTensorSet) -> NrtResult<(TensorSet, Vec<Arc<crate::ctensor::CTensor>>)> {
-    let entries = set.entries.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let mut out = TensorSet::new();
-    let mut all = Vec::with_capacity(entries.len());
-    for (name, th) in entries {
-        let ct = TENSORS.get(th).map_err(|e| NrtError::new(e.status, format!("tensor set entry {name:?}: {}", e.message)))?;
-        let t = ct.whole()?.ok_or_else(|| {
-            NrtError::invalid(format!("{} (tensor {name:?} is a slice or an attached buffer)", nrt_core::xu::HOST_TENSOR_MESSAGE))
-        })?;
-        out.add(&name, t);
-        all.push(ct);
+/// which only the synchronous path does).
+pub fn runtime_set_for_async(set: &CTensorSet) -> NrtResult<TensorSet> {
+    match bound_set(set)? {
+        Ok(b) => Ok(b.set.clone()),
+        Err(name) => Err(NrtError::invalid(format!("{} (tensor {name:?} is a slice or an attached buffer)", nrt_core::xu::HOST_TENSOR_MESSAGE))),
     }
-    Ok((out, all))
 }
 
 fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: *mut c_void, repeat: i32) -> NRT_STATUS {
@@ -378,16 +409,29 @@ fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: 
             if repeat != 1 {
                 return Err(NrtError::invalid(format!("Supports for loops on the host is deprecated (repeat count {repeat}; only 1 is accepted)")));
             }
-            let (inputs, _) = runtime_set_for_async(&ins)?;
-            let (outputs, _) = runtime_set_for_async(&outs)?;
+            let inputs = runtime_set_for_async(&ins)?;
+            let outputs = runtime_set_for_async(&outs)?;
             let done = crate::api_async::implicit_completion(m.id, m.vnc);
             h.xus.execute_implicit(m.vnc, h.model(&m)?, inputs, outputs, done)?;
             return Ok(());
         }
-        let (inputs, _, _) = runtime_set(&ins, true)?;
-        let (outputs, staged, all_out) = runtime_set(&outs, false)?;
+        // An unchanged set of whole tensors is resolved once and reused
+        // (no allocation on this path); others are built and staged anew.
+        let inputs = match bound_set(&ins)? {
+            Ok(b) => b.set.clone(),
+            Err(_) => runtime_set(&ins, true)?.0,
+        };
+        let bound_out = bound_set(&outs)?;
+        let fresh_out;
+        let (outputs, staged, all_out): (TensorSet, &Staged, &[Arc<crate::ctensor::CTensor>]) = match &bound_out {
+            Ok(b) => (b.set.clone(), &NONE_STAGED, &b.tensors),
+            Err(_) => {
+                fresh_out = runtime_set(&outs, false)?;
+                (fresh_out.0.clone(), &fresh_out.1, &fresh_out.2)
+            }
+        };
         h.execute(&m, &inputs, &outputs, repeat)?;
-        for (ct, tmp) in &staged {
+        for (ct, tmp) in staged {
             let n = usize::try_from(tmp.size()).unwrap_or(0);
             let mut bytes = vec![0u8; n];
             tmp.read(0, &mut bytes)?;
@@ -397,7 +441,7 @@ fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: 
         // completion records); staged ones, and every output in no-device
         // mode, complete now.
         for ct in all_out {
-            if m.device.is_none() || staged.iter().any(|(s, _)| Arc::ptr_eq(s, &ct)) {
+            if m.device.is_none() || staged.iter().any(|(s, _)| Arc::ptr_eq(s, ct)) {
                 ct.complete_one();
             }
         }

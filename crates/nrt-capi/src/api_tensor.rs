@@ -104,6 +104,10 @@ pub unsafe extern "C" fn nrt_tensor_free(tensor: *mut *mut c_void) {
         }
         let t = TENSORS.remove(h as usize)?;
         t.release();
+        // Sets that resolved this tensor before let go of its storage.
+        for s in SETS.values() {
+            s.forget(&t);
+        }
         // SAFETY: checked non-NULL.
         unsafe { ptr::write(tensor, std::ptr::null_mut()) };
         Ok(())

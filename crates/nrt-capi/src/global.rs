@@ -35,6 +35,36 @@ pub struct CModel {
 pub struct CTensorSet {
     /// (name, tensor handle) in insertion order.
     pub entries: Mutex<Vec<(String, usize)>>,
+    /// The last resolution of `entries` to runtime tensors, when every
+    /// entry was a whole runtime tensor (`api_core::bound_set`): executing
+    /// the same set again reuses it instead of building a new runtime set,
+    /// so an unchanged set costs no allocation and the runtime recognises
+    /// it as the set it bound last time. Locked after `entries`.
+    pub bound: Mutex<Option<Arc<BoundSet>>>,
+}
+
+impl CTensorSet {
+    /// Drops the kept resolution if it holds `t`: a freed tensor's storage
+    /// must not live on in a set that still names its dead handle.
+    pub fn forget(&self, t: &Arc<CTensor>) {
+        let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
+        if bound.as_ref().is_some_and(|b| b.tensors.iter().any(|x| Arc::ptr_eq(x, t))) {
+            *bound = None;
+        }
+    }
+}
+
+/// A C tensor set resolved to runtime tensors (see [`CTensorSet::bound`]).
+#[derive(Debug)]
+pub struct BoundSet {
+    /// The set's entries when it was resolved.
+    pub entries: Vec<(String, usize)>,
+    /// The C tensors behind the handles, in entry order.
+    pub tensors: Vec<Arc<CTensor>>,
+    /// The whole runtime tensor each C tensor held, in entry order.
+    pub roots: Vec<Arc<nrt_core::tensor::Tensor>>,
+    /// The runtime set (name -> root).
+    pub set: TensorSet,
 }
 
 /// What `nrt_init` set up: the runtime and one model host per device.
