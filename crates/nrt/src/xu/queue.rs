@@ -17,6 +17,9 @@
 //! The crate forbids `unsafe`, so each slot is a `Mutex<Option<T>>`; by
 //! the ownership rule above that mutex is never contended (one atomic
 //! exchange to take, one to release) and the cursors carry the hand-off.
+//! Cursors and slots each sit on their own [`CacheLine`]: the producer
+//! filling slot `k + 1` must not pull the line of slot `k` (or of `head`)
+//! away from the consumer working on it.
 //! Several submitting threads serialise on the unit's submit lock before
 //! they reach [`XuQueue::push`] (libnrt's `submit_work_lock`).
 
@@ -27,14 +30,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Most requests a queue may hold (`NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS` cap).
 pub const MAX_CAPACITY: u64 = 63;
 
+/// A value alone on its cache line (128 bytes: two 64-byte lines, as
+/// x86's adjacent-line prefetcher pairs them), so that a field one thread
+/// writes shares no line with fields another thread reads. Every line two
+/// cores pass back and forth costs a cross-core transfer (about half the
+/// spin round trip `nrt bench` reports) on each hand-off.
 #[derive(Debug, Default)]
-#[repr(align(64))]
-struct Cursor(AtomicU64);
+#[repr(align(128))]
+pub struct CacheLine<T>(pub T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+type Cursor = CacheLine<AtomicU64>;
 
 /// See the module docs.
 #[derive(Debug)]
 pub struct XuQueue<T> {
-    slots: Box<[Mutex<Option<T>>]>,
+    slots: Box<[CacheLine<Mutex<Option<T>>>]>,
     capacity: u64,
     head: Cursor,
     tail: Cursor,
@@ -51,10 +68,10 @@ impl<T> XuQueue<T> {
             return Err(NrtError::invalid(format!("XU Queue size must be between 1 and {MAX_CAPACITY}, got {capacity}")));
         }
         Ok(XuQueue {
-            slots: (0..capacity).map(|_| Mutex::new(None)).collect(),
+            slots: (0..capacity).map(|_| CacheLine(Mutex::new(None))).collect(),
             capacity,
-            head: Cursor(AtomicU64::new(1)),
-            tail: Cursor(AtomicU64::new(1)),
+            head: CacheLine(AtomicU64::new(1)),
+            tail: CacheLine(AtomicU64::new(1)),
         })
     }
 

@@ -17,7 +17,7 @@
 //! NRT_EXEC_UNIT_UNRECOVERABLE without running, and every later submit is
 //! refused with it. Other units are unaffected.
 
-use super::queue::XuQueue;
+use super::queue::{CacheLine, XuQueue};
 use super::seq::{SEQ_NUM_MAX, XuId};
 use super::signal::EventCount;
 use crate::exec::errors::poisons;
@@ -83,19 +83,24 @@ pub enum Health {
     FatalShutdown = 2,
 }
 
+/// The unit's state shared by submitters, the worker and waiters. Fields
+/// written on every request by one side sit on their own cache lines
+/// ([`CacheLine`]): the submit lock and the work event (submitters), the
+/// done event (the worker), the waiters' registration; the rest is read
+/// on every request and written rarely.
 struct Shared {
     id: XuId,
     queue: XuQueue<Request>,
-    submit: Mutex<()>,
+    submit: CacheLine<Mutex<()>>,
     health: AtomicU8,
     stop: AtomicBool,
-    work: EventCount,
-    done: EventCount,
+    work: CacheLine<EventCount>,
+    done: CacheLine<EventCount>,
     /// The lowest sequence number a thread blocked in [`ExecUnit::wait`]
     /// waits for (`u64::MAX`: nobody): a completion before it wakes no
     /// one, so a waiter for the 4th of 8 queued requests is woken once,
     /// not after each of the first three.
-    wake_at: AtomicU64,
+    wake_at: CacheLine<AtomicU64>,
     watchers: Mutex<Vec<Notifier>>,
     watcher_count: AtomicUsize,
     pending: Mutex<Vec<(u64, Notifier)>>,
@@ -241,12 +246,12 @@ impl ExecUnit {
         let shared = Arc::new(Shared {
             id,
             queue: XuQueue::new(depth)?,
-            submit: Mutex::new(()),
+            submit: CacheLine(Mutex::new(())),
             health: AtomicU8::new(Health::Healthy as u8),
             stop: AtomicBool::new(false),
-            work: EventCount::default(),
-            done: EventCount::default(),
-            wake_at: AtomicU64::new(u64::MAX),
+            work: CacheLine(EventCount::default()),
+            done: CacheLine(EventCount::default()),
+            wake_at: CacheLine(AtomicU64::new(u64::MAX)),
             watchers: Mutex::new(Vec::new()),
             watcher_count: AtomicUsize::new(0),
             pending: Mutex::new(Vec::new()),
