@@ -20,6 +20,7 @@
 //!   workers, the `nrta_*` calls and implicit async mode.
 #![forbid(unsafe_code)]
 
+pub mod cache_line;
 pub mod capi_support;
 pub mod config;
 pub mod custom_ops;

@@ -5,6 +5,7 @@
 //! unload removes it from lookup first, then waits for in-flight
 //! executions to release their references.
 
+use crate::cache_line::CacheLine;
 use crate::exec::cores::CoreDispatch;
 use crate::exec::harvest::Harvest;
 use crate::memory::ModelMemory;
@@ -163,8 +164,10 @@ pub struct LoadedModel {
     pub outputs: Vec<TensorSignature>,
     /// The device program; `None` in fake-instance mode.
     pub program: Option<DeviceProgram>,
-    /// Execution state, locked for the duration of an execution.
-    pub exec: Mutex<ExecState>,
+    /// Execution state, locked for the duration of an execution (on its
+    /// own cache line: an async worker locks it per execution while
+    /// submitters read the fields above to validate their requests).
+    pub exec: CacheLine<Mutex<ExecState>>,
     state: Mutex<ModelState>,
     poison: AtomicI32,
 }
@@ -180,7 +183,7 @@ impl LoadedModel {
         program: Option<DeviceProgram>,
         exec: ExecState,
     ) -> LoadedModel {
-        LoadedModel { id, name, vnc, inputs, outputs, program, exec: Mutex::new(exec), state: Mutex::new(ModelState::Running), poison: AtomicI32::new(0) }
+        LoadedModel { id, name, vnc, inputs, outputs, program, exec: CacheLine(Mutex::new(exec)), state: Mutex::new(ModelState::Running), poison: AtomicI32::new(0) }
     }
 
     /// Its lifecycle state.

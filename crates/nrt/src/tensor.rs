@@ -5,6 +5,7 @@
 //! tensors in place; host tensors are staged through the model's IO
 //! buffers (synchronous path only), as libnrt does.
 
+use crate::cache_line::CacheLine;
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::status::{NrtError, NrtResult};
 use nrt_hal::{CoreId, DeviceAddr};
@@ -36,10 +37,12 @@ pub struct Tensor {
     size: u64,
     storage: Storage,
     /// Implicit-async executions using the tensor that have not completed.
-    in_flight: AtomicU32,
+    /// (Counters sit on their own cache lines: the worker moves them on
+    /// every execution while submitters read the fields above.)
+    in_flight: CacheLine<AtomicU32>,
     /// Executions that completed this tensor as an output (streaming
     /// completion records, or the end of an execution that does not stream).
-    output_completions: AtomicU64,
+    output_completions: CacheLine<AtomicU64>,
 }
 
 /// Moves whenever any tensor's output-completion count does (libnrt has
@@ -69,18 +72,18 @@ impl Tensor {
     /// A device tensor of `size` bytes on `core` (usage TENSOR, global tier).
     pub fn allocate_device(memory: &Arc<DeviceMemory>, core: CoreId, size: u64, name: &str) -> NrtResult<Tensor> {
         let addr = memory.alloc(core, MemOwner::Runtime, MemUsage::Tensor, size, 64)?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr }, in_flight: AtomicU32::new(0), output_completions: AtomicU64::new(0) })
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr }, in_flight: CacheLine(AtomicU32::new(0)), output_completions: CacheLine(AtomicU64::new(0)) })
     }
 
     /// A zero-filled host tensor of `size` bytes.
     pub fn allocate_host(size: u64, name: &str) -> NrtResult<Tensor> {
         let len = usize::try_from(size).map_err(|_| NrtError::resource(format!("host tensor {name:?} of {size} bytes does not fit in memory")))?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])), in_flight: AtomicU32::new(0), output_completions: AtomicU64::new(0) })
+        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])), in_flight: CacheLine(AtomicU32::new(0)), output_completions: CacheLine(AtomicU64::new(0)) })
     }
 
     /// A host tensor holding `bytes`.
     pub fn from_host_bytes(bytes: Vec<u8>, name: &str) -> Tensor {
-        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)), in_flight: AtomicU32::new(0), output_completions: AtomicU64::new(0) }
+        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)), in_flight: CacheLine(AtomicU32::new(0)), output_completions: CacheLine(AtomicU64::new(0)) }
     }
 
     /// Its name.

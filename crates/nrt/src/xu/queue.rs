@@ -23,28 +23,13 @@
 //! Several submitting threads serialise on the unit's submit lock before
 //! they reach [`XuQueue::push`] (libnrt's `submit_work_lock`).
 
+use crate::cache_line::CacheLine;
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most requests a queue may hold (`NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS` cap).
 pub const MAX_CAPACITY: u64 = 63;
-
-/// A value alone on its cache line (128 bytes: two 64-byte lines, as
-/// x86's adjacent-line prefetcher pairs them), so that a field one thread
-/// writes shares no line with fields another thread reads. Every line two
-/// cores pass back and forth costs a cross-core transfer (about half the
-/// spin round trip `nrt bench` reports) on each hand-off.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub struct CacheLine<T>(pub T);
-
-impl<T> std::ops::Deref for CacheLine<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
 
 type Cursor = CacheLine<AtomicU64>;
 

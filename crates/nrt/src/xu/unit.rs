@@ -17,7 +17,8 @@
 //! NRT_EXEC_UNIT_UNRECOVERABLE without running, and every later submit is
 //! refused with it. Other units are unaffected.
 
-use super::queue::{CacheLine, XuQueue};
+use super::queue::XuQueue;
+use crate::cache_line::CacheLine;
 use super::seq::{SEQ_NUM_MAX, XuId};
 use super::signal::EventCount;
 use crate::exec::errors::poisons;
@@ -209,9 +210,17 @@ fn poll_for(until: Instant, mut done: impl FnMut() -> bool) {
     while !done() {
         std::hint::spin_loop();
         polls = polls.wrapping_add(1);
-        // Reading the clock costs more than a poll: look every 64.
-        if polls.is_multiple_of(64) && Instant::now() >= until {
-            return;
+        // Reading the clock costs more than a poll: look every 64, and
+        // let the OS run another thread of this CPU meanwhile. With more
+        // runnable threads than cores (a busy machine, or the simulator's
+        // workers beside these) a pure spin holds the core the other side
+        // of the queue needs to make the progress this poll waits for; on
+        // an idle CPU the yield returns at once.
+        if polls.is_multiple_of(64) {
+            if Instant::now() >= until {
+                return;
+            }
+            std::thread::yield_now();
         }
     }
 }
