@@ -290,6 +290,19 @@ fn execute_copy_example() {
     assert!(run(&exe, &dir, &[&neff]).contains("execute_copy:"));
 }
 
+/// A synchronous execute through the C API allocates nothing once warm
+/// (every allocator call of the process is counted, deterministic mode so
+/// the simulator runs on the calling thread).
+#[test]
+fn execute_through_the_c_api_is_allocation_free() {
+    let dir = scratch("alloc");
+    let neff = copy_neff(&dir);
+    let exe = build("execute_alloc", &dir, false);
+    let out = run_env(&exe, &dir, &[&neff], &[("NEURON_SIM_DETERMINISTIC", "1")]);
+    assert!(out.contains("execute_alloc:"), "{out}");
+    println!("{out}");
+}
+
 #[test]
 fn async_api_explicit_with_eventfds_through_epoll() {
     let dir = scratch("async-explicit");
