@@ -32,15 +32,14 @@ struct Addr(usize);
 
 /// Where the final status goes: `ret` if the caller gave one.
 fn status_writer(ret: *mut NRT_STATUS) -> Option<OnComplete> {
-    if ret.is_null() {
-        return None;
-    }
-    let a = Addr(ret as usize);
-    Some(Box::new(move |_, s: NrtStatus| {
-        let a = a;
-        // SAFETY: the caller keeps `ret` valid until completion (API contract).
-        unsafe { ptr::write(a.0 as *mut NRT_STATUS, s.code()) }
-    }))
+    (!ret.is_null()).then(|| OnComplete::Fn(write_status, ret as usize as u64))
+}
+
+/// Writes a completed request's status where its schedule call said.
+fn write_status(ret: u64, _seq: u64, s: NrtStatus) {
+    // SAFETY: `ret` is the non-NULL `NRT_STATUS *` of the schedule call,
+    // which the caller keeps valid until completion (API contract).
+    unsafe { ptr::write(ret as usize as *mut NRT_STATUS, s.code()) }
 }
 
 /// An eventfd the runtime owns (a duplicate of the caller's): each
@@ -316,19 +315,23 @@ pub extern "C" fn nrt_register_async_exec_callback(callback: Option<Callback>, p
 /// callback, or the default one (a log line for a failure).
 /// The job id is the execution's sequence id.
 pub fn implicit_completion(model_id: u32, vnc: u32) -> OnComplete {
-    Box::new(move |job_id, s: NrtStatus| {
-        let cb = *CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
-        match cb {
-            Some((f, params)) => f(params as *mut c_void, model_id, vnc, job_id, s.code()),
-            None if s != NrtStatus::Success => nrt_core::log::write(
-                nrt_core::log::Level::Error,
-                nrt_core::log::Module::Nrt,
-                "async_exec",
-                format_args!("asynchronous execution {job_id} of model {model_id} on vnc {vnc} finished with {s}"),
-            ),
-            None => {}
-        }
-    })
+    OnComplete::Fn(report_implicit, (u64::from(model_id) << 32) | u64::from(vnc))
+}
+
+/// [`implicit_completion`]'s report: `ids` is model id << 32 | vnc.
+fn report_implicit(ids: u64, job_id: u64, s: NrtStatus) {
+    let (model_id, vnc) = ((ids >> 32) as u32, ids as u32);
+    let cb = *CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    match cb {
+        Some((f, params)) => f(params as *mut c_void, model_id, vnc, job_id, s.code()),
+        None if s != NrtStatus::Success => nrt_core::log::write(
+            nrt_core::log::Level::Error,
+            nrt_core::log::Module::Nrt,
+            "async_exec",
+            format_args!("asynchronous execution {job_id} of model {model_id} on vnc {vnc} finished with {s}"),
+        ),
+        None => {}
+    }
 }
 
 crate::symbols::versioned!("NRT_3.0.0":

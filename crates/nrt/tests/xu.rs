@@ -61,7 +61,7 @@ impl Rig {
 fn status_cell() -> (Arc<AtomicI32>, OnComplete) {
     let cell = Arc::new(AtomicI32::new(-1));
     let c = cell.clone();
-    (cell, Box::new(move |_, s: NrtStatus| c.store(s.code(), Ordering::SeqCst)))
+    (cell, OnComplete::once(move |_, s: NrtStatus| c.store(s.code(), Ordering::SeqCst)))
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn a_full_queue_refuses_one_schedule_without_side_effects_then_accepts_after_a_c
     // test releases it, so the queue fills deterministically.
     let (release, gate) = mpsc::channel::<()>();
     let gate = Mutex::new(gate);
-    let first: OnComplete = Box::new(move |_, _| {
+    let first = OnComplete::once(move |_, _| {
         let _ = gate.lock().unwrap().recv_timeout(LONG);
     });
     let s1 = xus.schedule_execute(0, rig.model(0), ins.clone(), outs.clone(), 0, Some(first)).unwrap();
@@ -230,7 +230,7 @@ fn implicit_async_reports_through_the_callback_and_tensor_access_waits() {
         let calls = calls.clone();
         // More requests than the queue holds: the call blocks instead of
         // refusing.
-        let s = xus.execute_implicit(0, rig.model(0), ins.clone(), outs.clone(), Box::new(move |_, st| calls.lock().unwrap().push((job, st)))).unwrap();
+        let s = xus.execute_implicit(0, rig.model(0), ins.clone(), outs.clone(), OnComplete::once(move |_, st| calls.lock().unwrap().push((job, st)))).unwrap();
         seqs.push(s);
     }
     // A host read of an output an execution still uses waits for it.
@@ -339,9 +339,9 @@ fn four_threads_times_ten_thousand_copies_lose_and_duplicate_nothing() {
                     loop {
                         let (cell, done) = status_cell();
                         let c2 = completions.clone();
-                        let done: OnComplete = Box::new(move |q, s| {
+                        let done = OnComplete::once(move |q, s| {
                             c2.fetch_add(1, Ordering::Relaxed);
-                            done(q, s)
+                            done.call(q, s)
                         });
                         match xus.schedule_execute(vnc, rig.model(vnc), ins.clone(), outs.clone(), 0, Some(done)) {
                             Ok(seq) => {

@@ -148,7 +148,7 @@ impl Xus {
         device_only(&inputs, "input")?;
         device_only(&outputs, "output")?;
         crate::exec::validate(&model, &inputs, &outputs)?;
-        self.unit(id)?.submit(Request { work: Work::Execute { model, inputs, outputs }, on_complete })
+        self.unit(id)?.submit(Request { work: Work::Execute { model, inputs, outputs, in_flight: false }, on_complete })
     }
 
     /// Queues a host-side tensor job on tensor-op queue `queue` of `vnc`
@@ -261,18 +261,12 @@ impl Xus {
         device_only(&outputs, "output")?;
         crate::exec::validate(&model, &inputs, &outputs)?;
         let unit = self.unit(id)?;
-        let marked: Vec<Arc<Tensor>> = inputs.iter().chain(outputs.iter()).map(|(_, t)| t.clone()).collect();
-        for t in &marked {
+        // The marks go with the request: its worker releases them when the
+        // execution ends, before the callback runs.
+        for (_, t) in inputs.iter().chain(outputs.iter()) {
             t.mark_in_flight();
         }
-        let marks = marked.clone();
-        let done: OnComplete = Box::new(move |seq, status| {
-            for t in &marked {
-                t.unmark_in_flight();
-            }
-            on_complete(seq, status);
-        });
-        let mut req = Request { work: Work::Execute { model, inputs, outputs }, on_complete: Some(done) };
+        let mut req = Request { work: Work::Execute { model, inputs, outputs, in_flight: true }, on_complete: Some(on_complete) };
         loop {
             match unit.submit_or_return(req) {
                 Ok(seq) => return Ok(seq),
@@ -284,9 +278,8 @@ impl Xus {
                 Err((back, e)) => {
                     // Refused for good: the caller gets the error, not the
                     // callback; the marks are released here.
-                    drop(back);
-                    for t in &marks {
-                        t.unmark_in_flight();
+                    if let Work::Execute { inputs, outputs, .. } = &back.work {
+                        unit::release_in_flight(inputs, outputs);
                     }
                     return Err(e);
                 }

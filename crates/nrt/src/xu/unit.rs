@@ -41,9 +41,32 @@ pub const WORKER_SPIN: Duration = Duration::from_micros(200);
 /// (the same trade as [`WORKER_SPIN`], on the waiting side).
 pub const WAIT_SPIN: Duration = Duration::from_micros(200);
 
-/// Called once with the request's sequence id and final status (the
-/// `NRT_STATUS *` a schedule call passes, or the implicit-async callback).
-pub type OnComplete = Box<dyn FnOnce(u64, NrtStatus) + Send>;
+/// Reports a request's sequence id and final status once, when it
+/// completes (the `NRT_STATUS *` a schedule call passes, or the
+/// implicit-async callback).
+pub enum OnComplete {
+    /// A closure.
+    Once(Box<dyn FnOnce(u64, NrtStatus) + Send>),
+    /// A plain function called with a word the request carries (where to
+    /// write the status, which model it ran): a report that costs the
+    /// submitter no allocation and the worker no cross-thread free.
+    Fn(fn(u64, u64, NrtStatus), u64),
+}
+
+impl OnComplete {
+    /// A closure report.
+    pub fn once(f: impl FnOnce(u64, NrtStatus) + Send + 'static) -> OnComplete {
+        OnComplete::Once(Box::new(f))
+    }
+
+    /// Reports (sequence id, status).
+    pub fn call(self, seq: u64, status: NrtStatus) {
+        match self {
+            OnComplete::Once(f) => f(seq, status),
+            OnComplete::Fn(f, word) => f(word, seq, status),
+        }
+    }
+}
 /// Called with (sequence id, status) when a watched request completes
 /// (an eventfd registration).
 pub type Notifier = Arc<dyn Fn(u64, NrtStatus) + Send + Sync>;
@@ -60,6 +83,10 @@ pub enum Work {
         inputs: TensorSet,
         /// Outputs.
         outputs: TensorSet,
+        /// The sets' tensors were marked in flight when it was queued
+        /// (implicit async); the worker releases the marks when it ends,
+        /// before the completion is reported.
+        in_flight: bool,
     },
     /// A tensor read, write or copy.
     Tensor(TensorJob),
@@ -122,27 +149,34 @@ impl Shared {
     }
 
     fn run(&self, work: Work) -> NrtStatus {
-        if self.health() == Health::FatalShutdown {
-            return NrtStatus::ExecUnitUnrecoverable;
-        }
-        let outcome = catch_unwind(AssertUnwindSafe(|| match work {
-            Work::Execute { model, inputs, outputs } => {
-                let status = crate::exec::execute(&model, &inputs, &outputs).err().map_or(NrtStatus::Success, |e| e.status);
-                if poisons(status, false) {
-                    crate::log_error!(crate::log::Module::Kmgr, "[{}] execution of model {} ended with {status}; the execution unit is unrecoverable", self.id, model.id);
-                    self.health.store(Health::FatalShutdown as u8, Ordering::Release);
+        let fatal = self.health() == Health::FatalShutdown;
+        match work {
+            Work::Execute { model, inputs, outputs, in_flight } => {
+                let status = if fatal {
+                    NrtStatus::ExecUnitUnrecoverable
+                } else {
+                    let outcome = catch_unwind(AssertUnwindSafe(|| crate::exec::execute(&model, &inputs, &outputs)));
+                    let status = outcome.map_or(NrtStatus::Failure, |r| r.err().map_or(NrtStatus::Success, |e| e.status));
+                    if poisons(status, false) {
+                        crate::log_error!(crate::log::Module::Kmgr, "[{}] execution of model {} ended with {status}; the execution unit is unrecoverable", self.id, model.id);
+                        self.health.store(Health::FatalShutdown as u8, Ordering::Release);
+                    }
+                    status
+                };
+                if in_flight {
+                    release_in_flight(&inputs, &outputs);
                 }
                 status
             }
-            Work::Tensor(job) => job().err().map_or(NrtStatus::Success, |e| e.status),
-        }));
-        outcome.unwrap_or(NrtStatus::Failure)
+            Work::Tensor(_) if fatal => NrtStatus::ExecUnitUnrecoverable,
+            Work::Tensor(job) => catch_unwind(AssertUnwindSafe(job)).map_or(NrtStatus::Failure, |r| r.err().map_or(NrtStatus::Success, |e| e.status)),
+        }
     }
 
     fn complete(&self, n: u64, on_complete: Option<OnComplete>, status: NrtStatus) {
         let seq = self.id.seq(n);
         if let Some(f) = on_complete {
-            let _ = catch_unwind(AssertUnwindSafe(|| f(seq, status)));
+            let _ = catch_unwind(AssertUnwindSafe(|| f.call(seq, status)));
         }
         let done = self.queue.complete_front();
         debug_assert_eq!(done, n);
@@ -200,6 +234,14 @@ impl Shared {
                 self.work.wait(seen, Duration::from_millis(100));
             }
         }
+    }
+}
+
+/// Releases the in-flight marks an implicit-async execution put on the
+/// tensors of its sets (one per occurrence, as they were taken).
+pub(crate) fn release_in_flight(inputs: &TensorSet, outputs: &TensorSet) {
+    for (_, t) in inputs.iter().chain(outputs.iter()) {
+        t.unmark_in_flight();
     }
 }
 
