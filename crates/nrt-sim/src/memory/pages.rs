@@ -81,11 +81,17 @@ impl Page {
     /// Marks a modification of `len` bytes at `off`; called with the page
     /// lock held.
     fn bump(&self, off: usize, len: usize) {
-        self.version.fetch_add(1, Ordering::Release);
+        // Only a holder of the page lock changes the counters, and the lock
+        // orders the holders, so a plain load and store is an increment:
+        // no locked read-modify-write per counter (nine of them for an
+        // 8 KiB write, on every chunk a Q7 kernel writes). Lock-free
+        // readers only compare what they load.
+        let incr = |c: &AtomicU64| c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
+        incr(&self.version);
         if len > 0 {
             let last = ((off + len - 1) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1);
             for l in &self.lines[(off / LINE_SIZE as usize).min(last)..=last] {
-                l.fetch_add(1, Ordering::Release);
+                incr(l);
             }
         }
     }
