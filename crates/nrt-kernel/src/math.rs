@@ -36,14 +36,14 @@ pub fn relu(x: f32) -> f32 {
     if x > 0.0 { x } else { 0.0 }
 }
 
-/// [`relu`] over a slice, in place. On wasm32 with simd128 it runs 64
-/// elements per step as sixteen `f32x4.pmax(0, x)` (a load, one `maxps`
-/// and a store each on x86 hosts; `pmax(0, x)` is `0 < x ? x : 0`,
-/// exactly [`relu`], NaN and -0 included), so the runtime's per-loop
-/// watchdog check and the loop bookkeeping are paid once per 64 elements
-/// (the compiler's own
-/// vectorisation stops at one vector per step, and measured 16-element
-/// steps spent as much on the loop as on the data).
+/// [`relu`] over a slice, in place. On wasm32 with simd128 it runs
+/// [`RELU_STEP`] elements per step as `f32x4.pmax(0, x)` vectors (a
+/// load, one `maxps` and a store each on x86 hosts; `pmax(0, x)` is
+/// `0 < x ? x : 0`, exactly [`relu`], NaN and -0 included), so the
+/// runtime's per-loop watchdog check and the loop bookkeeping are paid
+/// once per step (the compiler's own vectorisation stops at one vector
+/// per step, and measured 16-element steps spent as much on the loop as
+/// on the data).
 pub fn relu_slice(v: &mut [f32]) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
@@ -54,12 +54,20 @@ pub fn relu_slice(v: &mut [f32]) {
         // stays, and wasmtime emits one `maxps` for it. The value, and so
         // every result, is the same either way.
         let zero = core::hint::black_box(f32x4_splat(0.0));
-        let mut groups = v.chunks_exact_mut(64);
+        // Also opaque, and also zero: each step's address goes through an
+        // `xor` with it. Otherwise LLVM's loop strength reduction rewrites
+        // the step's vector addresses as separate `i32.add`s (one `lea` per
+        // vector on x86) instead of leaving them as the constant offsets of
+        // the loads and stores (`v128.load offset=16`, folded into the x86
+        // addressing mode): a quarter of the loop's instructions.
+        let opaque = core::hint::black_box(0usize);
+        let mut groups = v.chunks_exact_mut(RELU_STEP);
         for g in &mut groups {
-            let p = g.as_mut_ptr() as *mut v128;
-            for k in 0..16 {
-                // SAFETY: `g` is 64 f32s, i.e. exactly sixteen 16-byte
-                // vectors; wasm loads and stores need no alignment.
+            let p = (g.as_mut_ptr() as *mut v128).map_addr(|a| a ^ opaque);
+            for k in 0..RELU_STEP / 4 {
+                // SAFETY: `g` is RELU_STEP f32s, i.e. exactly RELU_STEP / 4
+                // 16-byte vectors (`p` is `g`'s address, xor 0); wasm loads
+                // and stores need no alignment.
                 unsafe { v128_store(p.add(k), f32x4_pmax(zero, v128_load(p.add(k)))) };
             }
         }
@@ -72,6 +80,10 @@ pub fn relu_slice(v: &mut [f32]) {
         *x = relu(*x);
     }
 }
+
+/// Elements [`relu_slice`] handles per loop step on wasm32 (a multiple
+/// of 4; the TCM chunks kernels use are multiples of it).
+pub const RELU_STEP: usize = 128;
 
 /// The larger of `a` and `b` as a compare and select (see [`relu`] for
 /// why not `f32::max`): `b` if `b > a`, else `a`, so a NaN `b` is ignored
