@@ -7,7 +7,7 @@ use super::{Cluster, Latched};
 use crate::core::Core;
 use crate::device::Shared;
 use nrt_hal::EngineId;
-use nrt_isa::ucode::{ARG_BLOCK_BYTES, ArgLocation, ArgTensor, GpsimdCause};
+use nrt_isa::ucode::{ARG_BLOCK_BYTES, ARG_DST, ArgBlock, ArgLocation, ArgTensor, GpsimdCause};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -41,6 +41,16 @@ pub struct Job {
     pub one_value: u32,
     /// Virtual time of the dispatch.
     pub start_clock: u64,
+    /// Byte size of each tensor argument, by argument index (the
+    /// destination at [`ARG_DST`]), computed once per op instead of on
+    /// every chunk a kernel moves (see [`tensor_sizes`]).
+    pub tensor_bytes: [u64; ARG_DST as usize + 1],
+}
+
+/// [`Job::tensor_bytes`] for the argument block `args` (0 where there is
+/// no tensor).
+pub fn tensor_sizes(args: &ArgBlock) -> [u64; ARG_DST as usize + 1] {
+    std::array::from_fn(|i| args.tensor(i as u32).map_or(0, ArgTensor::bytes))
 }
 
 /// The device context one call runs with.
@@ -106,6 +116,7 @@ fn trap(st: &mut HostState, cause: GpsimdCause, why: String) -> wasmtime::Error 
     wasmtime::Error::msg(why)
 }
 
+#[inline]
 fn memory(c: &mut Caller<'_, HostState>) -> wasmtime::Result<Memory> {
     if let Some(m) = c.data().memory {
         return Ok(m);
@@ -153,10 +164,10 @@ fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i
     let Some(CallCtx { dev, job, .. }) = call.as_ref() else {
         return Err(fail(cause, "tensor access outside an op".into()));
     };
-    let Some(t) = u32::try_from(arg).ok().and_then(|a| job.latched.args.tensor(a)) else {
+    let Some((t, size)) = u32::try_from(arg).ok().and_then(|a| Some((job.latched.args.tensor(a)?, *job.tensor_bytes.get(a as usize)?))) else {
         return Err(fail(cause, format!("argument {arg} does not exist")));
     };
-    let (off, len, ptr, size) = (off as u64, len as u64, ptr as u32 as u64, t.bytes());
+    let (off, len, ptr) = (off as u64, len as u64, ptr as u32 as u64);
     if off > size || len > size - off {
         let why = format!("bytes {off}+{len} outside argument {arg} of {size} bytes");
         return Err(fail(cause, why));
@@ -166,13 +177,18 @@ fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i
     }
     let guest = &mut data[ptr as usize..(ptr + len) as usize];
     let now = job.start_clock;
-    let moved = for_segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len, |addr, at, n| {
-        if write {
-            pins.write(dev, addr, &guest[at..at + n], now)
-        } else {
-            pins.read(dev, addr, &mut guest[at..at + n])
-        }
-    });
+    let moved = match t.location {
+        // One contiguous range: straight to the pins.
+        ArgLocation::Hbm { addr } if write => pins.write(dev, addr.wrapping_add(off), guest, now),
+        ArgLocation::Hbm { addr } => pins.read(dev, addr.wrapping_add(off), guest),
+        ArgLocation::Sbuf { .. } => for_segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len, |addr, at, n| {
+            if write {
+                pins.write(dev, addr, &guest[at..at + n], now)
+            } else {
+                pins.read(dev, addr, &mut guest[at..at + n])
+            }
+        }),
+    };
     if let Err(e) = moved {
         return Err(fail(cause, format!("argument {arg}: {e}")));
     }
@@ -328,7 +344,6 @@ pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize)
     drop(running);
     let st = ci.store.data_mut();
     st.call = None;
-    st.pins.clear();
     let outcome = match &r {
         Ok(0) => Outcome::Ok,
         Ok(_) => Outcome::Fault(GpsimdCause::KernelStatus),

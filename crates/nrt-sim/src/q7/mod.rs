@@ -467,6 +467,7 @@ pub fn dispatch(dev: &Arc<crate::device::Shared>, core: &Arc<crate::core::Core>,
     }
     let one_value = latched.one_value;
     let op_id = cluster.begin(resolved.total, latched.completion_addr);
+    let tensor_bytes = invoke::tensor_sizes(&latched.args);
     let job = Arc::new(invoke::Job {
         op_id,
         pc,
@@ -475,6 +476,7 @@ pub fn dispatch(dev: &Arc<crate::device::Shared>, core: &Arc<crate::core::Core>,
         latched,
         one_value,
         start_clock: clock,
+        tensor_bytes,
     });
     *lock(&cluster.job) = Some(job);
     for q in 0..resolved.total {
