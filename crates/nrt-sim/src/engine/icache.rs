@@ -166,17 +166,36 @@ impl InstrCache {
     pub fn clear(&mut self) {
         for b in &mut self.blocks {
             b.filled = false;
+            b.len = 0;
             b.stamp = None;
         }
     }
 
     /// The record at `pc` of the program of `count` records at `base`,
     /// fetched (and decoded) if it is not cached or its memory changed.
-    /// `None` if the fetch fails (the address does not exist).
+    /// `None` if the fetch fails (the address does not exist). The
+    /// sequencer tries [`InstrCache::hit`] first and calls this only when
+    /// it misses.
     #[inline]
     pub fn get(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<&Entry> {
         let slot = self.lookup(dev, base, count, pc)?;
         self.entry(slot)
+    }
+
+    /// The fast path of [`InstrCache::get`]: the decoded entry at `pc` if
+    /// the block the last lookup hit holds it and the block's pages are
+    /// unmodified (one range compare, one version load per stamped page
+    /// and the entry's presence test; no bookkeeping). A block that holds
+    /// no fetch has `len` 0 (see [`InstrCache::clear`]), so the one
+    /// wrapping range compare also rejects it.
+    #[inline]
+    pub fn hit(&self, base: DeviceAddr, pc: u64) -> Option<&Entry> {
+        let b = self.blocks.get(self.current)?;
+        let index = pc.wrapping_sub(b.first);
+        if index >= b.len || b.base != base.get() || !b.fresh() {
+            return None;
+        }
+        b.entries.get(index as usize)?.as_ref()
     }
 
     /// The entry at a slot returned by the last [`InstrCache::lookup`]
@@ -263,7 +282,10 @@ impl InstrCache {
         let first = pc - pc % BLOCK_RECORDS;
         let len = BLOCK_RECORDS.min(count - first);
         let b = &mut self.blocks[i];
+        // Until the fetch succeeds the block holds nothing (`len` 0 keeps
+        // the fast path of `hit` away from its old entries).
         b.filled = false;
+        b.len = 0;
         b.bytes.resize(len as usize * RECORD_BYTES, 0);
         b.stamp = dev.read_stamped(base.offset(first * RECORD_BYTES as u64), &mut b.bytes).ok()?;
         b.entries.clear();

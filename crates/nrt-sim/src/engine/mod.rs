@@ -142,37 +142,77 @@ impl Sequencer {
 
     fn step_records(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, budget: usize) -> StepOutcome {
         let st = &mut self.st;
+        if st.state != RunState::Running {
+            return StepOutcome::Stopped;
+        }
+        let Some((base, count)) = st.program else {
+            st.state = RunState::Idle;
+            return StepOutcome::Stopped;
+        };
+        let slice = Slice::new(st.engine, dev);
+        let pool = st.engine == EngineId::Pool;
         for _ in 0..budget {
-            if st.state != RunState::Running {
-                return StepOutcome::Stopped;
-            }
             // A Q7 kernel raised a GPSIMD exception: its record is written,
             // the POOL engine stops (docs/gpsimd.md §8).
-            if st.engine == EngineId::Pool && core.q7.take_halt() {
+            if pool && core.q7.take_halt() {
                 st.state = RunState::Halted;
                 return StepOutcome::Stopped;
             }
-            let Some((base, count)) = st.program else {
-                st.state = RunState::Idle;
-                return StepOutcome::Stopped;
-            };
             if st.pc >= count {
                 // An execution never ends with a Q7 op in flight.
-                if st.engine == EngineId::Pool && core.q7.busy() {
+                if pool && core.q7.busy() {
                     return StepOutcome::Blocked(WaitKey::Q7);
                 }
                 st.end_execution(dev, core, 0);
                 st.state = RunState::Idle;
                 return StepOutcome::Stopped;
             }
-            let Some(entry) = self.icache.get(dev, base, count, st.pc) else {
-                return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
+            let entry = match self.icache.hit(base, st.pc) {
+                Some(e) => e,
+                None => match self.icache.get(dev, base, count, st.pc) {
+                    Some(e) => e,
+                    None => return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF),
+                },
             };
-            if let Some(outcome) = st.issue(dev, core, base, count, entry) {
+            if let Some(outcome) = st.issue(dev, core, base, count, entry, &slice) {
                 return outcome;
+            }
+            // Only an issue changes the run state (HALT).
+            if st.state != RunState::Running {
+                return StepOutcome::Stopped;
             }
         }
         StepOutcome::Yield
+    }
+}
+
+/// What a scheduling slice works out once for all the records it issues,
+/// so an ordinary record tests one flag byte against `rare` and nothing
+/// else before its handshake and its execution.
+struct Slice {
+    /// The [`icache::flag`] bits that send a record of this engine down
+    /// the issue path's rare branches: DRAIN and the per-instruction trace
+    /// on every engine, the Q7 join and the EVENT_SEMAPHORE completion gate
+    /// on POOL only (elsewhere those flags change nothing).
+    rare: u8,
+    /// Whether any fault is armed. Read once per slice: faults are armed
+    /// by the host, and every execution starts a new slice (each engine
+    /// blocks at the end of one execution until the next is dispatched),
+    /// so a fault armed before an execution is seen by all its records.
+    faults: bool,
+    /// The virtual duration of a control record on this engine.
+    control_ps: u64,
+}
+
+impl Slice {
+    fn new(engine: EngineId, dev: &Shared) -> Slice {
+        use icache::flag;
+        let pool_only = if engine == EngineId::Pool { flag::POOL_Q7_JOIN | flag::EVENT_SEMAPHORE } else { 0 };
+        Slice {
+            rare: flag::DRAIN | flag::TRACE_START | flag::TRACE_END | pool_only,
+            faults: dev.faults.armed(),
+            control_ps: cost::control(engine),
+        }
     }
 }
 
@@ -232,85 +272,40 @@ impl Issuer {
     /// Issues, executes and completes the record `entry` (at `pc`), or
     /// finds it blocked. `None`: go on with the next record; `Some`: the
     /// step ends.
-    fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry) -> Option<StepOutcome> {
+    ///
+    /// An ordinary record (in an execution already started, no fault
+    /// armed, none of the slice's rare flags) skips every branch that
+    /// only the first record of an execution, DRAIN, the trace, fault
+    /// injection or POOL's Q7 hand-off need: one test of `rare` guards
+    /// them all, in the same order as ever.
+    fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<StepOutcome> {
         use icache::flag;
         let rec = &entry.rec;
         let flags = entry.flags;
+        let rare = flags & slice.rare != 0 || slice.faults || !self.in_execution;
 
-        // (1) DRAIN's wait for the DMA queues, then the waits, taking
-        // any issue-time updates with them.
-        if flags & flag::DRAIN != 0 && core.dma_busy() {
-            return Some(StepOutcome::Blocked(WaitKey::DmaIdle));
+        // (1) DRAIN's wait for the DMA queues and the Q7 join.
+        if rare && let Some(outcome) = self.before_claim(core, entry) {
+            return Some(outcome);
         }
-        // The Q7 join: DRAIN waits for the op in flight; so do a new
-        // dispatch and, on POOL, the end of the execution.
-        if flags & (flag::DRAIN | flag::POOL_Q7_JOIN) != 0 {
-            let exit = self.engine == EngineId::Pool && entry.exit;
-            if self.q7_join(rec.opcode, exit, core) {
-                return Some(StepOutcome::Blocked(WaitKey::Q7));
-            }
-        }
+        // The waits, taking any issue-time updates with them.
         let plain = entry.plain;
-        let ready_at = match if plain { WaitCheck::Met(0) } else { sync::claim_plan(&entry.plan, &core.sync, self.clock) } {
-            WaitCheck::Met(t) => t,
-            WaitCheck::Unmet(key) => {
-                return Some(StepOutcome::Blocked(key));
+        if !plain {
+            match sync::claim_plan(&entry.plan, &core.sync, self.clock) {
+                WaitCheck::Met(t) => self.clock = self.clock.max(t),
+                WaitCheck::Unmet(key) => return Some(StepOutcome::Blocked(key)),
+                WaitCheck::Unsupported(mode) => {
+                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
+                }
             }
-            WaitCheck::Unsupported(mode) => {
-                return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
-            }
-        };
-        self.clock = self.clock.max(ready_at);
-
-        // (2) start of an execution.
-        let first = !self.in_execution;
-        if first {
-            self.in_execution = true;
-            self.notify(dev, core, EngineEvent::InstStart, RuntimeSubtype::Start, rec.debug_hint, 0);
         }
 
-        // Per-instruction trace (debug_cmd START 3 / END 5 / START_END 7).
-        let (trace_start, trace_end) = (flags & flag::TRACE_START != 0, flags & flag::TRACE_END != 0);
-        if trace_start {
-            let r = nqr::trace(self.eidx(), EngineEvent::InstStart, rec.opcode, self.pc, rec.debug_hint, self.clock);
-            dev.push_record(core, self.eidx(), NqType::Trace, r);
-        }
-
-        // Injected faults fire here, before the instruction takes effect.
+        // (2) start of an execution, the INST_START trace, injected faults.
         let mut poison_output = false;
-        let fault = if dev.faults.armed() {
-            let site = InstrSite {
-                core: core.id.0,
-                executions: self.executions,
-                first_in_execution: first,
-                pc: self.pc,
-                opcode_name: op::name(rec.opcode),
-            };
-            dev.faults.on_instruction(site)
-        } else {
-            None
-        };
-        if let Some(kind) = fault {
-            match kind {
-                FaultKind::Hang => {
-                    self.state = RunState::Hung;
-                    return Some(StepOutcome::Stopped);
-                }
-                FaultKind::HbmUe => return Some(self.fatal(dev, core, InferErrorSubtype::HbmUncorrectable, 0)),
-                FaultKind::HbmUeRepairable => return Some(self.fatal(dev, core, InferErrorSubtype::HbmRepairable, 0)),
-                FaultKind::SramParity => return Some(self.fatal(dev, core, InferErrorSubtype::EccUncorrectable, 0)),
-                FaultKind::NqOverflow => {
-                    if let Some(nq) = core.nq(self.eidx(), NqType::Notify) {
-                        nq.inject_overflow();
-                    }
-                }
-                FaultKind::Oob => {
-                    self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
-                }
-                // `nan:at=` poisons this instruction's compute output.
-                FaultKind::Nan => poison_output = true,
-                // DMA aborts never fire on instructions.
-                FaultKind::DmaAbort => {}
+        if rare {
+            match self.after_claim(dev, core, entry, slice.faults) {
+                Ok(poison) => poison_output = poison,
+                Err(outcome) => return Some(outcome),
             }
         }
 
@@ -321,7 +316,7 @@ impl Issuer {
                 return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode)));
             }
         };
-        let mut cost_ps = cost::control(self.engine);
+        let mut cost_ps = slice.control_ps;
         let mut next_pc = self.pc + 1;
         let mut reset = None;
         if flags & flag::HANDS_OFF != 0 {
@@ -455,22 +450,120 @@ impl Issuer {
             }
         }
 
-        // (5) completion. A latched Q7 op's completion gate leaves its
-        // increment to the op's completion write (q7::completion_gate).
+        // (5) completion.
         self.clock += cost_ps;
+        if rare {
+            return self.complete_rare(dev, core, entry, next_pc, reset);
+        }
+        if !plain && let Err(mode) = sync::complete_plan(&entry.plan, &core.sync, self.clock) {
+            return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
+        }
+        if !plain || reset.is_some() {
+            wake_changed(dev, core, self.engine, &entry.changes, reset);
+        }
+        if self.state == RunState::Running {
+            self.pc = next_pc;
+        }
+        None
+    }
+
+    /// The rare branches before the handshake: DRAIN waits for the DMA
+    /// queues; DRAIN (any engine) and, on POOL, a new dispatch or the end
+    /// of the execution wait for the Q7 op in flight.
+    fn before_claim(&mut self, core: &Core, entry: &icache::Entry) -> Option<StepOutcome> {
+        use icache::flag;
+        let flags = entry.flags;
+        if flags & flag::DRAIN != 0 && core.dma_busy() {
+            return Some(StepOutcome::Blocked(WaitKey::DmaIdle));
+        }
+        if flags & (flag::DRAIN | flag::POOL_Q7_JOIN) != 0 {
+            let exit = self.engine == EngineId::Pool && entry.exit;
+            if self.q7_join(entry.rec.opcode, exit, core) {
+                return Some(StepOutcome::Blocked(WaitKey::Q7));
+            }
+        }
+        None
+    }
+
+    /// The rare branches between the handshake and the execution: the
+    /// START record of an execution's first record, the INST_START trace,
+    /// and an injected fault (`faults`: whether any is armed). `Ok`:
+    /// whether the record's compute output is to be poisoned; `Err`: the
+    /// step ends.
+    fn after_claim(&mut self, dev: &Shared, core: &Core, entry: &icache::Entry, faults: bool) -> Result<bool, StepOutcome> {
+        use icache::flag;
+        let rec = &entry.rec;
+        let first = !self.in_execution;
+        if first {
+            self.in_execution = true;
+            self.notify(dev, core, EngineEvent::InstStart, RuntimeSubtype::Start, rec.debug_hint, 0);
+        }
+
+        // Per-instruction trace (debug_cmd START 3 / END 5 / START_END 7).
+        if entry.flags & flag::TRACE_START != 0 {
+            let r = nqr::trace(self.eidx(), EngineEvent::InstStart, rec.opcode, self.pc, rec.debug_hint, self.clock);
+            dev.push_record(core, self.eidx(), NqType::Trace, r);
+        }
+
+        // Injected faults fire here, before the instruction takes effect.
+        if !faults {
+            return Ok(false);
+        }
+        let site = InstrSite {
+            core: core.id.0,
+            executions: self.executions,
+            first_in_execution: first,
+            pc: self.pc,
+            opcode_name: op::name(rec.opcode),
+        };
+        let Some(kind) = dev.faults.on_instruction(site) else {
+            return Ok(false);
+        };
+        match kind {
+            FaultKind::Hang => {
+                self.state = RunState::Hung;
+                Err(StepOutcome::Stopped)
+            }
+            FaultKind::HbmUe => Err(self.fatal(dev, core, InferErrorSubtype::HbmUncorrectable, 0)),
+            FaultKind::HbmUeRepairable => Err(self.fatal(dev, core, InferErrorSubtype::HbmRepairable, 0)),
+            FaultKind::SramParity => Err(self.fatal(dev, core, InferErrorSubtype::EccUncorrectable, 0)),
+            FaultKind::NqOverflow => {
+                if let Some(nq) = core.nq(self.eidx(), NqType::Notify) {
+                    nq.inject_overflow();
+                }
+                Ok(false)
+            }
+            FaultKind::Oob => {
+                self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
+                Ok(false)
+            }
+            // `nan:at=` poisons this instruction's compute output.
+            FaultKind::Nan => Ok(true),
+            // DMA aborts never fire on instructions.
+            FaultKind::DmaAbort => Ok(false),
+        }
+    }
+
+    /// Completion on the rare path: a latched Q7 op's completion gate
+    /// leaves its increment to the op's completion write
+    /// (q7::completion_gate), and the INST_END trace follows the updates.
+    fn complete_rare(&mut self, dev: &Shared, core: &Core, entry: &icache::Entry, next_pc: u64, reset: Option<Change>) -> Option<StepOutcome> {
+        use icache::flag;
+        let flags = entry.flags;
+        let plain = entry.plain;
         // The gate may drop a completion update, and with it a change.
         let gated;
         let (rec, changes, plan) = if flags & flag::EVENT_SEMAPHORE != 0 && self.engine == EngineId::Pool {
-            let g = crate::q7::completion_gate(dev.arch, core, *rec);
+            let g = crate::q7::completion_gate(dev.arch, core, entry.rec);
             gated = (g, Changes::of(&sync::changes(&g)), sync::Plan::of(&g));
             (&gated.0, &gated.1, &gated.2)
         } else {
-            (rec, &entry.changes, &entry.plan)
+            (&entry.rec, &entry.changes, &entry.plan)
         };
         if !plain && let Err(mode) = sync::complete_plan(plan, &core.sync, self.clock) {
             return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
         }
-        if trace_end {
+        if flags & flag::TRACE_END != 0 {
             let r = nqr::trace(self.eidx(), EngineEvent::InstEnd, rec.opcode, self.pc, rec.debug_hint, self.clock);
             dev.push_record(core, self.eidx(), NqType::Trace, r);
         }
