@@ -456,11 +456,11 @@ impl Shared {
     }
 
     /// [`Shared::wake_others`] for several changes at once: one fence,
-    /// each engine re-queued at most once. An engine already queued is
-    /// skipped before its key is read (its queued step re-reads every
-    /// register anyway).
+    /// each engine re-queued at most once. An engine whose published key
+    /// the changes cannot satisfy is skipped on that one compare; an
+    /// engine already queued is skipped too (its queued step re-reads
+    /// every register anyway).
     pub fn wake_all_of(&self, core: &Core, changes: &[Change], by: Option<usize>) {
-        crate::wake::publish_change();
         let mut ranges = [(1u32, 0u32); 5];
         let n = changes.len().min(ranges.len());
         for (r, c) in ranges.iter_mut().zip(changes) {
@@ -469,11 +469,16 @@ impl Shared {
         if changes.len() > ranges.len() {
             ranges[4] = Change::Everything.key_range();
         }
+        crate::wake::publish_change();
+        // The published key first: most engines of a core wait for some
+        // other register, and that one compare settles them. Each of the
+        // three reads follows the fence on its own (see `crate::wake`), so
+        // their order does not matter for the hand-shake.
         for (e, slot) in core.engines.iter().enumerate() {
-            if Some(e) == by || !slot.active.load(Ordering::Acquire) || slot.queued.load(Ordering::SeqCst) {
+            if Some(e) == by || !crate::wake::key_woken(slot.wait.word(), &ranges[..n]) {
                 continue;
             }
-            if crate::wake::key_woken(slot.wait.word(), &ranges[..n]) {
+            if slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {
                 self.schedule_engine(core, e);
             }
         }
@@ -617,8 +622,10 @@ impl SimDevice {
         Some(seq.state())
     }
 
-    fn index_check(&self, core: CoreId, index: u32, count: u32, what: &str) -> HalResult<Arc<Core>> {
-        let c = self.shared.core(core)?;
+    /// The core (borrowed: no reference-count traffic on the doorbell's
+    /// path) if register `index` of `count` exists.
+    fn index_check(&self, core: CoreId, index: u32, count: u32, what: &str) -> HalResult<&Arc<Core>> {
+        let c = self.shared.core_borrowed(core)?;
         if index >= count {
             return Err(HalError::invalid(
                 DeviceAddr(0),
