@@ -105,6 +105,12 @@ fn evt_ok(sync: &SyncBlock, i: u8) -> bool {
 /// [`claim`] and [`complete`] on the record).
 #[derive(Clone, Copy)]
 pub struct Plan {
+    /// The handshake's shape when it is one of the common ones, which
+    /// [`claim_plan`] then runs without walking the general lists.
+    shape: Shape,
+    /// Whether any completion-time step exists ([`complete_plan`] is a
+    /// no-op otherwise).
+    completes: bool,
     conds: [Cond; 2],
     take: [Effect; 2],
     /// The first unsupported wait or issue-time update mode ([`claim`]
@@ -122,6 +128,24 @@ impl std::fmt::Debug for Plan {
     }
 }
 
+/// The common handshakes, worked out once: a record's claim is then one
+/// compare (and one compare-and-swap for a take) with no list walks.
+/// Each behaves exactly as the general claim of the same plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// No wait, no issue-time update, nothing unsupported.
+    Nothing,
+    /// One semaphore compare (index, mode 1..=5, value), no issue-time
+    /// update, the index in range or not (checked when it runs).
+    SemWait(u8, u8, i32),
+    /// One semaphore compare and an issue-time update of the same
+    /// semaphore (index, compare mode, value, update base mode, immediate):
+    /// "wait S >= 1 and take one", the dispatchers' doorbell take.
+    SemTake(u8, u8, i32, u8, i32),
+    /// Anything else.
+    General,
+}
+
 /// One completion-time update: nothing, an effect (with the record's mode,
 /// reported if its register index is out of range), or an unsupported mode.
 #[derive(Clone, Copy)]
@@ -134,7 +158,15 @@ enum Done {
 impl Plan {
     /// The plan of `rec`'s events blocks.
     pub fn of(rec: &Record) -> Plan {
-        let mut plan = Plan { conds: [Cond::None; 2], take: [Effect::None; 2], claim_error: None, done: [Done::None; 2], first_wait_mode: rec.waits[0].mode };
+        let mut plan = Plan {
+            shape: Shape::General,
+            completes: false,
+            conds: [Cond::None; 2],
+            take: [Effect::None; 2],
+            claim_error: None,
+            done: [Done::None; 2],
+            first_wait_mode: rec.waits[0].mode,
+        };
         for (c, w) in plan.conds.iter_mut().zip(&rec.waits) {
             match cond(w) {
                 Ok(x) => *c = x,
@@ -164,7 +196,33 @@ impl Plan {
                 Err(_) => Done::Bad(u.mode),
             };
         }
+        plan.completes = plan.done.iter().any(|d| !matches!(d, Done::None | Done::Apply(Effect::None, _)));
+        plan.shape = plan.shape();
         plan
+    }
+
+    /// Which [`Shape`] the waits and issue-time effects have.
+    fn shape(&self) -> Shape {
+        if self.claim_error.is_some() {
+            return Shape::General;
+        }
+        let one = |pair: &[Cond; 2]| match *pair {
+            [Cond::None, Cond::None] => Some(None),
+            [Cond::Sem(i, m, v), Cond::None] | [Cond::None, Cond::Sem(i, m, v)] => Some(Some((i, m, v))),
+            _ => None,
+        };
+        let Some(wait) = one(&self.conds) else { return Shape::General };
+        let take = match self.take {
+            [Effect::None, Effect::None] => None,
+            [Effect::Sem(i, m, imm), Effect::None] | [Effect::None, Effect::Sem(i, m, imm)] => Some((i, m, imm)),
+            _ => return Shape::General,
+        };
+        match (wait, take) {
+            (None, None) => Shape::Nothing,
+            (Some((i, m, v)), None) => Shape::SemWait(i, m, v),
+            (Some((i, m, v)), Some((j, op, imm))) if i == j => Shape::SemTake(i, m, v, op, imm),
+            _ => Shape::General,
+        }
     }
 }
 
@@ -174,8 +232,43 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
     claim_plan(&Plan::of(rec), sync, now)
 }
 
-/// [`claim`] from a record's precomputed [`Plan`].
+/// [`claim`] from a record's precomputed [`Plan`]: a common [`Shape`]
+/// directly, anything else through the general lists.
+#[inline]
 pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
+    match plan.shape {
+        Shape::Nothing => WaitCheck::Met(0),
+        Shape::SemWait(i, mode, v) => {
+            if !sem_ok(sync, i) {
+                return WaitCheck::Unsupported(mode);
+            }
+            let i = u32::from(i);
+            if !holds(mode, v, sync.sem(i)) {
+                return WaitCheck::Unmet(WaitKey::Sem(i));
+            }
+            WaitCheck::Met(sync.sem_time(i))
+        }
+        Shape::SemTake(i, mode, v, op, imm) => {
+            if !sem_ok(sync, i) {
+                return WaitCheck::Unsupported(mode);
+            }
+            let i = u32::from(i);
+            if !holds(mode, v, sync.sem(i)) {
+                return WaitCheck::Unmet(WaitKey::Sem(i));
+            }
+            let ready = sync.sem_time(i);
+            // The compare-and-swap re-validates the wait.
+            if !sync.update_sem_if(i, |x| holds(mode, v, x), |x| apply(op, imm, x), now) {
+                return WaitCheck::Unmet(WaitKey::Sem(i));
+            }
+            WaitCheck::Met(ready)
+        }
+        Shape::General => claim_general(plan, sync, now),
+    }
+}
+
+/// [`claim_plan`] through the general lists (any handshake).
+fn claim_general(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
     if let Some(m) = plan.claim_error {
         return WaitCheck::Unsupported(m);
     }
@@ -246,7 +339,16 @@ pub fn complete(rec: &Record, sync: &SyncBlock, now: u64) -> Result<(), u8> {
 }
 
 /// [`complete`] from a record's precomputed [`Plan`].
+#[inline]
 pub fn complete_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> Result<(), u8> {
+    if !plan.completes {
+        return Ok(());
+    }
+    complete_steps(plan, sync, now)
+}
+
+/// The completion-time steps of a plan that has some.
+fn complete_steps(plan: &Plan, sync: &SyncBlock, now: u64) -> Result<(), u8> {
     for d in &plan.done {
         match *d {
             Done::None | Done::Apply(Effect::None, _) => {}
@@ -326,6 +428,72 @@ mod tests {
         assert_eq!(claim(&r, &s, 0), WaitCheck::Met(100));
         assert_eq!(s.sem(2), 1);
         assert_eq!(claim(&r, &s, 0), WaitCheck::Unmet(WaitKey::Sem(2)));
+    }
+
+    #[test]
+    fn common_shapes_are_recognised() {
+        let take = Plan::of(&Record::decode(&build::record(0xA4, (5, 2), (4, 2), 1)));
+        assert_eq!(take.shape, Shape::SemTake(2, 5, 1, 4, 1));
+        let wait = Plan::of(&Record::decode(&build::record(0xA0, (5, 1), (0, 0), 1)));
+        assert_eq!(wait.shape, Shape::SemWait(1, 5, 1));
+        assert!(!wait.completes);
+        let none = Plan::of(&Record::decode(&build::record(0xA4, (0, 0), (0, 0), 0)));
+        assert_eq!(none.shape, Shape::Nothing);
+        let other_sem = Plan::of(&Record::decode(&build::record(0xA4, (5, 2), (4, 3), 1)));
+        assert_eq!(other_sem.shape, Shape::General);
+        let done = Plan::of(&Record::decode(&build::record(0xA4, (0, 0), (19, 3), 0)));
+        assert_eq!(done.shape, Shape::Nothing);
+        assert!(done.completes);
+    }
+
+    fn block_with(values: &[i32; 4], events: &[bool; 4]) -> SyncBlock {
+        let s = SyncBlock::new(4, 4);
+        for (i, v) in values.iter().enumerate() {
+            s.set_sem(i as u32, *v, 10 + i as u64);
+        }
+        for (i, e) in events.iter().enumerate() {
+            s.set_event(i as u32, *e, 20 + i as u64);
+        }
+        s
+    }
+
+    fn snapshot(s: &SyncBlock) -> Vec<(i32, u64, bool, u64)> {
+        (0..4).map(|i| (s.sem(i), s.sem_time(i), s.event(i), s.event_time(i))).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// A record's claim through its recognised shape does exactly what
+        /// the general claim does: the same answer, the same registers,
+        /// the same times (indices past the block included).
+        #[test]
+        fn shapes_claim_like_the_general_lists(
+            modes in proptest::prelude::any::<[u8; 4]>(),
+            idx in proptest::prelude::any::<[u8; 4]>(),
+            value in -3i32..4,
+            ext_value in -3i32..4,
+            values in proptest::prelude::any::<[i8; 4]>(),
+            events in proptest::prelude::any::<[bool; 4]>(),
+        ) {
+            // Modes biased to the supported ones; indices mostly in range.
+            let wait_mode = |m: u8| [0, 1, 2, 3, 4, 5, 6, 7, 14, 15, m][usize::from(m % 11)];
+            let update_mode = |m: u8| [0, 1, 2, 3, 4, 5, 7, 9, 19, 20, m][usize::from(m % 11)];
+            let index = |i: u8| if i < 200 { i % 4 } else { i };
+            // NOP carries no extended block: the one-block shapes.
+            let opcode = if idx[3] % 2 == 0 { 0xA4 } else { 0xA0 };
+            let mut b = build::record(opcode, (wait_mode(modes[0]), index(idx[0])), (update_mode(modes[1]), index(idx[1])), value as u32);
+            b[0x20] = wait_mode(modes[2]);
+            b[0x21] = index(idx[2]);
+            b[0x22] = update_mode(modes[3]);
+            b[0x23] = index(idx[3]);
+            b[0x24..0x28].copy_from_slice(&(ext_value as u32).to_le_bytes());
+            b[0x28..0x2C].copy_from_slice(&(ext_value.wrapping_add(1) as u32).to_le_bytes());
+            let plan = Plan::of(&Record::decode(&b));
+            let values = values.map(|v| i32::from(v % 4));
+            let (fast, general) = (block_with(&values, &events), block_with(&values, &events));
+            proptest::prop_assert_eq!(claim_plan(&plan, &fast, 99), claim_general(&plan, &general, 99));
+            proptest::prop_assert_eq!(snapshot(&fast), snapshot(&general));
+        }
     }
 
     #[test]
