@@ -266,6 +266,39 @@ impl Shared {
         self.write_routed(target, addr, data, now)
     }
 
+    /// Where a 32-bit store to `addr` lands, resolved once for a caller
+    /// that stores there again and again (a WRITE record, decoded once per
+    /// fetch): a DMA queue register (a doorbell, mostly) directly, anything
+    /// else as its [`Target`].
+    pub fn store_route(&self, addr: DeviceAddr) -> HalResult<StoreRoute> {
+        let t = self.target(addr, 4)?;
+        if let Target::DmaRegs(c, off) = t
+            && addr.is_aligned(4)
+            && let Some(r) = dma::reg_ref(off)
+            && r.queue < self.arch.dma_queues_per_core() as usize
+        {
+            return Ok(StoreRoute::DmaReg(c, r));
+        }
+        Ok(StoreRoute::Other(t))
+    }
+
+    /// Stores the 32-bit `value` at `addr` through its [`StoreRoute`]
+    /// (what [`Shared::store_route`] answered for `addr`), as
+    /// [`Shared::write_at`] would: a DMA register write without the
+    /// address decode, the byte loop or the register decode.
+    pub fn store_word(&self, route: StoreRoute, addr: DeviceAddr, value: u32, now: u64) -> HalResult<()> {
+        match route {
+            StoreRoute::DmaReg(c, r) => {
+                let core = self.core_borrowed(c)?;
+                if dma::write_reg(&core.dma[r.queue], r, value) {
+                    self.schedule_dma(core, r.queue);
+                }
+                Ok(())
+            }
+            StoreRoute::Other(t) => self.write_routed(t, addr, &value.to_le_bytes(), now),
+        }
+    }
+
     /// [`Shared::write_at`] to an address already routed: `target` is what
     /// [`Shared::route`] answered for `addr` and `data.len()`.
     pub fn write_routed(&self, target: Target, addr: DeviceAddr, data: &[u8], now: u64) -> HalResult<()> {
@@ -499,6 +532,16 @@ impl Shared {
             self.push_record(core, 0, NqType::Error, rec);
         }
     }
+}
+
+/// Where a 32-bit store lands ([`Shared::store_route`]); the device's
+/// address map never changes, so a caller may keep it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreRoute {
+    /// A register of DMA queue `RegRef::queue` of the core (4-byte aligned).
+    DmaReg(CoreId, dma::RegRef),
+    /// Anything else, stored through [`Shared::write_routed`].
+    Other(Target),
 }
 
 /// The register an EVT_SEM window write changed.

@@ -46,10 +46,11 @@ pub struct Entry {
     /// worked out once so an ordinary record tests one byte.
     pub flags: u8,
     /// Where a WRITE's 32-bit store lands, resolved through the device's
-    /// address map once per fetch (the map never changes); `None` for
-    /// other records and for addresses that do not decode (the store then
-    /// reports the error when it executes).
-    pub route: Option<crate::memory::Target>,
+    /// address map once per fetch (the map never changes; see
+    /// `Shared::store_route`); `None` for other records and for addresses
+    /// that do not decode (the store then reports the error when it
+    /// executes).
+    pub route: Option<crate::device::StoreRoute>,
 }
 
 /// Bits of [`Entry::flags`].
@@ -104,7 +105,7 @@ impl Entry {
     pub fn decode_for(dev: &Shared, bytes: &[u8; RECORD_BYTES]) -> Entry {
         let mut e = Entry::decode(bytes);
         if let Ok(Instruction::Write(w)) = &e.instr {
-            e.route = dev.route(DeviceAddr(w.addr), 4).ok();
+            e.route = dev.store_route(DeviceAddr(w.addr)).ok();
         }
         e
     }

@@ -369,7 +369,7 @@ impl Issuer {
             }
             Instruction::Write(w) => {
                 let stored = match entry.route {
-                    Some(t) => dev.write_routed(t, DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
+                    Some(r) => dev.store_word(r, DeviceAddr(w.addr), w.data, self.clock),
                     None => dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
                 };
                 if stored.is_err() {
