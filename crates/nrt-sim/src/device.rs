@@ -758,7 +758,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.set_sem(index, value, c.now());
-        self.shared.wake(&c, Change::Sem(index));
+        self.shared.wake(c, Change::Sem(index));
         Ok(())
     }
 
@@ -766,7 +766,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, by as i32, c.now());
-        self.shared.wake(&c, Change::Sem(index));
+        self.shared.wake(c, Change::Sem(index));
         Ok(())
     }
 
@@ -774,7 +774,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, (by as i32).wrapping_neg(), c.now());
-        self.shared.wake(&c, Change::Sem(index));
+        self.shared.wake(c, Change::Sem(index));
         Ok(())
     }
 
@@ -788,7 +788,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, true, c.now());
-        self.shared.wake(&c, Change::Event(index));
+        self.shared.wake(c, Change::Event(index));
         Ok(())
     }
 
@@ -796,7 +796,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, false, c.now());
-        self.shared.wake(&c, Change::Event(index));
+        self.shared.wake(c, Change::Event(index));
         Ok(())
     }
 
