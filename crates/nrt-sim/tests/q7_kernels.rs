@@ -49,6 +49,26 @@ fn relu_matches_the_reference_for_ragged_sizes() {
     }
 }
 
+/// Ops of different kernels one after another on the same cores: each
+/// core keeps its instance (and the kernel entry it last called) from op
+/// to op, and must call the kernel each op names.
+#[test]
+fn alternating_kernels_on_the_same_cores_each_run_their_own() {
+    let Some(rig) = examples_rig(true) else { return };
+    let n = 5000usize;
+    let (a, b) = (values(n, 11), values(n, 12));
+    let (aa, ba, oa) = (rig.put_f32(&a), rig.put_f32(&b), rig.put_f32(&vec![0.0; n]));
+    let relu = Rig::block(vec![Rig::f32_tensor(aa, &[n as u32])], Some(Rig::f32_tensor(oa, &[n as u32])));
+    let add = Rig::block(vec![Rig::f32_tensor(aa, &[n as u32]), Rig::f32_tensor(ba, &[n as u32])], Some(Rig::f32_tensor(oa, &[n as u32])));
+    for round in 0..2 {
+        rig.run(&rig.op_program(&relu, RELU, None));
+        assert_eq!(rig.get_f32(oa, n), a.iter().map(|v| v.max(0.0)).collect::<Vec<_>>(), "relu, round {round}");
+        rig.run(&rig.op_program(&add, ADD, None));
+        assert_eq!(rig.get_f32(oa, n), a.iter().zip(&b).map(|(x, y)| x + y).collect::<Vec<_>>(), "add, round {round}");
+    }
+    assert!(rig.error_records().is_empty());
+}
+
 #[test]
 fn add_of_two_tensors_matches_the_reference() {
     let Some(rig) = examples_rig(false) else { return };

@@ -11,7 +11,7 @@ use nrt_isa::ucode::{ARG_BLOCK_BYTES, ARG_DST, ArgBlock, ArgLocation, ArgTensor,
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use wasmtime::{Caller, Extern, Instance, Linker, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
+use wasmtime::{Caller, Extern, Instance, Linker, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, Trap, TypedFunc, UpdateDeadline};
 
 /// How one invocation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,6 +103,10 @@ pub(crate) struct CoreInstance {
     reset_epoch: u64,
     store: Store<HostState>,
     instance: Instance,
+    /// The kernel export the last invocation called, by name: an op
+    /// after op of the same kernel skips the by-name export lookup and
+    /// its type check.
+    entry: Option<(String, TypedFunc<(), i32>)>,
 }
 
 impl std::fmt::Debug for CoreInstance {
@@ -322,12 +326,15 @@ pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize)
             Err(_) => return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock),
         };
         store.data_mut().memory = inst.get_memory(&mut store, "memory");
-        *slot = Some(CoreInstance { lib: lib.clone(), reset_epoch: epoch, store, instance: inst });
+        *slot = Some(CoreInstance { lib: lib.clone(), reset_epoch: epoch, store, instance: inst, entry: None });
     }
     let Some(ci) = slot.as_mut() else { return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock) };
-    let entry = match ci.instance.get_typed_func::<(), i32>(&mut ci.store, kernel) {
-        Ok(f) => f,
-        Err(_) => return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock),
+    let entry = match &ci.entry {
+        Some((name, f)) if name == kernel => f.clone(),
+        _ => match ci.instance.get_typed_func::<(), i32>(&mut ci.store, kernel) {
+            Ok(f) => ci.entry.insert((kernel.clone(), f)).1.clone(),
+            Err(_) => return (Outcome::Fault(GpsimdCause::BadImage), job.start_clock),
+        },
     };
     {
         let st = ci.store.data_mut();
