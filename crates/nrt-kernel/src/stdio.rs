@@ -54,13 +54,13 @@ impl Drop for Stdio {
     }
 }
 
-/// Writes formatted text to fd 1 (used by [`printf!`]).
+/// Writes formatted text to fd 1 (used by [`printf!`](crate::printf!)).
 pub fn print_fmt(args: fmt::Arguments<'_>) {
     let mut out = Stdio::stdout();
     let _ = out.write_fmt(args);
 }
 
-/// Writes formatted text to fd 2 (used by [`eprintf!`]).
+/// Writes formatted text to fd 2 (used by [`eprintf!`](crate::eprintf!)).
 pub fn eprint_fmt(args: fmt::Arguments<'_>) {
     let mut out = Stdio::stderr();
     let _ = out.write_fmt(args);
