@@ -67,6 +67,31 @@ pub mod flag {
     pub const HANDS_OFF: u8 = 1 << 4;
     /// EVENT_SEMAPHORE: on POOL its completion goes through the Q7 gate.
     pub const EVENT_SEMAPHORE: u8 = 1 << 5;
+    /// Neither waits nor updates anything and is one of the control
+    /// records the sequencer's quick issue path executes (NOP,
+    /// EVENT_SEMAPHORE, PROLOGUE, NOTIFY, WRITE, CTRL_AL, CTRL_BR,
+    /// CTRL_POLL_SEM, CTRL_ER, EXIT); the rare bits above still send it
+    /// down the general path.
+    pub const QUICK: u8 = 1 << 6;
+}
+
+/// Whether `instr` is executed by the sequencer's quick issue path when
+/// the record is unsynchronised (see [`flag::QUICK`]).
+fn quick_kind(instr: &Instruction) -> bool {
+    use nrt_isa::instr::PseudoSub;
+    match instr {
+        Instruction::EventSemaphore(_)
+        | Instruction::Nop(_)
+        | Instruction::PrologueB1(_)
+        | Instruction::Notify(_)
+        | Instruction::Write(_)
+        | Instruction::CtrlAl(_)
+        | Instruction::CtrlBr(_)
+        | Instruction::CtrlPollSem(_)
+        | Instruction::CtrlEr(_) => true,
+        Instruction::PseudoInst(p) => p.sub == PseudoSub::ExitExecution,
+        _ => false,
+    }
 }
 
 impl Entry {
@@ -89,9 +114,11 @@ impl Entry {
         set(matches!(rec.debug_cmd, 5 | 7), flag::TRACE_END);
         set(instr.as_ref().is_ok_and(crate::engine::hands_off_work), flag::HANDS_OFF);
         set(rec.opcode == op::EVENT_SEMAPHORE, flag::EVENT_SEMAPHORE);
+        let plain = rec.is_unsynchronised();
+        set(plain && instr.as_ref().is_ok_and(quick_kind), flag::QUICK);
         Entry {
             flags,
-            plain: rec.is_unsynchronised(),
+            plain,
             exit,
             changes: crate::wake::Changes::of(&crate::engine::sync::changes(&rec)),
             plan: crate::engine::sync::Plan::of(&rec),

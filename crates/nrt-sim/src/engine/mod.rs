@@ -25,7 +25,7 @@ use crate::nq::record as nqr;
 use nrt_hal::{DeviceAddr, EngineId, NqType};
 use nrt_isa::notification::{EngineEvent, InferErrorSubtype, RuntimeSubtype};
 use record::op;
-use nrt_isa::instr::{Instruction, PseudoSub, ResetTarget};
+use nrt_isa::instr::{CtrlAl, CtrlBr, CtrlEr, CtrlPollSem, Instruction, Notify, PseudoSub, ResetTarget, Write};
 use std::sync::Arc;
 use sync::WaitCheck;
 use crate::wake::{Change, Changes, WaitKey};
@@ -202,17 +202,19 @@ struct Slice {
     faults: bool,
     /// The virtual duration of a control record on this engine.
     control_ps: u64,
+    /// The flag bits whose value must be exactly [`icache::flag::QUICK`]
+    /// for a record to take the quick issue path: QUICK and the rare
+    /// bits, or nothing (never quick) while a fault is armed.
+    quick_mask: u8,
 }
 
 impl Slice {
     fn new(engine: EngineId, dev: &Shared) -> Slice {
         use icache::flag;
         let pool_only = if engine == EngineId::Pool { flag::POOL_Q7_JOIN | flag::EVENT_SEMAPHORE } else { 0 };
-        Slice {
-            rare: flag::DRAIN | flag::TRACE_START | flag::TRACE_END | pool_only,
-            faults: dev.faults.armed(),
-            control_ps: cost::control(engine),
-        }
+        let rare = flag::DRAIN | flag::TRACE_START | flag::TRACE_END | pool_only;
+        let faults = dev.faults.armed();
+        Slice { rare, faults, control_ps: cost::control(engine), quick_mask: if faults { 0 } else { flag::QUICK | rare } }
     }
 }
 
@@ -263,6 +265,7 @@ impl Issuer {
         }
     }
 
+    #[inline(never)]
     fn fatal(&mut self, dev: &Shared, core: &Core, subtype: InferErrorSubtype, detail: u16) -> StepOutcome {
         dev.error_record(core, Some(self.eidx()), self.pc, subtype, detail, self.clock);
         self.state = RunState::Halted;
@@ -279,6 +282,74 @@ impl Issuer {
     /// injection or POOL's Q7 hand-off need: one test of `rare` guards
     /// them all, in the same order as ever.
     fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<StepOutcome> {
+        if entry.flags & slice.quick_mask == icache::flag::QUICK
+            && self.in_execution
+            && let Some(issued) = self.issue_quick(dev, core, base, count, entry, slice)
+        {
+            return issued;
+        }
+        self.issue_general(dev, core, base, count, entry, slice)
+    }
+
+    /// [`Issuer::issue`] of a quick record ([`icache::flag::QUICK`]: no
+    /// wait or update, a control record executed here, no rare flag of
+    /// this engine, no fault armed, the execution started): nothing to
+    /// claim, no START, trace or fault, nothing to complete; the same
+    /// arms as the general path, then the clock and the program counter.
+    /// `None` (nothing done) for a record that is not quick after all.
+    #[inline]
+    fn issue_quick(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<Option<StepOutcome>> {
+        let Ok(instr) = &entry.instr else { return None };
+        let cost_ps = slice.control_ps;
+        let mut next_pc = self.pc + 1;
+        let mut reset = None;
+        match instr {
+            Instruction::EventSemaphore(_) | Instruction::Nop(_) | Instruction::PrologueB1(_) => {}
+            Instruction::Notify(n) => self.exec_notify(dev, core, n, entry.rec.debug_hint),
+            Instruction::Write(w) => {
+                // It hands work to another agent (see `Sequencer::step`).
+                core.observe(self.clock);
+                if let Err(outcome) = self.exec_write(dev, core, entry.route, w) {
+                    return Some(Some(outcome));
+                }
+            }
+            Instruction::CtrlAl(a) => {
+                if let Err(outcome) = self.exec_al(dev, core, a) {
+                    return Some(Some(outcome));
+                }
+            }
+            Instruction::CtrlBr(b) => match self.exec_branch(dev, core, b, base, count) {
+                Ok(Some(target)) => next_pc = target,
+                Ok(None) => {}
+                Err(outcome) => return Some(Some(outcome)),
+            },
+            Instruction::CtrlPollSem(p) => {
+                if let Err(outcome) = self.exec_poll(dev, core, p, entry.rec.opcode) {
+                    return Some(Some(outcome));
+                }
+            }
+            Instruction::CtrlEr(e) => reset = self.exec_reset(core, e),
+            Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
+                self.clock += cost_ps;
+                self.end_execution(dev, core, entry.rec.debug_hint);
+                self.pc = 0;
+                return Some(None);
+            }
+            // Not a quick record after all (`Entry::decode` sets QUICK
+            // only for the arms above): the general path.
+            _ => return None,
+        }
+        self.clock += cost_ps;
+        if reset.is_some() {
+            wake_changed(dev, core, self.engine, &entry.changes, reset);
+        }
+        self.pc = next_pc;
+        Some(None)
+    }
+
+    /// [`Issuer::issue`] of any record.
+    #[inline(always)]
+    fn issue_general(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<StepOutcome> {
         use icache::flag;
         let rec = &entry.rec;
         let flags = entry.flags;
@@ -328,18 +399,7 @@ impl Issuer {
                 self.end_execution(dev, core, rec.debug_hint);
                 self.state = RunState::Halted;
             }
-            Instruction::Notify(n) => {
-                // A tensor-completion record (subtype 6, sub-id 7) names
-                // the finished output in its instruction field.
-                let completion = n.subtype == RuntimeSubtype::Custom as u16 && n.sub_id == nrt_isa::notification::CustomSubId::TensorCompletion as u16;
-                let pc = if completion { u64::from(n.payload) } else { self.pc };
-                let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, pc, rec.debug_hint, self.clock);
-                if n.queue == self.eidx() {
-                    self.push_own_notify(dev, core, r);
-                } else {
-                    dev.push_record(core, n.queue, NqType::Notify, r);
-                }
-            }
+            Instruction::Notify(n) => self.exec_notify(dev, core, n, rec.debug_hint),
             Instruction::LoadPoolArgument(l) => match crate::q7::load_arguments(dev, l) {
                 Ok(latched) => core.q7.latch(latched),
                 Err(_) => {
@@ -368,45 +428,26 @@ impl Issuer {
                 }
             }
             Instruction::Write(w) => {
-                let stored = match entry.route {
-                    Some(r) => dev.store_word(r, DeviceAddr(w.addr), w.data, self.clock),
-                    None => dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
-                };
-                if stored.is_err() {
-                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE)));
+                if let Err(outcome) = self.exec_write(dev, core, entry.route, w) {
+                    return Some(outcome);
                 }
             }
             Instruction::CtrlAl(a) => {
-                if let Err(f) = regs::ctrl_al(a, &mut self.regs) {
-                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f)));
+                if let Err(outcome) = self.exec_al(dev, core, a) {
+                    return Some(outcome);
                 }
             }
-            Instruction::CtrlBr(b) => match regs::ctrl_br(b, &self.regs, self.pc, base.get(), count) {
+            Instruction::CtrlBr(b) => match self.exec_branch(dev, core, b, base, count) {
                 Ok(Some(target)) => next_pc = target,
                 Ok(None) => {}
-                Err(f) => return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f))),
+                Err(outcome) => return Some(outcome),
             },
             Instruction::CtrlPollSem(p) => {
-                let mut w = [0u8; 4];
-                if !self.poll_read(dev, p.addr, &mut w) {
-                    return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)));
-                }
-                // Every poll of a quiescent register reads the same value,
-                // so the minimum over `count` reads is that value.
-                self.regs.set(p.dst_reg, u32::from_le_bytes(w));
-            }
-            Instruction::CtrlEr(e) => {
-                let (first, last) = (u32::from(e.first), u32::from(e.last));
-                // A reset that changed nothing (every register of the
-                // range already zero) cannot let any wait hold: no wake.
-                if e.target == ResetTarget::Events {
-                    if core.sync.reset_events(first, last, self.clock) {
-                        reset = Some(Change::Events(first, last));
-                    }
-                } else if core.sync.reset_sems(first, last, self.clock) {
-                    reset = Some(Change::Sems(first, last));
+                if let Err(outcome) = self.exec_poll(dev, core, p, rec.opcode) {
+                    return Some(outcome);
                 }
             }
+            Instruction::CtrlEr(e) => reset = self.exec_reset(core, e),
             Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
                 self.clock += cost_ps;
                 self.end_execution(dev, core, rec.debug_hint);
@@ -417,37 +458,10 @@ impl Issuer {
                 }
                 return None;
             }
-            _ => {
-                let mut ctx = compute::ComputeContext {
-                    arch: dev.arch,
-                    engine: self.engine,
-                    core,
-                    dev,
-                    state: &mut self.compute,
-                };
-                match compute::execute(instr, &mut ctx) {
-                    Ok(done) => {
-                        cost_ps = cost::cycles(self.engine, done.cycles);
-                        if poison_output && let Some(out) = &done.output {
-                            compute::poison_first_element(&ctx, out);
-                            let detail = u16::from(rec.opcode);
-                            dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, detail, self.clock);
-                        }
-                        if let Some(sub) = done.oob {
-                            self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, sub as u16);
-                        }
-                    }
-                    Err(compute::DeviceFault::Numerical { opcode }) => {
-                        dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, u16::from(opcode), self.clock);
-                    }
-                    Err(compute::DeviceFault::BadOperands { .. }) => {
-                        return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode)));
-                    }
-                    Err(compute::DeviceFault::UnsupportedInstruction { .. }) => {
-                        return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)));
-                    }
-                }
-            }
+            _ => match self.execute_compute(dev, core, instr, rec, poison_output) {
+                Ok(c) => cost_ps = c,
+                Err(outcome) => return Some(outcome),
+            },
         }
 
         // (5) completion.
@@ -467,9 +481,109 @@ impl Issuer {
         None
     }
 
+    /// NOTIFY: writes its record into the NOTIFY queue it names (this
+    /// engine's through the kept handle).
+    #[inline(always)]
+    fn exec_notify(&mut self, dev: &Shared, core: &Core, n: &Notify, hint: u8) {
+        // A tensor-completion record (subtype 6, sub-id 7) names the
+        // finished output in its instruction field.
+        let completion = n.subtype == RuntimeSubtype::Custom as u16 && n.sub_id == nrt_isa::notification::CustomSubId::TensorCompletion as u16;
+        let pc = if completion { u64::from(n.payload) } else { self.pc };
+        let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, pc, hint, self.clock);
+        if n.queue == self.eidx() {
+            self.push_own_notify(dev, core, r);
+        } else {
+            dev.push_record(core, n.queue, NqType::Notify, r);
+        }
+    }
+
+    /// WRITE: the 32-bit store, through the route decoded with the record
+    /// when there is one. `Err`: the address cannot be written (a fault).
+    #[inline(always)]
+    fn exec_write(&mut self, dev: &Shared, core: &Core, route: Option<crate::device::StoreRoute>, w: &Write) -> Result<(), StepOutcome> {
+        let stored = match route {
+            Some(r) => dev.store_word(r, DeviceAddr(w.addr), w.data, self.clock),
+            None => dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
+        };
+        match stored {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE))),
+        }
+    }
+
+    /// CTRL_AL on the sequencer's registers.
+    #[inline(always)]
+    fn exec_al(&mut self, dev: &Shared, core: &Core, a: &CtrlAl) -> Result<(), StepOutcome> {
+        regs::ctrl_al(a, &mut self.regs).map_err(|f| self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f)))
+    }
+
+    /// CTRL_BR: the target of a taken branch, `None` when it falls through.
+    #[inline(always)]
+    fn exec_branch(&mut self, dev: &Shared, core: &Core, b: &CtrlBr, base: DeviceAddr, count: u64) -> Result<Option<u64>, StepOutcome> {
+        regs::ctrl_br(b, &self.regs, self.pc, base.get(), count).map_err(|f| self.fatal(dev, core, InferErrorSubtype::SwSequencer, reg_fault_detail(f)))
+    }
+
+    /// CTRL_POLL_SEM: the polled word into its register.
+    #[inline(always)]
+    fn exec_poll(&mut self, dev: &Shared, core: &Core, p: &CtrlPollSem, opcode: u8) -> Result<(), StepOutcome> {
+        let mut w = [0u8; 4];
+        if !self.poll_read(dev, p.addr, &mut w) {
+            return Err(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(opcode)));
+        }
+        // Every poll of a quiescent register reads the same value, so the
+        // minimum over `count` reads is that value.
+        self.regs.set(p.dst_reg, u32::from_le_bytes(w));
+        Ok(())
+    }
+
+    /// CTRL_ER: resets the range; the change to wake for, `None` when the
+    /// reset changed nothing (every register of the range already zero),
+    /// which cannot let any wait hold.
+    #[inline(always)]
+    fn exec_reset(&mut self, core: &Core, e: &CtrlEr) -> Option<Change> {
+        let (first, last) = (u32::from(e.first), u32::from(e.last));
+        if e.target == ResetTarget::Events {
+            core.sync.reset_events(first, last, self.clock).then_some(Change::Events(first, last))
+        } else {
+            core.sync.reset_sems(first, last, self.clock).then_some(Change::Sems(first, last))
+        }
+    }
+
+    /// Executes a compute instruction (the engines' kernels): `Ok` with
+    /// its virtual duration, `Err` when it faults the sequencer. Kept out
+    /// of the issue path, which runs control records far more often.
+    #[inline(never)]
+    fn execute_compute(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, instr: &Instruction, rec: &record::Record, poison_output: bool) -> Result<u64, StepOutcome> {
+        let mut ctx = compute::ComputeContext { arch: dev.arch, engine: self.engine, core, dev, state: &mut self.compute };
+        match compute::execute(instr, &mut ctx) {
+            Ok(done) => {
+                if poison_output && let Some(out) = &done.output {
+                    compute::poison_first_element(&ctx, out);
+                    let detail = u16::from(rec.opcode);
+                    dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, detail, self.clock);
+                }
+                if let Some(sub) = done.oob {
+                    self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, sub as u16);
+                }
+                Ok(cost::cycles(self.engine, done.cycles))
+            }
+            Err(compute::DeviceFault::Numerical { opcode }) => {
+                dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, u16::from(opcode), self.clock);
+                Ok(cost::control(self.engine))
+            }
+            Err(compute::DeviceFault::BadOperands { .. }) => {
+                Err(self.fatal(dev, core, InferErrorSubtype::SwSequencer, BAD_OPERANDS_DETAIL | u16::from(rec.opcode)))
+            }
+            Err(compute::DeviceFault::UnsupportedInstruction { .. }) => {
+                Err(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(rec.opcode)))
+            }
+        }
+    }
+
     /// The rare branches before the handshake: DRAIN waits for the DMA
     /// queues; DRAIN (any engine) and, on POOL, a new dispatch or the end
     /// of the execution wait for the Q7 op in flight.
+    #[inline(never)]
     fn before_claim(&mut self, core: &Core, entry: &icache::Entry) -> Option<StepOutcome> {
         use icache::flag;
         let flags = entry.flags;
@@ -490,6 +604,7 @@ impl Issuer {
     /// and an injected fault (`faults`: whether any is armed). `Ok`:
     /// whether the record's compute output is to be poisoned; `Err`: the
     /// step ends.
+    #[inline(never)]
     fn after_claim(&mut self, dev: &Shared, core: &Core, entry: &icache::Entry, faults: bool) -> Result<bool, StepOutcome> {
         use icache::flag;
         let rec = &entry.rec;
@@ -547,6 +662,7 @@ impl Issuer {
     /// Completion on the rare path: a latched Q7 op's completion gate
     /// leaves its increment to the op's completion write
     /// (q7::completion_gate), and the INST_END trace follows the updates.
+    #[inline(never)]
     fn complete_rare(&mut self, dev: &Shared, core: &Core, entry: &icache::Entry, next_pc: u64, reset: Option<Change>) -> Option<StepOutcome> {
         use icache::flag;
         let flags = entry.flags;
@@ -583,7 +699,21 @@ impl Issuer {
     /// last poll when it holds the word, else pinning its page (memory) or
     /// through the device's address decode (register windows). False if
     /// the address cannot be read.
+    #[inline(always)]
     fn poll_read(&mut self, dev: &Shared, addr: u64, w: &mut [u8; 4]) -> bool {
+        if let Some(page) = &self.poll_page
+            && addr >= page.base
+            && let Some(word) = page.hit((addr - page.base) as usize)
+        {
+            *w = word;
+            return true;
+        }
+        self.poll_read_slow(dev, addr, w)
+    }
+
+    /// [`Issuer::poll_read`] past the window of the last poll.
+    #[inline(never)]
+    fn poll_read_slow(&mut self, dev: &Shared, addr: u64, w: &mut [u8; 4]) -> bool {
         if let Some(page) = &mut self.poll_page
             && addr >= page.base
             && page.read((addr - page.base) as usize, w)
@@ -634,6 +764,19 @@ struct PollPage {
 }
 
 impl PollPage {
+    /// The word at offset `at` of the pin from the window, if the window
+    /// holds it and the page is unmodified since it was copied.
+    #[inline(always)]
+    fn hit(&self, at: usize) -> Option<[u8; 4]> {
+        let (start, version, bytes) = self.window.as_ref()?;
+        let i = at.checked_sub(*start)?;
+        let word = bytes.get(i..i + 4)?;
+        if self.pin.version() != *version {
+            return None;
+        }
+        word.try_into().ok()
+    }
+
     /// Reads the word at offset `at` of the pin: from the window if the
     /// page is unmodified since it was copied, else by refreshing the
     /// window (or, at the end of a short pin, straight from the page).
