@@ -200,9 +200,14 @@ impl Scheduler {
     /// machines, taking turns, and whichever the OS preempted held up the
     /// op's end (`docs/gpsimd.md` §11).
     fn claim_wake(&self, queued: usize) -> bool {
+        // A lockstep drain has no worker to wake (checked first: it is
+        // every submit of deterministic mode).
+        if self.deterministic && !self.escalated.load(Ordering::Acquire) {
+            return false;
+        }
         let sleepers = self.sleepers.load(Ordering::Acquire);
         let woken = self.woken.load(Ordering::Acquire);
-        if (self.deterministic && !self.escalated.load(Ordering::Acquire)) || sleepers <= woken {
+        if sleepers <= woken {
             return false;
         }
         let lenders = self.lenders.load(Ordering::SeqCst);

@@ -180,6 +180,7 @@ struct DescLine {
 impl DescRing {
     /// The descriptor at `addr` of a ring of `side`: `Ok(None)` when its
     /// bytes do not decode, `Err` when they cannot be read.
+    #[inline]
     pub fn fetch(&mut self, dev: &Shared, addr: DeviceAddr, side: RingSide) -> HalResult<Option<Descriptor>> {
         let a = addr.get();
         let line = (a / 16) as usize % DESC_LINES;
@@ -191,6 +192,15 @@ impl DescRing {
         {
             return Ok(l.desc);
         }
+        self.fetch_slow(dev, addr, side)
+    }
+
+    /// [`DescRing::fetch`] of a descriptor not cached (or whose line
+    /// changed): read it and decode it unless its bytes are the cached ones.
+    #[inline(never)]
+    fn fetch_slow(&mut self, dev: &Shared, addr: DeviceAddr, side: RingSide) -> HalResult<Option<Descriptor>> {
+        let a = addr.get();
+        let line = (a / 16) as usize % DESC_LINES;
         let mut b = [0u8; 16];
         let version = self.read(dev, addr, &mut b)?;
         // The page changed (rings share pages with tensors the execution
