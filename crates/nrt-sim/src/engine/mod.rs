@@ -276,11 +276,12 @@ impl Issuer {
     /// finds it blocked. `None`: go on with the next record; `Some`: the
     /// step ends.
     ///
-    /// An ordinary record (in an execution already started, no fault
-    /// armed, none of the slice's rare flags) skips every branch that
-    /// only the first record of an execution, DRAIN, the trace, fault
-    /// injection or POOL's Q7 hand-off need: one test of `rare` guards
-    /// them all, in the same order as ever.
+    /// An unsynchronised control record takes the quick path
+    /// ([`Issuer::issue_quick`]); any other goes the general way
+    /// ([`Issuer::issue_general`]), where one test of `rare` guards every
+    /// branch that only DRAIN, the trace, fault injection or POOL's Q7
+    /// hand-off need, in the same order as ever, and the first record of
+    /// an execution adds its START record.
     fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<StepOutcome> {
         if entry.flags & slice.quick_mask == icache::flag::QUICK
             && self.in_execution
@@ -353,7 +354,10 @@ impl Issuer {
         use icache::flag;
         let rec = &entry.rec;
         let flags = entry.flags;
-        let rare = flags & slice.rare != 0 || slice.faults || !self.in_execution;
+        // The first record of an execution only adds the START record
+        // (after the handshake); the rare branches are for the rare flags
+        // and armed faults.
+        let rare = flags & slice.rare != 0 || slice.faults;
 
         // (1) DRAIN's wait for the DMA queues and the Q7 join.
         if rare && let Some(outcome) = self.before_claim(core, entry) {
@@ -373,7 +377,7 @@ impl Issuer {
 
         // (2) start of an execution, the INST_START trace, injected faults.
         let mut poison_output = false;
-        if rare {
+        if rare || !self.in_execution {
             match self.after_claim(dev, core, entry, slice.faults) {
                 Ok(poison) => poison_output = poison,
                 Err(outcome) => return Some(outcome),
