@@ -107,23 +107,25 @@ pub fn ctrl_br(i: &CtrlBr, regs: &Registers, pc: u64, base: u64, count: u64) -> 
     if !taken {
         return Ok(None);
     }
-    let (lo, hi) = (regs.get(i.target_reg_lo), regs.get(i.target_reg_hi));
-    let target = match i.target {
+    let target = branch_target(i, regs, pc, base).filter(|&t| t <= count).ok_or(RegFault::BadTarget)?;
+    Ok(Some(target))
+}
+
+/// The record index a taken CTRL_BR names (`None`: before the stream's
+/// first record, between records, or past `u64`); the caller checks it
+/// against the record count.
+#[inline]
+fn branch_target(i: &CtrlBr, regs: &Registers, pc: u64, base: u64) -> Option<u64> {
+    let lo = regs.get(i.target_reg_lo);
+    match i.target {
         BranchTarget::Register => {
-            let addr = u64::from(lo) | (u64::from(hi) << 32);
-            let off = addr.checked_sub(base).ok_or(RegFault::BadTarget)?;
-            if off % 64 != 0 {
-                return Err(RegFault::BadTarget);
-            }
-            i128::from(off / 64)
+            let addr = u64::from(lo) | (u64::from(regs.get(i.target_reg_hi)) << 32);
+            let off = addr.checked_sub(base)?;
+            off.is_multiple_of(64).then_some(off / 64)
         }
-        BranchTarget::RelImm => i128::from(pc) + i128::from(i.rel_offset),
-        BranchTarget::RelRegister => i128::from(pc) + i128::from(lo as i32),
-    };
-    if target < 0 || target > i128::from(count) {
-        return Err(RegFault::BadTarget);
+        BranchTarget::RelImm => pc.checked_add_signed(i.rel_offset),
+        BranchTarget::RelRegister => pc.checked_add_signed(i64::from(lo as i32)),
     }
-    Ok(Some(target as u64))
 }
 
 #[cfg(test)]
@@ -153,6 +155,43 @@ mod tests {
         assert_eq!(r.get(3), 0, "0xFFFFFFFE < 5 is false unsigned");
         assert_eq!(ctrl_al(&al(AluOp::Divide, 8, 1, 1, true, 0), &mut r), Err(RegFault::DivideByZero));
         assert_eq!(alu(99, 1, 1, true), Err(RegFault::BadCode(99)));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Branch targets agree with wide (i128) arithmetic: negative or
+        /// past the stream's end is a fault, anything else the target.
+        #[test]
+        fn branch_targets_match_wide_arithmetic(
+            kind in 0u8..3,
+            pc in proptest::prelude::any::<u64>(),
+            rel in proptest::prelude::any::<i64>(),
+            lo in proptest::prelude::any::<u32>(),
+            hi in 0u32..4,
+            base in 0u64..(1 << 34),
+            count in proptest::prelude::any::<u64>(),
+        ) {
+            let target = [BranchTarget::Register, BranchTarget::RelImm, BranchTarget::RelRegister][usize::from(kind)];
+            let mut r = Registers::default();
+            r.set(1, lo);
+            r.set(2, hi);
+            let mut b = br(BranchCmp::Always, 0, 0, target, rel);
+            b.target_reg_lo = 1;
+            b.target_reg_hi = 2;
+            let wide: Option<i128> = match target {
+                BranchTarget::Register => {
+                    let addr = u64::from(lo) | (u64::from(hi) << 32);
+                    addr.checked_sub(base).filter(|o| o % 64 == 0).map(|o| i128::from(o / 64))
+                }
+                BranchTarget::RelImm => Some(i128::from(pc) + i128::from(rel)),
+                BranchTarget::RelRegister => Some(i128::from(pc) + i128::from(lo as i32)),
+            };
+            let want = match wide {
+                Some(t) if t >= 0 && t <= i128::from(count) => Ok(Some(t as u64)),
+                _ => Err(RegFault::BadTarget),
+            };
+            proptest::prop_assert_eq!(ctrl_br(&b, &r, pc, base, count), want);
+        }
     }
 
     #[test]
