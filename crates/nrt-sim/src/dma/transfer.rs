@@ -46,13 +46,18 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         }
         let (tx_at, rx_at) = (regs.config.tx_ring.offset((regs.tx_head % n) * 16), regs.config.rx_ring.offset((regs.rx_head % n) * 16));
         let [tx_ring, rx_ring] = &mut regs.rings;
-        let fetched = tx_ring.fetch(dev, tx_at, RingSide::Tx).and_then(|t| Ok((t, rx_ring.fetch(dev, rx_at, RingSide::Rx)?)));
+        // Both sides read (the RX one only when the TX one could be), a
+        // pair only when both decode.
+        let fetched = match tx_ring.fetch(dev, tx_at, RingSide::Tx) {
+            Ok(t) => rx_ring.fetch(dev, rx_at, RingSide::Rx).ok().and_then(|r| t.zip(r)),
+            Err(_) => None,
+        };
         let start = regs.clock.max(core.now());
         let abort = |regs: &mut crate::dma::QueueRegs| {
             regs.status = DmaQueueStatus::Aborted;
             dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, start);
         };
-        let Ok((Some(tx), Some(rx))) = fetched else {
+        let Some((tx, rx)) = fetched else {
             abort(&mut regs);
             break;
         };
