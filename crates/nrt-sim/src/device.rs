@@ -494,6 +494,9 @@ impl Shared {
     /// engine already queued is skipped too (its queued step re-reads
     /// every register anyway).
     pub fn wake_all_of(&self, core: &Core, changes: &[Change], by: Option<usize>) {
+        if let [one] = changes {
+            return self.wake_range(core, one.key_range(), by);
+        }
         let mut ranges = [(1u32, 0u32); 5];
         let n = changes.len().min(ranges.len());
         for (r, c) in ranges.iter_mut().zip(changes) {
@@ -509,6 +512,21 @@ impl Shared {
         // their order does not matter for the hand-shake.
         for (e, slot) in core.engines.iter().enumerate() {
             if Some(e) == by || !crate::wake::key_woken(slot.wait.word(), &ranges[..n]) {
+                continue;
+            }
+            if slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {
+                self.schedule_engine(core, e);
+            }
+        }
+    }
+
+    /// [`Shared::wake_all_of`] of one change, given as its key range: the
+    /// common wake (a doorbell, a take, a reset) compares each published
+    /// key against one range.
+    fn wake_range(&self, core: &Core, (lo, hi): (u32, u32), by: Option<usize>) {
+        crate::wake::publish_change();
+        for (e, slot) in core.engines.iter().enumerate() {
+            if Some(e) == by || !crate::wake::key_woken(slot.wait.word(), &[(lo, hi)]) {
                 continue;
             }
             if slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {

@@ -234,7 +234,7 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
 
 /// [`claim`] from a record's precomputed [`Plan`]: a common [`Shape`]
 /// directly, anything else through the general lists.
-#[inline]
+#[inline(always)]
 pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
     match plan.shape {
         Shape::Nothing => WaitCheck::Met(0),
