@@ -125,8 +125,9 @@ impl Shared {
     }
 
     /// Where `addr..addr+len` lands in the device's address map (fixed
-    /// for the device's life, so a caller may keep the answer, as the
-    /// instruction cache does for a WRITE's store).
+    /// for the device's life, so a caller may keep the answer and store
+    /// through [`Shared::write_routed`]; a WRITE record keeps its
+    /// [`StoreRoute`] instead).
     pub fn route(&self, addr: DeviceAddr, len: u64) -> HalResult<Target> {
         self.target(addr, len)
     }
