@@ -232,7 +232,8 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
     claim_plan(&Plan::of(rec), sync, now)
 }
 
-/// [`claim`] from a record's precomputed [`Plan`]: a common [`Shape`]
+/// [`claim`] from a record's precomputed [`Plan`]: a common shape (no
+/// handshake, one semaphore wait, a wait-and-take of one semaphore)
 /// directly, anything else through the general lists.
 #[inline(always)]
 pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
