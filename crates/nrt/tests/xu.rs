@@ -376,3 +376,41 @@ fn four_threads_times_ten_thousand_copies_lose_and_duplicate_nothing() {
     }
     eprintln!("stress: {total} executions in {:.2?}", t0.elapsed());
 }
+
+/// Once the last queued request has completed the unit holds nothing:
+/// the model and tensors are referenced only by their owners again, and
+/// the model unloads at once (whatever the queue does with requests after
+/// they ran, the caller that saw everything complete holds the last
+/// references).
+#[test]
+fn a_drained_unit_holds_no_reference_to_models_or_tensors() {
+    let rig = rig(LoadSettings::default());
+    let xus = Xus::new(XuSettings { compute_depth: 4, other_depth: 4 });
+    let (ins, outs, din, dout, _) = rig.io(0, 7);
+    let model = rig.model(0);
+    let base = (Arc::strong_count(&model), Arc::strong_count(&din), Arc::strong_count(&dout));
+    for round in 0..3 {
+        // Fill the queue (several times over) and wait for the last one.
+        let mut last = 0;
+        for _ in 0..10 {
+            loop {
+                match xus.schedule_execute(0, model.clone(), ins.clone(), outs.clone(), 0, None) {
+                    Ok(s) => {
+                        last = s;
+                        break;
+                    }
+                    Err(e) if e.status == NrtStatus::QueueFull => std::thread::yield_now(),
+                    Err(e) => panic!("schedule: {e}"),
+                }
+            }
+        }
+        assert!(xus.wait(last, LONG).unwrap(), "round {round}");
+        assert_eq!((Arc::strong_count(&model), Arc::strong_count(&din), Arc::strong_count(&dout)), base, "round {round}");
+    }
+    drop((ins, outs));
+    let id = model.id;
+    drop(model);
+    let t = Instant::now();
+    rig.host.unload(id).unwrap();
+    assert!(t.elapsed() < Duration::from_millis(500), "unload waited {:?}", t.elapsed());
+}
