@@ -35,6 +35,9 @@ pub struct CoreExec {
     /// The request bytes the buffer holds (written by the last execution);
     /// an identical request, a repeat of the same model, is not rewritten.
     pub posted: Option<[u8; crate::exec::request::REQUEST_BUFFER_BYTES]>,
+    /// The model whose repeat request (no model switch) `posted` holds: a
+    /// further repeat of it needs neither building nor comparing.
+    pub posted_repeat_of: Option<ModelId>,
 }
 
 #[derive(Debug, Default)]
@@ -302,6 +305,7 @@ impl CoreDispatch {
         self.discard_pending();
         exec.last_model = None;
         exec.posted = None;
+        exec.posted_repeat_of = None;
         Ok(())
     }
 
