@@ -133,6 +133,7 @@ impl NotificationRecord {
 
     /// Decode 16 bytes. Every bit pattern is a record, so this cannot fail;
     /// interpret codes with [`Self::kind`] / [`Self::runtime_subtype`].
+    #[inline]
     pub fn from_bytes(b: &[u8; NQ_RECORD_SIZE]) -> Self {
         let word0 = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         let mut ts = [0u8; 8];
