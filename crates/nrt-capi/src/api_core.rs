@@ -318,14 +318,15 @@ pub unsafe extern "C" fn nrt_get_model_nc_count(model: *const c_void, vnc_count:
     unsafe { model_vnc_count("nrt_get_model_nc_count", model, vnc_count) }
 }
 
+/// A staged C tensor and the temporary host tensor bound in its place.
+type StagedTensor = (Arc<crate::ctensor::CTensor>, Arc<Tensor>);
+
+/// The tensors [`runtime_set`] staged.
+type Staged = Vec<StagedTensor>;
+
 /// Builds a runtime tensor set from a C set: whole runtime tensors bind in
 /// place; slices and attached buffers are staged through temporary host
 /// tensors (returned so outputs can be copied back).
-type Staged = Vec<(Arc<crate::ctensor::CTensor>, Arc<Tensor>)>;
-
-/// What a set of whole tensors stages: nothing.
-static NONE_STAGED: Staged = Vec::new();
-
 fn runtime_set(set: &CTensorSet, inputs: bool) -> NrtResult<(TensorSet, Staged, Vec<Arc<crate::ctensor::CTensor>>)> {
     let entries = set.entries.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let mut out = TensorSet::new();
@@ -423,8 +424,8 @@ fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: 
         };
         let bound_out = bound_set(&outs)?;
         let fresh_out;
-        let (outputs, staged, all_out): (TensorSet, &Staged, &[Arc<crate::ctensor::CTensor>]) = match &bound_out {
-            Ok(b) => (b.set.clone(), &NONE_STAGED, &b.tensors),
+        let (outputs, staged, all_out): (TensorSet, &[StagedTensor], &[Arc<crate::ctensor::CTensor>]) = match &bound_out {
+            Ok(b) => (b.set.clone(), &[], &b.tensors),
             Err(_) => {
                 fresh_out = runtime_set(&outs, false)?;
                 (fresh_out.0.clone(), &fresh_out.1, &fresh_out.2)

@@ -69,21 +69,26 @@ fn range(name: &str, size: u64, offset: u64, len: usize) -> NrtResult<()> {
 }
 
 impl Tensor {
+    /// A tensor over `storage`, not in flight, no output completions yet.
+    fn with_storage(name: &str, size: u64, storage: Storage) -> Tensor {
+        Tensor { name: name.to_string(), size, storage, in_flight: CacheLine(AtomicU32::new(0)), output_completions: CacheLine(AtomicU64::new(0)) }
+    }
+
     /// A device tensor of `size` bytes on `core` (usage TENSOR, global tier).
     pub fn allocate_device(memory: &Arc<DeviceMemory>, core: CoreId, size: u64, name: &str) -> NrtResult<Tensor> {
         let addr = memory.alloc(core, MemOwner::Runtime, MemUsage::Tensor, size, 64)?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Device { memory: memory.clone(), core, addr }, in_flight: CacheLine(AtomicU32::new(0)), output_completions: CacheLine(AtomicU64::new(0)) })
+        Ok(Tensor::with_storage(name, size, Storage::Device { memory: memory.clone(), core, addr }))
     }
 
     /// A zero-filled host tensor of `size` bytes.
     pub fn allocate_host(size: u64, name: &str) -> NrtResult<Tensor> {
         let len = usize::try_from(size).map_err(|_| NrtError::resource(format!("host tensor {name:?} of {size} bytes does not fit in memory")))?;
-        Ok(Tensor { name: name.to_string(), size, storage: Storage::Host(Mutex::new(vec![0; len])), in_flight: CacheLine(AtomicU32::new(0)), output_completions: CacheLine(AtomicU64::new(0)) })
+        Ok(Tensor::with_storage(name, size, Storage::Host(Mutex::new(vec![0; len]))))
     }
 
     /// A host tensor holding `bytes`.
     pub fn from_host_bytes(bytes: Vec<u8>, name: &str) -> Tensor {
-        Tensor { name: name.to_string(), size: bytes.len() as u64, storage: Storage::Host(Mutex::new(bytes)), in_flight: CacheLine(AtomicU32::new(0)), output_completions: CacheLine(AtomicU64::new(0)) }
+        Tensor::with_storage(name, bytes.len() as u64, Storage::Host(Mutex::new(bytes)))
     }
 
     /// Its name.

@@ -18,9 +18,9 @@
 //! refused with it. Other units are unaffected.
 
 use super::queue::XuQueue;
-use crate::cache_line::CacheLine;
 use super::seq::{SEQ_NUM_MAX, XuId};
 use super::signal::EventCount;
+use crate::cache_line::CacheLine;
 use crate::exec::errors::poisons;
 use crate::model::LoadedModel;
 use crate::status::{NrtError, NrtResult, NrtStatus};
@@ -155,8 +155,7 @@ impl Shared {
                 let status = if fatal {
                     NrtStatus::ExecUnitUnrecoverable
                 } else {
-                    let outcome = catch_unwind(AssertUnwindSafe(|| crate::exec::execute(&model, &inputs, &outputs)));
-                    let status = outcome.map_or(NrtStatus::Failure, |r| r.err().map_or(NrtStatus::Success, |e| e.status));
+                    let status = status_of(|| crate::exec::execute(&model, &inputs, &outputs));
                     if poisons(status, false) {
                         crate::log_error!(crate::log::Module::Kmgr, "[{}] execution of model {} ended with {status}; the execution unit is unrecoverable", self.id, model.id);
                         self.health.store(Health::FatalShutdown as u8, Ordering::Release);
@@ -169,7 +168,7 @@ impl Shared {
                 status
             }
             Work::Tensor(_) if fatal => NrtStatus::ExecUnitUnrecoverable,
-            Work::Tensor(job) => catch_unwind(AssertUnwindSafe(job)).map_or(NrtStatus::Failure, |r| r.err().map_or(NrtStatus::Success, |e| e.status)),
+            Work::Tensor(job) => status_of(job),
         }
     }
 
@@ -235,6 +234,12 @@ impl Shared {
             }
         }
     }
+}
+
+/// The status of running `f` on the worker: its error's, success, or
+/// NRT_FAILURE if it panicked (the worker lives on).
+fn status_of(f: impl FnOnce() -> NrtResult<()>) -> NrtStatus {
+    catch_unwind(AssertUnwindSafe(f)).map_or(NrtStatus::Failure, |r| r.err().map_or(NrtStatus::Success, |e| e.status))
 }
 
 /// Releases the in-flight marks an implicit-async execution put on the
