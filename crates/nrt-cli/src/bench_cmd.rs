@@ -8,7 +8,7 @@ use crate::model_io::{self, Loaded};
 use anyhow::{Result, anyhow, bail};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Latency percentiles of a run, in microseconds.
@@ -41,42 +41,111 @@ impl Percentiles {
     }
 }
 
-/// Mean round trip, in microseconds, of a value handed back and forth
-/// between two threads spinning on one atomic: the floor any hand-off to a
-/// device worker (or a spinning waiter) pays on this machine.
-pub fn spin_roundtrip_us(round_trips: u64) -> f64 {
-    let flag = Arc::new(AtomicU64::new(0));
-    let peer = {
-        let flag = flag.clone();
-        std::thread::spawn(move || {
-            for i in 0..round_trips {
-                while flag.load(Ordering::Acquire) != 2 * i + 1 {
-                    std::hint::spin_loop();
-                }
-                flag.store(2 * i + 2, Ordering::Release);
-            }
-        })
-    };
-    let start = Instant::now();
-    for i in 0..round_trips {
-        flag.store(2 * i + 1, Ordering::Release);
-        while flag.load(Ordering::Acquire) != 2 * i + 2 {
-            std::hint::spin_loop();
-        }
-    }
-    let elapsed = start.elapsed();
-    let _ = peer.join();
-    elapsed.as_secs_f64() * 1e6 / round_trips.max(1) as f64
+/// A second thread that answers spin hand-offs on demand: the bench takes
+/// its round-trip batches between blocks of executions, so the round trip
+/// and the latency it is compared with see the same machine (on a shared
+/// host both swing by 5x within seconds as other tenants come and go and
+/// the hypervisor moves the two vCPUs). Between batches the peer is parked:
+/// it never competes with the executions for a CPU.
+pub struct SpinPeer {
+    shared: Arc<PeerShared>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Hand-off values used so far (both sides count the same way).
+    base: u64,
 }
 
-/// Median over 15 batches of 500 spin round trips: one batch on a busy
-/// machine (the peer thread descheduled) says little, the median of
-/// several says what a hand-off costs when both threads run.
-pub fn spin_roundtrip_median_us() -> f64 {
-    let mut batches: Vec<f64> = (0..15).map(|_| spin_roundtrip_us(500)).collect();
+/// What the bench thread and its peer share.
+struct PeerShared {
+    /// The ping-pong word: odd values are pings, even values pongs.
+    flag: AtomicU64,
+    /// Round trips the peer owes (0: none, park).
+    owed: AtomicU64,
+    /// Set once, when the peer is to exit.
+    stop: AtomicBool,
+}
+
+impl SpinPeer {
+    /// Starts the (parked) peer thread.
+    pub fn start() -> Result<SpinPeer> {
+        let shared = Arc::new(PeerShared { flag: AtomicU64::new(0), owed: AtomicU64::new(0), stop: AtomicBool::new(false) });
+        let peer = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("spin-peer".into())
+            .spawn(move || {
+                let mut base = 0u64;
+                loop {
+                    let n = loop {
+                        let n = peer.owed.swap(0, Ordering::Acquire);
+                        if n > 0 {
+                            break n;
+                        }
+                        if peer.stop.load(Ordering::Acquire) {
+                            return;
+                        }
+                        std::thread::park();
+                    };
+                    for i in 0..n {
+                        while peer.flag.load(Ordering::Acquire) != base + 2 * i + 1 {
+                            std::hint::spin_loop();
+                        }
+                        peer.flag.store(base + 2 * i + 2, Ordering::Release);
+                    }
+                    base += 2 * n;
+                }
+            })
+            .map_err(|e| anyhow!("cannot start the spin round-trip thread: {e}"))?;
+        Ok(SpinPeer { shared, thread: Some(thread), base: 0 })
+    }
+
+    /// Mean round trip, in microseconds, of `round_trips` hand-offs of a
+    /// value between this thread and the peer spinning on one atomic: the
+    /// floor any hand-off to a device worker (or a spinning waiter) pays on
+    /// this machine. One untimed round trip first wakes the peer.
+    pub fn round_trip_us(&mut self, round_trips: u64) -> f64 {
+        let n = round_trips.max(1) + 1;
+        self.shared.owed.store(n, Ordering::Release);
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
+        let mut start = Instant::now();
+        for i in 0..n {
+            self.shared.flag.store(self.base + 2 * i + 1, Ordering::Release);
+            while self.shared.flag.load(Ordering::Acquire) != self.base + 2 * i + 2 {
+                std::hint::spin_loop();
+            }
+            if i == 0 {
+                start = Instant::now();
+            }
+        }
+        let elapsed = start.elapsed();
+        self.base += 2 * n;
+        elapsed.as_secs_f64() * 1e6 / (n - 1) as f64
+    }
+}
+
+impl Drop for SpinPeer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+/// Median of `batches` (sorted in place; NaN if there are none).
+pub fn median_us(batches: &mut [f64]) -> f64 {
+    if batches.is_empty() {
+        return f64::NAN;
+    }
     batches.sort_by(f64::total_cmp);
     batches[batches.len() / 2]
 }
+
+/// Executions timed between two spin round-trip batches.
+const EXECUTIONS_PER_BATCH: u64 = 1000;
+/// Round trips per interleaved batch (tens of microseconds).
+const ROUND_TRIPS_PER_BATCH: u64 = 200;
 
 /// The figures of one bench run.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,8 +168,12 @@ pub struct BenchReport {
     pub process_heap_allocations_per_execute: f64,
     /// Doorbells rung during the timed loop / iterations (runtime counters).
     pub doorbells_per_execute: f64,
-    /// Two-thread spin hand-off round trip measured in the same run (us).
+    /// Two-thread spin hand-off round trip (us): the median of batches
+    /// taken between blocks of the timed executions, so it sees the same
+    /// machine the latencies do.
     pub spin_roundtrip_us: f64,
+    /// Spin round-trip batches behind `spin_roundtrip_us`.
+    pub spin_batches: u64,
 }
 
 impl BenchReport {
@@ -116,6 +189,7 @@ impl BenchReport {
             "process_heap_allocations_per_execute": self.process_heap_allocations_per_execute,
             "doorbells_per_execute": self.doorbells_per_execute,
             "spin_roundtrip_us": self.spin_roundtrip_us,
+            "spin_batches": self.spin_batches,
         })
     }
 }
@@ -137,16 +211,27 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
     }
     let doorbells = || -> u64 { cores.iter().filter_map(|c| loaded.host.cores().get(*c)).map(|d| d.doorbells()).sum() };
     let mut samples = Vec::with_capacity(iterations as usize);
+    let mut spin = SpinPeer::start()?;
+    let mut spin_batches = Vec::with_capacity((iterations / EXECUTIONS_PER_BATCH + 2) as usize);
+    spin_batches.push(spin.round_trip_us(ROUND_TRIPS_PER_BATCH));
     let rung = doorbells();
     let allocs = alloc_count::allocations();
     let thread_allocs = alloc_count::thread_allocations();
+    let mut spinning = Duration::ZERO;
     let start = Instant::now();
-    for _ in 0..iterations {
+    for i in 0..iterations {
         let t = Instant::now();
         exec("timed")?;
         samples.push(t.elapsed());
+        if (i + 1) % EXECUTIONS_PER_BATCH == 0 && i + 1 < iterations {
+            let s = Instant::now();
+            spin_batches.push(spin.round_trip_us(ROUND_TRIPS_PER_BATCH));
+            spinning += s.elapsed();
+        }
     }
-    let total = start.elapsed();
+    let total = start.elapsed() - spinning;
+    spin_batches.push(spin.round_trip_us(ROUND_TRIPS_PER_BATCH));
+    drop(spin);
     let thread_allocations = alloc_count::thread_allocations() - thread_allocs;
     let allocations = alloc_count::allocations() - allocs;
     let rung = doorbells() - rung;
@@ -159,7 +244,8 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
         heap_allocations_per_execute: thread_allocations as f64 / iterations as f64,
         process_heap_allocations_per_execute: allocations as f64 / iterations as f64,
         doorbells_per_execute: rung as f64 / iterations as f64,
-        spin_roundtrip_us: spin_roundtrip_median_us(),
+        spin_roundtrip_us: median_us(&mut spin_batches),
+        spin_batches: spin_batches.len() as u64,
     };
     Ok((report, loaded))
 }
@@ -215,8 +301,20 @@ mod tests {
     }
 
     #[test]
-    fn spin_round_trip_is_measured() {
-        let us = spin_roundtrip_us(200);
-        assert!(us > 0.0 && us < 10_000.0, "{us}");
+    fn one_peer_answers_every_batch_and_exits_on_drop() {
+        let mut peer = SpinPeer::start().unwrap();
+        let mut batches: Vec<f64> = (0..5).map(|i| peer.round_trip_us(50 + i)).collect();
+        assert!(batches.iter().all(|us| *us > 0.0 && us.is_finite()), "{batches:?}");
+        assert_eq!(peer.base, 2 * (51 + 52 + 53 + 54 + 55));
+        assert_eq!(peer.shared.flag.load(Ordering::Acquire), peer.base);
+        let m = median_us(&mut batches);
+        assert!(batches.contains(&m));
+        drop(peer);
+    }
+
+    #[test]
+    fn median_of_nothing_is_nan() {
+        assert!(median_us(&mut []).is_nan());
+        assert_eq!(median_us(&mut [3.0, 1.0, 2.0]), 2.0);
     }
 }
