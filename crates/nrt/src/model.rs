@@ -143,6 +143,10 @@ pub struct ExecState {
     /// when all their tensors live on the device: the same sets again need
     /// neither (host tensors are staged on every execution).
     pub last_sets: Option<(crate::tensor::SetToken, crate::tensor::SetToken)>,
+    /// While `last_sets` holds: each output slot's position in that
+    /// outputs set, so a tensor-completion record finds its tensor without
+    /// matching names.
+    pub output_positions: Vec<usize>,
     /// The harvest state machine.
     pub harvest: Harvest,
     /// Device profiling of this model (NEURON_RT_INSPECT_*), if on.

@@ -281,6 +281,17 @@ impl TensorSet {
         self.entries.iter().find(|(n, _)| &**n == name).map(|(_, t)| t)
     }
 
+    /// The tensor at position `i` in insertion order: what a caller that
+    /// matched names once (and holds the set's token) uses afterwards.
+    pub fn at(&self, i: usize) -> Option<&Arc<Tensor>> {
+        self.entries.get(i).map(|(_, t)| t)
+    }
+
+    /// Position of the tensor under `name` in insertion order.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.entries.iter().position(|(n, _)| &**n == name)
+    }
+
     /// Removes the tensor under `name`.
     pub fn remove(&mut self, name: &str) -> Option<Arc<Tensor>> {
         let i = self.entries.iter().position(|(n, _)| &**n == name)?;

@@ -169,3 +169,31 @@ fn a_runaway_kernel_times_out_and_the_next_model_runs_on_the_same_core() {
     next_model_runs_on_core_0(&h, &x);
     h.close().unwrap();
 }
+
+/// Device-resident outputs in a set ordered unlike the model's outputs
+/// (z before y), executed again and again as the same sets: the runtime
+/// matches names once and finds each completion record's tensor by the
+/// position it recorded, so each output counts exactly its own records.
+#[test]
+fn reused_sets_count_each_outputs_completion_records_on_its_own_tensor() {
+    let h = host(Duration::from_secs(30));
+    let id = h.load(&neff(|_| {}), -1, -1).expect("load custom_ops");
+    let core = h.vcores()[0][0];
+    let x = input();
+    let n = (x.len() * 4) as u64;
+    let din = Arc::new(Tensor::allocate_device(h.memory(), core, n, "x").unwrap());
+    din.write(0, &bytes(&x)).unwrap();
+    let (y, z) = (Arc::new(Tensor::allocate_device(h.memory(), core, n, "y").unwrap()), Arc::new(Tensor::allocate_device(h.memory(), core, n, "z").unwrap()));
+    let mut ins = TensorSet::new();
+    ins.add("x", din);
+    let mut outs = TensorSet::new();
+    outs.add("z", z.clone());
+    outs.add("y", y.clone());
+    for k in 1..=3u64 {
+        h.execute(id, &ins, &outs).expect("execute");
+        assert_eq!((y.output_completions(), z.output_completions()), (k, k), "after execution {k}");
+    }
+    check_outputs(&x, &floats(&read_all(&y)), &floats(&read_all(&z)));
+    h.unload(id).unwrap();
+    h.close().unwrap();
+}

@@ -276,8 +276,11 @@ impl Harvest {
         }
     }
 
-    /// Advances the state machine by one sweep over every ring.
-    pub fn step(&mut self, src: &dyn NqSource, now: Instant) -> Step {
+    /// Advances the state machine by one sweep over every ring. `now` is
+    /// called only when the sweep leaves the execution in flight (for the
+    /// timeout, whose clock starts at the first such sweep): a harvest that
+    /// finds the execution done reads no clock.
+    pub fn step(&mut self, src: &dyn NqSource, now: impl FnOnce() -> Instant) -> Step {
         match self.phase {
             Phase::Init => {
                 self.phase = Phase::WaitBarrierProxy;
@@ -286,7 +289,6 @@ impl Harvest {
             Phase::WaitBarrierProxy => {
                 // No collectives barrier proxies exist yet: every barrier is done.
                 self.phase = Phase::WaitCore;
-                self.core_start = Some(now);
                 for (c, core) in self.engines.iter_mut().enumerate().take(self.cores.min(src.cores())) {
                     let started = src.started_engines(c);
                     for (e, state) in core.iter_mut().enumerate() {
@@ -343,6 +345,7 @@ impl Harvest {
                 Step::Done(self.status)
             }
             Some(core) => {
+                let now = now();
                 let started = *self.core_start.get_or_insert(now);
                 if now.saturating_duration_since(started) >= self.timeout {
                     let overflow = (0..cores).flat_map(|c| (0..ENGINES).map(move |e| (c, e))).find(|&(c, e)| src.overflowed(c, e));
@@ -445,13 +448,13 @@ mod tests {
         hv.reset();
         src.all(0, RuntimeSubtype::Start);
         src.all(0, RuntimeSubtype::End);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Failure));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::Failure));
         let mut hv = h(1);
         hv.expect_output_records(1);
         src.overflow = true;
         src.all(0, RuntimeSubtype::Start);
         src.all(0, RuntimeSubtype::End);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecSwNqOverflow));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::ExecSwNqOverflow));
     }
 
     #[test]
@@ -464,10 +467,10 @@ mod tests {
             let r = NotificationRecord::infer_status(kind, RuntimeSubtype::Custom, CustomSubId::TensorCompletion as u16, var, 0);
             src.notify.borrow_mut()[4].push_back(r.to_bytes().unwrap());
         }
-        assert_eq!(hv.step(&src, Instant::now()), Step::InFlight);
+        assert_eq!(hv.step(&src, Instant::now), Step::InFlight);
         assert_eq!(*src.completed.borrow(), vec![1, 0], "outputs complete while the execution is still in flight");
         src.all(0, RuntimeSubtype::End);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Success));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::Success));
     }
 
     fn h(cores: usize) -> Harvest {
@@ -487,17 +490,38 @@ mod tests {
             src.push(1, EngineId::Pe.index(), RuntimeSubtype::Start, 0);
             src.push(0, sp, RuntimeSubtype::End, 0);
             src.push(1, sp, RuntimeSubtype::End, 0);
-            assert_eq!(hv.step(&src, Instant::now()), Step::InFlight);
+            assert_eq!(hv.step(&src, Instant::now), Step::InFlight);
             assert_eq!((hv.engine(0, EngineId::Act.index()), hv.pending_core()), (EngineState::Complete, Some(1)));
             src.push(1, EngineId::Pe.index(), RuntimeSubtype::End, 0);
-            assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Success));
+            assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::Success));
             // The next execution starts from the same sets.
             hv.reset();
         }
         // Errors still count from the core's error ring (engine 0's), read
         // whether or not PE was started.
         src.push_error(0, 0, InferErrorSubtype::HbmUncorrectable);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecHwErrHbmUe));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::ExecHwErrHbmUe));
+    }
+
+    #[test]
+    fn a_harvest_that_finds_the_execution_done_reads_no_clock() {
+        let src = Fake::new(1);
+        src.all(0, RuntimeSubtype::Start);
+        src.all(0, RuntimeSubtype::End);
+        let mut hv = h(1);
+        let step = hv.step(&src, || panic!("the clock was read for a finished execution"));
+        assert_eq!(step, Step::Done(NrtStatus::Success));
+        // In flight: the clock is read, and starts the timeout.
+        let mut hv = h(1);
+        let mut reads = 0;
+        assert_eq!(
+            hv.step(&src, || {
+                reads += 1;
+                Instant::now()
+            }),
+            Step::InFlight
+        );
+        assert_eq!(reads, 1);
     }
 
     #[test]
@@ -505,16 +529,16 @@ mod tests {
         let src = Fake::new(2);
         let mut hv = h(2);
         let t = Instant::now();
-        assert_eq!(hv.step(&src, t), Step::InFlight);
+        assert_eq!(hv.step(&src, || t), Step::InFlight);
         assert_eq!(hv.phase(), Phase::WaitCore);
         src.all(0, RuntimeSubtype::Start);
         src.all(1, RuntimeSubtype::Start);
-        assert_eq!(hv.step(&src, t), Step::InFlight);
+        assert_eq!(hv.step(&src, || t), Step::InFlight);
         assert_eq!(hv.engine(1, 4), EngineState::EndPending);
         src.all(0, RuntimeSubtype::End);
-        assert_eq!(hv.step(&src, t), Step::InFlight);
+        assert_eq!(hv.step(&src, || t), Step::InFlight);
         src.all(1, RuntimeSubtype::End);
-        assert_eq!(hv.step(&src, t), Step::Done(NrtStatus::Success));
+        assert_eq!(hv.step(&src, || t), Step::Done(NrtStatus::Success));
         assert_eq!(hv.phase(), Phase::Done);
     }
 
@@ -523,11 +547,11 @@ mod tests {
         let mut src = Fake::new(1);
         src.push(0, 2, RuntimeSubtype::End, 0);
         let mut hv = h(1);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::Failure));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::Failure));
         src.overflow = true;
         src.push(0, 2, RuntimeSubtype::End, 0);
         let mut hv = h(1);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecSwNqOverflow));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::ExecSwNqOverflow));
         assert_eq!(hv.failure(), Some(Failure::Overflow { core: 0, engine: 2 }));
     }
 
@@ -537,12 +561,12 @@ mod tests {
         let mut hv = Harvest::new(1, Duration::from_millis(10), false);
         let t = Instant::now();
         src.all(0, RuntimeSubtype::Start);
-        assert_eq!(hv.step(&src, t), Step::InFlight);
-        assert_eq!(hv.step(&src, t + Duration::from_millis(11)), Step::Done(NrtStatus::Timeout));
+        assert_eq!(hv.step(&src, || t), Step::InFlight);
+        assert_eq!(hv.step(&src, || t + Duration::from_millis(11)), Step::Done(NrtStatus::Timeout));
         src.overflow = true;
         let mut hv = Harvest::new(1, Duration::from_millis(10), false);
-        assert_eq!(hv.step(&src, t), Step::InFlight);
-        assert_eq!(hv.step(&src, t + Duration::from_millis(11)), Step::Done(NrtStatus::ExecSwNqOverflow));
+        assert_eq!(hv.step(&src, || t), Step::InFlight);
+        assert_eq!(hv.step(&src, || t + Duration::from_millis(11)), Step::Done(NrtStatus::ExecSwNqOverflow));
     }
 
     #[test]
@@ -551,7 +575,7 @@ mod tests {
         let mut hv = h(1);
         src.all(0, RuntimeSubtype::Start);
         src.push_error(0, 1, InferErrorSubtype::HbmUncorrectable);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecHwErrHbmUe));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::ExecHwErrHbmUe));
         assert!(hv.engine_stopped());
 
         let src = Fake::new(1);
@@ -559,10 +583,10 @@ mod tests {
         src.all(0, RuntimeSubtype::Start);
         src.push_error(0, 4, InferErrorSubtype::Numerical);
         src.push(0, 3, RuntimeSubtype::Custom, 2);
-        assert_eq!(hv.step(&src, Instant::now()), Step::InFlight);
+        assert_eq!(hv.step(&src, Instant::now), Step::InFlight);
         src.all(0, RuntimeSubtype::End);
         // OOB (critical) outranks NaN (medium).
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecOob));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::ExecOob));
     }
 
     proptest::proptest! {
@@ -582,10 +606,10 @@ mod tests {
             let t = Instant::now();
             let mut last = Step::InFlight;
             for k in 0..4 {
-                last = hv.step(&src, t + Duration::from_millis(2 * k));
+                last = hv.step(&src, || t + Duration::from_millis(2 * k));
             }
             if let Step::Done(s) = last {
-                proptest::prop_assert_eq!(hv.step(&src, t), Step::Done(s));
+                proptest::prop_assert_eq!(hv.step(&src, || t), Step::Done(s));
             } else {
                 proptest::prop_assert!(false, "a 5 ms timeout must have ended the harvest after 6 ms");
             }
@@ -602,6 +626,6 @@ mod tests {
         src.push_error(1, 0, InferErrorSubtype::Transient);
         src.all(0, RuntimeSubtype::End);
         src.all(1, RuntimeSubtype::End);
-        assert_eq!(hv.step(&src, Instant::now()), Step::Done(NrtStatus::ExecCompletedWithErr));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::ExecCompletedWithErr));
     }
 }

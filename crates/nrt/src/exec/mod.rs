@@ -54,6 +54,9 @@ struct ModelRings<'a> {
     prog: &'a DeviceProgram,
     outputs: &'a TensorSet,
     n_in: usize,
+    /// Each output slot's position in `outputs`, when the execution
+    /// reuses the sets the last one matched (empty: match by name).
+    output_positions: &'a [usize],
 }
 
 impl NqSource for ModelRings<'_> {
@@ -76,8 +79,11 @@ impl NqSource for ModelRings<'_> {
         self.prog.cores.get(core).map_or_else(|| format!("instruction {pc}"), |c| c.describe_pc(engine, pc))
     }
     fn output_completed(&self, var: u32) {
-        let slot = self.prog.io.get(self.n_in + var as usize);
-        if let Some(t) = slot.and_then(|io| find(self.outputs, &io.name)) {
+        let t = match self.output_positions.get(var as usize) {
+            Some(&i) => self.outputs.at(i),
+            None => self.prog.io.get(self.n_in + var as usize).and_then(|io| find(self.outputs, &io.name)),
+        };
+        if let Some(t) = t {
             t.complete_output();
         }
     }
@@ -163,35 +169,40 @@ pub fn lent_to_device() -> bool {
 /// [`SPIN_BUDGET`]) or blocks until that core's rings receive a record.
 /// Allocation-free.
 fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
-    let begin = Instant::now();
-    let mut now = begin;
+    // The clock is read only once the execution is seen in flight: a
+    // harvest that finds it done at the first sweep (a small program run
+    // by the doorbell's own thread) never pays for it.
+    let mut begin: Option<Instant> = None;
+    let mut now: Option<Instant> = None;
     loop {
         let core = h.pending_core().unwrap_or(0).min(src.cores().saturating_sub(1));
         let seen = src.signal_count(core);
-        match h.step(src, now) {
-            Step::Done(s) => return s,
-            Step::InFlight if src.assist() => {
-                // Run what the device has queued before sweeping the rings
-                // again (a sweep per slice costs more than a small slice),
-                // a bounded burst so a program that never waits cannot keep
-                // the harvest from checking its timeout.
-                for _ in 1..ASSIST_BURST {
-                    if !src.assist() {
-                        break;
-                    }
+        if let Step::Done(s) = h.step(src, || *now.get_or_insert_with(Instant::now)) {
+            return s;
+        }
+        let t = *now.get_or_insert_with(Instant::now);
+        let begin = *begin.get_or_insert(t);
+        if src.assist() {
+            // Run what the device has queued before sweeping the rings
+            // again (a sweep per slice costs more than a small slice),
+            // a bounded burst so a program that never waits cannot keep
+            // the harvest from checking its timeout.
+            for _ in 1..ASSIST_BURST {
+                if !src.assist() {
+                    break;
                 }
             }
-            Step::InFlight if now.duration_since(begin) < SPIN_BUDGET => std::hint::spin_loop(),
-            Step::InFlight => {
-                // A blocked thread lends nothing: the device's queued work
-                // is its workers' while this one sleeps.
-                let device = src.device();
-                device.lending_end();
-                src.wait_signal(core, seen, h.time_left(now).min(MAX_BLOCK));
-                device.lending_begin();
-            }
+        } else if t.duration_since(begin) < SPIN_BUDGET {
+            std::hint::spin_loop();
+        } else {
+            // A blocked thread lends nothing: the device's queued work
+            // is its workers' while this one sleeps.
+            let device = src.device();
+            device.lending_end();
+            src.wait_signal(core, seen, h.time_left(t).min(MAX_BLOCK));
+            device.lending_begin();
         }
-        now = Instant::now();
+        now = Some(Instant::now());
     }
 }
 
@@ -301,6 +312,11 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     }
     if !same_sets && all_device {
         st.last_sets = Some((inputs.token(), outputs.token()));
+        let positions = prog.io[n_in..].iter().map(|io| outputs.position(&io.name).unwrap_or(usize::MAX));
+        st.output_positions.clear();
+        st.output_positions.extend(positions);
+    } else if !same_sets {
+        st.output_positions.clear();
     }
     // Stage and ring the doorbells, cores locked in ascending order.
     let mut guards: [Option<MutexGuard<'_, CoreExec>>; harvest::MAX_CORES] = Default::default();
@@ -352,8 +368,10 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     st.harvest.reset();
     let expected = if streams_outputs(prog) { (prog.io.len() - n_in) as u32 } else { 0 };
     st.harvest.expect_output_records(expected);
-    let src = ModelRings { prog, outputs, n_in };
+    let positions = std::mem::take(&mut st.output_positions);
+    let src = ModelRings { prog, outputs, n_in, output_positions: &positions };
     let status = drive_harvest(&mut st.harvest, &src);
+    st.output_positions = positions;
     drop(lending);
     // What the Q7 kernels printed goes to the log, whatever the outcome.
     for c in prog.cores.iter().filter(|c| c.runs_q7) {
@@ -374,8 +392,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         }
     }
     drop(guards);
-    // Results back to host outputs.
-    if status == NrtStatus::Success || (status.is_soft() && !st.harvest.engine_stopped()) {
+    // Results back to host outputs (sets reused as they were matched hold
+    // device tensors only).
+    if !same_sets && (status == NrtStatus::Success || (status.is_soft() && !st.harvest.engine_stopped())) {
         for io in &prog.io[n_in..] {
             if let Some(t) = find(outputs, &io.name)
                 && let Some(r) = t.with_host(|b| device.read(io.staging, b))

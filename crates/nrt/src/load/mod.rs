@@ -200,6 +200,7 @@ impl ModelHost {
             ExecState {
                 bound,
                 last_sets: None,
+                output_positions: Vec::new(),
                 harvest: Harvest::new(ncores, timeout, numerical),
                 profile,
             },
@@ -326,7 +327,7 @@ pub fn load_without_device(models: &ModelDb, neff_bytes: &[u8], vnc: u32, arch: 
     let settings = LoadSettings { fake_instance: true, ..settings.clone() };
     let (_, program) = prepare(neff_bytes, &settings, arch, lnc)?;
     let id = models.mint_id();
-    let exec = ExecState { bound: Vec::new(), last_sets: None, harvest: Harvest::new(1, settings.exec_timeout, settings.numerical_errors), profile: None };
+    let exec = ExecState { bound: Vec::new(), last_sets: None, output_positions: Vec::new(), harvest: Harvest::new(1, settings.exec_timeout, settings.numerical_errors), profile: None };
     models.insert(Arc::new(LoadedModel::new(id, program.name.clone(), vnc, program.inputs, program.outputs, None, exec)));
     crate::log_info!(Module::Nmgr, "Loaded NN \"{}\" ID: {id} (no-device mode)", program.name);
     Ok(id)
