@@ -5,7 +5,8 @@
  *   async_api <copy.neff> implicit  - run with
  *        NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS > 0: nrt_execute
  *        returns at once, statuses reach the registered callback, drain;
- *   async_api <copy.neff> bench N D - N executions with D kept queued:
+ *   async_api <copy.neff> bench N D [R] - N executions with D kept
+ *        queued, R rounds of two completion patterns (see bench_run):
  *        prints executions/s and the mean gap between completions. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -217,13 +218,19 @@ static int implicit_api(struct io *io) {
     return finish("async_api implicit");
 }
 
-static int bench(struct io *io, int n, int depth) {
+/* One bench run; prints executions/s and the mean gap for `pattern`:
+ *  "xu":    a blocking eventfd of the compute XU, read after every refill
+ *           (one worker-side eventfd write and reader wake-up per
+ *           completion);
+ *  "batch": the serving pattern of `nrt bench --mode async`: refill, then
+ *           sleep on a sequence eventfd until half of the queue has
+ *           completed (one write and wake-up per depth/2 completions). */
+static int bench_run(struct io *io, int n, int depth, const char *pattern) {
     nrta_seq_t *seqs = calloc((size_t)n, sizeof *seqs);
     NRT_STATUS *st = calloc((size_t)n, sizeof *st);
-    /* Completions are counted on a blocking eventfd of the compute XU
-     * (the serving pattern: keep the queue full, sleep until it drains). */
+    bool batch = strcmp(pattern, "batch") == 0;
     int efd = eventfd(0, EFD_CLOEXEC);
-    OK(nrta_event_register_xu_completion(0, NRTA_XU_COMPUTE, 0, efd));
+    if (!batch) OK(nrta_event_register_xu_completion(0, NRTA_XU_COMPUTE, 0, efd));
     double t0 = now_us(), t_first = 0;
     int issued = 0, completed = 0;
     while (completed < n) {
@@ -237,7 +244,23 @@ static int bench(struct io *io, int n, int depth) {
             issued++;
         }
         uint64_t c = 0;
-        if (read(efd, &c, sizeof c) != sizeof c) {
+        if (batch) {
+            /* Sleep until the request half-way down the queue is done,
+             * then count every completion since. */
+            int target = completed + ((issued - completed) / 2 > 0 ? (issued - completed) / 2 : 1) - 1;
+            OK(nrta_event_register_seq_id_completion(seqs[target], efd));
+            if (read(efd, &c, sizeof c) != sizeof c) {
+                EXPECT(!"eventfd read failed");
+                break;
+            }
+            c = 0;
+            while (completed + (int)c < issued) {
+                bool done = false;
+                OK(nrta_is_completed(seqs[completed + (int)c], &done));
+                if (!done) break;
+                c++;
+            }
+        } else if (read(efd, &c, sizeof c) != sizeof c) {
             EXPECT(!"eventfd read failed");
             break;
         }
@@ -249,8 +272,19 @@ static int bench(struct io *io, int n, int depth) {
     for (int i = 0; i < n; i++) EXPECT(st[i] == NRT_SUCCESS);
     OK(nrta_is_completed(seqs[n - 1], &done));
     EXPECT(done);
-    printf("executions_per_s=%.1f gap_us=%.3f\n", n / ((t_last - t0) / 1e6), (t_last - t_first) / (n > 1 ? n - 1 : 1));
+    printf("pattern=%s executions_per_s=%.1f gap_us=%.3f\n", pattern, n / ((t_last - t0) / 1e6), (t_last - t_first) / (n > 1 ? n - 1 : 1));
     close(efd);
+    free(seqs);
+    free(st);
+    return 0;
+}
+
+static int bench(struct io *io, int n, int depth, int rounds) {
+    /* Alternate the patterns so both see the same machine. */
+    for (int r = 0; r < rounds; r++) {
+        bench_run(io, n, depth, "xu");
+        bench_run(io, n, depth, "batch");
+    }
     nrt_close();
     return finish("async_api bench");
 }
@@ -265,7 +299,7 @@ int main(int argc, char **argv) {
     if (!io.model) return finish("async_api");
     if (strcmp(argv[2], "explicit") == 0) return explicit_api(&io);
     if (strcmp(argv[2], "implicit") == 0) return implicit_api(&io);
-    if (strcmp(argv[2], "bench") == 0 && argc >= 5) return bench(&io, atoi(argv[3]), atoi(argv[4]));
+    if (strcmp(argv[2], "bench") == 0 && argc >= 5) return bench(&io, atoi(argv[3]), atoi(argv[4]), argc >= 6 ? atoi(argv[5]) : 1);
     fprintf(stderr, "unknown mode %s\n", argv[2]);
     return 2;
 }

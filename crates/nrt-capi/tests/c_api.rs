@@ -330,7 +330,7 @@ fn async_api_bench() {
     let dir = scratch("async-bench");
     let neff = copy_neff(&dir);
     let exe = build("async_api", &dir, false);
-    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("bench"), Path::new("20000"), Path::new("8")], &[]);
+    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("bench"), Path::new("20000"), Path::new("8"), Path::new("3")], &[]);
     println!("{out}");
 }
 
