@@ -70,6 +70,8 @@ impl OnComplete {
 /// Called with (sequence id, status) when a watched request completes
 /// (an eventfd registration).
 pub type Notifier = Arc<dyn Fn(u64, NrtStatus) + Send + Sync>;
+/// Sequence watchers a completion fires per pass over the pending list.
+const FIRE_BATCH: usize = 8;
 /// A host-side tensor operation run by a tensor-op unit's worker.
 pub type TensorJob = Box<dyn FnOnce() -> NrtResult<()> + Send>;
 
@@ -186,23 +188,30 @@ impl Shared {
                 w(seq, status);
             }
         }
-        if self.pending_count.load(Ordering::SeqCst) > 0 {
-            let mut fire: Vec<(u64, Notifier)> = Vec::new();
+        // Sequence watchers whose request is done fire outside the lock,
+        // a stack batch at a time (the worker allocates nothing).
+        while self.pending_count.load(Ordering::SeqCst) > 0 {
+            let mut fire: [Option<(u64, Notifier)>; FIRE_BATCH] = Default::default();
+            let mut fired = 0;
             {
                 let mut p = lock(&self.pending);
                 let head = self.queue.head();
                 let mut i = 0;
-                while i < p.len() {
+                while i < p.len() && fired < FIRE_BATCH {
                     if super::seq::seq_num(p[i].0) < head {
-                        fire.push(p.swap_remove(i));
+                        fire[fired] = Some(p.swap_remove(i));
+                        fired += 1;
                     } else {
                         i += 1;
                     }
                 }
                 self.pending_count.store(p.len(), Ordering::SeqCst);
             }
-            for (s, w) in fire {
+            for (s, w) in fire.into_iter().flatten() {
                 w(s, status_of_unknown(s, seq, status));
+            }
+            if fired < FIRE_BATCH {
+                break;
             }
         }
         // Waiters register (`wake_at`) and then read `head`; we published
@@ -482,6 +491,40 @@ impl Drop for ExecUnit {
 mod tests {
     use super::*;
     use crate::xu::seq::XuKind;
+
+    /// More sequence watchers than one firing batch become due at one
+    /// completion: every one fires exactly once, with its own sequence id.
+    #[test]
+    fn a_completion_fires_every_due_watcher_once_past_the_batch_size() {
+        let unit = ExecUnit::start(XuId::new(0, XuKind::TensorOp, 0).unwrap(), 8).unwrap();
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let g = gate.clone();
+        let job: TensorJob = Box::new(move || {
+            g.wait();
+            Ok(())
+        });
+        let first = unit.submit(Request { work: Work::Tensor(job), on_complete: None }).unwrap();
+        let n = super::super::seq::seq_num(first);
+        let fired = Arc::new(Mutex::new(Vec::new()));
+        let watchers = 3 * FIRE_BATCH + 1;
+        for k in 0..watchers {
+            let f = fired.clone();
+            unit.watch_seq(n, Arc::new(move |seq, st| f.lock().unwrap().push((k, seq, st)))).unwrap();
+        }
+        assert!(fired.lock().unwrap().is_empty());
+        gate.wait();
+        assert!(unit.wait(n, Duration::from_secs(20)).unwrap());
+        // The worker fires the watchers after it publishes the completion.
+        let until = Instant::now() + Duration::from_secs(20);
+        while fired.lock().unwrap().len() < watchers && Instant::now() < until {
+            std::thread::yield_now();
+        }
+        unit.shutdown();
+        let mut got = fired.lock().unwrap().clone();
+        got.sort_by_key(|(k, _, _)| *k);
+        assert_eq!(got, (0..watchers).map(|k| (k, first, NrtStatus::Success)).collect::<Vec<_>>());
+        assert_eq!(unit.shared.pending_count.load(Ordering::SeqCst), 0);
+    }
 
     /// Several host threads wait for different requests of one unit while
     /// it completes them: completions that are nobody's target wake no one,
