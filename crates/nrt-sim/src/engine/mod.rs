@@ -81,7 +81,7 @@ struct Issuer {
     compute: compute::EngineState,
     /// The memory page CTRL_POLL_SEM read last (the runtime's request
     /// buffer, polled three times per execution), so a repeat poll skips
-    /// the address decode, the page lookup and, while the page is
+    /// the address decode, the page lookup and, while the polled line is
     /// unmodified, the page lock.
     poll_page: Option<PollPage>,
     /// The core's binding generation and the NOTIFY queue of this engine
@@ -699,7 +699,7 @@ impl Issuer {
 
 impl Issuer {
     /// Reads the polled word at `addr`: from the window of the last poll
-    /// while its page is unmodified, else through the pinned page of the
+    /// while its line is unmodified, else through the pinned page of the
     /// last poll when it holds the word, else pinning its page (memory) or
     /// through the device's address decode (register windows). False if
     /// the address cannot be read.
@@ -756,39 +756,42 @@ impl Issuer {
 const POLL_WINDOW: usize = 64;
 
 /// The pinned page of the last CTRL_POLL_SEM and a copy of the aligned
-/// window around the last polled word, valid while the page's version is
-/// the one it was read at (a write in between bumps it).
+/// window around the last polled word, valid while the version of the
+/// page's 1 KiB line holding the window is the one it was read at (a
+/// write to the line in between bumps it; writes elsewhere on the page,
+/// such as the notification rings next to the runtime's request buffer,
+/// do not).
 #[derive(Debug)]
 struct PollPage {
     /// Device address of the pin's first byte.
     base: u64,
     pin: crate::memory::pages::PinnedRange,
-    /// (offset in the pin, page version, bytes) of the window.
+    /// (offset in the pin, line version, bytes) of the window.
     window: Option<(usize, u64, [u8; POLL_WINDOW])>,
 }
 
 impl PollPage {
     /// The word at offset `at` of the pin from the window, if the window
-    /// holds it and the page is unmodified since it was copied.
+    /// holds it and its line is unmodified since it was copied.
     #[inline(always)]
     fn hit(&self, at: usize) -> Option<[u8; 4]> {
         let (start, version, bytes) = self.window.as_ref()?;
         let i = at.checked_sub(*start)?;
         let word = bytes.get(i..i + 4)?;
-        if self.pin.version() != *version {
+        if self.pin.line_version(*start) != *version {
             return None;
         }
         word.try_into().ok()
     }
 
     /// Reads the word at offset `at` of the pin: from the window if the
-    /// page is unmodified since it was copied, else by refreshing the
+    /// line is unmodified since it was copied, else by refreshing the
     /// window (or, at the end of a short pin, straight from the page).
     fn read(&mut self, at: usize, w: &mut [u8; 4]) -> bool {
         if let Some((start, version, bytes)) = &self.window
             && at >= *start
             && at + 4 <= start + POLL_WINDOW
-            && self.pin.version() == *version
+            && self.pin.line_version(*start) == *version
         {
             w.copy_from_slice(&bytes[at - start..at - start + 4]);
             return true;
@@ -796,7 +799,7 @@ impl PollPage {
         let start = at - at % POLL_WINDOW;
         let mut bytes = [0u8; POLL_WINDOW];
         if start + POLL_WINDOW <= self.pin.len()
-            && let Some(version) = self.pin.read_array(start, &mut bytes)
+            && let Some(version) = self.pin.read_array_line(start, &mut bytes)
         {
             w.copy_from_slice(&bytes[at - start..at - start + 4]);
             self.window = Some((start, version, bytes));

@@ -231,6 +231,28 @@ impl PinnedRange {
         Some(self.page.version.load(Ordering::Acquire))
     }
 
+    /// [`PinnedRange::read_array`] returning the version of the line the
+    /// bytes lie in ([`PinnedRange::line_version`]) instead of the page's:
+    /// a reader that keeps a copy of a few bytes (a polled window) is not
+    /// invalidated by writes elsewhere on the page. `None` (nothing read)
+    /// if they do not fit, span two lines, or the page was dropped.
+    #[inline]
+    pub fn read_array_line<const N: usize>(&self, at: usize, out: &mut [u8; N]) -> Option<u64> {
+        let end = at.checked_add(N).filter(|&e| e <= self.len && N > 0)?;
+        let line = (self.start + at) / LINE_SIZE as usize;
+        if line != (self.start + end - 1) / LINE_SIZE as usize {
+            return None;
+        }
+        let g = self.page.lock();
+        if self.page.detached.load(Ordering::Acquire) {
+            return None;
+        }
+        let o = self.start + at;
+        let src = g.get(o..o + N).and_then(|d| <&[u8; N]>::try_from(d).ok())?;
+        *out = *src;
+        Some(self.page.lines[line].load(Ordering::Acquire))
+    }
+
     /// The page's modification counter (see [`Stamp`]): while it reads
     /// the same, bytes read from the range are unchanged. Dropping the
     /// page from its region bumps it too.
