@@ -281,44 +281,42 @@ impl Scheduler {
     /// in order; tasks submitted meanwhile queue behind it, so the order
     /// is the FIFO order of popping one task at a time.
     fn drain_here<R: Runner>(&self, runner: &impl Fn() -> Arc<R>) {
+        let Ok(mut batch) = self.drain.try_lock() else { return };
+        let runner = runner();
+        let mut slices = 0u64;
         loop {
-            let Ok(mut batch) = self.drain.try_lock() else { return };
-            let runner = runner();
-            let mut slices = 0u64;
-            loop {
-                {
-                    let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                    if q.is_empty() {
-                        break;
-                    }
-                    std::mem::swap(&mut *q, &mut *batch);
-                    self.pending.store(0, Ordering::Release);
+            {
+                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                if q.is_empty() {
+                    // The drain is let go while the queue is still locked:
+                    // a task pushed before this look was seen, and one
+                    // pushed after it is pushed after the release, so its
+                    // submitter finds the drain free and runs it. No task
+                    // is stranded, without a second look at the queue.
+                    drop(batch);
+                    return;
                 }
-                while let Some(t) = batch.pop_front() {
-                    runner.run(t);
-                    slices += 1;
-                    if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
-                        // The rest of the batch goes back in front of
-                        // whatever was submitted meanwhile, for the worker.
-                        {
-                            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                            while let Some(t) = batch.pop_back() {
-                                q.push_front(t);
-                            }
-                            self.pending.store(q.len(), Ordering::Release);
-                        }
-                        drop(batch);
-                        self.ensure_workers(&runner);
-                        self.ready.notify_one();
-                        return;
-                    }
-                }
+                std::mem::swap(&mut *q, &mut *batch);
+                self.pending.store(0, Ordering::Release);
             }
-            drop(batch);
-            // A task pushed between our last look and the unlock would be
-            // stranded: re-check after releasing.
-            if self.queue.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
-                return;
+            while let Some(t) = batch.pop_front() {
+                runner.run(t);
+                slices += 1;
+                if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
+                    // The rest of the batch goes back in front of
+                    // whatever was submitted meanwhile, for the worker.
+                    {
+                        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                        while let Some(t) = batch.pop_back() {
+                            q.push_front(t);
+                        }
+                        self.pending.store(q.len(), Ordering::Release);
+                    }
+                    drop(batch);
+                    self.ensure_workers(&runner);
+                    self.ready.notify_one();
+                    return;
+                }
             }
         }
     }

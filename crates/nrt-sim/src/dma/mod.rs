@@ -195,11 +195,10 @@ pub fn read_reg(q: &DmaQueue, r: RegRef) -> u32 {
 /// (base, length) is accepted while the queue is not being walked.
 pub fn write_reg(q: &DmaQueue, r: RegRef, value: u32) -> bool {
     if r.reg == DMA_REG_DRTP_INC {
-        if r.rx {
-            q.ring_doorbell(0, value);
-        } else {
-            q.ring_doorbell(value, 0);
-        }
+        // One side's tail (a locked add each, so not the other side's by
+        // zero as `ring_doorbell` would).
+        let tail = if r.rx { &q.rx_tail } else { &q.tx_tail };
+        tail.fetch_add(u64::from(value), Ordering::Release);
         return true;
     }
     let Ok(mut regs) = q.regs.try_lock() else { return false };
