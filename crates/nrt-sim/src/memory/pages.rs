@@ -642,6 +642,27 @@ mod tests {
     }
 
     #[test]
+    fn fixed_size_line_versioned_reads_follow_their_line_only() {
+        let m = SparsePages::new(2 * PAGE_SIZE);
+        let p = m.pin(PAGE_SIZE, PAGE_SIZE).unwrap();
+        assert!(p.write_array(64, &[3u8; 16]));
+        let mut w = [0u8; 64];
+        let v = p.read_array_line(64, &mut w).unwrap();
+        assert_eq!(v, p.line_version(64));
+        assert_eq!(&w[..16], &[3; 16]);
+        assert!(w[16..].iter().all(|&x| x == 0));
+        assert!(p.write_array(LINE_SIZE as usize + 64, &[1u8; 16]));
+        assert_eq!(p.line_version(64), v, "a write to another line of the page");
+        assert!(p.write_array(1000, &[1u8; 16]));
+        assert_ne!(p.line_version(64), v, "a write into the line");
+        assert_eq!(p.read_array_line(LINE_SIZE as usize - 32, &mut w), None, "spans two lines");
+        assert_eq!(p.read_array_line(PAGE_SIZE as usize - 32, &mut w), None, "past the end of the range");
+        assert_eq!(p.read_array_line(usize::MAX, &mut w), None, "offset overflow");
+        m.clear();
+        assert_eq!(p.read_array_line(0, &mut w), None, "page dropped");
+    }
+
+    #[test]
     fn pinned_ranges_share_bytes_and_versions_until_the_page_goes() {
         let m = SparsePages::new(4 * PAGE_SIZE);
         assert!(m.pin(PAGE_SIZE - 8, 16).is_none(), "straddles two pages");
