@@ -23,7 +23,8 @@
 //!   custom-op kernels (`docs/gpsimd.md`).
 //!
 //! The device infrastructure (everything but `kernels`) contains no
-//! `unsafe`; the memory core is built on per-page locks.
+//! `unsafe` outside `memory::slab`, which hands out the pages' bytes from
+//! huge-page-sized slabs; the memory core is built on per-page locks.
 
 
 pub mod config;

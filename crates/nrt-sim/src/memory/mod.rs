@@ -21,6 +21,7 @@ pub mod alloc;
 pub mod copy;
 pub mod onchip;
 pub mod pages;
+pub mod slab;
 
 use crate::memory::alloc::{AllocError, FreeListAllocator};
 use crate::memory::pages::SparsePages;

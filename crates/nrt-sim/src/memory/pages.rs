@@ -10,7 +10,9 @@
 //! `Mutex`. An access spanning several pages locks them one at a time, so it
 //! is atomic per page, not as a whole, which is what a real memory system
 //! guarantees too (only naturally aligned words are single-copy atomic, and
-//! a 4-byte aligned word never spans two pages). No `unsafe` is needed.
+//! a 4-byte aligned word never spans two pages). The pages' bytes come
+//! from [`super::slab`] (2 MiB slabs the OS may back with huge pages), the
+//! only `unsafe` of the memory core.
 //!
 //! Every page carries a version that each modification bumps while it
 //! holds the page lock. [`SparsePages::read_stamped`] returns a [`Stamp`]
@@ -22,6 +24,7 @@
 //! share their page with busier data.
 
 use super::copy::copy_bytes;
+use super::slab::PageBytes;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -33,7 +36,7 @@ pub const PAGE_SIZE: u64 = 64 << 10;
 /// One backing page: its bytes and a modification counter.
 #[derive(Debug)]
 struct Page {
-    bytes: Mutex<Box<[u8]>>,
+    bytes: Mutex<PageBytes>,
     /// Bumped (under the `bytes` lock) by every write, fill and copy into
     /// the page, and when the page is dropped from its region.
     version: AtomicU64,
@@ -56,7 +59,7 @@ const LINES_PER_PAGE: usize = (PAGE_SIZE / LINE_SIZE) as usize;
 impl Page {
     fn zeroed() -> Page {
         Page {
-            bytes: Mutex::new(vec![0u8; PAGE_SIZE as usize].into_boxed_slice()),
+            bytes: Mutex::new(PageBytes::zeroed()),
             version: AtomicU64::new(0),
             detached: AtomicBool::new(false),
             lines: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -67,14 +70,14 @@ impl Page {
     /// no zero fill first.
     fn from_bytes(bytes: &[u8]) -> Page {
         Page {
-            bytes: Mutex::new(Box::from(bytes)),
+            bytes: Mutex::new(PageBytes::copy_of(bytes)),
             version: AtomicU64::new(0),
             detached: AtomicBool::new(false),
             lines: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Box<[u8]>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PageBytes> {
         self.bytes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
