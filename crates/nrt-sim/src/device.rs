@@ -132,16 +132,16 @@ impl Shared {
         self.target(addr, len)
     }
 
+    #[inline]
     fn check_core(&self, core: CoreId) -> HalResult<()> {
-        if core.0 < self.info.physical_cores {
-            Ok(())
-        } else {
-            Err(HalError::invalid(
-                DeviceAddr(0),
-                0,
-                format!("core {} does not exist; the device has {} physical cores", core.0, self.info.physical_cores),
-            ))
-        }
+        if core.0 < self.info.physical_cores { Ok(()) } else { Err(self.no_such_core(core)) }
+    }
+
+    /// The error of a core index past the device's (built out of line).
+    #[cold]
+    #[inline(never)]
+    fn no_such_core(&self, core: CoreId) -> HalError {
+        HalError::invalid(DeviceAddr(0), 0, format!("core {} does not exist; the device has {} physical cores", core.0, self.info.physical_cores))
     }
 
     /// The core, creating it on first use.
@@ -563,6 +563,14 @@ pub enum StoreRoute {
     Other(Target),
 }
 
+/// The error of a register index past the core's `count` (built out of
+/// line, off the register calls' path).
+#[cold]
+#[inline(never)]
+fn no_such_register(core: CoreId, index: u32, count: u32, what: &str) -> HalError {
+    HalError::invalid(DeviceAddr(0), 0, format!("{what} {index} does not exist; {core} has {count}"))
+}
+
 /// The register an EVT_SEM window write changed.
 fn window_change(op: WindowOp) -> Change {
     match op {
@@ -638,10 +646,19 @@ impl SimDevice {
         self.shared.scheduler().shutdown();
     }
 
+    #[inline]
     fn alive(&self) -> HalResult<()> {
         if !self.shared.is_lost.load(Ordering::Acquire) {
             return Ok(());
         }
+        self.lost_error()
+    }
+
+    /// [`SimDevice::alive`] once the device may be lost: the error naming
+    /// why (kept out of line, off every device call's path).
+    #[cold]
+    #[inline(never)]
+    fn lost_error(&self) -> HalResult<()> {
         match &*self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) {
             None => Ok(()),
             Some(reason) => Err(HalError::DeviceLost { reason: format!("simulated device {}: {reason}", self.shared.info.device_index) }),
@@ -686,14 +703,11 @@ impl SimDevice {
 
     /// The core (borrowed: no reference-count traffic on the doorbell's
     /// path) if register `index` of `count` exists.
+    #[inline]
     fn index_check(&self, core: CoreId, index: u32, count: u32, what: &str) -> HalResult<&Arc<Core>> {
         let c = self.shared.core_borrowed(core)?;
         if index >= count {
-            return Err(HalError::invalid(
-                DeviceAddr(0),
-                0,
-                format!("{what} {index} does not exist; {core} has {count}"),
-            ));
+            return Err(no_such_register(core, index, count, what));
         }
         Ok(c)
     }

@@ -288,7 +288,8 @@ impl NqState {
     /// goes the second way for good: the drop waits for the page lock, so
     /// no push of the first kind is still running when the second starts.
     pub fn push(&self, mem: &dyn RingMemory, rec: [u8; 16]) -> bool {
-        if !self.enabled.load(Ordering::Acquire) || self.capacity == 0 {
+        // `enabled` is tested by `publish`, under the lock `disable` takes.
+        if self.capacity == 0 {
             return false;
         }
         if let Some(p) = &self.pinned

@@ -93,7 +93,13 @@ impl Page {
         incr(&self.version);
         if len > 0 {
             let last = ((off + len - 1) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1);
-            for l in &self.lines[(off / LINE_SIZE as usize).min(last)..=last] {
+            let first = (off / LINE_SIZE as usize).min(last);
+            if first == last {
+                // A small write (a ring slot, a register-sized store).
+                incr(&self.lines[last]);
+                return;
+            }
+            for l in &self.lines[first..=last] {
                 incr(l);
             }
         }
