@@ -509,10 +509,12 @@ impl Issuer {
             Some(r) => dev.store_word(r, DeviceAddr(w.addr), w.data, self.clock),
             None => dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
         };
-        match stored {
-            Ok(()) => Ok(()),
-            Err(_) => Err(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE))),
+        // The error is moved into its arm, so the Ok path drops nothing.
+        if let Err(e) = stored {
+            drop(e);
+            return Err(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(op::WRITE)));
         }
+        Ok(())
     }
 
     /// CTRL_AL on the sequencer's registers.

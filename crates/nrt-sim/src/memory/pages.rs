@@ -83,13 +83,8 @@ impl Page {
 
     /// Marks a modification of `len` bytes at `off`; called with the page
     /// lock held.
+    #[inline]
     fn bump(&self, off: usize, len: usize) {
-        // Only a holder of the page lock changes the counters, and the lock
-        // orders the holders, so a plain load and store is an increment:
-        // no locked read-modify-write per counter (nine of them for an
-        // 8 KiB write, on every chunk a Q7 kernel writes). Lock-free
-        // readers only compare what they load.
-        let incr = |c: &AtomicU64| c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
         incr(&self.version);
         if len > 0 {
             let last = ((off + len - 1) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1);
@@ -97,11 +92,17 @@ impl Page {
             if first == last {
                 // A small write (a ring slot, a register-sized store).
                 incr(&self.lines[last]);
-                return;
+            } else {
+                self.bump_lines(first, last);
             }
-            for l in &self.lines[first..=last] {
-                incr(l);
-            }
+        }
+    }
+
+    /// The line counters of a write spanning lines `first..=last`.
+    #[inline(never)]
+    fn bump_lines(&self, first: usize, last: usize) {
+        for l in &self.lines[first..=last] {
+            incr(l);
         }
     }
 
@@ -109,6 +110,17 @@ impl Page {
     fn bump_all(&self) {
         self.bump(0, PAGE_SIZE as usize);
     }
+}
+
+/// Advances a page's modification counter (see [`Page::bump`]). Only a
+/// holder of the page lock changes the counters, and the lock orders the
+/// holders, so a plain load and store is an increment: no locked
+/// read-modify-write per counter (nine of them for an 8 KiB write, on
+/// every chunk a Q7 kernel writes). Lock-free readers only compare what
+/// they load.
+#[inline]
+fn incr(c: &AtomicU64) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
 }
 
 /// Hasher of page indices: one multiply (Fibonacci hashing), so a page
