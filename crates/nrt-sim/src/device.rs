@@ -114,6 +114,7 @@ impl RingMemory for Shared {
 }
 
 impl Shared {
+    #[inline]
     fn arc(&self) -> Arc<Shared> {
         // `me` points at the Arc that owns `self`, which is alive while
         // `&self` is.

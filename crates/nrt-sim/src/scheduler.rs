@@ -281,7 +281,14 @@ impl Scheduler {
     /// in order; tasks submitted meanwhile queue behind it, so the order
     /// is the FIFO order of popping one task at a time.
     fn drain_here<R: Runner>(&self, runner: &impl Fn() -> Arc<R>) {
+        // A submit from a task this thread's drain runs (most of them)
+        // needs no try at the drain lock: its drainer is an outer frame.
+        let me = self as *const Scheduler as usize;
+        if DRAINING.with(std::cell::Cell::get) == me {
+            return;
+        }
         let Ok(mut batch) = self.drain.try_lock() else { return };
+        let _draining = DrainingMark::set(me);
         let runner = runner();
         let mut slices = 0u64;
         loop {
@@ -446,6 +453,28 @@ std::thread_local! {
     /// Whether this thread is a worker running a task (it looks at the
     /// queue again when the task ends, so its own submits need no wake).
     static IN_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The address of the deterministic scheduler whose drain lock this
+    /// thread holds (0: none; see [`DrainingMark`]).
+    static DRAINING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the calling thread as the drainer of one deterministic scheduler
+/// for as long as it lives (also when a task unwinds): a submit to that
+/// scheduler from a task of the drain leaves the task to the drain without
+/// trying the drain lock. A submit to another scheduler is not affected;
+/// the mark of an outer drain comes back when an inner one ends.
+struct DrainingMark(usize);
+
+impl DrainingMark {
+    fn set(scheduler: usize) -> DrainingMark {
+        DrainingMark(DRAINING.with(|d| d.replace(scheduler)))
+    }
+}
+
+impl Drop for DrainingMark {
+    fn drop(&mut self) {
+        DRAINING.with(|d| d.set(self.0));
+    }
 }
 
 /// Something that owns a scheduler (so a worker can find it again).
@@ -570,6 +599,48 @@ mod tests {
             assert_eq!(c.ran.lock().unwrap().as_slice(), &want, "drain limit {limit}");
             c.scheduler.shutdown();
         }
+    }
+
+    /// A deterministic scheduler whose tasks submit a task to another
+    /// deterministic scheduler (`other`), recording what ran.
+    struct Outer {
+        scheduler: Scheduler,
+        other: Arc<Probe>,
+        ran: Mutex<Vec<Task>>,
+    }
+
+    impl HasScheduler for Outer {
+        fn scheduler(&self) -> &Scheduler {
+            &self.scheduler
+        }
+    }
+
+    impl Runner for Outer {
+        fn run(self: &Arc<Self>, task: Task) {
+            self.ran.lock().unwrap().push(task);
+            if let Task::Engine(c, _) = task {
+                // A nested submit to this scheduler waits for the drain;
+                // one to the other scheduler drains there and then.
+                self.scheduler.submit(|| self.clone(), Task::Dma(c, 0));
+                let before = self.other.ran.lock().unwrap().len();
+                self.other.scheduler.submit(|| self.other.clone(), Task::Dma(c, 1));
+                assert_eq!(self.other.ran.lock().unwrap().len(), before + 1, "the other scheduler's task ran inside the submit");
+                assert_eq!(self.ran.lock().unwrap().last(), Some(&task), "this scheduler's own task waits for its drain");
+            }
+        }
+    }
+
+    #[test]
+    fn a_drainer_leaves_only_its_own_schedulers_nested_submits_to_the_drain() {
+        let other = probe(true);
+        other.release.store(true, Ordering::Release);
+        let o = Arc::new(Outer { scheduler: Scheduler::new(true, 1, DETERMINISTIC_DRAIN_LIMIT), other: other.clone(), ran: Mutex::new(Vec::new()) });
+        o.scheduler.submit(|| o.clone(), Task::Engine(0, 0));
+        o.scheduler.submit(|| o.clone(), Task::Engine(1, 0));
+        assert_eq!(o.ran.lock().unwrap().as_slice(), &[Task::Engine(0, 0), Task::Dma(0, 0), Task::Engine(1, 0), Task::Dma(1, 0)]);
+        let ran: Vec<Task> = other.ran.lock().unwrap().iter().map(|(t, _)| *t).collect();
+        assert_eq!(ran, [Task::Dma(0, 1), Task::Dma(1, 1)]);
+        assert_eq!(DRAINING.with(std::cell::Cell::get), 0, "the mark ends with the drain");
     }
 
     fn wait_ran(p: &Probe, n: usize) {

@@ -122,9 +122,11 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
         core.observe(end);
         if tx.last {
             // The trace ring of the queue's DMA engine (queue 0 of its block).
+            // The record is only built when that ring is bound (it rarely is).
             let dma_engine = (qi / dev.arch.queues_per_dma_engine.max(1) as usize) as u8;
-            let rec = crate::nq::record::dma(qi as u16, regs.tx_head, bytes, end);
-            dev.push_record(core, dma_engine, NqType::TraceDma, rec);
+            let head = regs.tx_head;
+            let ring_memory: &Shared = dev;
+            core.with_nq(dma_engine, NqType::TraceDma, |nq| nq.push(ring_memory, crate::nq::record::dma(qi as u16, head, bytes, end)));
             if let Some(s) = regs.config.completion_semaphore.filter(|&s| s < core.sync.semaphores()) {
                 core.sync.add_sem(s, 1, end);
                 completed.0 = Some(s);
