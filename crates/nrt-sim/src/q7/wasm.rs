@@ -19,9 +19,24 @@ const CACHE_LIMIT: usize = 64;
 
 struct Shared {
     engine: Engine,
-    /// Invocations running (the ticker sleeps while this is 0).
-    running: Mutex<usize>,
+    ticker: Mutex<TickerState>,
+    /// Wakes the ticker while [`TickerState::waiting`].
     wake: Condvar,
+}
+
+/// What the epoch ticker goes by.
+#[derive(Debug, Default)]
+struct TickerState {
+    /// Invocations running.
+    running: usize,
+    /// Invocations started so far (wrapping): the ticker keeps ticking
+    /// through a tick period in which any started, so back-to-back ops
+    /// (each invocation takes `running` from 0 to 1 in deterministic
+    /// mode) do not wake it with a system call each time.
+    starts: u64,
+    /// The ticker is waiting on [`Shared::wake`]; only then does a start
+    /// notify it (a notify is a system call even with no one waiting).
+    waiting: bool,
 }
 
 static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
@@ -40,7 +55,7 @@ fn shared() -> Result<&'static Shared, String> {
                 c.profiler(wasmtime::ProfilingStrategy::PerfMap);
             }
             Engine::new(&c)
-                .map(|engine| Shared { engine, running: Mutex::new(0), wake: Condvar::new() })
+                .map(|engine| Shared { engine, ticker: Mutex::new(TickerState::default()), wake: Condvar::new() })
                 .map_err(|e| format!("cannot create the wasm engine: {e}"))
         })
         .as_ref()
@@ -54,21 +69,23 @@ pub fn engine() -> Result<&'static Engine, String> {
 
 /// Marks one invocation running while the guard lives; the ticker thread
 /// (one per process, started on first use) advances the epoch every
-/// [`EPOCH_TICK_MS`] only while some invocation runs.
+/// [`EPOCH_TICK_MS`] while some invocation runs (and through one more tick
+/// after the last one started), and waits otherwise.
 pub struct Running(&'static Shared);
 
 impl Running {
     /// Starts counting one invocation.
     pub fn start() -> Result<Running, String> {
         let s = shared()?;
-        let mut n = s.running.lock().unwrap_or_else(|e| e.into_inner());
-        *n += 1;
-        // The ticker only waits while nothing runs; a notify is a system
-        // call even with no one waiting, and this runs per invocation.
-        if *n == 1 {
+        let mut st = s.ticker.lock().unwrap_or_else(|e| e.into_inner());
+        st.running += 1;
+        st.starts = st.starts.wrapping_add(1);
+        // This runs per invocation: notify (a system call) only a ticker
+        // that waits.
+        if st.waiting {
             s.wake.notify_all();
         }
-        drop(n);
+        drop(st);
         TICKER.get_or_init(|| {
             let spawned = std::thread::Builder::new().name("nrt-sim-q7-epoch".into()).spawn(move || ticker(s));
             if spawned.is_err() {
@@ -83,18 +100,23 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let mut n = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
-        *n = n.saturating_sub(1);
+        let mut st = self.0.ticker.lock().unwrap_or_else(|e| e.into_inner());
+        st.running = st.running.saturating_sub(1);
     }
 }
 
 fn ticker(s: &'static Shared) {
+    let mut seen = 0u64;
     loop {
         {
-            let mut n = s.running.lock().unwrap_or_else(|e| e.into_inner());
-            while *n == 0 {
-                n = s.wake.wait(n).unwrap_or_else(|e| e.into_inner());
+            let mut st = s.ticker.lock().unwrap_or_else(|e| e.into_inner());
+            // Idle for a whole tick: nothing runs and nothing started.
+            while st.running == 0 && st.starts == seen {
+                st.waiting = true;
+                st = s.wake.wait(st).unwrap_or_else(|e| e.into_inner());
             }
+            st.waiting = false;
+            seen = st.starts;
         }
         std::thread::sleep(Duration::from_millis(EPOCH_TICK_MS));
         s.engine.increment_epoch();
