@@ -100,6 +100,7 @@ pub mod record {
     }
 
     /// An infer-status record (START, END, CUSTOM) of an engine event.
+    #[inline]
     pub fn infer_status(engine: u8, event: EngineEvent, subtype: RuntimeSubtype, sub_id: u16, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
         let kind = NotificType::for_engine(nq_engine(engine), event);
         let mut r = NotificationRecord::infer_status(kind, subtype, sub_id, (pc & 0xF_FFFF) as u32, ts);
@@ -109,6 +110,7 @@ pub mod record {
 
     /// An explicit (NOTIFY) record of `engine` with a raw runtime subtype
     /// and custom sub-id.
+    #[inline]
     pub fn explicit(engine: u8, subtype: u16, sub_id: u16, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
         let kind = NotificType::for_engine(nq_engine(engine), EngineEvent::Explicit);
         bytes(NotificationRecord {

@@ -160,12 +160,22 @@ impl Scheduler {
         t
     }
 
+    /// This scheduler's identity in the thread-local drain mark.
+    fn address(&self) -> usize {
+        self as *const Scheduler as usize
+    }
+
     /// Queues a task and makes sure someone runs it. `runner` hands out
     /// the owning handle of the runner; it is only called when this call
     /// has to run the queue itself or start a worker (a submit from inside
     /// a running task, the common case, needs neither).
     pub fn submit<R: Runner>(&self, runner: impl Fn() -> Arc<R>, task: Task) {
         if self.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        // A task of this thread's deterministic drain hands its first
+        // submit straight to the drain (see `NEXT`), without the queue.
+        if self.deterministic && DRAIN.with(|d| d.hand_over(self.address(), task)) {
             return;
         }
         let wake = {
@@ -283,8 +293,8 @@ impl Scheduler {
     fn drain_here<R: Runner>(&self, runner: &impl Fn() -> Arc<R>) {
         // A submit from a task this thread's drain runs (most of them)
         // needs no try at the drain lock: its drainer is an outer frame.
-        let me = self as *const Scheduler as usize;
-        if DRAINING.with(std::cell::Cell::get) == me {
+        let me = self.address();
+        if DRAIN.with(|d| d.scheduler.get()) == me {
             return;
         }
         let Ok(mut batch) = self.drain.try_lock() else { return };
@@ -292,7 +302,24 @@ impl Scheduler {
         let runner = runner();
         let mut slices = 0u64;
         loop {
-            {
+            // The task handed over by the last task's first submit comes
+            // before anything this thread queued after it: run alone when
+            // nothing is queued (no lock), else from the queue's front.
+            if let Some(t) = DRAIN.with(|d| d.next.take()) {
+                if self.pending.load(Ordering::Acquire) == 0 {
+                    runner.run(t);
+                    slices += 1;
+                    if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
+                        self.escalate(&mut batch, &runner);
+                        return;
+                    }
+                    continue;
+                }
+                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                q.push_front(t);
+                std::mem::swap(&mut *q, &mut *batch);
+                self.pending.store(0, Ordering::Release);
+            } else {
                 let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
                 if q.is_empty() {
                     // The drain is let go while the queue is still locked:
@@ -310,22 +337,30 @@ impl Scheduler {
                 runner.run(t);
                 slices += 1;
                 if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
-                    // The rest of the batch goes back in front of
-                    // whatever was submitted meanwhile, for the worker.
-                    {
-                        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                        while let Some(t) = batch.pop_back() {
-                            q.push_front(t);
-                        }
-                        self.pending.store(q.len(), Ordering::Release);
-                    }
-                    drop(batch);
-                    self.ensure_workers(&runner);
-                    self.ready.notify_one();
+                    self.escalate(&mut batch, &runner);
                     return;
                 }
             }
         }
+    }
+
+    /// A runaway deterministic drain gives up lockstep: what it has not
+    /// run yet (the rest of `batch`, then the handed-over task) goes back
+    /// in front of whatever was submitted meanwhile, for the worker.
+    #[cold]
+    fn escalate<R: Runner>(&self, batch: &mut VecDeque<Task>, runner: &Arc<R>) {
+        {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(t) = DRAIN.with(|d| d.next.take()) {
+                q.push_front(t);
+            }
+            while let Some(t) = batch.pop_back() {
+                q.push_front(t);
+            }
+            self.pending.store(q.len(), Ordering::Release);
+        }
+        self.ensure_workers(runner);
+        self.ready.notify_one();
     }
 
     /// Worker threads this scheduler runs at most (an escalated
@@ -453,27 +488,60 @@ std::thread_local! {
     /// Whether this thread is a worker running a task (it looks at the
     /// queue again when the task ends, so its own submits need no wake).
     static IN_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// The address of the deterministic scheduler whose drain lock this
-    /// thread holds (0: none; see [`DrainingMark`]).
-    static DRAINING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// This thread's deterministic drain (see [`DrainState`]).
+    static DRAIN: DrainState = const { DrainState { scheduler: std::cell::Cell::new(0), next: std::cell::Cell::new(None) } };
+}
+
+/// What a thread draining a deterministic scheduler keeps (one access to
+/// the thread-local per submit).
+struct DrainState {
+    /// The address of the scheduler whose drain lock this thread holds (0:
+    /// none; see [`DrainingMark`]).
+    scheduler: std::cell::Cell<usize>,
+    /// The first task a task of that drain submitted since the drain last
+    /// looked (later ones go through the queue): the drain runs it next,
+    /// without the queue's lock when nothing else is queued. Most tasks
+    /// submit at most one (a sequencer's DMA doorbell, a DMA completion's
+    /// wake), so most of a lockstep execution never touches the queue.
+    next: std::cell::Cell<Option<Task>>,
+}
+
+impl DrainState {
+    /// Takes `task` for the drain of `scheduler` if this thread runs that
+    /// drain and holds no handed-over task yet.
+    #[inline]
+    fn hand_over(&self, scheduler: usize, task: Task) -> bool {
+        if self.scheduler.get() != scheduler || self.next.get().is_some() {
+            return false;
+        }
+        self.next.set(Some(task));
+        true
+    }
 }
 
 /// Marks the calling thread as the drainer of one deterministic scheduler
 /// for as long as it lives (also when a task unwinds): a submit to that
 /// scheduler from a task of the drain leaves the task to the drain without
-/// trying the drain lock. A submit to another scheduler is not affected;
-/// the mark of an outer drain comes back when an inner one ends.
-struct DrainingMark(usize);
+/// trying the drain lock (the first through [`DrainState::next`]). A
+/// submit to another scheduler is not affected; the mark and the
+/// handed-over task of an outer drain come back when an inner one ends.
+struct DrainingMark(usize, Option<Task>);
 
 impl DrainingMark {
+    #[inline]
     fn set(scheduler: usize) -> DrainingMark {
-        DrainingMark(DRAINING.with(|d| d.replace(scheduler)))
+        let outer = DRAIN.with(|d| d.scheduler.replace(scheduler));
+        DrainingMark(outer, DRAIN.with(|d| d.next.take()))
     }
 }
 
 impl Drop for DrainingMark {
+    #[inline]
     fn drop(&mut self) {
-        DRAINING.with(|d| d.set(self.0));
+        DRAIN.with(|d| {
+            d.scheduler.set(self.0);
+            d.next.set(self.1);
+        });
     }
 }
 
@@ -640,7 +708,7 @@ mod tests {
         assert_eq!(o.ran.lock().unwrap().as_slice(), &[Task::Engine(0, 0), Task::Dma(0, 0), Task::Engine(1, 0), Task::Dma(1, 0)]);
         let ran: Vec<Task> = other.ran.lock().unwrap().iter().map(|(t, _)| *t).collect();
         assert_eq!(ran, [Task::Dma(0, 1), Task::Dma(1, 1)]);
-        assert_eq!(DRAINING.with(std::cell::Cell::get), 0, "the mark ends with the drain");
+        assert_eq!(DRAIN.with(|d| (d.scheduler.get(), d.next.get())), (0, None), "the mark ends with the drain");
     }
 
     fn wait_ran(p: &Probe, n: usize) {
