@@ -49,7 +49,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 /// Default task slices one deterministic drain runs before handing the
@@ -175,8 +175,18 @@ impl Scheduler {
         }
         // A task of this thread's deterministic drain hands its first
         // submit straight to the drain (see `NEXT`), without the queue.
-        if self.deterministic && DRAIN.with(|d| d.hand_over(self.address(), task)) {
-            return;
+        if self.deterministic && !self.escalated.load(Ordering::Acquire) {
+            if DRAIN.with(|d| d.hand_over(self.address(), task)) {
+                return;
+            }
+            // Nothing queued and nobody draining: this thread drains, from
+            // this task, without queueing it first.
+            if self.pending.load(Ordering::Acquire) == 0
+                && let Ok(batch) = self.drain.try_lock()
+            {
+                self.drain_locked(batch, &runner, Some(task));
+                return;
+            }
         }
         let wake = {
             let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -297,8 +307,16 @@ impl Scheduler {
         if DRAIN.with(|d| d.scheduler.get()) == me {
             return;
         }
-        let Ok(mut batch) = self.drain.try_lock() else { return };
-        let _draining = DrainingMark::set(me);
+        let Ok(batch) = self.drain.try_lock() else { return };
+        self.drain_locked(batch, runner, None);
+    }
+
+    /// [`Scheduler::drain_here`] once the drain lock is taken (`batch` is
+    /// its guard), starting with `first` if given (a task that was never
+    /// queued: nothing was queued before it).
+    fn drain_locked<R: Runner>(&self, mut batch: MutexGuard<'_, VecDeque<Task>>, runner: &impl Fn() -> Arc<R>, first: Option<Task>) {
+        let _draining = DrainingMark::set(self.address());
+        DRAIN.with(|d| d.next.set(first));
         let runner = runner();
         let mut slices = 0u64;
         loop {
