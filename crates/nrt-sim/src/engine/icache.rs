@@ -9,8 +9,11 @@
 //! read from; a lookup first checks that stamp (one atomic load per page),
 //! so any write to those pages (host, DMA, another engine) since the fetch
 //! is seen before the next record of the block executes, exactly as an
-//! uncached fetch would see it. Memory that cannot be stamped (a register
-//! window) is re-read on every lookup.
+//! uncached fetch would see it. When the pages changed, the versions of
+//! the block's own 1 KiB lines decide: writes elsewhere on the pages (a
+//! small tensor the allocator put beside the program) keep the block
+//! ([`Stamp::revalidate`]), a write into its lines refetches it. Memory
+//! that cannot be stamped (a register window) is re-read on every lookup.
 
 use crate::device::Shared;
 use crate::engine::record::{RECORD_BYTES, Record};
@@ -170,6 +173,14 @@ impl Block {
     fn fresh(&self) -> bool {
         self.stamp.as_ref().is_some_and(Stamp::is_current)
     }
+
+    /// [`Block::fresh`], or made fresh again when the writes to its pages
+    /// since the fetch all lay outside the block's own lines (a small
+    /// tensor next to the program, written every execution): the decodes
+    /// stay and nothing is fetched.
+    fn fresh_or_revalidated(&mut self) -> bool {
+        self.stamp.as_mut().is_some_and(|s| s.is_current() || s.revalidate())
+    }
 }
 
 /// Where a looked-up record sits in the cache (valid until the next
@@ -262,7 +273,7 @@ impl InstrCache {
             self.blocks.iter().position(|b| b.holds(base, pc))
         };
         let i = match hit {
-            Some(i) if self.blocks[i].fresh() => i,
+            Some(i) if self.blocks[i].fresh_or_revalidated() => i,
             Some(i) => {
                 self.fill(i, dev, base, count, pc)?;
                 i
@@ -352,9 +363,18 @@ mod tests {
         // A write into the program is seen at the next lookup.
         dev.write(at.offset(5 * 64), &build::exit()).unwrap();
         assert!(c.get(&shared, at, 200, 5).unwrap().exit);
-        // A write elsewhere on the same page also refetches, with the same result.
+        // A write elsewhere on the same page (another line) keeps the
+        // block: no hit until revalidated, then the decodes are still there.
+        assert!(c.get(&shared, at, 200, 7).is_some());
         dev.write(at.offset(150 * 64 + 16), &[0u8; 4]).unwrap();
+        assert!(c.hit(at, 7).is_none(), "the page changed: the fast path declines");
         assert_eq!(c.get(&shared, at, 200, 6).unwrap().instr, Instruction::decode(&build::write(0x1000 + 24, 6)));
+        assert!(c.hit(at, 7).is_some(), "not refetched: pc 7's decode was kept");
+        // A write into the block's own lines refetches it.
+        dev.write(at.offset(7 * 64), &build::exit()).unwrap();
+        assert!(c.get(&shared, at, 200, 6).is_some());
+        assert!(c.hit(at, 7).is_none(), "refetched: only pc 6 is decoded again");
+        assert!(c.get(&shared, at, 200, 7).unwrap().exit);
         // Past the end of memory: no entry.
         let end = DeviceAddr(shared.info.hbm[0].base.get() + shared.info.hbm[0].size - 64);
         assert!(c.get(&shared, end, 2, 1).is_none());

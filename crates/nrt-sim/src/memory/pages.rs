@@ -83,9 +83,10 @@ impl Page {
 
     /// Marks a modification of `len` bytes at `off`; called with the page
     /// lock held.
+    /// The lines go first: a lock-free reader that sees the new page
+    /// version must see the line counters moved too ([`Stamp::revalidate`]).
     #[inline]
     fn bump(&self, off: usize, len: usize) {
-        incr(&self.version);
         if len > 0 {
             let last = ((off + len - 1) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1);
             let first = (off / LINE_SIZE as usize).min(last);
@@ -96,6 +97,7 @@ impl Page {
                 self.bump_lines(first, last);
             }
         }
+        incr(&self.version);
     }
 
     /// The line counters of a write spanning lines `first..=last`.
@@ -145,11 +147,46 @@ impl Hasher for PageIndexHasher {
 type PageTable = HashMap<u64, Arc<Page>, BuildHasherDefault<PageIndexHasher>>;
 
 /// The page versions a read observed (at most two pages: stamped reads are
-/// at most one page long). [`Stamp::is_current`] says whether every one of
-/// those pages is still unmodified.
+/// at most one page long), and the versions of the lines it read within
+/// each. [`Stamp::is_current`] says whether every one of those pages is
+/// still unmodified; [`Stamp::revalidate`] whether the bytes read are,
+/// when something else on their pages was written.
 #[derive(Clone, Debug, Default)]
 pub struct Stamp {
     pages: [Option<(Arc<Page>, u64)>; 2],
+    lines: [Option<LineStamp>; 2],
+}
+
+/// Most lines of one page a [`Stamp`] records one by one (an instruction
+/// block of 4 KiB spans at most five); a read over more lines of a page is
+/// revalidated by its page version only.
+const STAMP_LINES: usize = 8;
+
+/// The versions of the lines `first..first + n` of a page, as a read saw
+/// them.
+#[derive(Clone, Copy, Debug, Default)]
+struct LineStamp {
+    first: usize,
+    n: usize,
+    versions: [u64; STAMP_LINES],
+}
+
+impl LineStamp {
+    /// The line versions of `page` over bytes `po..po + n` (n > 0), read
+    /// under the page lock; `None` for more than [`STAMP_LINES`] lines.
+    fn of(page: &Page, po: usize, n: usize) -> Option<LineStamp> {
+        let first = po / LINE_SIZE as usize;
+        let last = (po + n - 1) / LINE_SIZE as usize;
+        let n = last - first + 1;
+        if n > STAMP_LINES {
+            return None;
+        }
+        let mut versions = [0; STAMP_LINES];
+        for (v, l) in versions.iter_mut().zip(&page.lines[first..=last]) {
+            *v = l.load(Ordering::Acquire);
+        }
+        Some(LineStamp { first, n, versions })
+    }
 }
 
 impl Stamp {
@@ -157,6 +194,38 @@ impl Stamp {
     #[inline]
     pub fn is_current(&self) -> bool {
         self.pages.iter().flatten().all(|(p, v)| p.version.load(Ordering::Acquire) == *v)
+    }
+
+    /// Whether the bytes the read returned are still what their pages
+    /// hold, although the pages were modified: true if every modification
+    /// since the read lay on other lines of those pages, and then the
+    /// stamp takes the pages' current versions (so [`Stamp::is_current`]
+    /// holds again until the next write to them). A small tensor or ring
+    /// placed on an instruction stream's page is written every execution;
+    /// this keeps the stream's decodes.
+    ///
+    /// Sound because a writer bumps the lines it touches before the page's
+    /// version (see `Page::bump`): a page version loaded here that counts
+    /// a write makes that write's line bump visible to the line loads that
+    /// follow it.
+    pub fn revalidate(&mut self) -> bool {
+        for (page, lines) in self.pages.iter_mut().zip(&self.lines) {
+            let Some((p, v)) = page else { continue };
+            let now = p.version.load(Ordering::Acquire);
+            if now == *v {
+                continue;
+            }
+            let Some(ls) = lines else { return false };
+            if p.detached.load(Ordering::Acquire) {
+                return false;
+            }
+            let same = p.lines[ls.first..ls.first + ls.n].iter().zip(&ls.versions).all(|(l, want)| l.load(Ordering::Acquire) == *want);
+            if !same {
+                return false;
+            }
+            *v = now;
+        }
+        true
     }
 }
 
@@ -475,6 +544,7 @@ impl SparsePages {
             let g = p.lock();
             copy_bytes(&mut buf[bo..bo + n], &g[po..po + n]);
             let v = p.version.load(Ordering::Acquire);
+            stamp.lines[k] = if n > 0 { LineStamp::of(&p, po, n) } else { None };
             drop(g);
             stamp.pages[k] = Some((p, v));
             k += 1;
@@ -636,6 +706,63 @@ mod tests {
         m.clear();
         assert!(!s.is_current(), "clear");
         assert!(m.read_stamped(0, &mut vec![0u8; PAGE_SIZE as usize + 1]).is_none());
+    }
+
+    #[test]
+    fn stamps_revalidate_when_only_other_lines_changed() {
+        let m = SparsePages::new(4 * PAGE_SIZE);
+        let mut b = [0u8; 64];
+        // Line 63 of page 0 and line 0 of page 1.
+        let mut s = m.read_stamped(PAGE_SIZE - 32, &mut b).unwrap();
+        m.write(100, &[1; 8]);
+        assert!(!s.is_current(), "the first page changed");
+        assert!(s.revalidate(), "on another line");
+        assert!(s.is_current(), "revalidating takes the new version");
+        m.write(PAGE_SIZE + 2 * LINE_SIZE, &[1; 8]);
+        assert!(s.revalidate(), "another line of the second page");
+        m.write(PAGE_SIZE + LINE_SIZE - 1, &[1; 2]);
+        assert!(!s.revalidate(), "a write starting in the stamped line 0 of the second page");
+        let mut s = m.read_stamped(0, &mut b).unwrap();
+        m.fill(LINE_SIZE - 4, 8, 9);
+        assert!(!s.revalidate(), "a fill reaching into line 0");
+        // Too many lines to recheck one by one: only the page version.
+        let mut s = m.read_stamped(2 * PAGE_SIZE, &mut vec![0u8; 16 * LINE_SIZE as usize]).unwrap();
+        m.write(3 * PAGE_SIZE - 8, &[1; 8]);
+        assert!(!s.revalidate(), "a 16-line stamp is page-granular");
+        let mut s = m.read_stamped(0, &mut b).unwrap();
+        m.clear();
+        assert!(!s.revalidate(), "clear drops the page");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// After any writes, a stamp revalidates exactly when none of them
+        /// touched a line the read covered, and then the bytes it read are
+        /// still the memory's.
+        #[test]
+        fn revalidation_is_exact_at_line_granularity(
+            start in 0u64..2 * PAGE_SIZE, len in 1u64..4096,
+            writes in proptest::collection::vec((0u64..3 * PAGE_SIZE, 1u64..3000), 0..4),
+        ) {
+            let m = SparsePages::new(4 * PAGE_SIZE);
+            m.write(0, &(0..3 * PAGE_SIZE).map(|i| (i * 7 % 251) as u8).collect::<Vec<_>>());
+            let mut read = vec![0u8; len as usize];
+            let mut s = m.read_stamped(start, &mut read).unwrap();
+            let line = |a: u64| a / LINE_SIZE;
+            let mut touched = false;
+            for (off, n) in writes {
+                let n = n.min(4 * PAGE_SIZE - off);
+                m.write(off, &vec![0xEE; n as usize]);
+                touched |= line(off) <= line(start + len - 1) && line(off + n - 1) >= line(start);
+            }
+            prop_assert_eq!(s.revalidate(), !touched);
+            if !touched {
+                let mut now = vec![0u8; len as usize];
+                m.read(start, &mut now);
+                prop_assert_eq!(now, read);
+                prop_assert!(s.is_current());
+            }
+        }
     }
 
     #[test]
