@@ -838,6 +838,9 @@ pub(crate) fn hands_off_work(instr: &Instruction) -> bool {
 fn wake_changed(dev: &Shared, core: &Core, by: EngineId, changes: &Changes, reset: Option<Change>) {
     let with_reset;
     let all = match reset {
+        // A CTRL_ER without synchronisation (the common reset): its range
+        // alone, without copying the record's list.
+        Some(r) if changes.is_empty() => return dev.wake_all_of(core, &[r], Some(by.index())),
         Some(r) => {
             let mut c = *changes;
             c.push(r);
