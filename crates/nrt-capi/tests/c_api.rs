@@ -330,8 +330,13 @@ fn async_api_bench() {
     let dir = scratch("async-bench");
     let neff = copy_neff(&dir);
     let exe = build("async_api", &dir, false);
-    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("bench"), Path::new("20000"), Path::new("8"), Path::new("3")], &[]);
-    println!("{out}");
+    // Both simulator modes, as `nrt bench --mode async` reports them.
+    for (mode, env) in [("pool", &[][..]), ("deterministic", &[("NEURON_SIM_DETERMINISTIC", "1")][..])] {
+        let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("bench"), Path::new("20000"), Path::new("8"), Path::new("3")], env);
+        for line in out.lines().filter(|l| l.starts_with("pattern=")) {
+            println!("sim={mode} {line}");
+        }
+    }
 }
 
 #[test]
