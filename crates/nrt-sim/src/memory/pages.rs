@@ -311,6 +311,14 @@ impl PinnedRange {
         if at.checked_add(N).is_none_or(|end| end > self.len) {
             return None;
         }
+        self.copy_array_locked(at, out, |p| p.version.load(Ordering::Acquire))
+    }
+
+    /// Copies the `N` bytes at `at` (in range: the caller checked) into
+    /// `out` under the page lock and returns `version` of the page, read
+    /// under the same lock; `None` if the page was dropped.
+    #[inline]
+    fn copy_array_locked<const N: usize>(&self, at: usize, out: &mut [u8; N], version: impl FnOnce(&Page) -> u64) -> Option<u64> {
         let g = self.page.lock();
         if self.page.detached.load(Ordering::Acquire) {
             return None;
@@ -318,7 +326,7 @@ impl PinnedRange {
         let o = self.start + at;
         let src = g.get(o..o + N).and_then(|d| <&[u8; N]>::try_from(d).ok())?;
         *out = *src;
-        Some(self.page.version.load(Ordering::Acquire))
+        Some(version(&self.page))
     }
 
     /// [`PinnedRange::read_array`] returning the version of the line the
@@ -333,14 +341,7 @@ impl PinnedRange {
         if line != (self.start + end - 1) / LINE_SIZE as usize {
             return None;
         }
-        let g = self.page.lock();
-        if self.page.detached.load(Ordering::Acquire) {
-            return None;
-        }
-        let o = self.start + at;
-        let src = g.get(o..o + N).and_then(|d| <&[u8; N]>::try_from(d).ok())?;
-        *out = *src;
-        Some(self.page.lines[line].load(Ordering::Acquire))
+        self.copy_array_locked(at, out, |p| p.lines[line].load(Ordering::Acquire))
     }
 
     /// The page's modification counter (see [`Stamp`]): while it reads
