@@ -330,11 +330,16 @@ fn async_api_bench() {
     let dir = scratch("async-bench");
     let neff = copy_neff(&dir);
     let exe = build("async_api", &dir, false);
-    // Both simulator modes, as `nrt bench --mode async` reports them.
+    // Both simulator modes, as `nrt bench --mode async` reports them; each
+    // pattern in its own process, the three alternating over three rounds.
     for (mode, env) in [("pool", &[][..]), ("deterministic", &[("NEURON_SIM_DETERMINISTIC", "1")][..])] {
-        let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("bench"), Path::new("20000"), Path::new("8"), Path::new("3")], env);
-        for line in out.lines().filter(|l| l.starts_with("pattern=")) {
-            println!("sim={mode} {line}");
+        for _ in 0..3 {
+            for pattern in ["xu", "batch", "poll"] {
+                let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("bench"), Path::new("20000"), Path::new("8"), Path::new(pattern)], env);
+                for line in out.lines().filter(|l| l.starts_with("pattern=")) {
+                    println!("sim={mode} {line}");
+                }
+            }
         }
     }
 }
