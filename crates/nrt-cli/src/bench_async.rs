@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 pub struct AsyncReport {
     /// Timed executions.
     pub iterations: u64,
+    /// Untimed executions before them.
+    pub warmup: u64,
     /// Requests kept queued.
     pub depth: u64,
     /// Executions per second, first schedule to last completion.
@@ -43,6 +45,7 @@ impl AsyncReport {
         serde_json::json!({
             "mode": "async",
             "iterations": self.iterations,
+            "warmup": self.warmup,
             "depth": self.depth,
             "executions_per_s": self.executions_per_s,
             "gap_us": self.gap_us,
@@ -75,10 +78,22 @@ pub(crate) fn device_io(loaded: &Loaded, vnc: u32) -> Result<(TensorSet, TensorS
     Ok((ins, outs))
 }
 
-/// Runs `warmup` then `iterations` executions of the model at `path` with
-/// `depth` queued.
-pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<(AsyncReport, Loaded)> {
-    if iterations < 2 {
+/// Warm-up of an async run when none is given: at least this long...
+pub const DEFAULT_WARMUP_TIME: Duration = Duration::from_millis(100);
+/// ...and at least this many executions. The first ~100 ms after the
+/// execution unit's worker starts run slower (README), and a figure that
+/// includes them says little about the steady state.
+pub const DEFAULT_WARMUP_MIN: u64 = 50;
+/// Timed executions when none are given: at least this many...
+pub const DEFAULT_ITERATIONS_MIN: u64 = 1000;
+/// ...and about this long at the rate the warm-up ran.
+pub const DEFAULT_TIMED: Duration = Duration::from_millis(200);
+
+/// Runs a warm-up, then the timed executions, of the model at `path` with
+/// `depth` queued. `warmup` and `iterations` default to the time-based
+/// amounts above (`None`); the report gives the counts that ran.
+pub fn measure(path: &Path, iterations: Option<u64>, warmup: Option<u64>, depth: u64) -> Result<(AsyncReport, Loaded)> {
+    if iterations.is_some_and(|n| n < 2) {
         bail!("--iterations must be at least 2 in async mode (a gap needs two completions)");
     }
     if !(1..=nrt::xu::queue::MAX_CAPACITY).contains(&depth) {
@@ -90,8 +105,8 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<
     let vnc = model.vnc;
     let (ins, outs) = device_io(&loaded, vnc)?;
     let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth });
-    let total = warmup + iterations;
-    let stamps = Arc::new(Mutex::new(Vec::with_capacity(total as usize)));
+    let guess = warmup.unwrap_or(DEFAULT_WARMUP_MIN) + iterations.unwrap_or(DEFAULT_ITERATIONS_MIN);
+    let stamps = Arc::new(Mutex::new(Vec::with_capacity(guess as usize)));
     let failures = Arc::new(AtomicU64::new(0));
     {
         let (stamps, failures) = (stamps.clone(), failures.clone());
@@ -103,41 +118,26 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<
         }))
         .map_err(|e| anyhow!("{e}"))?;
     }
-    let mut outstanding = std::collections::VecDeque::with_capacity(depth as usize);
-    let mut issued = 0u64;
-    let mut start = Instant::now();
-    while issued < total || !outstanding.is_empty() {
-        if issued == warmup && outstanding.is_empty() {
-            start = Instant::now();
-        }
-        let warm_boundary = issued == warmup && !outstanding.is_empty();
-        if issued < total && (outstanding.len() as u64) < depth && !warm_boundary {
-            match xus.schedule_execute(vnc, model.clone(), ins.clone(), outs.clone(), 0, None) {
-                Ok(seq) => {
-                    outstanding.push_back(seq);
-                    issued += 1;
-                    continue;
-                }
-                Err(e) if e.status == NrtStatus::QueueFull => {}
-                Err(e) => bail!("schedule: {e}"),
-            }
-        }
-        // Queue full: sleep until half of it has completed, then refill
-        // (one wake-up per depth/2 executions keeps the submitting thread
-        // off the CPU the worker and the device need).
-        let batch = (outstanding.len() / 2).max(1);
-        if let Some(&target) = outstanding.get(batch - 1) {
-            if !xus.wait(target, Duration::from_secs(600)).map_err(|e| anyhow!("{e}"))? {
-                bail!("execution {target:#x} did not complete in 600 s");
-            }
-            while let Some(&s) = outstanding.front() {
-                if !xus.is_completed(s).map_err(|e| anyhow!("{e}"))? {
-                    break;
-                }
-                outstanding.pop_front();
-            }
-        }
+    let mut q = Pump { xus: &xus, vnc, model: &model, ins: &ins, outs: &outs, depth, outstanding: std::collections::VecDeque::with_capacity(depth as usize), issued: 0 };
+    let t0 = Instant::now();
+    q.run_until(|issued| match warmup {
+        Some(n) => issued >= n,
+        None => issued >= DEFAULT_WARMUP_MIN && t0.elapsed() >= DEFAULT_WARMUP_TIME,
+    })?;
+    let warmup = q.issued;
+    let iterations = iterations.unwrap_or_else(|| {
+        let rate = warmup as f64 / t0.elapsed().as_secs_f64().max(1e-9);
+        ((rate * DEFAULT_TIMED.as_secs_f64()) as u64).clamp(DEFAULT_ITERATIONS_MIN, 50_000_000)
+    });
+    let total = warmup + iterations;
+    {
+        // Nothing is in flight here: the worker pushes no stamp meanwhile.
+        let mut v = stamps.lock().unwrap_or_else(|e| e.into_inner());
+        let more = (total as usize).saturating_sub(v.len());
+        v.reserve(more);
     }
+    let start = Instant::now();
+    q.run_until(|issued| issued >= total)?;
     let elapsed = start.elapsed();
     let stamps = stamps.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let timed = stamps.get(warmup as usize..).unwrap_or(&[]);
@@ -152,6 +152,7 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<
     drop(xus);
     let report = AsyncReport {
         iterations,
+        warmup,
         depth,
         executions_per_s: iterations as f64 / elapsed.as_secs_f64(),
         gap_us,
@@ -163,14 +164,66 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, depth: u64) -> Result<
     Ok((report, loaded))
 }
 
+/// Keeps `depth` executions of one model queued on its compute unit.
+struct Pump<'a> {
+    xus: &'a Xus,
+    vnc: u32,
+    model: &'a Arc<nrt::model::LoadedModel>,
+    ins: &'a TensorSet,
+    outs: &'a TensorSet,
+    depth: u64,
+    outstanding: std::collections::VecDeque<u64>,
+    issued: u64,
+}
+
+impl Pump<'_> {
+    /// Schedules until `done(issued)` holds, then waits for everything
+    /// scheduled to complete (so a timed phase starts with an idle unit).
+    fn run_until(&mut self, mut done: impl FnMut(u64) -> bool) -> Result<()> {
+        loop {
+            let more = !done(self.issued);
+            if !more && self.outstanding.is_empty() {
+                return Ok(());
+            }
+            if more && (self.outstanding.len() as u64) < self.depth {
+                match self.xus.schedule_execute(self.vnc, self.model.clone(), self.ins.clone(), self.outs.clone(), 0, None) {
+                    Ok(seq) => {
+                        self.outstanding.push_back(seq);
+                        self.issued += 1;
+                        continue;
+                    }
+                    Err(e) if e.status == NrtStatus::QueueFull => {}
+                    Err(e) => bail!("schedule: {e}"),
+                }
+            }
+            // Queue full (or draining): sleep until half of it has
+            // completed, then refill (one wake-up per depth/2 executions
+            // keeps the submitting thread off the CPU the worker and the
+            // device need).
+            let batch = (self.outstanding.len() / 2).max(1);
+            if let Some(&target) = self.outstanding.get(batch - 1) {
+                if !self.xus.wait(target, Duration::from_secs(600)).map_err(|e| anyhow!("{e}"))? {
+                    bail!("execution {target:#x} did not complete in 600 s");
+                }
+                while let Some(&s) = self.outstanding.front() {
+                    if !self.xus.is_completed(s).map_err(|e| anyhow!("{e}"))? {
+                        break;
+                    }
+                    self.outstanding.pop_front();
+                }
+            }
+        }
+    }
+}
+
 /// `nrt bench --mode async`: prints the table, or the JSON object.
-pub fn bench(path: &Path, iterations: u64, warmup: u64, depth: u64, json: bool) -> Result<()> {
+pub fn bench(path: &Path, iterations: Option<u64>, warmup: Option<u64>, depth: u64, json: bool) -> Result<()> {
     let (r, loaded) = measure(path, iterations, warmup, depth)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r.to_json())?);
     } else {
         println!("nrt bench {} ({} inputs, {} outputs), simulated device, async execute", path.display(), loaded.inputs.len(), loaded.outputs.len());
-        println!("iterations {}, warm-up {}, depth {}", r.iterations, warmup, r.depth);
+        println!("iterations {}, warm-up {}, depth {}", r.iterations, r.warmup, r.depth);
         println!();
         println!("{:<34} {:>12.1}", "executions/s", r.executions_per_s);
         println!("{:<34} {:>12.3}", "mean gap between completions (us)", r.gap_us);
@@ -180,7 +233,7 @@ pub fn bench(path: &Path, iterations: u64, warmup: u64, depth: u64, json: bool) 
         println!("{:<34} {:>12}", "failed executions", r.failures);
     }
     if r.failures > 0 {
-        bail!("{} of {} executions failed", r.failures, r.iterations + warmup);
+        bail!("{} of {} executions failed", r.failures, r.iterations + r.warmup);
     }
     loaded.close()
 }
@@ -192,13 +245,21 @@ mod tests {
     #[test]
     fn async_bench_of_the_copy_example_reports_rate_and_gap() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/copy");
-        let (r, loaded) = measure(&dir, 40, 4, 8).unwrap();
-        assert_eq!((r.iterations, r.depth, r.failures), (40, 8, 0));
+        let (r, loaded) = measure(&dir, Some(40), Some(4), 8).unwrap();
+        assert_eq!((r.iterations, r.warmup, r.depth, r.failures), (40, 4, 8, 0));
         assert!(r.executions_per_s > 0.0 && r.gap_us > 0.0 && r.gap_p50_us >= 0.0);
         let j = r.to_json();
         assert!(j["executions_per_s"].as_f64().is_some() && j["gap_us"].as_f64().is_some());
         loaded.close().unwrap();
-        assert!(measure(&dir, 1, 0, 8).is_err());
-        assert!(measure(&dir, 10, 0, 64).is_err());
+        assert!(measure(&dir, Some(1), Some(0), 8).is_err());
+        // Without counts: a warm-up of at least 100 ms and 50 executions,
+        // then at least 1000 timed ones.
+        let t = Instant::now();
+        let (r, loaded) = measure(&dir, None, None, 8).unwrap();
+        assert!(t.elapsed() >= DEFAULT_WARMUP_TIME);
+        assert!(r.warmup >= DEFAULT_WARMUP_MIN && r.iterations >= DEFAULT_ITERATIONS_MIN, "{r:?}");
+        assert_eq!(r.failures, 0);
+        loaded.close().unwrap();
+        assert!(measure(&dir, Some(10), Some(0), 64).is_err());
     }
 }

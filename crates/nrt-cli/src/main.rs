@@ -84,12 +84,14 @@ enum Command {
     Bench {
         /// The NEFF file or NEFF source directory.
         model: PathBuf,
-        /// Timed executions.
-        #[arg(long, default_value_t = 1000)]
-        iterations: u64,
-        /// Untimed executions first.
-        #[arg(long, default_value_t = 50)]
-        warmup: u64,
+        /// Timed executions (sync: 1000; async: at least 1000 and about
+        /// 200 ms worth at the warm-up's rate).
+        #[arg(long)]
+        iterations: Option<u64>,
+        /// Untimed executions first (sync: 50; async: at least 50 and
+        /// 100 ms, past the slower start of the unit's worker).
+        #[arg(long)]
+        warmup: Option<u64>,
         /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
@@ -213,7 +215,7 @@ fn main() -> ExitCode {
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Run { model, inputs, output_dir, profile } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
         Command::Bench { model, iterations, warmup, json, mode, depth } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
-        Command::Bench { model, iterations, warmup, json, .. } => bench_cmd::bench(&model, iterations, warmup, json),
+        Command::Bench { model, iterations, warmup, json, .. } => bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json),
         Command::ExampleData { dir } => example_data_cmd(&dir),
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
             kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())
