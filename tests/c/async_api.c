@@ -227,10 +227,10 @@ static int implicit_api(struct io *io) {
  *  "batch": refill, then sleep on a sequence eventfd until half of the
  *           queue has completed (one write and wake-up per depth/2
  *           completions);
- *  "poll":  the waiting of `nrt bench --mode async` (the runtime's own
- *           wait): refill, then poll nrta_is_completed for the request
- *           half-way down the queue for up to 200 us (yielding the CPU
- *           every 64 polls) and only then sleep on its sequence eventfd.
+ *  "poll":  the runtime's own way of waiting (`ExecUnit::wait`): refill,
+ *           then poll nrta_is_completed for the oldest request for up to
+ *           200 us (yielding the CPU every 8 polls) and only then sleep on
+ *           its sequence eventfd.
  *           A sleeping client wakes tens of microseconds after the write
  *           on a VM, long after a queue of short executions ran dry. */
 static int bench_run(struct io *io, int n, int depth, const char *pattern) {
@@ -265,7 +265,7 @@ static int bench_run(struct io *io, int n, int depth, const char *pattern) {
                 double until = now_us() + 200;
                 for (int k = 1; !done; k++) {
                     OK(nrta_is_completed(seqs[target], &done));
-                    if (k % 64 == 0) {
+                    if (k % 8 == 0) {
                         if (now_us() > until) break;
                         sched_yield();
                     }
