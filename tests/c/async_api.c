@@ -237,9 +237,11 @@ static int bench_run(struct io *io, int n, int depth, const char *pattern) {
     nrta_seq_t *seqs = calloc((size_t)n, sizeof *seqs);
     NRT_STATUS *st = calloc((size_t)n, sizeof *st);
     bool poll = strcmp(pattern, "poll") == 0;
-    bool batch = poll || strcmp(pattern, "batch") == 0;
+    /* xu counts completions on the unit's eventfd; batch and poll wait
+     * for one request through its sequence eventfd. */
+    bool by_xu = strcmp(pattern, "xu") == 0;
     int efd = eventfd(0, EFD_CLOEXEC);
-    if (!batch) OK(nrta_event_register_xu_completion(0, NRTA_XU_COMPUTE, 0, efd));
+    if (by_xu) OK(nrta_event_register_xu_completion(0, NRTA_XU_COMPUTE, 0, efd));
     double t0 = now_us(), t_first = 0;
     int issued = 0, completed = 0;
     while (completed < n) {
@@ -253,7 +255,7 @@ static int bench_run(struct io *io, int n, int depth, const char *pattern) {
             issued++;
         }
         uint64_t c = 0;
-        if (batch) {
+        if (!by_xu) {
             /* Sleep until the request half-way down the queue is done,
              * then count every completion since. */
             /* poll waits for the oldest request (a refill per completion
