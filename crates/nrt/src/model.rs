@@ -51,6 +51,10 @@ pub struct CoreProgram {
     /// Per-engine image addresses (PE, ACT, POOL, DVE, SP): what the request
     /// carries (0 for an engine the program does not start).
     pub images: [DeviceAddr; 5],
+    /// Per-engine repeat entries ([`crate::exec::dispatch::FrameHead`]):
+    /// what the request carries when the core's previous execution was of
+    /// this model (no MODEL_SWITCH region); `images` is the switch entry.
+    pub repeat_entries: [DeviceAddr; 5],
     /// The engines the program starts (SP and those with a stream); the
     /// harvest expects START/END from exactly these.
     pub engines: crate::exec::dispatch::EngineSet,

@@ -285,14 +285,14 @@ fn session_profile_traces_every_execution() {
         v.iter().filter(|e| !e["args"]["neff_index"].is_null()).map(|e| (e["pid"].clone(), e["tid"].clone(), e["args"]["pc"].clone())).collect::<Vec<_>>()
     };
     assert_eq!(neff(&a), neff(&b), "the same instructions run each time");
-    // ... but only the first pays the model switch: the preamble's switch
-    // record (the last of the preamble: after SP's two records that start
-    // the other engines, and every engine's skip branch) runs once per
-    // engine and core, then is branched over.
+    // ... but only the first pays the model switch: the switch record
+    // (after SP's two records that start the other engines, first on the
+    // other engines) runs once per engine and core on the switch entry;
+    // the repeat entry is past it.
     let switch = |v: &[serde_json::Value]| {
         v.iter()
             .filter(|e| {
-                let at = if e["tid"].as_u64() == Some(nrt_hal::EngineId::Sp.index() as u64) { 3 } else { 1 };
+                let at = if e["tid"].as_u64() == Some(nrt_hal::EngineId::Sp.index() as u64) { 2 } else { 0 };
                 e["args"]["site"].as_str().unwrap().ends_with(&format!("preamble record {at}"))
             })
             .count()

@@ -8,15 +8,21 @@
 //!
 //! 1. the host writes the 56-byte request into the core's request buffer
 //!    and increments [`DOORBELL_SEM`] (the one doorbell);
-//! 2. SP's dispatcher takes the doorbell unit, loads its instruction-block
-//!    address (lo/hi) and the `do_model_switch` flag from the request with
-//!    CTRL_POLL_SEM, and branches (CTRL_BR register form) to the model's
-//!    SP image;
-//! 3. SP's PREAMBLE starts the other engines the model has programs for, by
+//! 2. SP's dispatcher takes the doorbell unit with its first CTRL_POLL_SEM
+//!    (the take is that record's wait and update), loads its
+//!    instruction-block address (lo/hi) from the request and branches
+//!    (CTRL_BR register form) to it;
+//! 3. the address is one of two entries of the model's image
+//!    ([`FrameHead`]): the *switch entry* when the request's
+//!    `do_model_switch` is set, the *repeat entry* otherwise, so the
+//!    device does not read the flag and test it on every execution (a
+//!    poll and a branch per engine less); the host writes the flag
+//!    anyway, as libnrt's request carries it;
+//! 4. SP's PREAMBLE starts the other engines the model has programs for, by
 //!    incrementing their go semaphores ([`go_sem`]); their dispatchers then
 //!    load their own addresses the same way and branch into their images;
-//! 4. every image's PREAMBLE skips the MODEL_SWITCH region unless the flag
-//!    is set; MAIN is the model; the POSTAMBLE joins the started engines on
+//! 5. on the switch path the PREAMBLE is followed by the MODEL_SWITCH
+//!    region; MAIN is the model; the POSTAMBLE joins the started engines on
 //!    [`DONE_SEM`], SP resets the model's semaphores, and every started
 //!    engine EXITs, which reports END and returns the sequencer to its
 //!    dispatcher.
@@ -58,8 +64,6 @@ pub const MODEL_SEMAPHORES: u32 = 248;
 pub const REG_ADDR_LO: u8 = 1;
 /// Sequencer register receiving the high 32 bits.
 pub const REG_ADDR_HI: u8 = 2;
-/// Sequencer register receiving `do_model_switch`.
-pub const REG_SWITCH: u8 = 3;
 
 /// Records reserved per engine for its dispatcher at the start of the arena.
 pub const DISPATCHER_RECORDS: u64 = 16;
@@ -112,22 +116,22 @@ fn sem(i: u32) -> u8 {
     i as u8
 }
 
-fn poll(dst_reg: u8, addr: u64) -> RecordBytes {
-    CtrlPollSem { head: Head::default(), dst_reg, count: 1, addr }.encode()
+fn poll(dst_reg: u8, addr: u64, events: Events) -> RecordBytes {
+    CtrlPollSem { head: Head::with_events(events), dst_reg, count: 1, addr }.encode()
 }
 
 /// The dispatcher stream of `engine` on a core whose request buffer is at
-/// `request_addr`.
+/// `request_addr`: three records, the first of which waits for the
+/// engine's semaphore (the doorbell on SP, its go semaphore elsewhere).
 pub fn dispatcher(engine: EngineId, request_addr: u64) -> Vec<RecordBytes> {
-    let mut out = Vec::with_capacity(8);
+    let mut out = Vec::with_capacity(3);
     let (wait, dec) = if engine == EngineId::Sp { (DOORBELL_SEM, DOORBELL_SEM) } else { (go_sem(engine), go_sem(engine)) };
-    // Take one unit (wait >= 1 and decrement, as one step).
+    // Take one unit (wait >= 1 and decrement, as one step) before the
+    // first load, so the address read is the request this unit rang for.
     let take = Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(wait), update_mode: UpdateMode::SemDecRead, update_idx: sem(dec), value: 1 };
-    out.push(Nop { head: Head::with_events(take) }.encode());
     let e = engine.index() as u64;
-    out.push(poll(REG_SWITCH, request_addr + request::DO_MODEL_SWITCH as u64));
-    out.push(poll(REG_ADDR_LO, request_addr + request::ENG_ADDR_LO as u64 + 4 * e));
-    out.push(poll(REG_ADDR_HI, request_addr + request::ENG_ADDR_HI as u64 + 4 * e));
+    out.push(poll(REG_ADDR_LO, request_addr + request::ENG_ADDR_LO as u64 + 4 * e, take));
+    out.push(poll(REG_ADDR_HI, request_addr + request::ENG_ADDR_HI as u64 + 4 * e, Events::NONE));
     out.push(
         CtrlBr {
             head: Head { debug_hint: slots::BRANCH_DEBUG_HINT, ..Head::default() },
@@ -144,20 +148,39 @@ pub fn dispatcher(engine: EngineId, request_addr: u64) -> Vec<RecordBytes> {
     out
 }
 
-/// The PREAMBLE and MODEL_SWITCH regions of a model image that runs on
-/// all five engines ([`preamble_for`] with [`EngineSet::ALL`]).
-pub fn preamble(engine: EngineId) -> Vec<RecordBytes> {
-    preamble_for(engine, EngineSet::ALL)
+/// The records of an image before its MAIN, and where a repeat enters
+/// them. Laid out `[PREAMBLE][MODEL_SWITCH]([BRANCH][PREAMBLE])`: the
+/// switch entry is record 0 and runs the PREAMBLE, the MODEL_SWITCH
+/// region and MAIN; the repeat entry runs the PREAMBLE and MAIN. When the
+/// PREAMBLE is not empty (SP starting other engines) the switch path
+/// branches over the repeat path's copy of it; otherwise the repeat entry
+/// is MAIN itself and neither path executes a record it does not need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameHead {
+    /// The records, in image order.
+    pub records: Vec<RecordBytes>,
+    /// Index of the first record a repeat executes (`records.len()`: MAIN).
+    pub repeat_entry: usize,
 }
 
-/// The PREAMBLE and MODEL_SWITCH regions of `engine`'s image in a program
-/// that runs on `engines`: SP first starts the other engines (their go
-/// semaphores, two per record); then every engine skips the switch region
-/// unless the request's `do_model_switch` is set. SP's switch region counts
-/// the switch on [`SWITCH_COUNT_SEM`] (where a real core reloads its
-/// sequencer configuration); the other engines' is a NOP.
+/// The head of a model image that runs on all five engines
+/// ([`frame_head`] with [`EngineSet::ALL`]).
+pub fn preamble(engine: EngineId) -> Vec<RecordBytes> {
+    frame_head(engine, EngineSet::ALL).records
+}
+
+/// The records of [`frame_head`] (the image's records before MAIN).
 pub fn preamble_for(engine: EngineId, engines: EngineSet) -> Vec<RecordBytes> {
-    let mut out = Vec::with_capacity(4);
+    frame_head(engine, engines).records
+}
+
+/// The head of `engine`'s image in a program that runs on `engines`: SP's
+/// PREAMBLE starts the other engines (their go semaphores, two per
+/// record; the other engines' PREAMBLE is empty). SP's MODEL_SWITCH
+/// region counts the switch on [`SWITCH_COUNT_SEM`] (where a real core
+/// reloads its sequencer configuration); the other engines' is a NOP.
+pub fn frame_head(engine: EngineId, engines: EngineSet) -> FrameHead {
+    let mut starts = Vec::new();
     if engine == EngineId::Sp {
         let others: Vec<EngineId> = engines.others().collect();
         for pair in others.chunks(2) {
@@ -166,10 +189,9 @@ pub fn preamble_for(engine: EngineId, engines: EngineSet) -> Vec<RecordBytes> {
                 .get(1)
                 .map(|e| ExtUpdate { mode: UpdateMode::SemAddImmRead, idx: sem(go_sem(*e)), value: 1 })
                 .unwrap_or_default();
-            out.push(EventSemaphore { head: Head::with_events(first), ext_update: ext, ..EventSemaphore::default() }.encode());
+            starts.push(EventSemaphore { head: Head::with_events(first), ext_update: ext, ..EventSemaphore::default() }.encode());
         }
     }
-    out.push(slots::branch_relative(BranchCmp::Eq, REG_SWITCH, 0, 2, Events::NONE).encode());
     let switch = if engine == EngineId::Sp {
         EventSemaphore {
             ext_update: ExtUpdate { mode: UpdateMode::SemAddImmRead, idx: sem(SWITCH_COUNT_SEM), value: 1 },
@@ -179,8 +201,18 @@ pub fn preamble_for(engine: EngineId, engines: EngineSet) -> Vec<RecordBytes> {
     } else {
         Nop::default().encode()
     };
-    out.push(switch);
-    out
+    let mut records = starts.clone();
+    records.push(switch);
+    if !starts.is_empty() {
+        // Over the repeat path's PREAMBLE, to MAIN.
+        let rel = 1 + starts.len() as i32;
+        let mut br = slots::branch_relative(BranchCmp::Always, 0, 0, rel, Events::NONE);
+        br.rel_offset = i64::from(rel);
+        records.push(br.encode());
+    }
+    let repeat_entry = records.len();
+    records.extend(starts);
+    FrameHead { records, repeat_entry }
 }
 
 /// The POSTAMBLE of `engine`'s image in a program that runs on all five
@@ -272,6 +304,7 @@ mod tests {
             assert!(d.len() as u64 <= DISPATCHER_RECORDS);
             assert_eq!(d.last().unwrap()[0], 0xA9);
             assert_eq!(d.last().unwrap()[0x0E], 1, "register target");
+            assert_eq!(d.len(), 3, "two loads and the branch");
             for r in &d {
                 Instruction::decode(r).unwrap();
             }
@@ -284,7 +317,7 @@ mod tests {
         }
     }
 
-    /// The go semaphores SP's preamble increments.
+    /// The go semaphores SP's preamble increments on the repeat path.
     fn started(pre: &[RecordBytes]) -> Vec<u8> {
         let mut targets = Vec::new();
         for r in pre.iter().filter(|r| r[0] == 0xA0) {
@@ -300,22 +333,59 @@ mod tests {
         targets
     }
 
+    /// The records one entry of `head` executes up to MAIN (following
+    /// relative branches), and whether the MODEL_SWITCH record was among them.
+    fn path(head: &FrameHead, entry: usize) -> (Vec<RecordBytes>, bool) {
+        let (mut pc, mut out, mut switched) = (entry, Vec::new(), false);
+        while pc < head.records.len() {
+            let r = head.records[pc];
+            match Instruction::decode(&r).unwrap() {
+                Instruction::CtrlBr(b) => {
+                    assert_eq!(b.cmp, BranchCmp::Always);
+                    pc = (pc as i64 + b.rel_offset) as usize;
+                    continue;
+                }
+                Instruction::Nop(_) => switched = true,
+                Instruction::EventSemaphore(e) if e.ext_update.idx as u32 == SWITCH_COUNT_SEM => switched = true,
+                _ => out.push(r),
+            }
+            pc += 1;
+        }
+        assert_eq!(pc, head.records.len(), "both paths end at MAIN");
+        (out, switched)
+    }
+
     #[test]
     fn sp_starts_and_joins_exactly_the_engines_with_programs() {
-        assert_eq!(started(&preamble(EngineId::Sp)), vec![250, 251, 252, 253]);
         let join = |post: &[RecordBytes]| post.iter().find(|r| r[0] == 0xA0).map(|r| Events::read_at(r, 4).value);
-        assert_eq!(join(&postamble(EngineId::Sp)), Some(4));
         let pe_pool = EngineSet::with_programs(|e| matches!(e, EngineId::Pe | EngineId::Pool));
         assert!(pe_pool.contains(EngineId::Sp) && !pe_pool.contains(EngineId::Act));
-        assert_eq!(started(&preamble_for(EngineId::Sp, pe_pool)), vec![go_sem(EngineId::Pe) as u8, go_sem(EngineId::Pool) as u8]);
-        assert_eq!(join(&postamble_for(EngineId::Sp, pe_pool)), Some(2));
-        // SP alone: nothing to start, no join, just the reset and EXIT.
+        for (engines, want, joined) in [
+            (EngineSet::ALL, vec![250, 251, 252, 253], Some(4)),
+            (pe_pool, vec![go_sem(EngineId::Pe) as u8, go_sem(EngineId::Pool) as u8], Some(2)),
+        ] {
+            let head = frame_head(EngineId::Sp, engines);
+            // Both entries start the same engines; only the switch entry
+            // runs the MODEL_SWITCH region.
+            let (switch_path, switched) = path(&head, 0);
+            let (repeat_path, repeat_switched) = path(&head, head.repeat_entry);
+            assert_eq!((switched, repeat_switched), (true, false));
+            assert_eq!(started(&switch_path), want);
+            assert_eq!(started(&repeat_path), want);
+            assert_eq!(join(&postamble_for(EngineId::Sp, engines)), joined);
+        }
+        // SP alone: nothing to start, no join, just the reset and EXIT; the
+        // repeat entry is MAIN itself.
         let alone = EngineSet::with_programs(|_| false);
-        assert_eq!(preamble_for(EngineId::Sp, alone).len(), 2);
+        let head = frame_head(EngineId::Sp, alone);
+        assert_eq!((head.records.len(), head.repeat_entry), (1, 1));
         assert_eq!(postamble_for(EngineId::Sp, alone).len(), 2);
         for e in EngineId::ALL {
-            let p = preamble_for(e, alone);
-            Instruction::decode(&p[p.len() - 2]).unwrap();
+            let head = frame_head(e, alone);
+            assert_eq!(path(&head, head.repeat_entry), (Vec::new(), false));
+            for r in &head.records {
+                Instruction::decode(r).unwrap();
+            }
         }
     }
 
@@ -324,8 +394,9 @@ mod tests {
         for e in EngineId::ALL {
             let p = postamble(e);
             assert!(slots::is_exit_record(p.last().unwrap()));
-            // SP's preamble starts the four other engines (two per record).
-            assert_eq!(preamble(e).len(), if e == EngineId::Sp { 4 } else { 2 });
+            // SP's preamble starts the four other engines (two per record),
+            // once on each path; the others have only the switch region.
+            assert_eq!(preamble(e).len(), if e == EngineId::Sp { 6 } else { 1 });
         }
         let sp = postamble(EngineId::Sp);
         assert_eq!((sp[1][0], sp[1][0x0D], sp[1][0x0E]), (0xB0, 0, (MODEL_SEMAPHORES - 1) as u8));

@@ -332,7 +332,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         }
         let req = ExecRequest {
             do_model_switch: switch,
-            engine_addresses: c.images.map(|a| a.get()),
+            // The switch entry runs the MODEL_SWITCH region, the repeat
+            // entry skips it (`dispatch::FrameHead`).
+            engine_addresses: if switch { c.images } else { c.repeat_entries }.map(|a| a.get()),
             reload_seq_config: switch,
             load_act_dve_tables: false,
             cc_dma_increment: 0,

@@ -329,6 +329,7 @@ fn stage_subgraph(
     let has_custom_ops = lib_set.has_custom_ops();
     // Lower every engine and write its image.
     let mut images = [DeviceAddr(0); 5];
+    let mut repeat_entries = [DeviceAddr(0); 5];
     let mut sites: [ImageMap; 5] = Default::default();
     // A device profile instruments every record and needs the core's TRACE rings.
     let mut traced = if host.settings.device_profile != crate::config::DeviceProfile::Off {
@@ -396,10 +397,13 @@ fn stage_subgraph(
         memory.book_carved(core.arena_addr(), MemUsage::instructions_of(engine), bytes.len() as u64)?;
         device.write(at, &bytes).map_err(|e| hal("writing an instruction image", e))?;
         images[engine.index()] = at;
+        let repeat = crate::exec::dispatch::frame_head(engine, engines).repeat_entry;
+        repeat_entries[engine.index()] = at.offset((repeat * nrt_isa::record::RECORD_SIZE) as u64);
     }
     Ok(CoreProgram {
         core: core.clone(),
         images,
+        repeat_entries,
         engines,
         runs_q7: !pool_head.is_empty(),
         queues: taken.queues.clone(),
