@@ -91,6 +91,11 @@ impl EngineSet {
         EngineSet(bits)
     }
 
+    /// The set as a bit mask (bit `i`: the engine of index `i` runs).
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+
     /// Whether `engine` runs.
     pub fn contains(self, engine: EngineId) -> bool {
         self.0 & (1 << engine.index()) != 0

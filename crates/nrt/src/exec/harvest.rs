@@ -128,6 +128,14 @@ pub struct Harvest {
     phase: Phase,
     cores: usize,
     engines: [[EngineState; ENGINES]; MAX_CORES],
+    /// Per core, the engines whose sub-state is not COMPLETE (bit per
+    /// engine index), kept with `engines` so a sweep learns whether the
+    /// execution is done from one word per core.
+    pending: [u8; MAX_CORES],
+    /// Per core, the rings a sweep reads: the started engines' notification
+    /// and error rings, and engine 0's error ring (the core's DMA-side
+    /// errors) always. Worked out once per execution.
+    started: [EngineSet; MAX_CORES],
     status: NrtStatus,
     engine_stopped: bool,
     failure: Option<Failure>,
@@ -147,6 +155,8 @@ impl Harvest {
             phase: Phase::Init,
             cores: cores.clamp(1, MAX_CORES),
             engines: [[EngineState::StartPending; ENGINES]; MAX_CORES],
+            pending: [0; MAX_CORES],
+            started: [EngineSet::ALL; MAX_CORES],
             status: NrtStatus::Success,
             engine_stopped: false,
             failure: None,
@@ -199,7 +209,7 @@ impl Harvest {
         if self.phase != Phase::WaitCore {
             return None;
         }
-        (0..self.cores).find(|&c| self.engines[c].iter().any(|s| *s != EngineState::Complete))
+        (0..self.cores).find(|&c| self.pending[c] != 0)
     }
 
     /// Time left before the WAIT_CORE timeout fires (the whole timeout
@@ -232,11 +242,15 @@ impl Harvest {
         }
     }
 
+    #[inline]
     fn on_notification(&mut self, src: &dyn NqSource, core: usize, engine: usize, rec: &NotificationRecord) {
         let state = &mut self.engines[core][engine];
         match rec.runtime_subtype() {
             Some(RuntimeSubtype::Start) if *state == EngineState::StartPending => *state = EngineState::EndPending,
-            Some(RuntimeSubtype::End) if *state == EngineState::EndPending => *state = EngineState::Complete,
+            Some(RuntimeSubtype::End) if *state == EngineState::EndPending => {
+                *state = EngineState::Complete;
+                self.pending[core] &= !(1 << engine);
+            }
             Some(RuntimeSubtype::Start | RuntimeSubtype::End) => self.out_of_order(src, core, engine, rec.notific_type),
             Some(RuntimeSubtype::Custom) => {
                 if rec.custom_sub_id() == Some(CustomSubId::TensorCompletion) {
@@ -289,10 +303,13 @@ impl Harvest {
             Phase::WaitBarrierProxy => {
                 // No collectives barrier proxies exist yet: every barrier is done.
                 self.phase = Phase::WaitCore;
-                for (c, core) in self.engines.iter_mut().enumerate().take(self.cores.min(src.cores())) {
+                for c in 0..self.cores.min(src.cores()) {
                     let started = src.started_engines(c);
-                    for (e, state) in core.iter_mut().enumerate() {
+                    self.started[c] = started;
+                    self.pending[c] = 0;
+                    for (e, state) in self.engines[c].iter_mut().enumerate() {
                         *state = if started.contains_index(e) { EngineState::StartPending } else { EngineState::Complete };
+                        self.pending[c] |= u8::from(started.contains_index(e)) << e;
                     }
                 }
             }
@@ -302,14 +319,14 @@ impl Harvest {
         let mut buf = [[0u8; NQ_RECORD_BYTES]; RECORDS_PER_SWEEP];
         let cores = self.cores.min(src.cores());
         for core in 0..cores {
-            let started = src.started_engines(core);
-            for engine in 0..ENGINES {
-                // An engine that was not started writes nothing; engine 0's
-                // error ring is also the core's (DMA-side errors), so it is
-                // always read.
-                if engine != 0 && !started.contains_index(engine) {
-                    continue;
-                }
+            let started = self.started[core];
+            // An engine that was not started writes nothing; engine 0's
+            // error ring is also the core's (DMA-side errors), so it is
+            // always read.
+            let mut rings = started.bits() | 1;
+            while rings != 0 {
+                let engine = rings.trailing_zeros() as usize;
+                rings &= rings - 1;
                 let n = src.read_errors(core, engine, &mut buf);
                 for raw in &buf[..n] {
                     self.on_error(src, core, raw);
@@ -329,7 +346,7 @@ impl Harvest {
                 }
             }
         }
-        let incomplete = (0..cores).find(|&c| self.engines[c].iter().any(|s| *s != EngineState::Complete));
+        let incomplete = (0..cores).find(|&c| self.pending[c] != 0);
         match incomplete {
             None if self.outputs_seen < self.expected_outputs => {
                 // Every engine ended but completion records are missing.

@@ -283,7 +283,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         st.last_sets = None;
         validate(model, inputs, outputs)?;
     }
-    let device = prog.cores[0].core.device().clone();
+    // Borrowed, not cloned: the program holds the device for as long as
+    // the model exists (an `Arc` clone is two locked operations a call).
+    let device: &Arc<dyn nrt_hal::Device> = prog.cores[0].core.device();
     // Bind.
     let mut all_device = true;
     for (slot, io) in prog.io.iter().enumerate().filter(|_| !same_sets) {
