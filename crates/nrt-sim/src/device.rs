@@ -537,6 +537,19 @@ impl Shared {
         }
     }
 
+    /// The wake at the end of a DMA slice ([`crate::wake::DmaWake`]: DRAIN
+    /// waiters and the waiters of the completion semaphore and event it
+    /// changed), as [`Shared::wake_all_of`] of those changes would, with
+    /// the per-engine test a few compares of the published key.
+    pub fn wake_dma(&self, core: &Core, wake: crate::wake::DmaWake) {
+        crate::wake::publish_change();
+        for (e, slot) in core.engines.iter().enumerate() {
+            if wake.wakes(slot.wait.word()) && slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {
+                self.schedule_engine(core, e);
+            }
+        }
+    }
+
     /// Writes a record into the core's (engine, type) queue, if bound.
     pub fn push_record(&self, core: &Core, engine_index: u8, ty: NqType, rec: [u8; NQ_RECORD_BYTES]) -> bool {
         core.with_nq(engine_index, ty, |nq| nq.push(self, rec)).unwrap_or(false)

@@ -6,7 +6,7 @@ use crate::cost;
 use crate::device::Shared;
 use crate::dma::desc::Descriptor;
 use crate::fault::FaultKind;
-use crate::wake::Change;
+use crate::wake::DmaWake;
 use nrt_isa::notification::InferErrorSubtype;
 use crate::dma::pattern::{self, Bytes};
 use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
@@ -143,13 +143,7 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
     if progressed || !more {
         // The queue moved or went idle (DRAIN waiters), and its completion
         // semaphore / event may have changed: one wake for all three.
-        let mut changes = [Change::Dma; 3];
-        let mut n = 1;
-        for c in [completed.0.map(Change::Sem), completed.1.map(Change::Event)].into_iter().flatten() {
-            changes[n] = c;
-            n += 1;
-        }
-        dev.wake_all_of(core, &changes[..n], None);
+        dev.wake_dma(core, DmaWake::new(completed.0, completed.1));
     }
     more
 }
