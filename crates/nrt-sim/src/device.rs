@@ -83,7 +83,7 @@ impl Runner for Shared {
             Task::Dma(c, q) => {
                 let Some(core) = self.core_ref(CoreId(c)) else { return };
                 core.dma[q as usize].queued.store(false, Ordering::SeqCst);
-                if transfer::run_queue(self, core, q as usize) {
+                if transfer::run_queue(self, core, q as usize, None) {
                     self.schedule_dma(core, q as usize);
                 }
             }
@@ -288,16 +288,40 @@ impl Shared {
     /// (what [`Shared::store_route`] answered for `addr`), as
     /// [`Shared::write_at`] would: a DMA register write without the
     /// address decode, the byte loop or the register decode.
-    pub fn store_word(&self, route: StoreRoute, addr: DeviceAddr, value: u32, now: u64) -> HalResult<()> {
+    ///
+    /// A sequencer's store (`by`: its engine index) to a DMA tail register
+    /// that leaves pairs submitted walks them right here, on the writer's
+    /// thread ([`Shared::walk_at_doorbell`]).
+    pub fn store_word(&self, route: StoreRoute, addr: DeviceAddr, value: u32, now: u64, by: Option<usize>) -> HalResult<()> {
         match route {
             StoreRoute::DmaReg(c, r) => {
                 let core = self.core_borrowed(c)?;
                 if dma::write_reg(&core.dma[r.queue], r, value) {
-                    self.schedule_dma(core, r.queue);
+                    self.walk_at_doorbell(core, r.queue, by);
                 }
                 Ok(())
             }
             StoreRoute::Other(t) => self.write_routed(t, addr, &value.to_le_bytes(), now),
+        }
+    }
+
+    /// A sequencer's doorbell of DMA queue `qi`: when both sides have
+    /// submitted pairs, one slice of the queue's walk runs at once, on the
+    /// writer's thread and inside its step (a queue with more left after
+    /// the slice gets a task as usual); with only one side submitted it
+    /// does nothing (the queue stays idle for DRAIN, and the other side's
+    /// doorbell walks it).
+    ///
+    /// The DMA then starts at the writer's clock, which the sequencer
+    /// publishes before a WRITE, rather than at whatever the core's clock
+    /// has reached when a queued task gets to it; and the writer, whose
+    /// next record is usually the wait for the completion semaphore, finds
+    /// it met instead of blocking, being woken and stepped again. The
+    /// wake of the slice skips the writer (it is running and checks its
+    /// next wait against the registers anyway).
+    fn walk_at_doorbell(&self, core: &Arc<Core>, qi: usize, by: Option<usize>) {
+        if core.dma[qi].has_pending() && transfer::run_queue(self, core, qi, by) {
+            self.schedule_dma(core, qi);
         }
     }
 
@@ -541,10 +565,11 @@ impl Shared {
     /// waiters and the waiters of the completion semaphore and event it
     /// changed), as [`Shared::wake_all_of`] of those changes would, with
     /// the per-engine test a few compares of the published key.
-    pub fn wake_dma(&self, core: &Core, wake: crate::wake::DmaWake) {
+    /// Engine `by` (if any) is not re-queued, as for [`Shared::wake_others`].
+    pub fn wake_dma(&self, core: &Core, wake: crate::wake::DmaWake, by: Option<usize>) {
         crate::wake::publish_change();
         for (e, slot) in core.engines.iter().enumerate() {
-            if wake.wakes(slot.wait.word()) && slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {
+            if Some(e) != by && wake.wakes(slot.wait.word()) && slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {
                 self.schedule_engine(core, e);
             }
         }

@@ -12,15 +12,16 @@ use crate::dma::pattern::{self, Bytes};
 use nrt_hal::{DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
 use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock, RingSide};
 use crate::memory::pages::PinnedRange;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Descriptor pairs processed per scheduling slice.
 pub const BUDGET: usize = 64;
 
 /// Walks queue `qi` of `core` for one slice. Returns whether submitted
-/// work remains (the caller re-queues the task).
-pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
+/// work remains (the caller re-queues the task). `by` is the engine whose
+/// doorbell runs the walk inside its step, if any: the slice's wake
+/// leaves it alone (see [`Shared::wake_dma`]).
+pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> bool {
     let q = &core.dma[qi];
     let mut regs = q.regs.lock().unwrap_or_else(|e| e.into_inner());
     if regs.status != DmaQueueStatus::Enabled || regs.config.descriptors == 0 {
@@ -125,8 +126,7 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
             // The record is only built when that ring is bound (it rarely is).
             let dma_engine = (qi / dev.arch.queues_per_dma_engine.max(1) as usize) as u8;
             let head = regs.tx_head;
-            let ring_memory: &Shared = dev;
-            core.with_nq(dma_engine, NqType::TraceDma, |nq| nq.push(ring_memory, crate::nq::record::dma(qi as u16, head, bytes, end)));
+            core.with_nq(dma_engine, NqType::TraceDma, |nq| nq.push(dev, crate::nq::record::dma(qi as u16, head, bytes, end)));
             if let Some(s) = regs.config.completion_semaphore.filter(|&s| s < core.sync.semaphores()) {
                 core.sync.add_sem(s, 1, end);
                 completed.0 = Some(s);
@@ -143,7 +143,7 @@ pub fn run_queue(dev: &Arc<Shared>, core: &Arc<Core>, qi: usize) -> bool {
     if progressed || !more {
         // The queue moved or went idle (DRAIN waiters), and its completion
         // semaphore / event may have changed: one wake for all three.
-        dev.wake_dma(core, DmaWake::new(completed.0, completed.1));
+        dev.wake_dma(core, DmaWake::new(completed.0, completed.1), by);
     }
     more
 }
