@@ -174,6 +174,10 @@ pub struct BenchReport {
     pub spin_roundtrip_us: f64,
     /// Spin round-trip batches behind `spin_roundtrip_us`.
     pub spin_batches: u64,
+    /// What the sample clock reads for an empty interval (us, median): the
+    /// part of every latency sample that is the measurement itself, not
+    /// subtracted from the latencies.
+    pub timer_floor_us: f64,
 }
 
 impl BenchReport {
@@ -190,8 +194,20 @@ impl BenchReport {
             "doorbells_per_execute": self.doorbells_per_execute,
             "spin_roundtrip_us": self.spin_roundtrip_us,
             "spin_batches": self.spin_batches,
+            "timer_floor_us": self.timer_floor_us,
         })
     }
+}
+
+/// Median of what `clock` reads for an empty interval, in microseconds.
+fn timer_floor_us(clock: &quanta::Clock) -> f64 {
+    let mut empty: Vec<f64> = (0..10_001)
+        .map(|_| {
+            let t = clock.raw();
+            clock.delta(t, clock.raw()).as_secs_f64() * 1e6
+        })
+        .collect();
+    median_us(&mut empty)
 }
 
 /// Loads `path` and measures `iterations` synchronous executions after
@@ -218,11 +234,16 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
     let allocs = alloc_count::allocations();
     let thread_allocs = alloc_count::thread_allocations();
     let mut spinning = Duration::ZERO;
+    // Samples are read from the TSC (`quanta`'s raw counter, scaled after
+    // the read): an empty interval reads ~10 ns here against ~30 ns for
+    // two `Instant::now()`, and that floor is in every sample.
+    let clock = quanta::Clock::new();
     let start = Instant::now();
     for i in 0..iterations {
-        let t = Instant::now();
+        let t = clock.raw();
         exec("timed")?;
-        samples.push(t.elapsed());
+        let end = clock.raw();
+        samples.push(clock.delta(t, end));
         if (i + 1) % EXECUTIONS_PER_BATCH == 0 && i + 1 < iterations {
             let s = Instant::now();
             spin_batches.push(spin.round_trip_us(ROUND_TRIPS_PER_BATCH));
@@ -236,6 +257,7 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
     let allocations = alloc_count::allocations() - allocs;
     let rung = doorbells() - rung;
     let latency_us = Percentiles::of(&mut samples).ok_or_else(|| anyhow!("no samples"))?;
+    let timer_floor_us = timer_floor_us(&clock);
     let report = BenchReport {
         iterations,
         warmup,
@@ -246,6 +268,7 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
         doorbells_per_execute: rung as f64 / iterations as f64,
         spin_roundtrip_us: median_us(&mut spin_batches),
         spin_batches: spin_batches.len() as u64,
+        timer_floor_us,
     };
     Ok((report, loaded))
 }
@@ -269,6 +292,7 @@ pub fn bench(path: &Path, iterations: u64, warmup: u64, json: bool) -> Result<()
         println!("{:<34} {:>12.2}", "doorbells per execute", r.doorbells_per_execute);
         println!("{:<34} {:>12.3}", "spin round trip (us)", r.spin_roundtrip_us);
         println!("{:<34} {:>12.1}", "p50 / spin round trip", l.p50 / r.spin_roundtrip_us);
+        println!("{:<34} {:>12.3}", "timer floor (us, in every sample)", r.timer_floor_us);
     }
     loaded.close()
 }
