@@ -251,6 +251,7 @@ impl Scheduler {
     /// The calling thread will wait for the device and lend itself to it
     /// with [`Scheduler::run_one`] (see the module docs); pool mode only
     /// changes who runs what, deterministic mode ignores it.
+    #[inline]
     pub fn lending_begin(&self) {
         if !self.deterministic {
             self.lenders.fetch_add(1, Ordering::SeqCst);
@@ -259,11 +260,18 @@ impl Scheduler {
 
     /// Ends a [`Scheduler::lending_begin`]: work still queued that the
     /// remaining lenders cannot take wakes a parked worker (the spinning
-    /// one sees it by itself).
+    /// one sees it by itself). Deterministic mode's test is inline (every
+    /// lockstep execution ends a lending that changed nothing).
+    #[inline]
     pub fn lending_end(&self) {
-        if self.deterministic {
-            return;
+        if !self.deterministic {
+            self.pool_lending_end();
         }
+    }
+
+    /// [`Scheduler::lending_end`] in pool mode.
+    #[inline(never)]
+    fn pool_lending_end(&self) {
         self.lenders.fetch_sub(1, Ordering::SeqCst);
         let wake = {
             let q = self.queue.lock().unwrap_or_else(|e| e.into_inner());

@@ -36,6 +36,9 @@ pub struct QueueRegs {
     pub tx_head: u64,
     /// Descriptors processed on the RX side (free-running).
     pub rx_head: u64,
+    /// The TX and RX heads' slots in the ring (`head % descriptors`),
+    /// kept with the heads so a walk computes no division per pair.
+    slots: [u64; 2],
     /// Virtual time (ps) at which the queue's last transfer finished.
     pub clock: u64,
     /// The TX and RX rings' pinned pages and decoded descriptors (see
@@ -44,9 +47,34 @@ pub struct QueueRegs {
     /// The pages the last plain copy read and wrote (see
     /// [`transfer::CopyPins`]).
     pub copy_pins: transfer::CopyPins,
+    /// The core's notification-binding generation ([`crate::core::Core::nq_generation`])
+    /// at which the queue's DMA trace ring was last found unbound
+    /// (`u64::MAX`: not known): while the generation reads the same, a
+    /// completed packet skips the trace ring's lookup.
+    trace_unbound_at: u64,
 }
 
 impl QueueRegs {
+    /// The ring addresses of the next TX and RX descriptors.
+    #[inline]
+    fn next_descriptors(&self) -> (DeviceAddr, DeviceAddr) {
+        (self.config.tx_ring.offset(self.slots[0] * 16), self.config.rx_ring.offset(self.slots[1] * 16))
+    }
+
+    /// Moves both heads past the pair just processed, in a ring of `n`
+    /// (the queue's descriptor count) descriptors.
+    #[inline]
+    fn advance(&mut self, n: u64) {
+        self.tx_head += 1;
+        self.rx_head += 1;
+        for s in &mut self.slots {
+            *s += 1;
+            if *s >= n {
+                *s = 0;
+            }
+        }
+    }
+
     fn disabled() -> QueueRegs {
         QueueRegs {
             status: DmaQueueStatus::Disabled,
@@ -59,9 +87,11 @@ impl QueueRegs {
             },
             tx_head: 0,
             rx_head: 0,
+            slots: [0; 2],
             clock: 0,
             rings: Default::default(),
             copy_pins: Default::default(),
+            trace_unbound_at: u64::MAX,
         }
     }
 }
@@ -193,6 +223,7 @@ pub fn read_reg(q: &DmaQueue, r: RegRef) -> u32 {
 /// Applies a 32-bit register write. Returns true when it was a doorbell
 /// (the caller schedules the queue). Ring programming through registers
 /// (base, length) is accepted while the queue is not being walked.
+#[inline]
 pub fn write_reg(q: &DmaQueue, r: RegRef, value: u32) -> bool {
     if r.reg == DMA_REG_DRTP_INC {
         // One side's tail (a locked add each, so not the other side's by
@@ -201,20 +232,29 @@ pub fn write_reg(q: &DmaQueue, r: RegRef, value: u32) -> bool {
         tail.fetch_add(u64::from(value), Ordering::Release);
         return true;
     }
-    let Ok(mut regs) = q.regs.try_lock() else { return false };
+    program_reg(q, r, value);
+    false
+}
+
+/// [`write_reg`] of a ring-programming register (out of line: the
+/// doorbell is the register a running program writes).
+#[inline(never)]
+fn program_reg(q: &DmaQueue, r: RegRef, value: u32) {
+    let Ok(mut regs) = q.regs.try_lock() else { return };
     let ring = if r.rx { &mut regs.config.rx_ring } else { &mut regs.config.tx_ring };
     match r.reg {
         DMA_REG_DRBP_LOW => *ring = DeviceAddr((ring.get() & !0xFFFF_FFFF) | u64::from(value)),
         DMA_REG_DRBP_HIGH => *ring = DeviceAddr((ring.get() & 0xFFFF_FFFF) | (u64::from(value) << 32)),
         DMA_REG_DRL => {
             regs.config.descriptors = value;
+            let n = u64::from(value.max(1));
+            regs.slots = [regs.tx_head % n, regs.rx_head % n];
             if value > 0 && regs.status == DmaQueueStatus::Disabled {
                 regs.status = DmaQueueStatus::Enabled;
             }
         }
         _ => {}
     }
-    false
 }
 
 #[cfg(test)]
@@ -226,6 +266,32 @@ mod tests {
         assert_eq!(reg_ref(0x38), Some(RegRef { queue: 0, rx: false, reg: 0x38 }));
         assert_eq!(reg_ref(0x5000 + 0x138), Some(RegRef { queue: 5, rx: true, reg: 0x38 }));
         assert_eq!(reg_ref(0x5000 + 0x300), None);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The kept ring slots are the heads modulo the ring length through
+        /// any mix of walked pairs and ring lengths programmed by register.
+        #[test]
+        fn ring_slots_follow_the_heads(ops in proptest::collection::vec(proptest::option::of(0u32..40), 1..200)) {
+            let q = DmaQueue::default();
+            q.init(DmaRingConfig { tx_ring: DeviceAddr(0x1000), rx_ring: DeviceAddr(0x2000), descriptors: 7, completion_semaphore: None, completion_event: None });
+            for op in ops {
+                match op {
+                    Some(len) => { write_reg(&q, RegRef { queue: 0, rx: false, reg: DMA_REG_DRL }, len); }
+                    None => {
+                        let mut r = q.regs.lock().unwrap();
+                        let n = u64::from(r.config.descriptors);
+                        if n > 0 {
+                            r.advance(n);
+                        }
+                    }
+                }
+                let r = q.regs.lock().unwrap();
+                let n = u64::from(r.config.descriptors.max(1));
+                proptest::prop_assert_eq!(r.next_descriptors(), (DeviceAddr(0x1000 + r.tx_head % n * 16), DeviceAddr(0x2000 + r.rx_head % n * 16)));
+            }
+        }
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
             dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, regs.clock.max(core.now()));
             break;
         }
-        let (tx_at, rx_at) = (regs.config.tx_ring.offset((regs.tx_head % n) * 16), regs.config.rx_ring.offset((regs.rx_head % n) * 16));
+        let (tx_at, rx_at) = regs.next_descriptors();
         let [tx_ring, rx_ring] = &mut regs.rings;
         // Both sides read (the RX one only when the TX one could be), a
         // pair only when both decode.
@@ -116,17 +116,23 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
             dev.error_record(core, None, qi as u64, InferErrorSubtype::Numerical, qi as u16, end);
         }
         regs.clock = end;
-        regs.tx_head += 1;
-        regs.rx_head += 1;
+        regs.advance(n);
         q.tx_head_pub.store(regs.tx_head, Ordering::Release);
         q.rx_head_pub.store(regs.rx_head, Ordering::Release);
         core.observe(end);
         if tx.last {
             // The trace ring of the queue's DMA engine (queue 0 of its block).
-            // The record is only built when that ring is bound (it rarely is).
-            let dma_engine = (qi / dev.arch.queues_per_dma_engine.max(1) as usize) as u8;
-            let head = regs.tx_head;
-            core.with_nq(dma_engine, NqType::TraceDma, |nq| nq.push(dev, crate::nq::record::dma(qi as u16, head, bytes, end)));
+            // The record is only built when that ring is bound (it rarely
+            // is); a ring found unbound is not looked up again until the
+            // core's bindings change. The generation is read before the
+            // lookup, so a binding the lookup missed moves it.
+            let generation = core.nq_generation();
+            if regs.trace_unbound_at != generation {
+                let dma_engine = (qi / dev.arch.queues_per_dma_engine.max(1) as usize) as u8;
+                let head = regs.tx_head;
+                let pushed = core.with_nq(dma_engine, NqType::TraceDma, |nq| nq.push(dev, crate::nq::record::dma(qi as u16, head, bytes, end)));
+                regs.trace_unbound_at = if pushed.is_none() { generation } else { u64::MAX };
+            }
             if let Some(s) = regs.config.completion_semaphore.filter(|&s| s < core.sync.semaphores()) {
                 core.sync.add_sem(s, 1, end);
                 completed.0 = Some(s);
@@ -362,6 +368,38 @@ mod tests {
         dev.read(bufs[1], &mut got).unwrap();
         assert_eq!(got, [7; 64], "the old destination is left alone");
         assert_eq!(dev.dma_queue_state(CoreId(0), q).unwrap().tx_head, 3);
+    }
+
+    /// A trace ring bound after walks that found none gets the records of
+    /// the walks after it (the skipped lookup follows the bindings), and
+    /// one unbound again gets none.
+    #[test]
+    fn a_trace_ring_bound_between_walks_gets_their_records() {
+        use nrt_hal::conformance::udma_copy_pair;
+        use nrt_hal::{NqSpec, NqType};
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let hbm = MemoryLocation::Hbm { channel: 0 };
+        let tx = dev.alloc(hbm, 16, 64).unwrap();
+        let rx = dev.alloc(hbm, 16, 64).unwrap();
+        let (src, dst) = (dev.alloc(hbm, 64, 64).unwrap(), dev.alloc(hbm, 64, 64).unwrap());
+        let q = nrt_hal::DmaQueueId { engine: 1, queue: 0 };
+        dev.dma_queue_init(CoreId(0), q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 1, completion_semaphore: Some(2), completion_event: None }).unwrap();
+        let (t, r) = udma_copy_pair(src, dst, 64);
+        dev.write(tx, &t).unwrap();
+        dev.write(rx, &r).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        let ring = dev.alloc(hbm, 256, 256).unwrap();
+        let spec = NqSpec { core: CoreId(0), engine_index: 1, nq_type: NqType::TraceDma, ring, size_bytes: 256 };
+        let trace = dev.nq_init(spec).unwrap();
+        assert_eq!(trace.produced(), 0);
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        assert_eq!(trace.produced(), 2, "one record per packet once the ring is bound");
+        dev.nq_destroy(spec).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        assert_eq!(trace.produced(), 2);
+        assert_eq!(dev.semaphore_read(CoreId(0), 2).unwrap(), 5, "every packet completed");
     }
 
     #[test]
