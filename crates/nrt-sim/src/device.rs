@@ -9,7 +9,7 @@ use crate::fault::{FaultSpec, FaultState};
 use crate::memory::pages::Stamp;
 use crate::memory::{Memory, Target, decode};
 use crate::nq::{self, NqState, NqView, RingMemory};
-use crate::scheduler::{HasScheduler, Runner, Scheduler, Task};
+use crate::scheduler::{HasScheduler, Runner, RunnerHandle, Scheduler, Task};
 use crate::semaphore::{WindowOp, window_op};
 use crate::wake::Change;
 use nrt_hal::{
@@ -426,13 +426,20 @@ impl Shared {
 
     /// Queues a step of engine `e` unless one is queued already.
     pub fn schedule_engine(&self, core: &Core, e: usize) {
+        self.schedule_engine_with(core, e, || self.arc());
+    }
+
+    /// [`Shared::schedule_engine`] with the device's handle for the
+    /// scheduler given (see [`RunnerHandle`]).
+    #[inline]
+    fn schedule_engine_with<H: RunnerHandle<Shared>>(&self, core: &Core, e: usize, handle: impl Fn() -> H) {
         // Already queued: nothing to do, and no atomic RMW to pay (every
         // register change wakes every active engine of the core).
         if core.engines[e].queued.load(Ordering::SeqCst) {
             return;
         }
         if !core.engines[e].queued.swap(true, Ordering::SeqCst) {
-            self.scheduler.submit(|| self.arc(), Task::Engine(core.id.0, e as u8));
+            self.scheduler.submit(handle, Task::Engine(core.id.0, e as u8));
         }
     }
 
@@ -549,14 +556,29 @@ impl Shared {
     /// [`Shared::wake_all_of`] of one change, given as its key range: the
     /// common wake (a doorbell, a take, a reset) compares each published
     /// key against one range.
-    fn wake_range(&self, core: &Core, (lo, hi): (u32, u32), by: Option<usize>) {
+    fn wake_range(&self, core: &Core, range: (u32, u32), by: Option<usize>) {
+        self.wake_range_with(core, range, by, || self.arc());
+    }
+
+    /// [`Shared::wake`] from a caller that holds the device's `Arc` (the
+    /// device handle's register calls, the runtime's doorbell among them):
+    /// a lockstep drain the wake starts borrows it instead of upgrading
+    /// the device's weak self and releasing it after.
+    pub fn wake_held(self: &Arc<Self>, core: &Core, change: Change) {
+        self.wake_range_with(core, change.key_range(), None, || self);
+    }
+
+    /// [`Shared::wake_range`] with the device's handle for the scheduler
+    /// given (see [`RunnerHandle`]).
+    #[inline]
+    fn wake_range_with<H: RunnerHandle<Shared>>(&self, core: &Core, (lo, hi): (u32, u32), by: Option<usize>, handle: impl Fn() -> H) {
         crate::wake::publish_change();
         for (e, slot) in core.engines.iter().enumerate() {
             if Some(e) == by || !crate::wake::key_woken(slot.wait.word(), &[(lo, hi)]) {
                 continue;
             }
             if slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {
-                self.schedule_engine(core, e);
+                self.schedule_engine_with(core, e, &handle);
             }
         }
     }
@@ -830,7 +852,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.set_sem(index, value, c.now());
-        self.shared.wake(c, Change::Sem(index));
+        self.shared.wake_held(c, Change::Sem(index));
         Ok(())
     }
 
@@ -838,7 +860,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, by as i32, c.now());
-        self.shared.wake(c, Change::Sem(index));
+        self.shared.wake_held(c, Change::Sem(index));
         Ok(())
     }
 
@@ -846,7 +868,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
         c.sync.add_sem(index, (by as i32).wrapping_neg(), c.now());
-        self.shared.wake(c, Change::Sem(index));
+        self.shared.wake_held(c, Change::Sem(index));
         Ok(())
     }
 
@@ -860,7 +882,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, true, c.now());
-        self.shared.wake(c, Change::Event(index));
+        self.shared.wake_held(c, Change::Event(index));
         Ok(())
     }
 
@@ -868,7 +890,7 @@ impl Device for SimDevice {
         self.alive()?;
         let c = self.index_check(core, index, self.shared.arch.events, "event")?;
         c.sync.set_event(index, false, c.now());
-        self.shared.wake(c, Change::Event(index));
+        self.shared.wake_held(c, Change::Event(index));
         Ok(())
     }
 

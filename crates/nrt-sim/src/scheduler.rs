@@ -166,10 +166,11 @@ impl Scheduler {
     }
 
     /// Queues a task and makes sure someone runs it. `runner` hands out
-    /// the owning handle of the runner; it is only called when this call
-    /// has to run the queue itself or start a worker (a submit from inside
-    /// a running task, the common case, needs neither).
-    pub fn submit<R: Runner>(&self, runner: impl Fn() -> Arc<R>, task: Task) {
+    /// a handle of the runner ([`RunnerHandle`]: its `Arc`, owned or
+    /// borrowed); it is only called when this call has to run the queue
+    /// itself or start a worker (a submit from inside a running task, the
+    /// common case, needs neither).
+    pub fn submit<R: Runner, H: RunnerHandle<R>>(&self, runner: impl Fn() -> H, task: Task) {
         if self.shutdown.load(Ordering::Acquire) {
             return;
         }
@@ -198,7 +199,7 @@ impl Scheduler {
             self.drain_here(&runner);
         } else {
             if self.started.load(Ordering::Acquire) < self.worker_limit() {
-                self.ensure_workers(&runner());
+                self.ensure_workers(runner().runner());
             }
             if wake {
                 self.ready.notify_one();
@@ -308,7 +309,7 @@ impl Scheduler {
     /// per task) into the batch buffer the drain lock guards, and runs it
     /// in order; tasks submitted meanwhile queue behind it, so the order
     /// is the FIFO order of popping one task at a time.
-    fn drain_here<R: Runner>(&self, runner: &impl Fn() -> Arc<R>) {
+    fn drain_here<R: Runner, H: RunnerHandle<R>>(&self, runner: &impl Fn() -> H) {
         // A submit from a task this thread's drain runs (most of them)
         // needs no try at the drain lock: its drainer is an outer frame.
         let me = self.address();
@@ -322,10 +323,11 @@ impl Scheduler {
     /// [`Scheduler::drain_here`] once the drain lock is taken (`batch` is
     /// its guard), starting with `first` if given (a task that was never
     /// queued: nothing was queued before it).
-    fn drain_locked<R: Runner>(&self, mut batch: MutexGuard<'_, VecDeque<Task>>, runner: &impl Fn() -> Arc<R>, first: Option<Task>) {
+    fn drain_locked<R: Runner, H: RunnerHandle<R>>(&self, mut batch: MutexGuard<'_, VecDeque<Task>>, runner: &impl Fn() -> H, first: Option<Task>) {
         let _draining = DrainingMark::set(self.address());
         DRAIN.with(|d| d.next.set(first));
-        let runner = runner();
+        let handle = runner();
+        let runner = handle.runner();
         let mut slices = 0u64;
         loop {
             // The task handed over by the last task's first submit comes
@@ -336,7 +338,7 @@ impl Scheduler {
                     runner.run(t);
                     slices += 1;
                     if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
-                        self.escalate(&mut batch, &runner);
+                        self.escalate(&mut batch, runner);
                         return;
                     }
                     continue;
@@ -363,7 +365,7 @@ impl Scheduler {
                 runner.run(t);
                 slices += 1;
                 if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
-                    self.escalate(&mut batch, &runner);
+                    self.escalate(&mut batch, runner);
                     return;
                 }
             }
@@ -568,6 +570,29 @@ impl Drop for DrainingMark {
             d.scheduler.set(self.0);
             d.next.set(self.1);
         });
+    }
+}
+
+/// The runner handle a submit hands out when it must run the queue
+/// itself or start a worker: an owned `Arc` (a caller that only has a
+/// reference to the runner upgrades its weak self) or a borrowed one (a
+/// caller that holds the runner's `Arc` already, such as the device
+/// handle's register calls, saves the upgrade and its release, two
+/// atomic read-modify-writes per lockstep drain).
+pub trait RunnerHandle<R> {
+    /// The runner.
+    fn runner(&self) -> &Arc<R>;
+}
+
+impl<R> RunnerHandle<R> for Arc<R> {
+    fn runner(&self) -> &Arc<R> {
+        self
+    }
+}
+
+impl<R> RunnerHandle<R> for &Arc<R> {
+    fn runner(&self) -> &Arc<R> {
+        self
     }
 }
 
