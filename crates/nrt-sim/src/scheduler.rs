@@ -49,7 +49,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// Default task slices one deterministic drain runs before handing the
@@ -109,9 +109,15 @@ pub struct Scheduler {
     deterministic: bool,
     threads: usize,
     started: AtomicUsize,
-    /// Held by the deterministic drainer; guards its batch buffer (kept
-    /// between drains, so a drain allocates nothing).
-    drain: Mutex<VecDeque<Task>>,
+    /// Claimed by the deterministic drainer ([`DrainClaim`]: one inline
+    /// compare-and-swap per lockstep submit, where a mutex's `try_lock`
+    /// with its poison bookkeeping was a call of ~27 instructions).
+    draining: AtomicBool,
+    /// The drainer's batch buffer (kept between drains, so a drain
+    /// allocates nothing). Only the holder of `draining` locks it, and
+    /// only when it takes tasks from the queue (a lockstep execution whose
+    /// tasks hand each other over never does), so it is never contended.
+    batch: Mutex<VecDeque<Task>>,
     shutdown: AtomicBool,
     /// Deterministic mode gave up lockstep after a runaway drain.
     escalated: AtomicBool,
@@ -134,7 +140,8 @@ impl Scheduler {
             deterministic,
             threads: threads.max(1),
             started: AtomicUsize::new(0),
-            drain: Mutex::new(VecDeque::new()),
+            draining: AtomicBool::new(false),
+            batch: Mutex::new(VecDeque::new()),
             shutdown: AtomicBool::new(false),
             escalated: AtomicBool::new(false),
             drain_limit: drain_limit.max(1),
@@ -183,9 +190,9 @@ impl Scheduler {
             // Nothing queued and nobody draining: this thread drains, from
             // this task, without queueing it first.
             if self.pending.load(Ordering::Acquire) == 0
-                && let Ok(batch) = self.drain.try_lock()
+                && let Some(claim) = DrainClaim::take(&self.draining)
             {
-                self.drain_locked(batch, &runner, Some(task));
+                self.drain_claimed(claim, &runner, Some(task));
                 return;
             }
         }
@@ -306,24 +313,24 @@ impl Scheduler {
     /// that drainer will pick the task up.
     ///
     /// The drainer takes the whole queue at once (one lock per batch, not
-    /// per task) into the batch buffer the drain lock guards, and runs it
+    /// per task) into the drainer's batch buffer, and runs it
     /// in order; tasks submitted meanwhile queue behind it, so the order
     /// is the FIFO order of popping one task at a time.
     fn drain_here<R: Runner, H: RunnerHandle<R>>(&self, runner: &impl Fn() -> H) {
         // A submit from a task this thread's drain runs (most of them)
-        // needs no try at the drain lock: its drainer is an outer frame.
+        // needs no try at the drain claim: its drainer is an outer frame.
         let me = self.address();
         if DRAIN.with(|d| d.scheduler.get()) == me {
             return;
         }
-        let Ok(batch) = self.drain.try_lock() else { return };
-        self.drain_locked(batch, runner, None);
+        let Some(claim) = DrainClaim::take(&self.draining) else { return };
+        self.drain_claimed(claim, runner, None);
     }
 
-    /// [`Scheduler::drain_here`] once the drain lock is taken (`batch` is
-    /// its guard), starting with `first` if given (a task that was never
-    /// queued: nothing was queued before it).
-    fn drain_locked<R: Runner, H: RunnerHandle<R>>(&self, mut batch: MutexGuard<'_, VecDeque<Task>>, runner: &impl Fn() -> H, first: Option<Task>) {
+    /// [`Scheduler::drain_here`] once the drain is claimed, starting with
+    /// `first` if given (a task that was never queued: nothing was queued
+    /// before it).
+    fn drain_claimed<R: Runner, H: RunnerHandle<R>>(&self, claim: DrainClaim<'_>, runner: &impl Fn() -> H, first: Option<Task>) {
         let _draining = DrainingMark::set(self.address());
         DRAIN.with(|d| d.next.set(first));
         let handle = runner();
@@ -333,20 +340,24 @@ impl Scheduler {
             // The task handed over by the last task's first submit comes
             // before anything this thread queued after it: run alone when
             // nothing is queued (no lock), else from the queue's front.
-            if let Some(t) = DRAIN.with(|d| d.next.take()) {
+            // The batch buffer is locked only while it holds tasks taken
+            // from the queue (each pass's guard ends with the pass).
+            let mut batch = if let Some(t) = DRAIN.with(|d| d.next.take()) {
                 if self.pending.load(Ordering::Acquire) == 0 {
                     runner.run(t);
                     slices += 1;
                     if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
-                        self.escalate(&mut batch, runner);
+                        self.escalate(&mut VecDeque::new(), runner);
                         return;
                     }
                     continue;
                 }
                 let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
                 q.push_front(t);
+                let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
                 std::mem::swap(&mut *q, &mut *batch);
                 self.pending.store(0, Ordering::Release);
+                batch
             } else {
                 let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
                 if q.is_empty() {
@@ -355,12 +366,14 @@ impl Scheduler {
                     // pushed after it is pushed after the release, so its
                     // submitter finds the drain free and runs it. No task
                     // is stranded, without a second look at the queue.
-                    drop(batch);
+                    drop(claim);
                     return;
                 }
+                let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
                 std::mem::swap(&mut *q, &mut *batch);
                 self.pending.store(0, Ordering::Release);
-            }
+                batch
+            };
             while let Some(t) = batch.pop_front() {
                 runner.run(t);
                 slices += 1;
@@ -523,7 +536,7 @@ std::thread_local! {
 /// What a thread draining a deterministic scheduler keeps (one access to
 /// the thread-local per submit).
 struct DrainState {
-    /// The address of the scheduler whose drain lock this thread holds (0:
+    /// The address of the scheduler whose drain this thread has claimed (0:
     /// none; see [`DrainingMark`]).
     scheduler: std::cell::Cell<usize>,
     /// The first task a task of that drain submitted since the drain last
@@ -547,10 +560,31 @@ impl DrainState {
     }
 }
 
+/// The claim of a deterministic scheduler's drain (`Scheduler::draining`):
+/// taken with one compare-and-swap, let go when dropped (also when a task
+/// unwinds), which the drainer does under the queue lock that saw the
+/// queue empty (see `Scheduler::drain_claimed`).
+struct DrainClaim<'a>(&'a AtomicBool);
+
+impl<'a> DrainClaim<'a> {
+    /// The claim, unless another drain holds it.
+    #[inline]
+    fn take(flag: &'a AtomicBool) -> Option<DrainClaim<'a>> {
+        flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).ok().map(|_| DrainClaim(flag))
+    }
+}
+
+impl Drop for DrainClaim<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
 /// Marks the calling thread as the drainer of one deterministic scheduler
 /// for as long as it lives (also when a task unwinds): a submit to that
 /// scheduler from a task of the drain leaves the task to the drain without
-/// trying the drain lock (the first through [`DrainState::next`]). A
+/// trying the drain claim (the first through [`DrainState::next`]). A
 /// submit to another scheduler is not affected; the mark and the
 /// handed-over task of an outer drain come back when an inner one ends.
 struct DrainingMark(usize, Option<Task>);
@@ -883,6 +917,35 @@ mod tests {
             assert!(t.elapsed() < Duration::from_secs(5), "lend {lend}: {:?} for {want} tasks", t.elapsed());
             r.scheduler.shutdown();
         }
+    }
+
+    /// Threads submitting to one deterministic scheduler at once: whoever
+    /// finds the drain claimed leaves its task to the drainer, and every
+    /// task has run once the submitting threads are done (none stranded
+    /// between a drainer's last look at the queue and its release).
+    #[test]
+    fn concurrent_deterministic_submitters_strand_no_task() {
+        let c = Arc::new(Chain { scheduler: Scheduler::new(true, 1, DETERMINISTIC_DRAIN_LIMIT), ran: Mutex::new(Vec::new()) });
+        let threads: Vec<_> = (0..3u32)
+            .map(|t| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    for i in 0..2000u32 {
+                        // Engine 1 tasks submit one DMA task each (no chain).
+                        c.scheduler.submit(|| c.clone(), Task::Engine(t * 1000 + i, 1));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Drains run on the submitting threads, so with all of them joined
+        // every task has run unless one was stranded.
+        let ran = c.ran.lock().unwrap();
+        assert_eq!(ran.len(), 12_000, "every engine task and the DMA task it submitted ran");
+        assert!(c.scheduler.pending.load(Ordering::Acquire) == 0 && !c.scheduler.draining.load(Ordering::Acquire));
+        c.scheduler.shutdown();
     }
 
     #[test]
