@@ -289,14 +289,18 @@ impl Shared {
     /// [`Shared::write_at`] would: a DMA register write without the
     /// address decode, the byte loop or the register decode.
     ///
-    /// A sequencer's store (`by`: its engine index) to a DMA tail register
-    /// that leaves pairs submitted walks them right here, on the writer's
-    /// thread ([`Shared::walk_at_doorbell`]).
-    pub fn store_word(&self, route: StoreRoute, addr: DeviceAddr, value: u32, now: u64, by: Option<usize>) -> HalResult<()> {
+    /// A sequencer's store (`by`: its core and engine index) to a DMA
+    /// tail register that leaves pairs submitted walks them right here, on
+    /// the writer's thread ([`Shared::walk_at_doorbell`]).
+    pub fn store_word(&self, route: StoreRoute, addr: DeviceAddr, value: u32, now: u64, by: Option<(CoreId, usize)>) -> HalResult<()> {
         match route {
             StoreRoute::DmaReg(c, r) => {
                 let core = self.core_borrowed(c)?;
                 if dma::write_reg(&core.dma[r.queue], r, value) {
+                    // The writer is left out of the walk's wake only on its
+                    // own core (a store to another core's queue wakes that
+                    // core's engines of the same index like any other).
+                    let by = by.and_then(|(bc, e)| (bc == c).then_some(e));
                     self.walk_at_doorbell(core, r.queue, by);
                 }
                 Ok(())
@@ -1008,5 +1012,51 @@ impl Device for SimDevice {
         c.sync.reset();
         c.q7.reset();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SimConfig;
+    use crate::wake::WaitKey;
+    use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP};
+    use nrt_hal::conformance::udma_copy_pair;
+
+    /// A sequencer's tail stores walk the queue at once, and the walk's
+    /// wake leaves out only the writer itself: engine 0 of another core,
+    /// blocked on the queue's completion semaphore, is stepped.
+    #[test]
+    fn a_tail_store_walks_at_once_and_wakes_the_other_cores_engine_of_the_writers_index() {
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let hbm = MemoryLocation::Hbm { channel: 0 };
+        let (tx, rx) = (dev.alloc(hbm, 16, 64).unwrap(), dev.alloc(hbm, 16, 64).unwrap());
+        let (src, dst) = (dev.alloc(hbm, 64, 64).unwrap(), dev.alloc(hbm, 64, 64).unwrap());
+        dev.write(src, &[9; 64]).unwrap();
+        let (c1, q) = (CoreId(1), DmaQueueId { engine: 0, queue: 4 });
+        dev.dma_queue_init(c1, q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 1, completion_semaphore: Some(3), completion_event: None }).unwrap();
+        let (t, r) = udma_copy_pair(src, dst, 64);
+        dev.write(tx, &t).unwrap();
+        dev.write(rx, &r).unwrap();
+        let shared = dev.shared();
+        let core1 = shared.core(c1).unwrap();
+        // Engine 0 of core 1 as if blocked on the completion semaphore (its
+        // sequencer never started, so a step of it stops it).
+        core1.engines[0].active.store(true, Ordering::Release);
+        core1.engines[0].wait.blocked_on(WaitKey::Sem(3));
+        let arch = shared.arch;
+        let by = Some((CoreId(0), 0));
+        for group in [DMA_M2S_GROUP, DMA_S2M_GROUP] {
+            let addr = arch.dma_tail_inc_addr(c1, q, group);
+            let route = shared.store_route(addr).unwrap();
+            assert!(matches!(route, StoreRoute::DmaReg(..)));
+            shared.store_word(route, addr, 1, 0, by).unwrap();
+        }
+        let mut got = [0u8; 64];
+        dev.read(dst, &mut got).unwrap();
+        assert_eq!(got, [9; 64], "walked by the second tail store");
+        assert_eq!(dev.semaphore_read(c1, 3).unwrap(), 1);
+        assert!(!core1.engines[0].active.load(Ordering::Acquire), "core 1's engine 0 was woken and stepped");
+        assert_eq!(dev.dma_queue_state(c1, q).unwrap().tx_head, 1);
     }
 }
