@@ -11,7 +11,7 @@
 
 use crate::memory::pages::PinnedRange;
 use nrt_hal::{DeviceAddr, HalResult, NqRing, NqSpec, NQ_RECORD_BYTES};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -99,6 +99,50 @@ pub mod record {
         NqEngine::from_index(engine).unwrap_or(NqEngine::Sp)
     }
 
+    /// The `notific_type` codes of one engine's START/END and explicit
+    /// records, worked out once (a sequencer keeps them), so writing one
+    /// of those records maps no engine or event.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct EngineKinds {
+        /// INST_START of the engine.
+        pub start: u8,
+        /// INST_END of the engine.
+        pub end: u8,
+        /// The engine's explicit (NOTIFY) records.
+        pub explicit: u8,
+    }
+
+    impl EngineKinds {
+        /// The codes of the engine of NQ index `engine` (as
+        /// [`infer_status`] and [`explicit`] map it).
+        pub fn of(engine: u8) -> EngineKinds {
+            let kind = |event| NotificType::for_engine(nq_engine(engine), event).code();
+            EngineKinds { start: kind(EngineEvent::InstStart), end: kind(EngineEvent::InstEnd), explicit: kind(EngineEvent::Explicit) }
+        }
+    }
+
+    /// A record of type code `kind` with `metadata_2` (subtype in the
+    /// high half, custom sub-id in the low half for the infer-status and
+    /// explicit records).
+    #[inline]
+    pub fn engine_record(kind: u8, metadata_2: u32, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
+        bytes(NotificationRecord {
+            program_counter: (pc & 0xF_FFFF) as u32,
+            debug_hint: hint,
+            notific_type: kind,
+            metadata_2,
+            timestamp_ps: ts,
+            ..Default::default()
+        })
+    }
+
+    /// `metadata_2` of a record with runtime subtype `subtype` and custom
+    /// sub-id `sub_id`.
+    #[inline]
+    pub fn subtype_word(subtype: u16, sub_id: u16) -> u32 {
+        (u32::from(subtype) << 16) | u32::from(sub_id)
+    }
+
     /// An infer-status record (START, END, CUSTOM) of an engine event.
     #[inline]
     pub fn infer_status(engine: u8, event: EngineEvent, subtype: RuntimeSubtype, sub_id: u16, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
@@ -113,14 +157,7 @@ pub mod record {
     #[inline]
     pub fn explicit(engine: u8, subtype: u16, sub_id: u16, pc: u64, hint: u8, ts: u64) -> [u8; 16] {
         let kind = NotificType::for_engine(nq_engine(engine), EngineEvent::Explicit);
-        bytes(NotificationRecord {
-            program_counter: (pc & 0xF_FFFF) as u32,
-            debug_hint: hint,
-            notific_type: kind.code(),
-            metadata_2: (u32::from(subtype) << 16) | u32::from(sub_id),
-            timestamp_ps: ts,
-            ..Default::default()
-        })
+        engine_record(kind.code(), subtype_word(subtype, sub_id), pc, hint, ts)
     }
 
     /// A per-instruction trace record (INST_START / INST_END of the
@@ -188,16 +225,26 @@ pub struct NqState {
     capacity_log2: Option<u32>,
     produced: AtomicU64,
     consumed: AtomicU64,
-    overflow: AtomicBool,
-    /// Set by fault injection: drop the next record and flag overflow.
-    force_overflow: AtomicBool,
-    /// Cleared when the queue is destroyed; records are then dropped.
-    enabled: AtomicBool,
+    /// The ring's rare conditions as one word ([`rare`] bits: destroyed,
+    /// an injected overflow pending, overflowed), so an ordinary push
+    /// tests one load for all of them.
+    rare: AtomicU8,
     producer: Mutex<()>,
     signal: Arc<NqSignal>,
     /// The ring's bytes resolved once at init (the page-table lookup of
     /// every record write and read skipped); `None`: through [`RingMemory`].
     pinned: Option<PinnedRange>,
+}
+
+/// The bits of [`NqState`]'s `rare` word.
+mod rare {
+    /// The queue was destroyed: records are dropped.
+    pub const DISABLED: u8 = 1;
+    /// Set by fault injection: drop the next record and flag overflow.
+    pub const FORCE_OVERFLOW: u8 = 2;
+    /// The ring overflowed (lapped, forced, or its memory vanished):
+    /// every later record carries the software-overflow bit.
+    pub const OVERFLOWED: u8 = 4;
 }
 
 impl NqState {
@@ -218,9 +265,7 @@ impl NqState {
             },
             produced: AtomicU64::new(0),
             consumed: AtomicU64::new(0),
-            overflow: AtomicBool::new(false),
-            force_overflow: AtomicBool::new(false),
-            enabled: AtomicBool::new(true),
+            rare: AtomicU8::new(0),
             producer: Mutex::new(()),
             signal,
             pinned: None,
@@ -271,14 +316,19 @@ impl NqState {
     pub fn disable(&self) {
         let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = &self.pinned {
-            p.with_locked(|_| self.enabled.store(false, Ordering::Release));
+            p.with_locked(|_| self.rare.fetch_or(rare::DISABLED, Ordering::AcqRel));
         }
-        self.enabled.store(false, Ordering::Release);
+        self.rare.fetch_or(rare::DISABLED, Ordering::AcqRel);
     }
 
     /// Makes the next record overflow (dropped, flag raised).
     pub fn inject_overflow(&self) {
-        self.force_overflow.store(true, Ordering::Release);
+        self.rare.fetch_or(rare::FORCE_OVERFLOW, Ordering::AcqRel);
+    }
+
+    /// Whether the ring overflowed (the INTC bit-29 probe).
+    pub fn overflowed(&self) -> bool {
+        self.rare.load(Ordering::Acquire) & rare::OVERFLOWED != 0
     }
 
     /// Writes one record (adding phase and overflow bits) and publishes it.
@@ -289,48 +339,82 @@ impl NqState {
     /// the producer lock otherwise. A pinned ring whose page was dropped
     /// goes the second way for good: the drop waits for the page lock, so
     /// no push of the first kind is still running when the second starts.
+    #[inline]
     pub fn push(&self, mem: &dyn RingMemory, rec: [u8; 16]) -> bool {
-        // `enabled` is tested by `publish`, under the lock `disable` takes.
+        // The rare word's DISABLED is tested under the lock `disable` takes.
         if self.capacity == 0 {
             return false;
         }
-        if let Some(p) = &self.pinned
-            && let Some(done) = p.with_locked(|ring| {
-                self.publish(rec, |idx, r| {
-                    let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
-                    ring.write_array(off as usize, r)
-                })
-            })
-        {
-            return done;
+        let published = match &self.pinned {
+            Some(p) => p.with_locked(|ring| self.publish(&rec, |idx, r| ring.write_array(self.slot_offset(idx), r))),
+            None => None,
+        };
+        let published = match published {
+            Some(done) => done,
+            None => self.publish_unpinned(mem, std::slice::from_ref(&rec)) == 1,
+        };
+        if published {
+            self.signal.raise();
         }
-        let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-        self.publish(rec, |idx, r| {
-            let off = self.slot_and_pass(idx).0 * NQ_RECORD_BYTES as u64;
-            mem.write_ring(self.spec.ring.offset(off), r).is_ok()
-        })
+        published
     }
 
-    /// The body of [`NqState::push`], run by the one producer allowed at a
-    /// time: `write` stores record `idx`'s bytes in its slot.
+    /// Writes `recs` in order as [`NqState::push`] writes one, under one
+    /// lock, and raises the signal once for all of them (a sequencer's
+    /// records of one scheduling slice). Returns how many were published
+    /// (each dropped record is dropped as `push` drops it).
+    pub fn push_all(&self, mem: &dyn RingMemory, recs: &[[u8; 16]]) -> usize {
+        if self.capacity == 0 {
+            return 0;
+        }
+        let published = match &self.pinned {
+            Some(p) => p.with_locked(|ring| recs.iter().filter(|r| self.publish(r, |idx, r| ring.write_array(self.slot_offset(idx), r))).count()),
+            None => None,
+        };
+        let published = match published {
+            Some(n) => n,
+            None => self.publish_unpinned(mem, recs),
+        };
+        if published > 0 {
+            self.signal.raise();
+        }
+        published
+    }
+
+    /// [`NqState::push_all`] through the ring memory, under the producer
+    /// lock (a ring without a pin, or whose page was dropped).
+    #[inline(never)]
+    fn publish_unpinned(&self, mem: &dyn RingMemory, recs: &[[u8; 16]]) -> usize {
+        let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+        recs.iter()
+            .filter(|r| self.publish(r, |idx, r| mem.write_ring(self.spec.ring.offset(self.slot_offset(idx) as u64), r).is_ok()))
+            .count()
+    }
+
+    /// The byte offset in the ring of record `idx`'s slot.
     #[inline]
-    fn publish(&self, mut rec: [u8; 16], write: impl FnOnce(u64, &[u8; 16]) -> bool) -> bool {
-        if !self.enabled.load(Ordering::Acquire) {
-            return false;
-        }
-        if self.force_overflow.load(Ordering::Acquire) && self.force_overflow.swap(false, Ordering::AcqRel) {
-            self.overflow.store(true, Ordering::Release);
-            return false;
-        }
+    fn slot_offset(&self, idx: u64) -> usize {
+        self.slot_and_pass(idx).0 as usize * NQ_RECORD_BYTES
+    }
+
+    /// Publishes one record (the body of [`NqState::push`], run by the one
+    /// producer allowed at a time): `write` stores record `idx`'s bytes in
+    /// its slot. An ordinary record (no rare bit, the consumer less than a
+    /// ring behind) costs one load of the rare word and of `consumed`.
+    /// False if the record was dropped.
+    #[inline(always)]
+    fn publish(&self, rec: &[u8; 16], write: impl FnOnce(u64, &[u8; 16]) -> bool) -> bool {
         let idx = self.produced.load(Ordering::Relaxed);
-        let cap = u64::from(self.capacity);
-        if idx - self.consumed.load(Ordering::Acquire).min(idx) >= cap {
-            self.overflow.store(true, Ordering::Release);
+        let mut rec = *rec;
+        let flags = self.rare.load(Ordering::Acquire);
+        if flags != 0 || idx - self.consumed.load(Ordering::Acquire).min(idx) >= u64::from(self.capacity) {
+            match self.rare_flags(flags, idx) {
+                Some(bits) => rec[3] |= bits,
+                None => return false,
+            }
         }
-        if self.overflow.load(Ordering::Acquire) {
-            rec[3] |= record::SW_OVERFLOW_BIT;
-        }
-        if (self.slot_and_pass(idx).1 + 1) & 1 == 1 {
+        // Phase: set on even passes over the ring, clear on odd ones.
+        if self.slot_and_pass(idx).1 & 1 == 0 {
             rec[3] |= record::PHASE_BIT;
         } else {
             rec[3] &= !record::PHASE_BIT;
@@ -338,12 +422,32 @@ impl NqState {
         if !write(idx, &rec) {
             // The ring memory vanished under us: the hardware would raise an
             // AXI write error; we drop the record and flag the queue.
-            self.overflow.store(true, Ordering::Release);
+            self.rare.fetch_or(rare::OVERFLOWED, Ordering::AcqRel);
             return false;
         }
         self.produced.store(idx + 1, Ordering::Release);
-        self.signal.raise();
         true
+    }
+
+    /// The rare part of a publish of record `idx` whose rare word read
+    /// `flags` or whose consumer is a ring behind: `None` drops the record
+    /// (the queue is destroyed, or an injected overflow takes it),
+    /// otherwise the header bits it carries (the overflow bit once the
+    /// ring overflowed, including by this record lapping the consumer).
+    #[inline(never)]
+    fn rare_flags(&self, flags: u8, idx: u64) -> Option<u8> {
+        if flags & rare::DISABLED != 0 {
+            return None;
+        }
+        if flags & rare::FORCE_OVERFLOW != 0 && self.rare.fetch_and(!rare::FORCE_OVERFLOW, Ordering::AcqRel) & rare::FORCE_OVERFLOW != 0 {
+            self.rare.fetch_or(rare::OVERFLOWED, Ordering::AcqRel);
+            return None;
+        }
+        if idx - self.consumed.load(Ordering::Acquire).min(idx) >= u64::from(self.capacity) {
+            self.rare.fetch_or(rare::OVERFLOWED, Ordering::AcqRel);
+        }
+        let overflowed = self.rare.load(Ordering::Acquire) & rare::OVERFLOWED != 0;
+        Some(if overflowed { record::SW_OVERFLOW_BIT } else { 0 })
     }
 }
 
@@ -357,6 +461,37 @@ impl NqView {
     /// A view of `state` reading ring bytes through `mem`.
     pub fn new(state: Arc<NqState>, mem: Arc<dyn RingMemory>) -> NqView {
         NqView { state, mem }
+    }
+}
+
+impl NqView {
+    /// [`NqRing::read`] of records `from..produced` (at least one): the
+    /// records up to the end of the ring in one locked copy of a pinned
+    /// ring (a harvest reads an execution's few records at once); one at
+    /// a time otherwise, or if that fails.
+    #[inline(never)]
+    fn read_from(&self, from: u64, produced: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        let cap = u64::from(self.state.capacity);
+        let start = from.max(produced.saturating_sub(cap));
+        let end = produced.min(start + out.len() as u64);
+        let mut n = 0;
+        while start + (n as u64) < end {
+            let idx = start + n as u64;
+            let slot = self.state.slot_and_pass(idx).0;
+            let run = (end - idx).min(cap - slot) as usize;
+            if run > 1
+                && let Some(p) = &self.state.pinned
+                && p.read(slot as usize * NQ_RECORD_BYTES, out[n..n + run].as_flattened_mut())
+            {
+                n += run;
+                continue;
+            }
+            if !self.state.read_slot(&*self.mem, idx, &mut out[n]) {
+                break;
+            }
+            n += 1;
+        }
+        n
     }
 }
 
@@ -376,35 +511,18 @@ impl NqRing for NqView {
     fn set_consumed(&self, count: u64) {
         self.state.consumed.store(count, Ordering::Release);
     }
+    /// Nothing to read (the common poll of an ERROR or TRACE ring) costs
+    /// one load and a compare; records are copied by [`NqView::read_from`].
+    #[inline]
     fn read(&self, from: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
         let produced = self.produced();
-        let cap = u64::from(self.state.capacity);
-        let start = from.max(produced.saturating_sub(cap));
-        let end = produced.min(start + out.len() as u64);
-        let mut n = 0;
-        while start + (n as u64) < end {
-            let idx = start + n as u64;
-            // The records up to the end of the ring in one locked copy of
-            // a pinned ring (a harvest reads an execution's few records
-            // at once); one at a time otherwise, or if that fails.
-            let slot = self.state.slot_and_pass(idx).0;
-            let run = (end - idx).min(cap - slot) as usize;
-            if run > 1
-                && let Some(p) = &self.state.pinned
-                && p.read(slot as usize * NQ_RECORD_BYTES, out[n..n + run].as_flattened_mut())
-            {
-                n += run;
-                continue;
-            }
-            if !self.state.read_slot(&*self.mem, idx, &mut out[n]) {
-                break;
-            }
-            n += 1;
+        if from >= produced || out.is_empty() {
+            return 0;
         }
-        n
+        self.read_from(from, produced, out)
     }
     fn overflowed(&self) -> bool {
-        self.state.overflow.load(Ordering::Acquire)
+        self.state.overflowed()
     }
     fn signal_count(&self) -> u64 {
         self.state.signal.count()
@@ -447,6 +565,20 @@ mod tests {
 
     fn rec(pc: u64, ts: u64) -> [u8; 16] {
         record::infer_status(0, EngineEvent::InstStart, RuntimeSubtype::Start, 0, pc, 0, ts)
+    }
+
+    /// The kept type codes build the same bytes as the per-record mapping.
+    #[test]
+    fn engine_kinds_match_the_mapped_records() {
+        for engine in 0..6u8 {
+            let k = record::EngineKinds::of(engine);
+            let start = record::engine_record(k.start, record::subtype_word(RuntimeSubtype::Start as u16, 0), 0x1_2345_6789, 9, 77);
+            assert_eq!(start, record::infer_status(engine, EngineEvent::InstStart, RuntimeSubtype::Start, 0, 0x1_2345_6789, 9, 77));
+            let end = record::engine_record(k.end, record::subtype_word(RuntimeSubtype::End as u16, 3), 5, 1, 8);
+            assert_eq!(end, record::infer_status(engine, EngineEvent::InstEnd, RuntimeSubtype::End, 3, 5, 1, 8));
+            let ex = record::engine_record(k.explicit, record::subtype_word(6, 7), 3, 2, 1);
+            assert_eq!(ex, record::explicit(engine, 6, 7, 3, 2, 1));
+        }
     }
 
     #[test]

@@ -106,6 +106,12 @@ impl DirtySet {
 /// (`nonzero`), moves its last-change time to `now` and then zeroes it
 /// (`clear`), so a reader that sees the zero sees its time too. Returns
 /// whether any changed.
+///
+/// The zeroing store is a `Release` store, not a locked exchange: a reset
+/// that changed a register is followed by its wake, whose sequentially
+/// consistent fence ([`crate::wake::publish_change`]) orders the store
+/// before the reads of the waiting engines' keys, as the wake protocol
+/// needs; a reset that changed nothing stores nothing.
 fn reset_dirty(dirty: &DirtySet, times: &[AtomicU64], first: u32, last: u32, now: u64, nonzero: impl Fn(usize) -> bool, clear: impl Fn(usize)) -> bool {
     let mut changed = false;
     dirty.take_range(first, last, |i| {
@@ -228,7 +234,7 @@ impl SyncBlock {
     pub fn reset_sems(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.semaphores().saturating_sub(1));
         let regs = &self.sems;
-        reset_dirty(&self.dirty_sems, &self.sem_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::SeqCst))
+        reset_dirty(&self.dirty_sems, &self.sem_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::Release))
     }
 
     /// Clears events `first..=last` (clamped to the block) at virtual time
@@ -236,7 +242,7 @@ impl SyncBlock {
     pub fn reset_events(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.events().saturating_sub(1));
         let regs = &self.events;
-        reset_dirty(&self.dirty_events, &self.event_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::SeqCst))
+        reset_dirty(&self.dirty_events, &self.event_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::Release))
     }
 
     /// Applies a window write of `value`.

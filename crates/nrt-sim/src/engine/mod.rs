@@ -87,6 +87,8 @@ struct Issuer {
     /// The core's binding generation and the NOTIFY queue of this engine
     /// it had (see [`Issuer::push_own_notify`]).
     notify_queue: Option<(u64, Option<Arc<crate::nq::NqState>>)>,
+    /// The type codes of this engine's START, END and explicit records.
+    kinds: nqr::EngineKinds,
 }
 
 impl Sequencer {
@@ -232,6 +234,7 @@ impl Issuer {
             compute: compute::EngineState::default(),
             poll_page: None,
             notify_queue: None,
+            kinds: nqr::EngineKinds::of(engine.index() as u8),
         }
     }
 
@@ -239,27 +242,46 @@ impl Issuer {
         self.engine.index() as u8
     }
 
-    fn notify(&mut self, dev: &Shared, core: &Core, event: EngineEvent, subtype: RuntimeSubtype, hint: u8, sub_id: u16) {
-        let rec = nqr::infer_status(self.eidx(), event, subtype, sub_id, self.pc, hint, self.clock);
+    /// Writes an infer-status record of type code `kind` (one of
+    /// `self.kinds`) into this engine's NOTIFY queue.
+    #[inline]
+    fn notify(&mut self, dev: &Shared, core: &Core, kind: u8, subtype: RuntimeSubtype, hint: u8, sub_id: u16) {
+        let rec = nqr::engine_record(kind, nqr::subtype_word(subtype as u16, sub_id), self.pc, hint, self.clock);
         self.push_own_notify(dev, core, rec);
     }
 
     /// Writes a record into this engine's NOTIFY queue through the handle
     /// kept in `notify_queue` (refreshed when the core's bindings change),
     /// skipping the per-record search of the core's queues.
+    #[inline]
     fn push_own_notify(&mut self, dev: &Shared, core: &Core, rec: [u8; nrt_hal::NQ_RECORD_BYTES]) {
         let generation = core.nq_generation();
         if self.notify_queue.as_ref().is_none_or(|(g, _)| *g != generation) {
-            self.notify_queue = Some((generation, core.nq(self.eidx(), NqType::Notify)));
+            self.refresh_notify_queue(core, generation);
         }
         if let Some((_, Some(q))) = &self.notify_queue {
             q.push(dev, rec);
         }
     }
 
+    /// Looks this engine's NOTIFY queue up again (the core's bindings
+    /// changed since the kept handle was taken, generation `generation`).
+    #[inline(never)]
+    fn refresh_notify_queue(&mut self, core: &Core, generation: u64) {
+        self.notify_queue = Some((generation, core.nq(self.eidx(), NqType::Notify)));
+    }
+
+    /// The first record of an execution: its START record.
+    #[inline]
+    fn start_execution(&mut self, dev: &Shared, core: &Core, hint: u8) {
+        self.in_execution = true;
+        self.notify(dev, core, self.kinds.start, RuntimeSubtype::Start, hint, 0);
+    }
+
+    #[inline]
     fn end_execution(&mut self, dev: &Shared, core: &Core, hint: u8) {
         if self.in_execution {
-            self.notify(dev, core, EngineEvent::InstEnd, RuntimeSubtype::End, hint, 0);
+            self.notify(dev, core, self.kinds.end, RuntimeSubtype::End, hint, 0);
             self.in_execution = false;
             self.executions += 1;
         }
@@ -377,11 +399,13 @@ impl Issuer {
 
         // (2) start of an execution, the INST_START trace, injected faults.
         let mut poison_output = false;
-        if rare || !self.in_execution {
+        if rare {
             match self.after_claim(dev, core, entry, slice.faults) {
                 Ok(poison) => poison_output = poison,
                 Err(outcome) => return Some(outcome),
             }
+        } else if !self.in_execution {
+            self.start_execution(dev, core, rec.debug_hint);
         }
 
         // (4) execute the typed decode (nrt-isa's) the cache holds.
@@ -493,7 +517,7 @@ impl Issuer {
         // finished output in its instruction field.
         let completion = n.subtype == RuntimeSubtype::Custom as u16 && n.sub_id == nrt_isa::notification::CustomSubId::TensorCompletion as u16;
         let pc = if completion { u64::from(n.payload) } else { self.pc };
-        let r = nqr::explicit(self.eidx(), n.subtype, n.sub_id, pc, hint, self.clock);
+        let r = nqr::engine_record(self.kinds.explicit, nqr::subtype_word(n.subtype, n.sub_id), pc, hint, self.clock);
         if n.queue == self.eidx() {
             self.push_own_notify(dev, core, r);
         } else {
@@ -569,7 +593,7 @@ impl Issuer {
                     dev.error_record(core, Some(self.eidx()), self.pc, InferErrorSubtype::Numerical, detail, self.clock);
                 }
                 if let Some(sub) = done.oob {
-                    self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, sub as u16);
+                    self.notify(dev, core, self.kinds.explicit, RuntimeSubtype::Custom, 0, sub as u16);
                 }
                 Ok(cost::cycles(self.engine, done.cycles))
             }
@@ -616,8 +640,7 @@ impl Issuer {
         let rec = &entry.rec;
         let first = !self.in_execution;
         if first {
-            self.in_execution = true;
-            self.notify(dev, core, EngineEvent::InstStart, RuntimeSubtype::Start, rec.debug_hint, 0);
+            self.start_execution(dev, core, rec.debug_hint);
         }
 
         // Per-instruction trace (debug_cmd START 3 / END 5 / START_END 7).
@@ -655,7 +678,7 @@ impl Issuer {
                 Ok(false)
             }
             FaultKind::Oob => {
-                self.notify(dev, core, EngineEvent::Explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
+                self.notify(dev, core, self.kinds.explicit, RuntimeSubtype::Custom, 0, nqr::OOB_SUB_ID as u16);
                 Ok(false)
             }
             // `nan:at=` poisons this instruction's compute output.
