@@ -141,6 +141,36 @@ impl Entry {
     }
 }
 
+/// One block of the cache as a sequencer's step loop holds it between
+/// lookups: a record of the block costs the range compare, the stamp's
+/// version loads and the entry's presence test, with the block, its
+/// program base and its fill state settled once when the cursor is taken
+/// ([`InstrCache::cursor`]). Borrowing the cache, it lives until the next
+/// lookup that may refetch.
+#[derive(Clone, Copy, Debug)]
+pub struct Cursor<'a> {
+    /// Program counter of the block's first record.
+    first: u64,
+    /// The block's entries (one per fetched record).
+    entries: &'a [Option<Entry>],
+    /// The versions of the pages the block was read from.
+    stamp: &'a Stamp,
+}
+
+impl<'a> Cursor<'a> {
+    /// The decoded entry at `pc` if the block holds it, it is decoded and
+    /// the block's pages are unmodified since the fetch (as
+    /// [`InstrCache::hit`] decides it).
+    #[inline]
+    pub fn hit(&self, pc: u64) -> Option<&'a Entry> {
+        let entry = self.entries.get(usize::try_from(pc.wrapping_sub(self.first)).ok()?)?;
+        if !self.stamp.is_current() {
+            return None;
+        }
+        entry.as_ref()
+    }
+}
+
 #[derive(Debug, Default)]
 struct Block {
     /// Program base the block was fetched for.
@@ -235,6 +265,20 @@ impl InstrCache {
             return None;
         }
         b.entries.get(index as usize)?.as_ref()
+    }
+
+    /// A [`Cursor`] on the block the last lookup hit, if that block holds
+    /// a stamped fetch of the program at `base` (`None` otherwise: the
+    /// caller then looks records up with [`InstrCache::lookup`]).
+    #[inline]
+    pub fn cursor(&self, base: DeviceAddr) -> Option<Cursor<'_>> {
+        let b = self.blocks.get(self.current)?;
+        if !b.filled || b.base != base.get() {
+            return None;
+        }
+        let stamp = b.stamp.as_ref()?;
+        let entries = b.entries.get(..usize::try_from(b.len).ok()?)?;
+        Some(Cursor { first: b.first, entries, stamp })
     }
 
     /// The entry at a slot returned by the last [`InstrCache::lookup`]
@@ -368,8 +412,12 @@ mod tests {
         assert!(c.get(&shared, at, 200, 7).is_some());
         dev.write(at.offset(150 * 64 + 16), &[0u8; 4]).unwrap();
         assert!(c.hit(at, 7).is_none(), "the page changed: the fast path declines");
+        assert!(c.cursor(at).is_some_and(|k| k.hit(7).is_none()), "the cursor declines too");
         assert_eq!(c.get(&shared, at, 200, 6).unwrap().instr, Instruction::decode(&build::write(0x1000 + 24, 6)));
         assert!(c.hit(at, 7).is_some(), "not refetched: pc 7's decode was kept");
+        assert!(c.cursor(at).is_some_and(|k| k.hit(7).is_some() && k.hit(6).is_some()), "the cursor hits what the block holds");
+        assert!(c.cursor(at).is_some_and(|k| k.hit(64).is_none()), "a record past the block misses");
+        assert!(c.cursor(DeviceAddr(at.get() + 64)).is_none(), "no cursor for another program");
         // A write into the block's own lines refetches it.
         dev.write(at.offset(7 * 64), &build::exit()).unwrap();
         assert!(c.get(&shared, at, 200, 6).is_some());

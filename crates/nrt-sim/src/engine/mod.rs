@@ -153,6 +153,9 @@ impl Sequencer {
         };
         let slice = Slice::new(st.engine, dev);
         let pool = st.engine == EngineId::Pool;
+        // The block of the last lookup, held across records until a
+        // record misses it (see `icache::Cursor`).
+        let mut cursor = self.icache.cursor(base);
         for _ in 0..budget {
             // A Q7 kernel raised a GPSIMD exception: its record is written,
             // the POOL engine stops (docs/gpsimd.md §8).
@@ -169,12 +172,20 @@ impl Sequencer {
                 st.state = RunState::Idle;
                 return StepOutcome::Stopped;
             }
-            let entry = match self.icache.hit(base, st.pc) {
+            let entry = match cursor.and_then(|c| c.hit(st.pc)) {
                 Some(e) => e,
-                None => match self.icache.get(dev, base, count, st.pc) {
-                    Some(e) => e,
-                    None => return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF),
-                },
+                None => {
+                    // Fetch, decode or revalidate; the cursor then follows
+                    // the block the lookup settled on.
+                    let Some(slot) = self.icache.lookup(dev, base, count, st.pc) else {
+                        return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
+                    };
+                    cursor = self.icache.cursor(base);
+                    match self.icache.entry(slot) {
+                        Some(e) => e,
+                        None => return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF),
+                    }
+                }
             };
             if let Some(outcome) = st.issue(dev, core, base, count, entry, &slice) {
                 return outcome;
