@@ -129,8 +129,21 @@ impl Core {
     }
 
     /// Runs `f` on the NQ bound to (engine index, type); `None` if there is
-    /// none. The hot path of every notification record.
+    /// none. The hot path of every notification record; the test of an
+    /// unbound ring (a DMA queue's trace ring, looked at after every
+    /// packet) is inline.
+    #[inline]
     pub fn with_nq<R>(&self, engine_index: u8, ty: NqType, f: impl FnOnce(&NqState) -> R) -> Option<R> {
+        if let Some(i) = nq_slot_index(engine_index, ty)
+            && !self.nq_fast[i].bound.load(Ordering::Acquire)
+        {
+            return None;
+        }
+        self.with_bound_nq(engine_index, ty, f)
+    }
+
+    /// [`Core::with_nq`] past its unbound test.
+    fn with_bound_nq<R>(&self, engine_index: u8, ty: NqType, f: impl FnOnce(&NqState) -> R) -> Option<R> {
         match nq_slot_index(engine_index, ty) {
             Some(i) => {
                 let slot = &self.nq_fast[i];

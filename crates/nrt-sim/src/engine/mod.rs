@@ -187,12 +187,11 @@ impl Sequencer {
                     }
                 }
             };
+            // An issue that stops the sequencer (HALT, a fault) ends the
+            // step with its outcome, so a record that returns `None` left
+            // it running.
             if let Some(outcome) = st.issue(dev, core, base, count, entry, &slice) {
                 return outcome;
-            }
-            // Only an issue changes the run state (HALT).
-            if st.state != RunState::Running {
-                return StepOutcome::Stopped;
             }
         }
         StepOutcome::Yield
@@ -307,7 +306,7 @@ impl Issuer {
 
     /// Issues, executes and completes the record `entry` (at `pc`), or
     /// finds it blocked. `None`: go on with the next record; `Some`: the
-    /// step ends.
+    /// step ends (always when the record stopped the sequencer).
     ///
     /// An unsynchronised control record takes the quick path
     /// ([`Issuer::issue_quick`]); any other goes the general way
@@ -492,7 +491,7 @@ impl Issuer {
                 self.end_execution(dev, core, rec.debug_hint);
                 self.pc = 0;
                 // EXIT completes nothing, but its issue-time updates happened.
-                if !plain {
+                if !plain && !entry.changes.is_empty() {
                     wake_changed(dev, core, self.engine, &entry.changes, None);
                 }
                 return None;
@@ -511,13 +510,24 @@ impl Issuer {
         if !plain && let Err(mode) = sync::complete_plan(&entry.plan, &core.sync, self.clock) {
             return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
         }
-        if !plain || reset.is_some() {
+        // A wait without updates (the common synchronised record) changed
+        // nothing and wakes nobody.
+        if (!plain && !entry.changes.is_empty()) || reset.is_some() {
             wake_changed(dev, core, self.engine, &entry.changes, reset);
         }
+        self.advance_or_stop(next_pc)
+    }
+
+    /// The end of a general issue: the next record if the sequencer still
+    /// runs, else the step ends (HALT stopped it).
+    #[inline(always)]
+    fn advance_or_stop(&mut self, next_pc: u64) -> Option<StepOutcome> {
         if self.state == RunState::Running {
             self.pc = next_pc;
+            None
+        } else {
+            Some(StepOutcome::Stopped)
         }
-        None
     }
 
     /// NOTIFY: writes its record into the NOTIFY queue it names (this
@@ -726,10 +736,7 @@ impl Issuer {
         if !plain || reset.is_some() {
             wake_changed(dev, core, self.engine, changes, reset);
         }
-        if self.state == RunState::Running {
-            self.pc = next_pc;
-        }
-        None
+        self.advance_or_stop(next_pc)
     }
 }
 
