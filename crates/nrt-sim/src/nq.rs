@@ -351,7 +351,7 @@ impl NqState {
         };
         let published = match published {
             Some(done) => done,
-            None => self.publish_unpinned(mem, std::slice::from_ref(&rec)) == 1,
+            None => self.publish_unpinned(mem, &rec),
         };
         if published {
             self.signal.raise();
@@ -359,36 +359,12 @@ impl NqState {
         published
     }
 
-    /// Writes `recs` in order as [`NqState::push`] writes one, under one
-    /// lock, and raises the signal once for all of them (a sequencer's
-    /// records of one scheduling slice). Returns how many were published
-    /// (each dropped record is dropped as `push` drops it).
-    pub fn push_all(&self, mem: &dyn RingMemory, recs: &[[u8; 16]]) -> usize {
-        if self.capacity == 0 {
-            return 0;
-        }
-        let published = match &self.pinned {
-            Some(p) => p.with_locked(|ring| recs.iter().filter(|r| self.publish(r, |idx, r| ring.write_array(self.slot_offset(idx), r))).count()),
-            None => None,
-        };
-        let published = match published {
-            Some(n) => n,
-            None => self.publish_unpinned(mem, recs),
-        };
-        if published > 0 {
-            self.signal.raise();
-        }
-        published
-    }
-
-    /// [`NqState::push_all`] through the ring memory, under the producer
-    /// lock (a ring without a pin, or whose page was dropped).
+    /// [`NqState::push`] through the ring memory, under the producer lock
+    /// (a ring without a pin, or whose page was dropped).
     #[inline(never)]
-    fn publish_unpinned(&self, mem: &dyn RingMemory, recs: &[[u8; 16]]) -> usize {
+    fn publish_unpinned(&self, mem: &dyn RingMemory, rec: &[u8; 16]) -> bool {
         let _guard = self.producer.lock().unwrap_or_else(|e| e.into_inner());
-        recs.iter()
-            .filter(|r| self.publish(r, |idx, r| mem.write_ring(self.spec.ring.offset(self.slot_offset(idx) as u64), r).is_ok()))
-            .count()
+        self.publish(rec, |idx, r| mem.write_ring(self.spec.ring.offset(self.slot_offset(idx) as u64), r).is_ok())
     }
 
     /// The byte offset in the ring of record `idx`'s slot.
