@@ -297,10 +297,6 @@ impl Shared {
             StoreRoute::DmaReg(c, r) => {
                 let core = self.core_borrowed(c)?;
                 if dma::write_reg(&core.dma[r.queue], r, value) {
-                    // The writer is left out of the walk's wake only on its
-                    // own core (a store to another core's queue wakes that
-                    // core's engines of the same index like any other).
-                    let by = by.and_then(|(bc, e)| (bc == c).then_some(e));
                     self.walk_at_doorbell(core, r.queue, by);
                 }
                 Ok(())
@@ -323,9 +319,15 @@ impl Shared {
     /// it met instead of blocking, being woken and stepped again. The
     /// wake of the slice skips the writer (it is running and checks its
     /// next wait against the registers anyway).
-    fn walk_at_doorbell(&self, core: &Arc<Core>, qi: usize, by: Option<usize>) {
-        if core.dma[qi].has_pending() && transfer::run_queue(self, core, qi, by) {
-            self.schedule_dma(core, qi);
+    fn walk_at_doorbell(&self, core: &Arc<Core>, qi: usize, by: Option<(CoreId, usize)>) {
+        if core.dma[qi].has_pending() {
+            // The writer is left out of the walk's wake only on its own
+            // core (a store to another core's queue wakes that core's
+            // engine of the same index like any other).
+            let by = by.and_then(|(c, e)| (c == core.id).then_some(e));
+            if transfer::run_queue(self, core, qi, by) {
+                self.schedule_dma(core, qi);
+            }
         }
     }
 

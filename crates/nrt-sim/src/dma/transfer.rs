@@ -30,7 +30,6 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
     let n = u64::from(regs.config.descriptors);
     let mut progressed = false;
     let mut completed = (None, None);
-    let mut buf = Vec::new();
     for _ in 0..BUDGET {
         let tx_tail = q.tx_tail.load(Ordering::Acquire);
         let rx_tail = q.rx_tail.load(Ordering::Acquire);
@@ -67,48 +66,20 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
             abort(&mut regs);
             break;
         }
-        let (moved, nan_at) = if tx.pattern {
-            let mut block = [0u8; PATTERN_BLOCK_SIZE];
-            let at = Stamped { dev, now: start };
-            let done = dev
-                .read(DeviceAddr(tx.addr), &mut block)
-                .and_then(|_| {
-                    PatternBlock::from_bytes(&block)
-                        .map_err(|e| HalError::invalid(DeviceAddr(tx.addr), PATTERN_BLOCK_SIZE as u64, e.to_string()))
-                })
-                .and_then(|b| pattern::execute(&at, &b).map(|n| (n, b.dst.addr)));
-            match done {
-                Ok((n, dst)) => (Ok(n), dst),
-                Err(e) => (Err(e), 0),
-            }
+        // A plain copy between the pages of the queue's last one goes page
+        // to page here; anything else (new pages, on-chip memory, a
+        // register window, a pattern block) out of line.
+        let fast = !tx.pattern && regs.copy_pins.copy(tx.addr, rx.addr, u64::from(tx.len));
+        let (bytes, nan_at) = if fast {
+            (u64::from(tx.len), rx.addr)
         } else {
-            let len = u64::from(tx.len);
-            let copied = if regs.copy_pins.copy(tx.addr, rx.addr, len) {
-                Ok(true)
-            } else {
-                let c = dev.copy_direct(DeviceAddr(tx.addr), DeviceAddr(rx.addr), len);
-                if matches!(c, Ok(true)) {
-                    regs.copy_pins.refresh(dev, tx.addr, rx.addr, len);
+            match move_bytes(dev, &mut regs.copy_pins, &tx, &rx, start) {
+                Ok(done) => done,
+                Err(_) => {
+                    abort(&mut regs);
+                    break;
                 }
-                c
-            };
-            let r = match copied {
-                Ok(true) => Ok(len),
-                // A register window on either side (a doorbell or semaphore
-                // write): go through the bounce buffer so writes take effect.
-                Ok(false) => {
-                    buf.resize(tx.len as usize, 0);
-                    dev.read(DeviceAddr(tx.addr), &mut buf)
-                        .and_then(|_| dev.write_at(DeviceAddr(rx.addr), &buf, start + cost::dma(len)))
-                        .map(|_| len)
-                }
-                Err(e) => Err(e),
-            };
-            (r, rx.addr)
-        };
-        let Ok(bytes) = moved else {
-            abort(&mut regs);
-            break;
+            }
         };
         let end = start + cost::dma(bytes);
         if fault == Some(FaultKind::Nan) && bytes >= 4 {
@@ -152,6 +123,32 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
         dev.wake_dma(core, DmaWake::new(completed.0, completed.1), by);
     }
     more
+}
+
+/// Moves the bytes of the descriptor pair (`tx`, `rx`) that the queue's
+/// copy pins could not: a pattern block's transfer, a plain copy between
+/// other pages (re-pinning them) or through on-chip memory, or one with a
+/// register window on either side through a bounce buffer, so its writes
+/// take effect at `start` plus the transfer's duration. Returns the bytes
+/// moved and the address a NaN fault poisons.
+#[inline(never)]
+fn move_bytes(dev: &Shared, pins: &mut CopyPins, tx: &Descriptor, rx: &Descriptor, start: u64) -> HalResult<(u64, u64)> {
+    if tx.pattern {
+        let mut block = [0u8; PATTERN_BLOCK_SIZE];
+        let at = Stamped { dev, now: start };
+        dev.read(DeviceAddr(tx.addr), &mut block)?;
+        let b = PatternBlock::from_bytes(&block).map_err(|e| HalError::invalid(DeviceAddr(tx.addr), PATTERN_BLOCK_SIZE as u64, e.to_string()))?;
+        return pattern::execute(&at, &b).map(|n| (n, b.dst.addr));
+    }
+    let len = u64::from(tx.len);
+    if dev.copy_direct(DeviceAddr(tx.addr), DeviceAddr(rx.addr), len)? {
+        pins.refresh(dev, tx.addr, rx.addr, len);
+        return Ok((len, rx.addr));
+    }
+    let mut buf = vec![0u8; tx.len as usize];
+    dev.read(DeviceAddr(tx.addr), &mut buf)?;
+    dev.write_at(DeviceAddr(rx.addr), &buf, start + cost::dma(len))?;
+    Ok((len, rx.addr))
 }
 
 /// Decoded descriptors kept per ring line (direct-mapped by descriptor
