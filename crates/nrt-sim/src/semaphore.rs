@@ -69,25 +69,32 @@ impl DirtySet {
     /// Clears the bits of `first..=last` and calls `f` for each register
     /// whose bit was set, in index order.
     fn take_range(&self, first: u32, last: u32, mut f: impl FnMut(u32)) {
-        if first > last {
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        if first > last || fw >= self.words.len() {
             return;
         }
-        for w in first / 64..=last / 64 {
-            let Some(word) = self.words.get(w as usize) else { break };
+        // The range's words as one slice (no bounds check per word); the
+        // edge words' masks are only worked out for a dirty word.
+        let words = &self.words[fw..=lw.min(self.words.len() - 1)];
+        for (w, word) in (fw..).zip(words) {
             // Most words of a reset's range are clean: one load, no mask.
             let seen = word.load(Ordering::SeqCst);
             if seen == 0 {
                 continue;
             }
-            let lo = if w == first / 64 { first % 64 } else { 0 };
-            let hi = if w == last / 64 { last % 64 } else { 63 };
-            let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+            let mut mask = u64::MAX;
+            if w == fw {
+                mask &= u64::MAX << (first % 64);
+            }
+            if w == lw {
+                mask &= u64::MAX >> (63 - last % 64);
+            }
             if seen & mask == 0 {
                 continue;
             }
             let mut taken = word.fetch_and(!mask, Ordering::SeqCst) & mask;
             while taken != 0 {
-                f(w * 64 + taken.trailing_zeros());
+                f(w as u32 * 64 + taken.trailing_zeros());
                 taken &= taken - 1;
             }
         }
