@@ -443,8 +443,9 @@ impl NqView {
 impl NqView {
     /// [`NqRing::read`] of records `from..produced` (at least one): the
     /// records up to the end of the ring in one locked copy of a pinned
-    /// ring (a harvest reads an execution's few records at once); one at
-    /// a time otherwise, or if that fails.
+    /// ring (a harvest reads an execution's few records at once), record
+    /// by record as fixed-size moves ([`PinnedRange::read_records`], no
+    /// `memcpy` call); one at a time otherwise, or if that fails.
     #[inline(never)]
     fn read_from(&self, from: u64, produced: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
         let cap = u64::from(self.state.capacity);
@@ -458,7 +459,7 @@ impl NqView {
         let all = (end - start) as usize;
         if first + (all as u64) <= cap
             && let Some(p) = &self.state.pinned
-            && p.read(first as usize * NQ_RECORD_BYTES, out[..all].as_flattened_mut())
+            && p.read_records(first as usize * NQ_RECORD_BYTES, &mut out[..all])
         {
             return all;
         }
