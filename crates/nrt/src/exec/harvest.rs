@@ -132,9 +132,9 @@ pub struct Harvest {
     /// engine index), kept with `engines` so a sweep learns whether the
     /// execution is done from one word per core.
     pending: [u8; MAX_CORES],
-    /// Per core, the rings a sweep reads: the started engines' notification
-    /// and error rings, and engine 0's error ring (the core's DMA-side
-    /// errors) always. Worked out once per execution.
+    /// Per core, the engines the program starts (asked of the source once
+    /// per execution): a sweep reads their notification and error rings,
+    /// and engine 0's error ring (the core's DMA-side errors) always.
     started: [EngineSet; MAX_CORES],
     status: NrtStatus,
     engine_stopped: bool,
@@ -306,10 +306,10 @@ impl Harvest {
                 for c in 0..self.cores.min(src.cores()) {
                     let started = src.started_engines(c);
                     self.started[c] = started;
-                    self.pending[c] = 0;
+                    // Every started engine waits for its START and END.
+                    self.pending[c] = started.bits();
                     for (e, state) in self.engines[c].iter_mut().enumerate() {
                         *state = if started.contains_index(e) { EngineState::StartPending } else { EngineState::Complete };
-                        self.pending[c] |= u8::from(started.contains_index(e)) << e;
                     }
                 }
             }
