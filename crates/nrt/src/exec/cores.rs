@@ -349,12 +349,16 @@ impl CoreDispatch {
         lock(&self.exec)
     }
 
-    /// Rings the doorbell: one semaphore increment.
-    pub fn ring_doorbell(&self) -> NrtResult<()> {
+    /// Rings the doorbell: one semaphore increment. `_held` is the core's
+    /// execution lock (from [`CoreDispatch::lock_exec`]): it serialises
+    /// every ringing of this core, so the doorbell count is a load and a
+    /// store, not a locked read-modify-write.
+    pub fn ring_doorbell(&self, _held: &mut CoreExec) -> NrtResult<()> {
         self.device.semaphore_increment(self.core, dispatch::DOORBELL_SEM, 1).map_err(|e| {
             NrtError::failure(format!("Failed to post inference request, err: {e}"))
         })?;
-        self.doorbells.fetch_add(1, Ordering::Relaxed);
+        // One writer at a time (the lock above); readers see a whole value.
+        self.doorbells.store(self.doorbells.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         Ok(())
     }
 

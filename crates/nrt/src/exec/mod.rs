@@ -359,7 +359,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     let lending = Lending::begin(device.as_ref());
     for (i, c) in prog.cores.iter().enumerate() {
         let g = guards[i].as_mut().expect("locked above");
-        if let Err(e) = c.core.ring_doorbell() {
+        if let Err(e) = c.core.ring_doorbell(g) {
             model.poison(NrtStatus::ExecUnitUnrecoverable);
             return Err(e);
         }
