@@ -204,6 +204,16 @@ impl EngineWait {
     pub fn word(&self) -> u32 {
         self.0.load(Ordering::Acquire)
     }
+
+    /// [`EngineWait::word`] as a sequentially consistent load, for a
+    /// waker whose change was itself a sequentially consistent atomic
+    /// operation and that issues no fence: the engine's `begin_step`
+    /// fence then orders its key before that change or the change before
+    /// its register reads (free on x86, where every load is ordered so).
+    #[inline]
+    pub fn word_sc(&self) -> u32 {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// Whether an engine whose published key word is `word` must re-check
@@ -217,6 +227,16 @@ pub fn key_woken(word: u32, ranges: &[(u32, u32)]) -> bool {
         return true;
     }
     ranges.iter().any(|&(lo, hi)| lo <= word && word <= hi)
+}
+
+/// [`key_woken`] of one range given as its first key word `lo` and its
+/// length minus one `span` (`lo = u32::MAX, span = 0` for an empty
+/// range), branch-free: a word that reads as [`WaitKey::Any`] (kind 0 or
+/// past 4) or lies in `lo..=lo + span`.
+#[inline(always)]
+pub fn key_in_range(word: u32, lo: u32, span: u32) -> bool {
+    let any = word.wrapping_sub(1 << KIND_SHIFT) >= 4 << KIND_SHIFT;
+    any | (word.wrapping_sub(lo) <= span)
 }
 
 /// The keys one DMA slice's wake satisfies: [`Change::Dma`] (DRAIN
@@ -325,6 +345,15 @@ mod tests {
             let ranges: Vec<(u32, u32)> = changes.iter().map(|c| c.key_range()).collect();
             let key = WaitKey::decode(word);
             prop_assert_eq!(key_woken(word, &ranges), changes.iter().any(|c| c.wakes(key)) || key == WaitKey::Any);
+        }
+
+        /// The branch-free one-range test agrees with `key_woken`.
+        #[test]
+        fn one_range_test_agrees(change in any_change(), kind in 0u32..8, index in 0u32..300, raw in any::<u32>(), use_raw in any::<bool>()) {
+            let word = if use_raw { raw } else { (kind << KIND_SHIFT) | index };
+            let (lo, hi) = change.key_range();
+            let (l, span) = if lo <= hi { (lo, hi - lo) } else { (u32::MAX, 0) };
+            prop_assert_eq!(key_in_range(word, l, span), key_woken(word, &[(lo, hi)]));
         }
 
         /// A DMA slice's wake agrees with the range test of its changes.

@@ -48,6 +48,11 @@ pub struct Entry {
     /// What the issue path must look at besides the handshake ([`flag`]),
     /// worked out once so an ordinary record tests one byte.
     pub flags: u8,
+    /// The encoded key range ([`crate::wake::Change::key_range`]) of the
+    /// record's one change, when it has exactly one (a take, an update):
+    /// the step tests the other engines' published keys against it before
+    /// it calls the wake. `None` with no change or several.
+    pub key_range: Option<(u32, u32)>,
     /// Where a WRITE's 32-bit store lands, resolved through the device's
     /// address map once per fetch (the map never changes; see
     /// `Shared::store_route`); `None` for other records and for addresses
@@ -70,11 +75,13 @@ pub mod flag {
     pub const HANDS_OFF: u8 = 1 << 4;
     /// EVENT_SEMAPHORE: on POOL its completion goes through the Q7 gate.
     pub const EVENT_SEMAPHORE: u8 = 1 << 5;
-    /// Neither waits nor updates anything and is one of the control
-    /// records the sequencer's quick issue path executes (NOP,
-    /// EVENT_SEMAPHORE, PROLOGUE, NOTIFY, WRITE, CTRL_AL, CTRL_BR,
-    /// CTRL_POLL_SEM, CTRL_ER, EXIT); the rare bits above still send it
-    /// down the general path.
+    /// One of the control records the sequencer's quick issue path
+    /// executes (NOP, EVENT_SEMAPHORE, PROLOGUE, NOTIFY, WRITE, CTRL_AL,
+    /// CTRL_BR, CTRL_POLL_SEM, CTRL_ER, EXIT) whose handshake is nothing
+    /// or a common shape without completion steps
+    /// ([`crate::engine::sync::Plan::claims_simply`]: one semaphore wait,
+    /// a wait-and-take of one semaphore; EXIT only without any); the rare
+    /// bits above still send it down the general path.
     pub const QUICK: u8 = 1 << 6;
 }
 
@@ -118,17 +125,14 @@ impl Entry {
         set(instr.as_ref().is_ok_and(crate::engine::hands_off_work), flag::HANDS_OFF);
         set(rec.opcode == op::EVENT_SEMAPHORE, flag::EVENT_SEMAPHORE);
         let plain = rec.is_unsynchronised();
-        set(plain && instr.as_ref().is_ok_and(quick_kind), flag::QUICK);
-        Entry {
-            flags,
-            plain,
-            exit,
-            changes: crate::wake::Changes::of(&crate::engine::sync::changes(&rec)),
-            plan: crate::engine::sync::Plan::of(&rec),
-            rec,
-            instr,
-            route: None,
-        }
+        let plan = crate::engine::sync::Plan::of(&rec);
+        set((plain || (plan.claims_simply() && !exit)) && instr.as_ref().is_ok_and(quick_kind), flag::QUICK);
+        let changes = crate::wake::Changes::of(&crate::engine::sync::changes(&rec));
+        let key_range = match changes.as_slice() {
+            [one] => Some(one.key_range()),
+            _ => None,
+        };
+        Entry { flags, plain, exit, changes, key_range, plan, rec, instr, route: None }
     }
 
     /// [`Entry::decode`] plus what needs the device: the route of a WRITE.

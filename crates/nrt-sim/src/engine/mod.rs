@@ -316,7 +316,6 @@ impl Issuer {
     /// an execution adds its START record.
     fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<StepOutcome> {
         if entry.flags & slice.quick_mask == icache::flag::QUICK
-            && self.in_execution
             && let Some(issued) = self.issue_quick(dev, core, base, count, entry, slice)
         {
             return issued;
@@ -324,15 +323,29 @@ impl Issuer {
         self.issue_general(dev, core, base, count, entry, slice)
     }
 
-    /// [`Issuer::issue`] of a quick record ([`icache::flag::QUICK`]: no
-    /// wait or update, a control record executed here, no rare flag of
-    /// this engine, no fault armed, the execution started): nothing to
-    /// claim, no START, trace or fault, nothing to complete; the same
-    /// arms as the general path, then the clock and the program counter.
-    /// `None` (nothing done) for a record that is not quick after all.
+    /// [`Issuer::issue`] of a quick record ([`icache::flag::QUICK`]: a
+    /// control record executed here whose handshake, if any, is a common
+    /// shape without completion steps, no rare flag of this engine, no
+    /// fault armed): the claim through its shape, the START record of an
+    /// execution's first record, no trace or fault, nothing to complete;
+    /// the same arms as the general path, then the clock, the wake of what
+    /// the record changed, and the program counter. `None` (nothing done)
+    /// for a record that is not quick after all.
     #[inline]
     fn issue_quick(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<Option<StepOutcome>> {
         let Ok(instr) = &entry.instr else { return None };
+        if !entry.plain {
+            match sync::claim_plan(&entry.plan, &core.sync, self.clock) {
+                WaitCheck::Met(t) => self.clock = self.clock.max(t),
+                WaitCheck::Unmet(key) => return Some(Some(StepOutcome::Blocked(key))),
+                WaitCheck::Unsupported(mode) => {
+                    return Some(Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode))));
+                }
+            }
+        }
+        if !self.in_execution {
+            self.start_execution(dev, core, entry.rec.debug_hint);
+        }
         let cost_ps = slice.control_ps;
         let mut next_pc = self.pc + 1;
         let mut reset = None;
@@ -369,12 +382,30 @@ impl Issuer {
                 return Some(None);
             }
             // Not a quick record after all (`Entry::decode` sets QUICK
-            // only for the arms above): the general path.
-            _ => return None,
+            // only for the arms above): an unsynchronised one goes the
+            // general way; one whose handshake was claimed here cannot be
+            // issued twice, and reports its record as malformed.
+            _ if entry.plain => return None,
+            _ => {
+                return Some(Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(entry.rec.opcode))));
+            }
         }
         self.clock += cost_ps;
-        if reset.is_some() {
-            wake_changed(dev, core, self.engine, &entry.changes, reset);
+        // What the record changed, woken only when another engine may wait
+        // on it (see `others_may_wait`). A quick record's handshake changes
+        // at most its take's one semaphore (`Entry::key_range`), with a
+        // sequentially consistent compare-and-swap, so its keys are read
+        // without a fence; CTRL_ER's release store needs the fence first.
+        if let Some(range) = entry.key_range
+            && others_may_wait(core, self.engine, range)
+        {
+            dev.wake_all_of(core, entry.changes.as_slice(), Some(self.engine.index()));
+        }
+        if let Some(r) = reset {
+            crate::wake::publish_change();
+            if others_may_wait(core, self.engine, r.key_range()) {
+                dev.wake_all_of(core, &[r], Some(self.engine.index()));
+            }
         }
         self.pc = next_pc;
         Some(None)
@@ -871,6 +902,35 @@ pub(crate) fn hands_off_work(instr: &Instruction) -> bool {
             | Instruction::CtrlEr(_)
             | Instruction::PseudoInst(_)
     )
+}
+
+/// Whether an engine of `core` other than `by` may have to re-check after
+/// a change whose encoded key range ([`Change::key_range`]) is `(lo, hi)`:
+/// its published key reads as [`WaitKey::Any`] (it is in the middle of a
+/// step, or the word is unknown) or lies in the range, exactly as
+/// [`crate::wake::key_woken`] decides. The device's wake then runs;
+/// otherwise nobody waits on the change (SP's doorbell take and CTRL_ER's
+/// reset of the model's semaphores, every execution) and the wake's call,
+/// its fence and its per-engine loop are skipped.
+///
+/// The key loads must follow the change as the wake protocol needs (see
+/// `crate::wake`): the caller either issued the sequentially consistent
+/// fence after its change, or made the change with a sequentially
+/// consistent atomic operation (a claim's compare-and-swap), which the
+/// sequentially consistent key loads ([`crate::wake::EngineWait::word_sc`])
+/// cannot pass: an engine's key published before its step's fence is seen,
+/// or that engine's register reads after the fence see the change.
+#[inline(always)]
+fn others_may_wait(core: &Core, by: EngineId, (lo, hi): (u32, u32)) -> bool {
+    let by = by.index();
+    // An empty range (`lo > hi`) matches no key: no span then.
+    let (lo, span) = if lo <= hi { (lo, hi - lo) } else { (u32::MAX, 0) };
+    let mut waited = false;
+    for (e, slot) in core.engines.iter().enumerate() {
+        let w = slot.wait.word_sc();
+        waited |= e != by && crate::wake::key_in_range(w, lo, span);
+    }
+    waited
 }
 
 /// Wakes the engines waiting on a register `rec` changed (its updates and

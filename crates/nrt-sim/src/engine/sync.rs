@@ -201,6 +201,15 @@ impl Plan {
         plan
     }
 
+    /// Whether the handshake is one of the common shapes (nothing, one
+    /// semaphore wait, a wait-and-take of one semaphore) with no
+    /// completion-time step: [`claim_plan`] settles it without the general
+    /// lists and [`complete_plan`] has nothing to do, so the sequencer's
+    /// quick issue path can run it.
+    pub fn claims_simply(&self) -> bool {
+        !self.completes && !matches!(self.shape, Shape::General)
+    }
+
     /// Which [`Shape`] the waits and issue-time effects have.
     fn shape(&self) -> Shape {
         if self.claim_error.is_some() {
@@ -404,7 +413,10 @@ impl SyncBlock {
             if !pred(cur) {
                 return false;
             }
-            match cell.compare_exchange_weak(cur, f(cur), Ordering::AcqRel, Ordering::Acquire) {
+            // Sequentially consistent: a waker may then read the
+            // engines' published keys without a fence (see
+            // `engine::wake_if_waited`); on x86 the same instruction.
+            match cell.compare_exchange_weak(cur, f(cur), Ordering::SeqCst, Ordering::Acquire) {
                 Ok(_) => {
                     self.touch_sem(i, now);
                     return true;
