@@ -449,6 +449,22 @@ impl Shared {
         }
     }
 
+    /// [`Shared::schedule_engine`] for the wake of a host register call
+    /// ([`Shared::wake_held`]): an idle deterministic device runs the step
+    /// here and now, with no queued mark to set and clear (see
+    /// [`Scheduler::run_now`]). Out of line, so the wake's loop over the
+    /// engines stays small.
+    #[inline(never)]
+    fn schedule_engine_held(self: &Arc<Self>, core: &Core, e: usize) {
+        if core.engines[e].queued.load(Ordering::SeqCst) {
+            return;
+        }
+        if self.scheduler.run_now(|| self, Task::Engine(core.id.0, e as u8)) {
+            return;
+        }
+        self.schedule_engine_with(core, e, || self);
+    }
+
     fn q7_target(&self, addr: DeviceAddr, off: u64, len: u64) -> HalResult<crate::q7::PortalTarget> {
         crate::q7::portal_target(self.arch, off, len).ok_or_else(|| {
             HalError::invalid(
@@ -566,12 +582,23 @@ impl Shared {
         self.wake_range_with(core, range, by, || self.arc());
     }
 
-    /// [`Shared::wake`] from a caller that holds the device's `Arc` (the
-    /// device handle's register calls, the runtime's doorbell among them):
-    /// a lockstep drain the wake starts borrows it instead of upgrading
-    /// the device's weak self and releasing it after.
+    /// [`Shared::wake`] of a change made by a sequentially consistent
+    /// atomic operation (a semaphore's or event's store or addition) from
+    /// a caller that holds the device's `Arc` (the device handle's
+    /// register calls, the runtime's doorbell among them): no fence before
+    /// the key reads (see [`crate::wake::publish_change`]), and a lockstep
+    /// drain the wake starts borrows the `Arc` instead of upgrading the
+    /// device's weak self and releasing it after.
     pub fn wake_held(self: &Arc<Self>, core: &Core, change: Change) {
-        self.wake_range_with(core, change.key_range(), None, || self);
+        let (lo, hi) = change.key_range();
+        for (e, slot) in core.engines.iter().enumerate() {
+            if !crate::wake::key_woken(slot.wait.word(), &[(lo, hi)]) {
+                continue;
+            }
+            if slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {
+                self.schedule_engine_held(core, e);
+            }
+        }
     }
 
     /// [`Shared::wake_range`] with the device's handle for the scheduler

@@ -214,6 +214,34 @@ impl Scheduler {
         }
     }
 
+    /// Deterministic mode, from a thread that is not draining this
+    /// scheduler already: when nothing is queued and nobody drains, runs
+    /// `task` at once on this thread (then whatever it submits, as a
+    /// drain does) and returns true; otherwise (pool mode, a drain under
+    /// way, work queued) false, and the caller submits as usual.
+    ///
+    /// For a caller that would mark the task queued before submitting it
+    /// (an engine's step, woken by the runtime's doorbell): a task that
+    /// runs at once needs no such mark, so the lockstep doorbell skips
+    /// that flag's locked exchange. A waker on another thread that
+    /// meanwhile finds the flag clear queues a second step, which the
+    /// drain runs after this one; it finds its wait unmet and blocks
+    /// again.
+    #[inline]
+    pub fn run_now<R: Runner, H: RunnerHandle<R>>(&self, runner: impl Fn() -> H, task: Task) -> bool {
+        if !self.deterministic
+            || self.escalated.load(Ordering::Acquire)
+            || self.shutdown.load(Ordering::Acquire)
+            || DRAIN.with(|d| d.scheduler.get()) == self.address()
+            || self.pending.load(Ordering::Acquire) != 0
+        {
+            return false;
+        }
+        let Some(claim) = DrainClaim::take(&self.draining) else { return false };
+        self.drain_claimed(claim, &runner, Some(task));
+        true
+    }
+
     /// Whether `queued` tasks need a parked worker woken; if so, counts
     /// the wake. Called with the queue lock held, which orders it against
     /// the lenders' exits (`lending_end`) and the workers' parking.
@@ -323,6 +351,11 @@ impl Scheduler {
         if DRAIN.with(|d| d.scheduler.get()) == me {
             return;
         }
+        // The task this thread queued is counted in `pending`; the fence
+        // orders that count before the try at the claim, so a drainer that
+        // lets the claim go meanwhile sees the count or this try sees the
+        // drain free (see `drain_claimed`).
+        std::sync::atomic::fence(Ordering::SeqCst);
         let Some(claim) = DrainClaim::take(&self.draining) else { return };
         self.drain_claimed(claim, runner, None);
     }
@@ -330,7 +363,7 @@ impl Scheduler {
     /// [`Scheduler::drain_here`] once the drain is claimed, starting with
     /// `first` if given (a task that was never queued: nothing was queued
     /// before it).
-    fn drain_claimed<R: Runner, H: RunnerHandle<R>>(&self, claim: DrainClaim<'_>, runner: &impl Fn() -> H, first: Option<Task>) {
+    fn drain_claimed<'s, R: Runner, H: RunnerHandle<R>>(&'s self, mut claim: DrainClaim<'s>, runner: &impl Fn() -> H, first: Option<Task>) {
         let _draining = DrainingMark::set(self.address());
         DRAIN.with(|d| d.next.set(first));
         let handle = runner();
@@ -359,16 +392,27 @@ impl Scheduler {
                 self.pending.store(0, Ordering::Release);
                 batch
             } else {
-                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                if q.is_empty() {
-                    // The drain is let go while the queue is still locked:
-                    // a task pushed before this look was seen, and one
-                    // pushed after it is pushed after the release, so its
-                    // submitter finds the drain free and runs it. No task
-                    // is stranded, without a second look at the queue.
-                    drop(claim);
-                    return;
+                if self.pending.load(Ordering::SeqCst) == 0 {
+                    // Nothing queued: the drain is let go, and then the
+                    // count is looked at once more. A submitter that
+                    // queued a task meanwhile fences between its push and
+                    // its try at the claim (`drain_here`), so either that
+                    // try finds the drain free (and the submitter runs
+                    // the queue) or this look sees the task (and the
+                    // drain takes the claim back, or leaves the queue to
+                    // whoever took it first). No task is stranded, with
+                    // no queue lock when nothing was queued.
+                    claim.release();
+                    if self.pending.load(Ordering::SeqCst) == 0 {
+                        return;
+                    }
+                    match DrainClaim::take(&self.draining) {
+                        Some(again) => claim = again,
+                        None => return,
+                    }
+                    continue;
                 }
+                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
                 let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
                 std::mem::swap(&mut *q, &mut *batch);
                 self.pending.store(0, Ordering::Release);
@@ -567,10 +611,19 @@ impl DrainState {
 struct DrainClaim<'a>(&'a AtomicBool);
 
 impl<'a> DrainClaim<'a> {
-    /// The claim, unless another drain holds it.
+    /// The claim, unless another drain holds it (sequentially consistent,
+    /// like its release: see `Scheduler::drain_claimed`).
     #[inline]
     fn take(flag: &'a AtomicBool) -> Option<DrainClaim<'a>> {
-        flag.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).ok().map(|_| DrainClaim(flag))
+        flag.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).ok().map(|_| DrainClaim(flag))
+    }
+
+    /// Lets the claim go with a sequentially consistent store, ordered
+    /// before the drainer's last look at the pending count.
+    #[inline]
+    fn release(self) {
+        self.0.store(false, Ordering::SeqCst);
+        std::mem::forget(self);
     }
 }
 
@@ -946,6 +999,78 @@ mod tests {
         assert_eq!(ran.len(), 12_000, "every engine task and the DMA task it submitted ran");
         assert!(c.scheduler.pending.load(Ordering::Acquire) == 0 && !c.scheduler.draining.load(Ordering::Acquire));
         c.scheduler.shutdown();
+    }
+
+    /// The doorbell's direct run (`run_now`) mixed with ordinary submits
+    /// from several threads: a task runs at once only when nothing is
+    /// queued and nobody drains, a refused one is submitted, and none is
+    /// stranded by a drain that lets its claim go while another thread
+    /// queues (the drain's last look at the pending count).
+    #[test]
+    fn direct_runs_and_concurrent_submits_strand_no_task() {
+        let c = Arc::new(Chain { scheduler: Scheduler::new(true, 1, DETERMINISTIC_DRAIN_LIMIT), ran: Mutex::new(Vec::new()) });
+        let direct = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = (0..3u32)
+            .map(|t| {
+                let (c, direct) = (c.clone(), direct.clone());
+                std::thread::spawn(move || {
+                    for i in 0..2000u32 {
+                        let task = Task::Engine(t * 1000 + i, 1);
+                        if i % 2 == 0 && c.scheduler.run_now(|| c.clone(), task) {
+                            direct.fetch_add(1, Ordering::Relaxed);
+                        } else {
+                            c.scheduler.submit(|| c.clone(), task);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let ran = c.ran.lock().unwrap();
+        assert_eq!(ran.len(), 12_000, "every engine task and the DMA task it submitted ran");
+        assert!(direct.load(Ordering::Relaxed) > 0, "some runs found the scheduler idle");
+        assert!(c.scheduler.pending.load(Ordering::Acquire) == 0 && !c.scheduler.draining.load(Ordering::Acquire));
+        c.scheduler.shutdown();
+    }
+
+    /// `run_now` refuses where a direct run would break the order or the
+    /// mode: pool mode, and a task of a drain under way on this thread
+    /// (which hands its submits to the drain instead).
+    #[test]
+    fn run_now_only_runs_on_an_idle_deterministic_scheduler() {
+        let pool = probe(false);
+        pool.release.store(true, Ordering::Release);
+        assert!(!pool.scheduler.run_now(|| pool.clone(), Task::Dma(0, 1)));
+        assert!(pool.ran.lock().unwrap().is_empty());
+        pool.scheduler.shutdown();
+
+        struct Nested {
+            scheduler: Scheduler,
+            inner: Mutex<Vec<bool>>,
+            ran: Mutex<Vec<Task>>,
+        }
+        impl HasScheduler for Nested {
+            fn scheduler(&self) -> &Scheduler {
+                &self.scheduler
+            }
+        }
+        impl Runner for Nested {
+            fn run(self: &Arc<Self>, task: Task) {
+                self.ran.lock().unwrap().push(task);
+                if task == Task::Engine(0, 0) {
+                    let direct = self.scheduler.run_now(|| self.clone(), Task::Engine(0, 1));
+                    self.inner.lock().unwrap().push(direct);
+                    self.scheduler.submit(|| self.clone(), Task::Engine(0, 1));
+                }
+            }
+        }
+        let n = Arc::new(Nested { scheduler: Scheduler::new(true, 1, DETERMINISTIC_DRAIN_LIMIT), inner: Mutex::new(Vec::new()), ran: Mutex::new(Vec::new()) });
+        assert!(n.scheduler.run_now(|| n.clone(), Task::Engine(0, 0)), "idle: runs at once");
+        assert_eq!(*n.inner.lock().unwrap(), [false], "inside the drain: refused");
+        assert_eq!(*n.ran.lock().unwrap(), [Task::Engine(0, 0), Task::Engine(0, 1)], "the refused task was submitted and ran after");
+        assert!(!n.scheduler.draining.load(Ordering::Acquire));
     }
 
     #[test]

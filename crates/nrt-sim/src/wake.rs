@@ -199,10 +199,13 @@ impl EngineWait {
     }
 
     /// Waker side: the published key as its encoded word (see
-    /// [`key_woken`]).
+    /// [`key_woken`]). Sequentially consistent (a plain load on x86), so
+    /// a waker whose register change was itself a sequentially
+    /// consistent operation needs no fence before it (see
+    /// [`publish_change`]).
     #[inline]
     pub fn word(&self) -> u32 {
-        self.0.load(Ordering::Acquire)
+        self.0.load(Ordering::SeqCst)
     }
 
     /// [`EngineWait::word`] as a sequentially consistent load, for a
@@ -274,6 +277,21 @@ impl DmaWake {
 
 /// Waker side: orders the register change before the reads of the
 /// engines' keys (once per wake, not once per engine).
+///
+/// A change made by a sequentially consistent atomic operation (the
+/// semaphores' and events' stores and additions) needs no fence: its
+/// write and the waker's sequentially consistent key loads
+/// ([`EngineWait::word`]) are ordered by the single total order of such
+/// operations, and the engine's fence in [`EngineWait::begin_step`]
+/// orders its key reset before its register reads, so either the engine
+/// reads the change or the waker reads a key the change matches (C++20
+/// `[atomics.order]` p4: the engine's register read is coherence-ordered
+/// before the change and the waker's key read before the reset, which
+/// would put the engine's fence before the change, the change before the
+/// key read and the key read before the fence). A change made with
+/// weaker stores (CTRL_ER's zeroing, a DMA slice's head counters) fences
+/// here.
+#[inline]
 pub fn publish_change() {
     fence(Ordering::SeqCst);
 }
