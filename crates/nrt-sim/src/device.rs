@@ -592,7 +592,7 @@ impl Shared {
     pub fn wake_held(self: &Arc<Self>, core: &Core, change: Change) {
         let (lo, hi) = change.key_range();
         for (e, slot) in core.engines.iter().enumerate() {
-            if !crate::wake::key_woken(slot.wait.word(), &[(lo, hi)]) {
+            if !crate::wake::key_woken(slot.wait.word_sc(), &[(lo, hi)]) {
                 continue;
             }
             if slot.active.load(Ordering::Acquire) && !slot.queued.load(Ordering::SeqCst) {

@@ -199,13 +199,10 @@ impl EngineWait {
     }
 
     /// Waker side: the published key as its encoded word (see
-    /// [`key_woken`]). Sequentially consistent (a plain load on x86), so
-    /// a waker whose register change was itself a sequentially
-    /// consistent operation needs no fence before it (see
-    /// [`publish_change`]).
+    /// [`key_woken`]).
     #[inline]
     pub fn word(&self) -> u32 {
-        self.0.load(Ordering::SeqCst)
+        self.0.load(Ordering::Acquire)
     }
 
     /// [`EngineWait::word`] as a sequentially consistent load, for a
@@ -281,8 +278,8 @@ impl DmaWake {
 /// A change made by a sequentially consistent atomic operation (the
 /// semaphores' and events' stores and additions) needs no fence: its
 /// write and the waker's sequentially consistent key loads
-/// ([`EngineWait::word`]) are ordered by the single total order of such
-/// operations, and the engine's fence in [`EngineWait::begin_step`]
+/// ([`EngineWait::word_sc`]) are ordered by the single total order of
+/// such operations, and the engine's fence in [`EngineWait::begin_step`]
 /// orders its key reset before its register reads, so either the engine
 /// reads the change or the waker reads a key the change matches (C++20
 /// `[atomics.order]` p4: the engine's register read is coherence-ordered
