@@ -56,29 +56,7 @@ impl Runner for Shared {
         match task {
             Task::Engine(c, e) => {
                 let Some(core) = self.core_ref(CoreId(c)) else { return };
-                let slot = &core.engines[e as usize];
-                // Relaxed is enough: `begin_step`'s fence orders this store
-                // before the step's register reads, and a waker fences
-                // between its register change and its read of the flag, so
-                // either the waker sees the flag clear and re-queues, or
-                // the step sees the change.
-                slot.queued.store(false, Ordering::Relaxed);
-                let mut seq = slot.seq.lock().unwrap_or_else(|p| p.into_inner());
-                // The wait key is only ever written with the sequencer
-                // locked, so two tasks of one engine cannot leave a stale key.
-                slot.wait.begin_step();
-                let outcome = seq.step(self, core, ENGINE_BUDGET);
-                if let StepOutcome::Blocked(key) = outcome {
-                    slot.wait.blocked_on(key);
-                }
-                // Published under the sequencer lock too: a stale task's
-                // store after the lock could clear the flag of a run started
-                // meanwhile, and wakes would skip that engine for good.
-                slot.active.store(seq.state() == RunState::Running, Ordering::Release);
-                drop(seq);
-                if outcome == StepOutcome::Yield {
-                    self.schedule_engine(core, e as usize);
-                }
+                self.step_engine(core, usize::from(e));
             }
             Task::Dma(c, q) => {
                 let Some(core) = self.core_ref(CoreId(c)) else { return };
@@ -91,6 +69,38 @@ impl Runner for Shared {
                 let Some(core) = self.core_ref(CoreId(c)) else { return };
                 self.run_q7(core, usize::from(q));
             }
+        }
+    }
+}
+
+impl Shared {
+    /// One scheduling slice of engine `e` of `core` (a [`Task::Engine`]):
+    /// its sequencer stepped under its lock, with the wait handshake of
+    /// [`crate::wake`] around the step.
+    #[inline]
+    fn step_engine(self: &Arc<Self>, core: &Arc<Core>, e: usize) {
+        let Some(slot) = core.engines.get(e) else { return };
+        // Relaxed is enough: `begin_step`'s fence orders this store
+        // before the step's register reads, and a waker fences
+        // between its register change and its read of the flag, so
+        // either the waker sees the flag clear and re-queues, or
+        // the step sees the change.
+        slot.queued.store(false, Ordering::Relaxed);
+        let mut seq = slot.seq.lock().unwrap_or_else(|p| p.into_inner());
+        // The wait key is only ever written with the sequencer
+        // locked, so two tasks of one engine cannot leave a stale key.
+        slot.wait.begin_step();
+        let outcome = seq.step(self, core, ENGINE_BUDGET);
+        if let StepOutcome::Blocked(key) = outcome {
+            slot.wait.blocked_on(key);
+        }
+        // Published under the sequencer lock too: a stale task's
+        // store after the lock could clear the flag of a run started
+        // meanwhile, and wakes would skip that engine for good.
+        slot.active.store(seq.state() == RunState::Running, Ordering::Release);
+        drop(seq);
+        if outcome == StepOutcome::Yield {
+            self.schedule_engine(core, e);
         }
     }
 }
@@ -455,11 +465,11 @@ impl Shared {
     /// [`Scheduler::run_now`]). Out of line, so the wake's loop over the
     /// engines stays small.
     #[inline(never)]
-    fn schedule_engine_held(self: &Arc<Self>, core: &Core, e: usize) {
+    fn schedule_engine_held(self: &Arc<Self>, core: &Arc<Core>, e: usize) {
         if core.engines[e].queued.load(Ordering::SeqCst) {
             return;
         }
-        if self.scheduler.run_now(|| self, Task::Engine(core.id.0, e as u8)) {
+        if self.scheduler.run_now(|| self, |dev: &Arc<Shared>| dev.step_engine(core, e)) {
             return;
         }
         self.schedule_engine_with(core, e, || self);
@@ -589,7 +599,7 @@ impl Shared {
     /// the key reads (see [`crate::wake::publish_change`]), and a lockstep
     /// drain the wake starts borrows the `Arc` instead of upgrading the
     /// device's weak self and releasing it after.
-    pub fn wake_held(self: &Arc<Self>, core: &Core, change: Change) {
+    pub fn wake_held(self: &Arc<Self>, core: &Arc<Core>, change: Change) {
         let (lo, hi) = change.key_range();
         for (e, slot) in core.engines.iter().enumerate() {
             if !crate::wake::key_woken(slot.wait.word_sc(), &[(lo, hi)]) {

@@ -227,8 +227,12 @@ impl Scheduler {
     /// meanwhile finds the flag clear queues a second step, which the
     /// drain runs after this one; it finds its wait unmet and blocks
     /// again.
+    ///
+    /// The task is given as the slice itself (`first`, called with the
+    /// runner), so the caller that knows what it runs (an engine of a core
+    /// it holds) needs no [`Task`] value to be matched and looked up again.
     #[inline]
-    pub fn run_now<R: Runner, H: RunnerHandle<R>>(&self, runner: impl Fn() -> H, task: Task) -> bool {
+    pub fn run_now<R: Runner, H: RunnerHandle<R>>(&self, runner: impl Fn() -> H, first: impl FnOnce(&Arc<R>)) -> bool {
         if !self.deterministic
             || self.escalated.load(Ordering::Acquire)
             || self.shutdown.load(Ordering::Acquire)
@@ -238,7 +242,15 @@ impl Scheduler {
             return false;
         }
         let Some(claim) = DrainClaim::take(&self.draining) else { return false };
-        self.drain_claimed(claim, &runner, Some(task));
+        let _draining = DrainingMark::set(self.address());
+        let handle = runner();
+        let runner = handle.runner();
+        first(runner);
+        if self.drain_limit <= 1 && !self.escalated.swap(true, Ordering::AcqRel) {
+            self.escalate(&mut VecDeque::new(), runner);
+            return true;
+        }
+        self.drain_from(claim, runner, 1);
         true
     }
 
@@ -363,12 +375,18 @@ impl Scheduler {
     /// [`Scheduler::drain_here`] once the drain is claimed, starting with
     /// `first` if given (a task that was never queued: nothing was queued
     /// before it).
-    fn drain_claimed<'s, R: Runner, H: RunnerHandle<R>>(&'s self, mut claim: DrainClaim<'s>, runner: &impl Fn() -> H, first: Option<Task>) {
+    fn drain_claimed<R: Runner, H: RunnerHandle<R>>(&self, claim: DrainClaim<'_>, runner: &impl Fn() -> H, first: Option<Task>) {
         let _draining = DrainingMark::set(self.address());
         DRAIN.with(|d| d.next.set(first));
         let handle = runner();
-        let runner = handle.runner();
-        let mut slices = 0u64;
+        self.drain_from(claim, handle.runner(), 0);
+    }
+
+    /// The drain's loop, with the claim held, the drain marked on this
+    /// thread and `slices` slices run already: the handed-over task and
+    /// the queue, in order, until nothing is left (see
+    /// [`Scheduler::drain_claimed`]).
+    fn drain_from<'s, R: Runner>(&'s self, mut claim: DrainClaim<'s>, runner: &Arc<R>, mut slices: u64) {
         loop {
             // The task handed over by the last task's first submit comes
             // before anything this thread queued after it: run alone when
@@ -1016,7 +1034,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..2000u32 {
                         let task = Task::Engine(t * 1000 + i, 1);
-                        if i % 2 == 0 && c.scheduler.run_now(|| c.clone(), task) {
+                        if i % 2 == 0 && c.scheduler.run_now(|| c.clone(), |r| r.run(task)) {
                             direct.fetch_add(1, Ordering::Relaxed);
                         } else {
                             c.scheduler.submit(|| c.clone(), task);
@@ -1042,7 +1060,7 @@ mod tests {
     fn run_now_only_runs_on_an_idle_deterministic_scheduler() {
         let pool = probe(false);
         pool.release.store(true, Ordering::Release);
-        assert!(!pool.scheduler.run_now(|| pool.clone(), Task::Dma(0, 1)));
+        assert!(!pool.scheduler.run_now(|| pool.clone(), |r| r.run(Task::Dma(0, 1))));
         assert!(pool.ran.lock().unwrap().is_empty());
         pool.scheduler.shutdown();
 
@@ -1060,14 +1078,14 @@ mod tests {
             fn run(self: &Arc<Self>, task: Task) {
                 self.ran.lock().unwrap().push(task);
                 if task == Task::Engine(0, 0) {
-                    let direct = self.scheduler.run_now(|| self.clone(), Task::Engine(0, 1));
+                    let direct = self.scheduler.run_now(|| self.clone(), |r| r.run(Task::Engine(0, 1)));
                     self.inner.lock().unwrap().push(direct);
                     self.scheduler.submit(|| self.clone(), Task::Engine(0, 1));
                 }
             }
         }
         let n = Arc::new(Nested { scheduler: Scheduler::new(true, 1, DETERMINISTIC_DRAIN_LIMIT), inner: Mutex::new(Vec::new()), ran: Mutex::new(Vec::new()) });
-        assert!(n.scheduler.run_now(|| n.clone(), Task::Engine(0, 0)), "idle: runs at once");
+        assert!(n.scheduler.run_now(|| n.clone(), |r| r.run(Task::Engine(0, 0))), "idle: runs at once");
         assert_eq!(*n.inner.lock().unwrap(), [false], "inside the drain: refused");
         assert_eq!(*n.ran.lock().unwrap(), [Task::Engine(0, 0), Task::Engine(0, 1)], "the refused task was submitted and ran after");
         assert!(!n.scheduler.draining.load(Ordering::Acquire));

@@ -46,11 +46,11 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
         }
         let (tx_at, rx_at) = regs.next_descriptors();
         let [tx_ring, rx_ring] = &mut regs.rings;
-        // Both sides read (the RX one only when the TX one could be), a
-        // pair only when both decode.
+        // The RX side is read only when the TX side decodes; a pair only
+        // when both do.
         let fetched = match tx_ring.fetch(dev, tx_at, RingSide::Tx) {
-            Ok(t) => rx_ring.fetch(dev, rx_at, RingSide::Rx).ok().and_then(|r| t.zip(r)),
-            Err(_) => None,
+            Some(t) => rx_ring.fetch(dev, rx_at, RingSide::Rx).map(|r| (t, r)),
+            None => None,
         };
         let start = regs.clock.max(core.now());
         let abort = |regs: &mut crate::dma::QueueRegs| {
@@ -182,10 +182,11 @@ struct DescLine {
 }
 
 impl DescRing {
-    /// The descriptor at `addr` of a ring of `side`: `Ok(None)` when its
-    /// bytes do not decode, `Err` when they cannot be read.
+    /// The descriptor at `addr` of a ring of `side`: `None` when its
+    /// bytes cannot be read or do not decode (the queue aborts either
+    /// way, so the walk's common path carries no error value).
     #[inline]
-    pub fn fetch(&mut self, dev: &Shared, addr: DeviceAddr, side: RingSide) -> HalResult<Option<Descriptor>> {
+    pub fn fetch(&mut self, dev: &Shared, addr: DeviceAddr, side: RingSide) -> Option<Descriptor> {
         let a = addr.get();
         let line = (a / 16) as usize % DESC_LINES;
         if let Some((base, pin)) = &self.page
@@ -194,7 +195,7 @@ impl DescRing {
             && l.addr == a
             && pin.line_version((a - *base) as usize) == l.version
         {
-            return Ok(l.desc);
+            return l.desc;
         }
         self.fetch_slow(dev, addr, side)
     }
@@ -202,11 +203,11 @@ impl DescRing {
     /// [`DescRing::fetch`] of a descriptor not cached (or whose line
     /// changed): read it and decode it unless its bytes are the cached ones.
     #[inline(never)]
-    fn fetch_slow(&mut self, dev: &Shared, addr: DeviceAddr, side: RingSide) -> HalResult<Option<Descriptor>> {
+    fn fetch_slow(&mut self, dev: &Shared, addr: DeviceAddr, side: RingSide) -> Option<Descriptor> {
         let a = addr.get();
         let line = (a / 16) as usize % DESC_LINES;
         let mut b = [0u8; 16];
-        let version = self.read(dev, addr, &mut b)?;
+        let version = self.read(dev, addr, &mut b).ok()?;
         // The page changed (rings share pages with tensors the execution
         // writes) but maybe not the descriptor: equal bytes, same decode.
         let desc = match self.lines.get(line) {
@@ -219,7 +220,7 @@ impl DescRing {
             }
             self.lines[line] = Some(DescLine { addr: a, version, bytes: b, desc });
         }
-        Ok(desc)
+        desc
     }
 
     /// Reads the 16 bytes at `addr`: through the pinned page of the
