@@ -30,10 +30,15 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
     let n = u64::from(regs.config.descriptors);
     let mut progressed = false;
     let mut completed = (None, None);
+    // Whether the walk stopped at the tails it read (nothing left then:
+    // a doorbell rung since walks or queues the queue itself, as every
+    // tail writer does after its add).
+    let mut caught_up = false;
     for _ in 0..BUDGET {
         let tx_tail = q.tx_tail.load(Ordering::Acquire);
         let rx_tail = q.rx_tail.load(Ordering::Acquire);
         if regs.tx_head >= tx_tail || regs.rx_head >= rx_tail {
+            caught_up = true;
             break;
         }
         // A tail more than a ring ahead of its head names descriptors that
@@ -115,7 +120,7 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
         }
         progressed = true;
     }
-    let more = regs.status == DmaQueueStatus::Enabled && q.has_pending();
+    let more = !caught_up && regs.status == DmaQueueStatus::Enabled && q.has_pending();
     drop(regs);
     if progressed || !more {
         // The queue moved or went idle (DRAIN waiters), and its completion
