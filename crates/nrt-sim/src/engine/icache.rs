@@ -20,6 +20,7 @@ use crate::engine::record::{RECORD_BYTES, Record};
 use crate::memory::pages::Stamp;
 use nrt_hal::DeviceAddr;
 use nrt_isa::instr::{DecodeError, Instruction};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Records per cached block (4 KiB of instructions).
 pub const BLOCK_RECORDS: u64 = 64;
@@ -32,8 +33,14 @@ pub const BLOCKS: usize = 8;
 pub struct Entry {
     /// Header and synchronisation fields.
     pub rec: Record,
-    /// The typed decode (an error is raised when the record executes).
-    pub instr: Result<Instruction, DecodeError>,
+    /// The typed decode; a record that does not decode holds a NOP here
+    /// and its error in `malformed` (see [`Entry::decoded`]), so the
+    /// quick issue path, whose records all decode, matches the
+    /// instruction without testing the result first.
+    pub instr: Instruction,
+    /// Why the record does not decode (raised when it executes); `None`
+    /// when `instr` is its decode.
+    pub malformed: Option<DecodeError>,
     /// Whether the record neither waits nor updates anything
     /// ([`Record::is_unsynchronised`], worked out once at decode).
     pub plain: bool,
@@ -83,6 +90,10 @@ pub mod flag {
     /// a wait-and-take of one semaphore; EXIT only without any); the rare
     /// bits above still send it down the general path.
     pub const QUICK: u8 = 1 << 6;
+    /// Waits or updates something (the record is not
+    /// [`crate::engine::record::Record::is_unsynchronised`]): its
+    /// handshake is claimed.
+    pub const SYNC: u8 = 1 << 7;
 }
 
 /// Whether `instr` is executed by the sequencer's quick issue path when
@@ -109,7 +120,7 @@ impl Entry {
     /// decode and the flags the sequencer tests on every issue.
     pub fn decode(bytes: &[u8; RECORD_BYTES]) -> Entry {
         let rec = Record::decode(bytes);
-        let instr = Instruction::decode(bytes);
+        let decoded = Instruction::decode(bytes);
         let exit = nrt_isa::instr::slots::is_exit_record(bytes);
         let mut flags = 0;
         let mut set = |on: bool, bit: u8| {
@@ -122,23 +133,36 @@ impl Entry {
         set(rec.opcode == op::HALT || rec.opcode == crate::engine::EXTENDED_INST || exit, flag::POOL_Q7_JOIN);
         set(matches!(rec.debug_cmd, 3 | 7), flag::TRACE_START);
         set(matches!(rec.debug_cmd, 5 | 7), flag::TRACE_END);
-        set(instr.as_ref().is_ok_and(crate::engine::hands_off_work), flag::HANDS_OFF);
+        set(decoded.as_ref().is_ok_and(crate::engine::hands_off_work), flag::HANDS_OFF);
         set(rec.opcode == op::EVENT_SEMAPHORE, flag::EVENT_SEMAPHORE);
         let plain = rec.is_unsynchronised();
         let plan = crate::engine::sync::Plan::of(&rec);
-        set((plain || (plan.claims_simply() && !exit)) && instr.as_ref().is_ok_and(quick_kind), flag::QUICK);
+        set((plain || (plan.claims_simply() && !exit)) && decoded.as_ref().is_ok_and(quick_kind), flag::QUICK);
+        set(!plain, flag::SYNC);
         let changes = crate::wake::Changes::of(&crate::engine::sync::changes(&rec));
         let key_range = match changes.as_slice() {
             [one] => Some(one.key_range()),
             _ => None,
         };
-        Entry { flags, plain, exit, changes, key_range, plan, rec, instr, route: None }
+        let (instr, malformed) = match decoded {
+            Ok(i) => (i, None),
+            Err(e) => (Instruction::Nop(Default::default()), Some(e)),
+        };
+        Entry { flags, plain, exit, changes, key_range, plan, rec, instr, malformed, route: None }
+    }
+
+    /// The typed decode, or why the record does not decode.
+    pub fn decoded(&self) -> Result<&Instruction, &DecodeError> {
+        match &self.malformed {
+            Some(e) => Err(e),
+            None => Ok(&self.instr),
+        }
     }
 
     /// [`Entry::decode`] plus what needs the device: the route of a WRITE.
     pub fn decode_for(dev: &Shared, bytes: &[u8; RECORD_BYTES]) -> Entry {
         let mut e = Entry::decode(bytes);
-        if let Ok(Instruction::Write(w)) = &e.instr {
+        if let Ok(Instruction::Write(w)) = e.decoded() {
             e.route = dev.store_route(DeviceAddr(w.addr)).ok();
         }
         e
@@ -146,19 +170,21 @@ impl Entry {
 }
 
 /// One block of the cache as a sequencer's step loop holds it between
-/// lookups: a record of the block costs the range compare, the stamp's
-/// version loads and the entry's presence test, with the block, its
-/// program base and its fill state settled once when the cursor is taken
-/// ([`InstrCache::cursor`]). Borrowing the cache, it lives until the next
-/// lookup that may refetch.
+/// lookups: a record of the block costs the range compare, one load of
+/// its page's version and the entry's presence test, with the block, its
+/// program base, its fill state and its page's version counter settled
+/// once when the cursor is taken ([`InstrCache::cursor`]). Borrowing the
+/// cache, it lives until the next lookup that may refetch.
 #[derive(Clone, Copy, Debug)]
 pub struct Cursor<'a> {
     /// Program counter of the block's first record.
     first: u64,
     /// The block's entries (one per fetched record).
     entries: &'a [Option<Entry>],
-    /// The versions of the pages the block was read from.
-    stamp: &'a Stamp,
+    /// The version counter of the page the block was read from.
+    version: &'a AtomicU64,
+    /// The page's version when the block was read (or last revalidated).
+    stamped: u64,
 }
 
 impl<'a> Cursor<'a> {
@@ -168,7 +194,7 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub fn hit(&self, pc: u64) -> Option<&'a Entry> {
         let entry = self.entries.get(usize::try_from(pc.wrapping_sub(self.first)).ok()?)?;
-        if !self.stamp.is_current() {
+        if self.version.load(Ordering::Acquire) != self.stamped {
             return None;
         }
         entry.as_ref()
@@ -272,17 +298,18 @@ impl InstrCache {
     }
 
     /// A [`Cursor`] on the block the last lookup hit, if that block holds
-    /// a stamped fetch of the program at `base` (`None` otherwise: the
-    /// caller then looks records up with [`InstrCache::lookup`]).
+    /// a stamped fetch of the program at `base` from one page (`None`
+    /// otherwise, a block across two pages included: the caller then looks
+    /// records up with [`InstrCache::lookup`]).
     #[inline]
     pub fn cursor(&self, base: DeviceAddr) -> Option<Cursor<'_>> {
         let b = self.blocks.get(self.current)?;
         if !b.filled || b.base != base.get() {
             return None;
         }
-        let stamp = b.stamp.as_ref()?;
+        let (version, stamped) = b.stamp.as_ref()?.single_page()?;
         let entries = b.entries.get(..usize::try_from(b.len).ok()?)?;
-        Some(Cursor { first: b.first, entries, stamp })
+        Some(Cursor { first: b.first, entries, version, stamped })
     }
 
     /// The entry at a slot returned by the last [`InstrCache::lookup`]
@@ -405,7 +432,7 @@ mod tests {
         let mut c = InstrCache::default();
         for pc in [0u64, 5, 63, 64, 130, 199, 3] {
             let e = c.get(&shared, at, 200, pc).unwrap();
-            assert_eq!(e.instr, Instruction::decode(&build::write(0x1000 + pc * 4, pc as u32)), "pc {pc}");
+            assert_eq!(e.decoded().cloned(), Instruction::decode(&build::write(0x1000 + pc * 4, pc as u32)), "pc {pc}");
         }
         assert_eq!(c.blocks.len(), 4, "blocks of 64 records: 0, 64, 128, 192");
         // A write into the program is seen at the next lookup.
@@ -417,7 +444,7 @@ mod tests {
         dev.write(at.offset(150 * 64 + 16), &[0u8; 4]).unwrap();
         assert!(c.hit(at, 7).is_none(), "the page changed: the fast path declines");
         assert!(c.cursor(at).is_some_and(|k| k.hit(7).is_none()), "the cursor declines too");
-        assert_eq!(c.get(&shared, at, 200, 6).unwrap().instr, Instruction::decode(&build::write(0x1000 + 24, 6)));
+        assert_eq!(c.get(&shared, at, 200, 6).unwrap().decoded().cloned(), Instruction::decode(&build::write(0x1000 + 24, 6)));
         assert!(c.hit(at, 7).is_some(), "not refetched: pc 7's decode was kept");
         assert!(c.cursor(at).is_some_and(|k| k.hit(7).is_some() && k.hit(6).is_some()), "the cursor hits what the block holds");
         assert!(c.cursor(at).is_some_and(|k| k.hit(64).is_none()), "a record past the block misses");
@@ -448,6 +475,6 @@ mod tests {
         assert!(c.blocks.iter().any(|b| b.holds(at, 1)), "the block used every time stays");
         c.clear();
         assert!(c.blocks.iter().all(|b| !b.filled));
-        assert_eq!(c.get(&shared, at, n, 2).unwrap().instr, Instruction::decode(&build::write(0x1000 + 8, 2)));
+        assert_eq!(c.get(&shared, at, n, 2).unwrap().decoded().cloned(), Instruction::decode(&build::write(0x1000 + 8, 2)));
     }
 }

@@ -333,8 +333,9 @@ impl Issuer {
     /// for a record that is not quick after all.
     #[inline]
     fn issue_quick(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<Option<StepOutcome>> {
-        let Ok(instr) = &entry.instr else { return None };
-        if !entry.plain {
+        // QUICK records all decode (`Entry::decode`).
+        let instr = &entry.instr;
+        if entry.flags & icache::flag::SYNC != 0 {
             match sync::claim_plan(&entry.plan, &core.sync, self.clock) {
                 WaitCheck::Met(t) => self.clock = self.clock.max(t),
                 WaitCheck::Unmet(key) => return Some(Some(StepOutcome::Blocked(key))),
@@ -348,7 +349,6 @@ impl Issuer {
         }
         let cost_ps = slice.control_ps;
         let mut next_pc = self.pc + 1;
-        let mut reset = None;
         match instr {
             Instruction::EventSemaphore(_) | Instruction::Nop(_) | Instruction::PrologueB1(_) => {}
             Instruction::Notify(n) => self.exec_notify(dev, core, n, entry.rec.debug_hint),
@@ -374,7 +374,18 @@ impl Issuer {
                     return Some(Some(outcome));
                 }
             }
-            Instruction::CtrlEr(e) => reset = self.exec_reset(core, e),
+            Instruction::CtrlEr(e) => {
+                // Its range, woken only when another engine may wait on
+                // it (see `others_may_wait`); the release store of the
+                // reset needs the fence first. A record that also took a
+                // semaphore wakes for it below, after its reset's wake.
+                if let Some(r) = self.exec_reset(core, e) {
+                    crate::wake::publish_change();
+                    if others_may_wait(core, self.engine, r.key_range()) {
+                        dev.wake_all_of(core, &[r], Some(self.engine.index()));
+                    }
+                }
+            }
             Instruction::PseudoInst(p) if p.sub == PseudoSub::ExitExecution => {
                 self.clock += cost_ps;
                 self.end_execution(dev, core, entry.rec.debug_hint);
@@ -385,27 +396,21 @@ impl Issuer {
             // only for the arms above): an unsynchronised one goes the
             // general way; one whose handshake was claimed here cannot be
             // issued twice, and reports its record as malformed.
-            _ if entry.plain => return None,
+            _ if entry.flags & icache::flag::SYNC == 0 => return None,
             _ => {
                 return Some(Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(entry.rec.opcode))));
             }
         }
         self.clock += cost_ps;
-        // What the record changed, woken only when another engine may wait
-        // on it (see `others_may_wait`). A quick record's handshake changes
-        // at most its take's one semaphore (`Entry::key_range`), with a
-        // sequentially consistent compare-and-swap, so its keys are read
-        // without a fence; CTRL_ER's release store needs the fence first.
+        // What the handshake changed, woken only when another engine may
+        // wait on it (see `others_may_wait`). A quick record's handshake
+        // changes at most its take's one semaphore (`Entry::key_range`),
+        // with a sequentially consistent compare-and-swap, so the keys are
+        // read without a fence.
         if let Some(range) = entry.key_range
             && others_may_wait(core, self.engine, range)
         {
             dev.wake_all_of(core, entry.changes.as_slice(), Some(self.engine.index()));
-        }
-        if let Some(r) = reset {
-            crate::wake::publish_change();
-            if others_may_wait(core, self.engine, r.key_range()) {
-                dev.wake_all_of(core, &[r], Some(self.engine.index()));
-            }
         }
         self.pc = next_pc;
         Some(None)
@@ -450,7 +455,7 @@ impl Issuer {
         }
 
         // (4) execute the typed decode (nrt-isa's) the cache holds.
-        let instr = match &entry.instr {
+        let instr = match entry.decoded() {
             Ok(i) => i,
             Err(_) => {
                 return Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(rec.opcode)));

@@ -190,6 +190,18 @@ impl LineStamp {
 }
 
 impl Stamp {
+    /// The version counter of the stamp's page and the version it read,
+    /// when the read lay on one page (an instruction block inside its
+    /// page): [`Stamp::is_current`] is then one load of the counter and a
+    /// compare, which a caller may keep the two for.
+    #[inline]
+    pub fn single_page(&self) -> Option<(&AtomicU64, u64)> {
+        match &self.pages {
+            [Some((p, v)), None] => Some((&p.version, *v)),
+            _ => None,
+        }
+    }
+
     /// Whether none of the stamped pages was modified since the read.
     #[inline]
     pub fn is_current(&self) -> bool {
