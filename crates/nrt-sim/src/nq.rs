@@ -459,10 +459,21 @@ impl NqView {
         let all = (end - start) as usize;
         if first + (all as u64) <= cap
             && let Some(p) = &self.state.pinned
-            && p.read_records(first as usize * NQ_RECORD_BYTES, &mut out[..all])
+            && let Some(dst) = out.get_mut(..all)
+            && p.read_records(first as usize * NQ_RECORD_BYTES, dst)
         {
             return all;
         }
+        self.read_runs(start, end, out)
+    }
+
+    /// [`NqView::read_from`] of records `start..end` past its common case
+    /// (records across the ring's end, a ring without a pin or whose page
+    /// was dropped): run by run, or one record at a time. Out of line, so
+    /// the common read keeps a small frame.
+    #[inline(never)]
+    fn read_runs(&self, start: u64, end: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        let cap = u64::from(self.state.capacity);
         let mut n = 0;
         while start + (n as u64) < end {
             let idx = start + n as u64;

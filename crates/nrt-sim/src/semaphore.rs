@@ -210,6 +210,7 @@ impl SyncBlock {
 
     /// Records an update of semaphore `i` at virtual time `now` (made
     /// through [`SyncBlock::sem_cell`]).
+    #[inline]
     pub(crate) fn touch_sem(&self, i: u32, now: u64) {
         raise_time(&self.sem_time[i as usize], now);
         self.dirty_sems.mark(i);

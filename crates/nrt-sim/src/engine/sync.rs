@@ -263,14 +263,22 @@ pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
                 return WaitCheck::Unsupported(mode);
             }
             let i = u32::from(i);
-            if !holds(mode, v, sync.sem(i)) {
+            let cell = sync.sem_cell(i);
+            let mut cur = cell.load(Ordering::Acquire);
+            if !holds(mode, v, cur) {
                 return WaitCheck::Unmet(WaitKey::Sem(i));
             }
             let ready = sync.sem_time(i);
-            // The compare-and-swap re-validates the wait.
-            if !sync.update_sem_if(i, |x| holds(mode, v, x), |x| apply(op, imm, x), now) {
-                return WaitCheck::Unmet(WaitKey::Sem(i));
+            // `update_sem_if` inline, from the value the wait was checked
+            // on: the compare-and-swap re-validates the wait, and is
+            // sequentially consistent for the same reason.
+            while let Err(actual) = cell.compare_exchange_weak(cur, apply(op, imm, cur), Ordering::SeqCst, Ordering::Acquire) {
+                cur = actual;
+                if !holds(mode, v, cur) {
+                    return WaitCheck::Unmet(WaitKey::Sem(i));
+                }
             }
+            sync.touch_sem(i, now);
             WaitCheck::Met(ready)
         }
         Shape::General => claim_general(plan, sync, now),
