@@ -341,6 +341,21 @@ impl NqState {
     /// no push of the first kind is still running when the second starts.
     #[inline]
     pub fn push(&self, mem: &dyn RingMemory, rec: [u8; 16]) -> bool {
+        let published = self.push_unsignalled(mem, rec);
+        if published {
+            self.signal.raise();
+        }
+        published
+    }
+
+    /// [`NqState::push`] without raising the ring's interrupt line: the
+    /// caller raises it ([`NqState::signal`]) once for the records it
+    /// pushed, no later than the end of its scheduling slice (a
+    /// sequencer's own NOTIFY queue: once per execution, with its END; a
+    /// waiter only needs waking once there is something new, and it then
+    /// reads every record published).
+    #[inline]
+    pub fn push_unsignalled(&self, mem: &dyn RingMemory, rec: [u8; 16]) -> bool {
         // The rare word's DISABLED is tested under the lock `disable` takes.
         if self.capacity == 0 {
             return false;
@@ -349,14 +364,16 @@ impl NqState {
             Some(p) => p.with_locked(|ring| self.publish(&rec, |idx, r| ring.write_array(self.slot_offset(idx), r))),
             None => None,
         };
-        let published = match published {
+        match published {
             Some(done) => done,
             None => self.publish_unpinned(mem, &rec),
-        };
-        if published {
-            self.signal.raise();
         }
-        published
+    }
+
+    /// The interrupt line the ring raises (its core's, for every ring the
+    /// device binds).
+    pub fn signal(&self) -> &Arc<NqSignal> {
+        &self.signal
     }
 
     /// [`NqState::push`] through the ring memory, under the producer lock

@@ -89,6 +89,9 @@ struct Issuer {
     notify_queue: Option<(u64, Option<Arc<crate::nq::NqState>>)>,
     /// The type codes of this engine's START, END and explicit records.
     kinds: nqr::EngineKinds,
+    /// Whether a record was written into the engine's own NOTIFY queue
+    /// whose interrupt line has not been raised yet.
+    signal_pending: bool,
 }
 
 impl Sequencer {
@@ -136,9 +139,17 @@ impl Sequencer {
     /// another agent (a memory or register write, a DMA, a Q7 op, a compute
     /// instruction), not after every record: nothing else reads the core's
     /// clock in between, and each publish is an atomic read-modify-write.
+    ///
+    /// The interrupt line of the engine's own NOTIFY queue is raised once
+    /// per execution, with its END record, for the records the execution
+    /// wrote there, or at the end of the step for those an unfinished
+    /// execution wrote (see [`Issuer::push_own_notify`]).
     pub fn step(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, budget: usize) -> StepOutcome {
         let outcome = self.step_records(dev, core, budget);
         core.observe(self.st.clock);
+        if self.st.signal_pending {
+            self.st.raise_signal(core);
+        }
         outcome
     }
 
@@ -245,6 +256,7 @@ impl Issuer {
             poll_page: None,
             notify_queue: None,
             kinds: nqr::EngineKinds::of(engine.index() as u8),
+            signal_pending: false,
         }
     }
 
@@ -262,15 +274,35 @@ impl Issuer {
 
     /// Writes a record into this engine's NOTIFY queue through the handle
     /// kept in `notify_queue` (refreshed when the core's bindings change),
-    /// skipping the per-record search of the core's queues.
+    /// skipping the per-record search of the core's queues. The record is
+    /// published at once; the queue's interrupt line is raised with the
+    /// execution's END, or at the end of the step if the execution has
+    /// not ended by then ([`Sequencer::step`]): once for the START, a
+    /// model's NOTIFYs and the END of a small execution (one locked add
+    /// instead of three; a host blocked on the line wakes once, and reads
+    /// every record then).
     #[inline]
     fn push_own_notify(&mut self, dev: &Shared, core: &Core, rec: [u8; nrt_hal::NQ_RECORD_BYTES]) {
         let generation = core.nq_generation();
         if self.notify_queue.as_ref().is_none_or(|(g, _)| *g != generation) {
             self.refresh_notify_queue(core, generation);
         }
-        if let Some((_, Some(q))) = &self.notify_queue {
-            q.push(dev, rec);
+        if let Some((_, Some(q))) = &self.notify_queue
+            && q.push_unsignalled(dev, rec)
+        {
+            self.signal_pending = true;
+        }
+    }
+
+    /// Raises the interrupt line of the records [`Issuer::push_own_notify`]
+    /// wrote: the kept queue's (the core's line, for every ring the device
+    /// binds), or the core's if the queue was unbound since.
+    #[inline(never)]
+    fn raise_signal(&mut self, core: &Core) {
+        self.signal_pending = false;
+        match &self.notify_queue {
+            Some((_, Some(q))) => q.signal().raise(),
+            _ => core.nq_signal.raise(),
         }
     }
 
@@ -292,6 +324,9 @@ impl Issuer {
     fn end_execution(&mut self, dev: &Shared, core: &Core, hint: u8) {
         if self.in_execution {
             self.notify(dev, core, self.kinds.end, RuntimeSubtype::End, hint, 0);
+            if self.signal_pending {
+                self.raise_signal(core);
+            }
             self.in_execution = false;
             self.executions += 1;
         }
