@@ -126,3 +126,35 @@ fn every_source_of_change_deterministic() {
 fn every_source_of_change_threaded() {
     every_source_of_change(false);
 }
+
+/// A take on the quick issue path (a wait-and-take of one semaphore,
+/// tested against the other engines' published keys before the device's
+/// wake runs) releases an engine waiting for the value the take leaves:
+/// PE waits for sem 40 == 0, SP takes sem 40 from 1 to 0 (with an
+/// EVENT_SEMAPHORE and with a NOP), and PE runs off its stream.
+fn take_releases_waiter(deterministic: bool, opcode: u8) {
+    let dev = device(deterministic);
+    dev.semaphore_set(C0, 40, 1).unwrap();
+    start(&dev, EngineId::Pe, &[build::record(ES, (SEM_EQ, 40), (0, 0), 0)]);
+    if !deterministic {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(state(&dev, EngineId::Pe), Some(RunState::Running), "PE must wait for sem 40 == 0");
+    start(&dev, EngineId::Sp, &[build::record(opcode, (SEM_GE, 40), (SEM_DEC, 40), 1)]);
+    until_idle(&dev, &[EngineId::Sp, EngineId::Pe]);
+    assert_eq!(dev.semaphore_read(C0, 40).unwrap(), 0);
+}
+
+#[test]
+fn take_releases_waiter_deterministic() {
+    take_releases_waiter(true, ES);
+    take_releases_waiter(true, 0xA4);
+}
+
+#[test]
+fn take_releases_waiter_threaded() {
+    for _ in 0..20 {
+        take_releases_waiter(false, ES);
+        take_releases_waiter(false, 0xA4);
+    }
+}
