@@ -41,9 +41,9 @@ pub struct QueueRegs {
     slots: [u64; 2],
     /// Virtual time (ps) at which the queue's last transfer finished.
     pub clock: u64,
-    /// The TX and RX rings' pinned pages and decoded descriptors (see
-    /// [`transfer::DescRing`]).
-    pub rings: [transfer::DescRing; 2],
+    /// The TX and RX rings' pinned pages and decoded descriptors, and the
+    /// last pair (see [`transfer::DescRings`]).
+    pub rings: transfer::DescRings,
     /// The pages the last plain copy read and wrote (see
     /// [`transfer::CopyPins`]).
     pub copy_pins: transfer::CopyPins,

@@ -50,13 +50,7 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
             break;
         }
         let (tx_at, rx_at) = regs.next_descriptors();
-        let [tx_ring, rx_ring] = &mut regs.rings;
-        // The RX side is read only when the TX side decodes; a pair only
-        // when both do.
-        let fetched = match tx_ring.fetch(dev, tx_at, RingSide::Tx) {
-            Some(t) => rx_ring.fetch(dev, rx_at, RingSide::Rx).map(|r| (t, r)),
-            None => None,
-        };
+        let fetched = regs.rings.fetch_pair(dev, tx_at, rx_at);
         let start = regs.clock.max(core.now());
         let abort = |regs: &mut crate::dma::QueueRegs| {
             regs.status = DmaQueueStatus::Aborted;
@@ -160,6 +154,75 @@ fn move_bytes(dev: &Shared, pins: &mut CopyPins, tx: &Descriptor, rx: &Descripto
 /// address).
 const DESC_LINES: usize = 64;
 
+/// A queue's two ring sides ([`DescRing`]) and the pairs the walk
+/// decoded from them.
+///
+/// A small model's queue walks the same few pairs again and again: a
+/// pair keeps both descriptors with the versions of the 1 KiB lines they were
+/// read from and the pin generation of each side, so while both lines are
+/// unmodified (and neither side re-pinned) the next walk of the same two
+/// slots costs two compares of the slots, two of the generations and two
+/// line-version loads, without either side's line lookup.
+#[derive(Clone, Debug, Default)]
+pub struct DescRings {
+    sides: [DescRing; 2],
+    /// Pairs by TX slot (direct-mapped like the sides' lines; allocated
+    /// on the first pair kept): a queue whose heads go round its ring
+    /// walks a different slot each execution.
+    pairs: Vec<Option<LastPair>>,
+}
+
+/// A pair [`DescRings`] keeps (see there).
+#[derive(Clone, Copy, Debug)]
+struct LastPair {
+    at: [u64; 2],
+    pins: [u64; 2],
+    versions: [u64; 2],
+    tx: Descriptor,
+    rx: Descriptor,
+}
+
+impl DescRings {
+    /// The descriptor pair at ring addresses `tx_at` and `rx_at`: `None`
+    /// when either side cannot be read or does not decode (the RX side is
+    /// read only when the TX side decodes).
+    #[inline]
+    pub fn fetch_pair(&mut self, dev: &Shared, tx_at: DeviceAddr, rx_at: DeviceAddr) -> Option<(Descriptor, Descriptor)> {
+        let slot = (tx_at.get() / 16) as usize % DESC_LINES;
+        if let Some(Some(p)) = self.pairs.get(slot)
+            && p.at == [tx_at.get(), rx_at.get()]
+            && p.pins == [self.sides[0].pins, self.sides[1].pins]
+            && self.sides[0].pinned_line_version(p.at[0]) == Some(p.versions[0])
+            && self.sides[1].pinned_line_version(p.at[1]) == Some(p.versions[1])
+        {
+            return Some((p.tx, p.rx));
+        }
+        self.fetch_pair_slow(dev, tx_at, rx_at)
+    }
+
+    /// [`DescRings::fetch_pair`] of another pair (or a changed one):
+    /// through each side's line cache, keeping the pair when both sides
+    /// came through their pins.
+    #[inline(never)]
+    fn fetch_pair_slow(&mut self, dev: &Shared, tx_at: DeviceAddr, rx_at: DeviceAddr) -> Option<(Descriptor, Descriptor)> {
+        let slot = (tx_at.get() / 16) as usize % DESC_LINES;
+        if let Some(kept) = self.pairs.get_mut(slot) {
+            *kept = None;
+        }
+        let [tx_ring, rx_ring] = &mut self.sides;
+        let tx = tx_ring.fetch(dev, tx_at, RingSide::Tx)?;
+        let rx = rx_ring.fetch(dev, rx_at, RingSide::Rx)?;
+        let at = [tx_at.get(), rx_at.get()];
+        if let (Some(tv), Some(rv)) = (tx_ring.cached_version(at[0]), rx_ring.cached_version(at[1])) {
+            if self.pairs.is_empty() {
+                self.pairs = vec![None; DESC_LINES];
+            }
+            self.pairs[slot] = Some(LastPair { at, pins: [tx_ring.pins, rx_ring.pins], versions: [tv, rv], tx, rx });
+        }
+        Some((tx, rx))
+    }
+}
+
 /// One ring side of a queue as the engine walks it: the pinned page the
 /// last descriptor was read through and the descriptors decoded from it.
 ///
@@ -176,6 +239,10 @@ const DESC_LINES: usize = 64;
 pub struct DescRing {
     page: Option<(u64, PinnedRange)>,
     lines: Vec<Option<DescLine>>,
+    /// Bumped whenever `page` is replaced (the lines are dropped then):
+    /// a version read through the pin means the same bytes only while
+    /// this reads the same.
+    pins: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -187,6 +254,24 @@ struct DescLine {
 }
 
 impl DescRing {
+    /// The version of the page line holding ring address `a` through the
+    /// side's pin; `None` without a pin that holds `a`.
+    #[inline]
+    fn pinned_line_version(&self, a: u64) -> Option<u64> {
+        let (base, pin) = self.page.as_ref()?;
+        (a >= *base).then(|| pin.line_version((a - *base) as usize))
+    }
+
+    /// The line version kept with the decode of the descriptor at ring
+    /// address `a`, if that decode is kept and its line still reads that
+    /// version through the current pin (what [`DescRing::fetch`] would
+    /// return from its cache).
+    fn cached_version(&self, a: u64) -> Option<u64> {
+        let line = (a / 16) as usize % DESC_LINES;
+        let kept = self.lines.get(line).copied().flatten().filter(|l| l.addr == a)?;
+        (self.pinned_line_version(a) == Some(kept.version)).then_some(kept.version)
+    }
+
     /// The descriptor at `addr` of a ring of `side`: `None` when its
     /// bytes cannot be read or do not decode (the queue aborts either
     /// way, so the walk's common path carries no error value).
@@ -246,6 +331,7 @@ impl DescRing {
             && let Some(v) = pin.read_line_versioned((a - base.get()) as usize, out)
         {
             self.page = Some((base.get(), pin));
+            self.pins = self.pins.wrapping_add(1);
             self.lines.clear();
             return Ok(Some(v));
         }
@@ -371,6 +457,56 @@ mod tests {
         dev.read(bufs[1], &mut got).unwrap();
         assert_eq!(got, [7; 64], "the old destination is left alone");
         assert_eq!(dev.dma_queue_state(CoreId(0), q).unwrap().tx_head, 3);
+    }
+
+    /// The pairs kept per slot follow a ring walked round and round: each
+    /// slot's pair is reused while its lines hold, and a slot rewritten
+    /// between rounds (another source, destination and length) is walked
+    /// as rewritten, on both sides.
+    #[test]
+    fn kept_pairs_follow_a_ring_walked_round_and_rewritten() {
+        use nrt_hal::conformance::udma_copy_pair;
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let hbm = MemoryLocation::Hbm { channel: 0 };
+        let slots = 4u64;
+        let tx = dev.alloc(hbm, slots * 16, 64).unwrap();
+        let rx = dev.alloc(hbm, slots * 16, 64).unwrap();
+        let src: Vec<DeviceAddr> = (0..slots + 1).map(|_| dev.alloc(hbm, 128, 64).unwrap()).collect();
+        let dst: Vec<DeviceAddr> = (0..slots + 1).map(|_| dev.alloc(hbm, 128, 64).unwrap()).collect();
+        let q = nrt_hal::DmaQueueId { engine: 2, queue: 5 };
+        dev.dma_queue_init(CoreId(0), q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: slots as u32, completion_semaphore: Some(7), completion_event: None }).unwrap();
+        let program = |slot: u64, s: DeviceAddr, d: DeviceAddr, len: u32| {
+            let (t, r) = udma_copy_pair(s, d, len);
+            dev.write(tx.offset(slot * 16), &t).unwrap();
+            dev.write(rx.offset(slot * 16), &r).unwrap();
+        };
+        for slot in 0..slots {
+            program(slot, src[slot as usize], dst[slot as usize], 64);
+        }
+        let mut got = [0u8; 128];
+        for round in 0..3u8 {
+            if round == 2 {
+                // Slot 2 now copies 128 bytes from the spare buffers.
+                program(2, src[slots as usize], dst[slots as usize], 128);
+            }
+            for (slot, s) in src[..slots as usize].iter().enumerate() {
+                dev.write(*s, &[round * 16 + slot as u8 + 1; 128]).unwrap();
+            }
+            dev.write(src[slots as usize], &[0xEE; 128]).unwrap();
+            for _ in 0..slots {
+                dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+            }
+            for (slot, d) in dst[..slots as usize].iter().enumerate() {
+                dev.read(*d, &mut got).unwrap();
+                // Round 2 rewrote slot 2: its old destination keeps round 1's bytes.
+                let want = if round == 2 && slot == 2 { 16 + 3 } else { round * 16 + slot as u8 + 1 };
+                assert_eq!(&got[..64], &[want; 64][..], "round {round}, slot {slot}");
+                assert_eq!(&got[64..], &[0; 64][..], "only 64 bytes copied");
+            }
+            dev.read(dst[slots as usize], &mut got).unwrap();
+            assert_eq!(got, if round == 2 { [0xEE; 128] } else { [0; 128] }, "round {round}: the rewritten slot");
+        }
+        assert_eq!(dev.semaphore_read(CoreId(0), 7).unwrap(), 12, "every packet completed");
     }
 
     /// A trace ring bound after walks that found none gets the records of
