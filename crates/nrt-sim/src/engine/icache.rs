@@ -298,17 +298,19 @@ impl InstrCache {
     }
 
     /// A [`Cursor`] on the block the last lookup hit, if that block holds
-    /// a stamped fetch of the program at `base` from one page (`None`
-    /// otherwise, a block across two pages included: the caller then looks
-    /// records up with [`InstrCache::lookup`]).
+    /// a stamped fetch of the program of `count` records at `base` from
+    /// one page (`None` otherwise, a block across two pages included: the
+    /// caller then looks records up with [`InstrCache::lookup`]). The
+    /// cursor hands out records below `count` only.
     #[inline]
-    pub fn cursor(&self, base: DeviceAddr) -> Option<Cursor<'_>> {
+    pub fn cursor(&self, base: DeviceAddr, count: u64) -> Option<Cursor<'_>> {
         let b = self.blocks.get(self.current)?;
         if !b.filled || b.base != base.get() {
             return None;
         }
         let (version, stamped) = b.stamp.as_ref()?.single_page()?;
-        let entries = b.entries.get(..usize::try_from(b.len).ok()?)?;
+        let len = b.len.min(count.saturating_sub(b.first));
+        let entries = b.entries.get(..usize::try_from(len).ok()?)?;
         Some(Cursor { first: b.first, entries, version, stamped })
     }
 
@@ -443,12 +445,13 @@ mod tests {
         assert!(c.get(&shared, at, 200, 7).is_some());
         dev.write(at.offset(150 * 64 + 16), &[0u8; 4]).unwrap();
         assert!(c.hit(at, 7).is_none(), "the page changed: the fast path declines");
-        assert!(c.cursor(at).is_some_and(|k| k.hit(7).is_none()), "the cursor declines too");
+        assert!(c.cursor(at, 200).is_some_and(|k| k.hit(7).is_none()), "the cursor declines too");
         assert_eq!(c.get(&shared, at, 200, 6).unwrap().decoded().ok().cloned(), Instruction::decode(&build::write(0x1000 + 24, 6)).ok());
         assert!(c.hit(at, 7).is_some(), "not refetched: pc 7's decode was kept");
-        assert!(c.cursor(at).is_some_and(|k| k.hit(7).is_some() && k.hit(6).is_some()), "the cursor hits what the block holds");
-        assert!(c.cursor(at).is_some_and(|k| k.hit(64).is_none()), "a record past the block misses");
-        assert!(c.cursor(DeviceAddr(at.get() + 64)).is_none(), "no cursor for another program");
+        assert!(c.cursor(at, 200).is_some_and(|k| k.hit(7).is_some() && k.hit(6).is_some()), "the cursor hits what the block holds");
+        assert!(c.cursor(at, 200).is_some_and(|k| k.hit(64).is_none()), "a record past the block misses");
+        assert!(c.cursor(at, 7).is_some_and(|k| k.hit(6).is_some() && k.hit(7).is_none()), "nothing at or past the stream's end");
+        assert!(c.cursor(DeviceAddr(at.get() + 64), 200).is_none(), "no cursor for another program");
         // A write into the block's own lines refetches it.
         dev.write(at.offset(7 * 64), &build::exit()).unwrap();
         assert!(c.get(&shared, at, 200, 6).is_some());

@@ -166,7 +166,9 @@ impl Sequencer {
         let pool = st.engine == EngineId::Pool;
         // The block of the last lookup, held across records until a
         // record misses it (see `icache::Cursor`).
-        let mut cursor = self.icache.cursor(base);
+        // A cursor holds records of the program below `count` only, so a
+        // record it hands out needs no test against the stream's end.
+        let mut cursor = self.icache.cursor(base, count);
         for _ in 0..budget {
             // A Q7 kernel raised a GPSIMD exception: its record is written,
             // the POOL engine stops (docs/gpsimd.md §8).
@@ -174,24 +176,24 @@ impl Sequencer {
                 st.state = RunState::Halted;
                 return StepOutcome::Stopped;
             }
-            if st.pc >= count {
-                // An execution never ends with a Q7 op in flight.
-                if pool && core.q7.busy() {
-                    return StepOutcome::Blocked(WaitKey::Q7);
-                }
-                st.end_execution(dev, core, 0);
-                st.state = RunState::Idle;
-                return StepOutcome::Stopped;
-            }
             let entry = match cursor.and_then(|c| c.hit(st.pc)) {
                 Some(e) => e,
                 None => {
+                    if st.pc >= count {
+                        // An execution never ends with a Q7 op in flight.
+                        if pool && core.q7.busy() {
+                            return StepOutcome::Blocked(WaitKey::Q7);
+                        }
+                        st.end_execution(dev, core, 0);
+                        st.state = RunState::Idle;
+                        return StepOutcome::Stopped;
+                    }
                     // Fetch, decode or revalidate; the cursor then follows
                     // the block the lookup settled on.
                     let Some(slot) = self.icache.lookup(dev, base, count, st.pc) else {
                         return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
                     };
-                    cursor = self.icache.cursor(base);
+                    cursor = self.icache.cursor(base, count);
                     match self.icache.entry(slot) {
                         Some(e) => e,
                         None => return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF),
