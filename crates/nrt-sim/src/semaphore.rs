@@ -92,7 +92,10 @@ impl DirtySet {
             if seen & mask == 0 {
                 continue;
             }
-            let mut taken = word.fetch_and(!mask, Ordering::SeqCst) & mask;
+            // A word wholly inside the range is taken with one exchange
+            // (a `fetch_and` whose old value is used is a compare-and-swap
+            // loop on x86).
+            let mut taken = if mask == u64::MAX { word.swap(0, Ordering::SeqCst) } else { word.fetch_and(!mask, Ordering::SeqCst) & mask };
             while taken != 0 {
                 f(w as u32 * 64 + taken.trailing_zeros());
                 taken &= taken - 1;
