@@ -366,7 +366,7 @@ impl Scheduler {
         // The task this thread queued is counted in `pending`; the fence
         // orders that count before the try at the claim, so a drainer that
         // lets the claim go meanwhile sees the count or this try sees the
-        // drain free (see `drain_claimed`).
+        // drain free (see `drain_from`).
         std::sync::atomic::fence(Ordering::SeqCst);
         let Some(claim) = DrainClaim::take(&self.draining) else { return };
         self.drain_claimed(claim, runner, None);
@@ -623,14 +623,15 @@ impl DrainState {
 }
 
 /// The claim of a deterministic scheduler's drain (`Scheduler::draining`):
-/// taken with one compare-and-swap, let go when dropped (also when a task
-/// unwinds), which the drainer does under the queue lock that saw the
-/// queue empty (see `Scheduler::drain_claimed`).
+/// taken with one compare-and-swap, let go with a sequentially consistent
+/// store before the drainer's last look at the pending count
+/// ([`DrainClaim::release`], see `Scheduler::drain_from`), or when dropped
+/// (an escalation, a task that unwinds).
 struct DrainClaim<'a>(&'a AtomicBool);
 
 impl<'a> DrainClaim<'a> {
     /// The claim, unless another drain holds it (sequentially consistent,
-    /// like its release: see `Scheduler::drain_claimed`).
+    /// like its release: see `Scheduler::drain_from`).
     #[inline]
     fn take(flag: &'a AtomicBool) -> Option<DrainClaim<'a>> {
         flag.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).ok().map(|_| DrainClaim(flag))

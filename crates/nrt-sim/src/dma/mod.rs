@@ -42,7 +42,7 @@ pub struct QueueRegs {
     /// Virtual time (ps) at which the queue's last transfer finished.
     pub clock: u64,
     /// The TX and RX rings' pinned pages and decoded descriptors, and the
-    /// last pair (see [`transfer::DescRings`]).
+    /// decoded pairs kept by slot (see [`transfer::DescRings`]).
     pub rings: transfer::DescRings,
     /// The pages the last plain copy read and wrote (see
     /// [`transfer::CopyPins`]).
