@@ -12,8 +12,12 @@
 //! exactly that register. The key is published with the handshake of
 //! [`EngineWait`]: the engine resets it to [`WaitKey::Any`] before it reads
 //! any register, and a waker changes the register before it reads the key
-//! (both separated by a sequentially consistent fence), so either the
-//! engine sees the new value or the waker sees a key that matches.
+//! (both separated by a sequentially consistent fence; a waker whose
+//! change is itself a sequentially consistent atomic operation, such as a
+//! take's compare-and-swap, may instead read the keys with sequentially
+//! consistent loads, [`EngineWait::word_sc`], and issue no fence), so
+//! either the engine sees the new value or the waker sees a key that
+//! matches.
 
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 
