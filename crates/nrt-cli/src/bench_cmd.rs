@@ -221,7 +221,11 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
     let loaded = Loaded::new(&bytes)?;
     let cores: Vec<_> = loaded.host.vcores().iter().flatten().copied().collect();
     let (ins, outs) = crate::bench_async::device_io(&loaded, 0)?;
-    let exec = |what: &str| loaded.host.execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("{what} execute: {e}"));
+    // The model handle, held as a libnrt client holds its `nrt_model_t *`:
+    // each execute dereferences it, with no lookup by id (dropped before
+    // the model is unloaded, which waits for every handle).
+    let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
+    let exec = |what: &str| nrt::exec::execute(&model, &ins, &outs).map_err(|e| anyhow!("{what} execute: {e}"));
     for _ in 0..warmup {
         exec("warm-up")?;
     }
