@@ -102,16 +102,20 @@ fn copy_executes(host: &ModelHost, executions: usize) -> (Vec<Duration>, f64, f6
     ins.add("input", din);
     let mut outs = TensorSet::new();
     outs.add("output", dout.clone());
+    // Executed through the model handle, as a libnrt client passes its
+    // `nrt_model_t *` (no lookup by id per execute); dropped before unload.
+    let model = host.models().get(id).expect("the loaded model");
     for _ in 0..10 {
-        host.execute(id, &ins, &outs).expect("warm-up");
+        nrt::exec::execute(&model, &ins, &outs).expect("warm-up");
     }
     let mut samples = Vec::with_capacity(executions);
     let (t0, p0) = (alloc_count::thread_allocations(), alloc_count::allocations());
     for _ in 0..executions {
         let t = Instant::now();
-        host.execute(id, &ins, &outs).expect("execute");
+        nrt::exec::execute(&model, &ins, &outs).expect("execute");
         samples.push(t.elapsed());
     }
+    drop(model);
     let (t1, p1) = (alloc_count::thread_allocations(), alloc_count::allocations());
     // Sanity: the measured executions did the work.
     assert_eq!(read_all(&dout), data(BYTES as usize, 5), "copy output");
