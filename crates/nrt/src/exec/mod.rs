@@ -321,12 +321,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         st.output_positions.clear();
     }
     // Stage and ring the doorbells, cores locked in ascending order.
-    let mut guards: [Option<MutexGuard<'_, CoreExec>>; harvest::MAX_CORES] = Default::default();
-    for &i in &prog.lock_order {
-        guards[i] = Some(prog.cores[i].core.lock_exec());
-    }
+    let mut guards = CoreGuards::lock(prog);
     for (i, c) in prog.cores.iter().enumerate() {
-        let g = guards[i].as_mut().expect("locked above");
+        let g = guards.get(i);
         let switch = g.last_model != Some(model.id);
         if !switch && g.posted_repeat_of == Some(model.id) {
             // The buffer holds this model's repeat request already.
@@ -358,7 +355,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     // itself to the device.
     let lending = Lending::begin(device.as_ref());
     for (i, c) in prog.cores.iter().enumerate() {
-        let g = guards[i].as_mut().expect("locked above");
+        let g = guards.get(i);
         if let Err(e) = c.core.ring_doorbell(g) {
             model.poison(NrtStatus::ExecUnitUnrecoverable);
             return Err(e);
@@ -417,6 +414,40 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         Ok(())
     } else {
         Err(NrtError::new(status, format!("execution of model {} \"{}\" finished with {status}", model.id, model.name)))
+    }
+}
+
+/// The execution locks of a model's cores, taken in ascending core order
+/// and held from staging to the end of the harvest. A single-core model
+/// (the common case) holds its one guard without the array a multi-core
+/// model needs, so taking, reaching and releasing it costs no more than
+/// the lock itself.
+enum CoreGuards<'a> {
+    /// The one core of a single-core model.
+    One(MutexGuard<'a, CoreExec>),
+    /// Per core index, the guard of each core of the model.
+    Many([Option<MutexGuard<'a, CoreExec>>; harvest::MAX_CORES]),
+}
+
+impl<'a> CoreGuards<'a> {
+    /// Locks every core of `prog`, in `prog.lock_order`.
+    fn lock(prog: &'a DeviceProgram) -> CoreGuards<'a> {
+        if let [only] = &prog.cores[..] {
+            return CoreGuards::One(only.core.lock_exec());
+        }
+        let mut all: [Option<MutexGuard<'a, CoreExec>>; harvest::MAX_CORES] = Default::default();
+        for &i in &prog.lock_order {
+            all[i] = Some(prog.cores[i].core.lock_exec());
+        }
+        CoreGuards::Many(all)
+    }
+
+    /// What core `i` (an index into the program's cores) holds.
+    fn get(&mut self, i: usize) -> &mut CoreExec {
+        match self {
+            CoreGuards::One(g) => g,
+            CoreGuards::Many(all) => all[i].as_mut().expect("every core of the program is locked"),
+        }
     }
 }
 
