@@ -127,11 +127,15 @@ pub enum Failure {
 pub struct Harvest {
     phase: Phase,
     cores: usize,
-    engines: [[EngineState; ENGINES]; MAX_CORES],
     /// Per core, the engines whose sub-state is not COMPLETE (bit per
-    /// engine index), kept with `engines` so a sweep learns whether the
-    /// execution is done from one word per core.
+    /// engine index): a sweep learns whether the execution is done from
+    /// one word per core.
     pending: [u8; MAX_CORES],
+    /// Per core, the pending engines whose START was seen. With `pending`
+    /// it is every engine's sub-state ([`Harvest::engine`]): START_PENDING
+    /// (pending, no START), END_PENDING (pending, START seen), COMPLETE
+    /// (not pending), so an execution starts with two stores per core.
+    start_seen: [u8; MAX_CORES],
     /// Per core, the engines the program starts (asked of the source once
     /// per execution): a sweep reads their notification and error rings,
     /// and engine 0's error ring (the core's DMA-side errors) always.
@@ -154,8 +158,8 @@ impl Harvest {
         Harvest {
             phase: Phase::Init,
             cores: cores.clamp(1, MAX_CORES),
-            engines: [[EngineState::StartPending; ENGINES]; MAX_CORES],
             pending: [0; MAX_CORES],
+            start_seen: [0; MAX_CORES],
             started: [EngineSet::ALL; MAX_CORES],
             status: NrtStatus::Success,
             engine_stopped: false,
@@ -178,9 +182,15 @@ impl Harvest {
 
     /// Back to INIT for the next execution.
     pub fn reset(&mut self) {
-        let expected = self.expected_outputs;
-        *self = Harvest::new(self.cores, self.timeout, self.numerical_errors);
-        self.expected_outputs = expected;
+        // What an execution changes; the per-core masks are set again at
+        // WAIT_BARRIER_PROXY, the expected output count by the caller.
+        self.phase = Phase::Init;
+        self.pending = [0; MAX_CORES];
+        self.status = NrtStatus::Success;
+        self.engine_stopped = false;
+        self.failure = None;
+        self.core_start = None;
+        self.outputs_seen = 0;
     }
 
     /// Current phase.
@@ -190,7 +200,14 @@ impl Harvest {
 
     /// Sub-state of (core, engine).
     pub fn engine(&self, core: usize, engine: usize) -> EngineState {
-        self.engines[core][engine]
+        let bit = 1u8 << engine;
+        if self.pending[core] & bit == 0 {
+            EngineState::Complete
+        } else if self.start_seen[core] & bit == 0 {
+            EngineState::StartPending
+        } else {
+            EngineState::EndPending
+        }
     }
 
     /// Whether an error record reported a stopped engine.
@@ -244,20 +261,22 @@ impl Harvest {
 
     #[inline]
     fn on_notification(&mut self, src: &dyn NqSource, core: usize, engine: usize, rec: &NotificationRecord) {
-        let state = &mut self.engines[core][engine];
+        let bit = 1u8 << engine;
+        let (pending, seen) = (self.pending[core] & bit != 0, self.start_seen[core] & bit != 0);
         match rec.runtime_subtype() {
-            Some(RuntimeSubtype::Start) if *state == EngineState::StartPending => *state = EngineState::EndPending,
-            Some(RuntimeSubtype::End) if *state == EngineState::EndPending => {
-                *state = EngineState::Complete;
-                self.pending[core] &= !(1 << engine);
-            }
+            // START_PENDING -> END_PENDING
+            Some(RuntimeSubtype::Start) if pending && !seen => self.start_seen[core] |= bit,
+            // END_PENDING -> COMPLETE
+            Some(RuntimeSubtype::End) if pending && seen => self.pending[core] &= !bit,
             Some(RuntimeSubtype::Start | RuntimeSubtype::End) => self.out_of_order(src, core, engine, rec.notific_type),
             Some(RuntimeSubtype::Custom) => {
                 if rec.custom_sub_id() == Some(CustomSubId::TensorCompletion) {
+                    // A completion record's verdict is NONE: nothing to merge.
                     self.outputs_seen += 1;
                     src.output_completed(rec.program_counter);
+                } else {
+                    self.merge(custom_verdict(rec.custom_sub_id_code()))
                 }
-                self.merge(custom_verdict(rec.custom_sub_id_code()))
             }
             Some(RuntimeSubtype::CcStart | RuntimeSubtype::CcEnd) => {}
             None => self.fail(NrtStatus::Failure, Failure::Unexpected { core, engine, notific_type: rec.notific_type }),
@@ -306,11 +325,10 @@ impl Harvest {
                 for c in 0..self.cores.min(src.cores()) {
                     let started = src.started_engines(c);
                     self.started[c] = started;
-                    // Every started engine waits for its START and END.
+                    // Every started engine waits for its START and END
+                    // (START_PENDING); the others are COMPLETE.
                     self.pending[c] = started.bits();
-                    for (e, state) in self.engines[c].iter_mut().enumerate() {
-                        *state = if started.contains_index(e) { EngineState::StartPending } else { EngineState::Complete };
-                    }
+                    self.start_seen[c] = 0;
                 }
             }
             Phase::Done => return Step::Done(self.status),
