@@ -176,7 +176,11 @@ fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
     let mut now: Option<Instant> = None;
     loop {
         let core = h.pending_core().unwrap_or(0).min(src.cores().saturating_sub(1));
-        let seen = src.signal_count(core);
+        // The interrupt count a block waits past, read before the sweep
+        // so no record written after the sweep is missed. The first pass
+        // never blocks (it has spun for no time yet), so its sweep, the
+        // one that usually finds the execution done, goes without it.
+        let seen = begin.is_some().then(|| src.signal_count(core));
         if let Step::Done(s) = h.step(src, || *now.get_or_insert_with(Instant::now)) {
             return s;
         }
@@ -192,15 +196,17 @@ fn drive_harvest(h: &mut harvest::Harvest, src: &ModelRings<'_>) -> NrtStatus {
                     break;
                 }
             }
-        } else if t.duration_since(begin) < SPIN_BUDGET {
-            std::hint::spin_loop();
-        } else {
+        } else if let Some(seen) = seen
+            && t.duration_since(begin) >= SPIN_BUDGET
+        {
             // A blocked thread lends nothing: the device's queued work
             // is its workers' while this one sleeps.
             let device = src.device();
             device.lending_end();
             src.wait_signal(core, seen, h.time_left(t).min(MAX_BLOCK));
             device.lending_begin();
+        } else {
+            std::hint::spin_loop();
         }
         now = Some(Instant::now());
     }
