@@ -375,10 +375,11 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     st.harvest.reset();
     let expected = if streams_outputs(prog) { (prog.io.len() - n_in) as u32 } else { 0 };
     st.harvest.expect_output_records(expected);
-    let positions = std::mem::take(&mut st.output_positions);
-    let src = ModelRings { prog, outputs, n_in, output_positions: &positions };
-    let status = drive_harvest(&mut st.harvest, &src);
-    st.output_positions = positions;
+    // Split borrows of the execution state: the harvest is driven while
+    // the ring source reads the output positions.
+    let state = &mut *st;
+    let src = ModelRings { prog, outputs, n_in, output_positions: &state.output_positions };
+    let status = drive_harvest(&mut state.harvest, &src);
     drop(lending);
     // What the Q7 kernels printed goes to the log, whatever the outcome.
     for c in prog.cores.iter().filter(|c| c.runs_q7) {
