@@ -423,7 +423,8 @@ impl SyncBlock {
             }
             // Sequentially consistent: a waker may then read the
             // engines' published keys without a fence (see
-            // `engine::wake_if_waited`); on x86 the same instruction.
+            // `wake::publish_change` and the quick path's
+            // `engine::others_may_wait`); on x86 the same instruction.
             match cell.compare_exchange_weak(cur, f(cur), Ordering::SeqCst, Ordering::Acquire) {
                 Ok(_) => {
                     self.touch_sem(i, now);
