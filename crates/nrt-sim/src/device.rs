@@ -301,13 +301,18 @@ impl Shared {
     ///
     /// A sequencer's store (`by`: its core and engine index) to a DMA
     /// tail register that leaves pairs submitted walks them right here, on
-    /// the writer's thread ([`Shared::walk_at_doorbell`]).
-    pub fn store_word(&self, route: StoreRoute, addr: DeviceAddr, value: u32, now: u64, by: Option<(CoreId, usize)>) -> HalResult<()> {
+    /// the writer's thread ([`Shared::walk_at_doorbell`]). A store to the
+    /// writer's own core (the lowered DMA trigger's) finds the core
+    /// through `by`, without the device's core lookup.
+    pub fn store_word(&self, route: StoreRoute, addr: DeviceAddr, value: u32, now: u64, by: Option<(&Core, usize)>) -> HalResult<()> {
         match route {
             StoreRoute::DmaReg(c, r) => {
-                let core = self.core_borrowed(c)?;
+                let core: &Core = match by {
+                    Some((writer, _)) if writer.id == c => writer,
+                    _ => self.core_borrowed(c)?,
+                };
                 if dma::write_reg(&core.dma[r.queue], r, value) {
-                    self.walk_at_doorbell(core, r.queue, by);
+                    self.walk_at_doorbell(core, r.queue, by.map(|(writer, e)| (writer.id, e)));
                 }
                 Ok(())
             }
@@ -329,7 +334,7 @@ impl Shared {
     /// it met instead of blocking, being woken and stepped again. The
     /// wake of the slice skips the writer (it is running and checks its
     /// next wait against the registers anyway).
-    fn walk_at_doorbell(&self, core: &Arc<Core>, qi: usize, by: Option<(CoreId, usize)>) {
+    fn walk_at_doorbell(&self, core: &Core, qi: usize, by: Option<(CoreId, usize)>) {
         if core.dma[qi].has_pending() {
             // The writer is left out of the walk's wake only on its own
             // core (a store to another core's queue wakes that core's
@@ -1087,7 +1092,8 @@ mod tests {
         core1.engines[0].active.store(true, Ordering::Release);
         core1.engines[0].wait.blocked_on(WaitKey::Sem(3));
         let arch = shared.arch;
-        let by = Some((CoreId(0), 0));
+        let core0 = shared.core(CoreId(0)).unwrap();
+        let by = Some((&*core0, 0));
         for group in [DMA_M2S_GROUP, DMA_S2M_GROUP] {
             let addr = arch.dma_tail_inc_addr(c1, q, group);
             let route = shared.store_route(addr).unwrap();

@@ -276,11 +276,19 @@ impl FaultState {
         Some(hit.spec.kind)
     }
 
-    /// The DMA fault that fires on this packet of `core`, if any.
+    /// The DMA fault that fires on this packet of `core`, if any. The
+    /// test for no armed fault is inline (every packet of a DMA walk).
+    #[inline]
     pub fn on_dma_packet(&self, core: u32) -> Option<FaultKind> {
         if !self.any.load(Ordering::Acquire) {
             return None;
         }
+        self.on_dma_packet_armed(core)
+    }
+
+    /// [`FaultState::on_dma_packet`] with some fault armed.
+    #[inline(never)]
+    fn on_dma_packet_armed(&self, core: u32) -> Option<FaultKind> {
         let mut armed = self.armed.lock().unwrap_or_else(|e| e.into_inner());
         for a in armed.iter_mut() {
             if a.fired || a.spec.fires_on_instructions() || a.spec.core.is_some_and(|c| c != core) {

@@ -233,10 +233,12 @@ impl Scheduler {
     /// it holds) needs no [`Task`] value to be matched and looked up again.
     #[inline]
     pub fn run_now<R: Runner, H: RunnerHandle<R>>(&self, runner: impl Fn() -> H, first: impl FnOnce(&Arc<R>)) -> bool {
+        // A thread inside its own drain of this scheduler holds the drain
+        // claim (a drain lets it go only as its last step), so the claim
+        // refuses it: no look at the thread-local drain mark first.
         if !self.deterministic
             || self.escalated.load(Ordering::Acquire)
             || self.shutdown.load(Ordering::Acquire)
-            || DRAIN.with(|d| d.scheduler.get()) == self.address()
             || self.pending.load(Ordering::Acquire) != 0
         {
             return false;

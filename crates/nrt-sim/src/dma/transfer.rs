@@ -30,25 +30,26 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
     let n = u64::from(regs.config.descriptors);
     let mut progressed = false;
     let mut completed = (None, None);
-    // Whether the walk stopped at the tails it read (nothing left then:
-    // a doorbell rung since walks or queues the queue itself, as every
-    // tail writer does after its add).
-    let mut caught_up = false;
-    for _ in 0..BUDGET {
-        let tx_tail = q.tx_tail.load(Ordering::Acquire);
-        let rx_tail = q.rx_tail.load(Ordering::Acquire);
-        if regs.tx_head >= tx_tail || regs.rx_head >= rx_tail {
-            caught_up = true;
-            break;
-        }
-        // A tail more than a ring ahead of its head names descriptors that
-        // were never written: the engine refuses (ring overrun) instead of
-        // walking stale slots.
-        if tx_tail - regs.tx_head > n || rx_tail - regs.rx_head > n {
-            regs.status = DmaQueueStatus::Aborted;
-            dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, regs.clock.max(core.now()));
-            break;
-        }
+    // The tails are read once: a doorbell rung after this read walks or
+    // queues the queue itself (every tail writer does after its add), so
+    // the slice walks the pairs submitted when it began, up to its budget.
+    let tx_tail = q.tx_tail.load(Ordering::Acquire);
+    let rx_tail = q.rx_tail.load(Ordering::Acquire);
+    let (tx_ready, rx_ready) = (tx_tail.saturating_sub(regs.tx_head), rx_tail.saturating_sub(regs.rx_head));
+    // A tail more than a ring ahead of its head names descriptors that
+    // were never written: once both sides have pairs, the engine refuses
+    // (ring overrun) instead of walking stale slots.
+    let ready = tx_ready.min(rx_ready);
+    let ready = if ready > 0 && (tx_ready > n || rx_ready > n) {
+        regs.status = DmaQueueStatus::Aborted;
+        dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, regs.clock.max(core.now()));
+        0
+    } else {
+        ready
+    };
+    // Whether the slice walks every pair submitted (nothing left then).
+    let caught_up = ready <= BUDGET as u64;
+    for _ in 0..ready.min(BUDGET as u64) {
         let (tx_at, rx_at) = regs.next_descriptors();
         let fetched = regs.rings.fetch_pair(dev, tx_at, rx_at);
         let start = regs.clock.max(core.now());
@@ -87,9 +88,6 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
         }
         regs.clock = end;
         regs.advance(n);
-        q.tx_head_pub.store(regs.tx_head, Ordering::Release);
-        q.rx_head_pub.store(regs.rx_head, Ordering::Release);
-        core.observe(end);
         if tx.last {
             // The trace ring of the queue's DMA engine (queue 0 of its block).
             // The record is only built when that ring is bound (it rarely
@@ -113,6 +111,13 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
             }
         }
         progressed = true;
+    }
+    if progressed {
+        // Published once per slice: the heads for the lock-free pending
+        // checks (DRAIN), the queue's clock for the core's.
+        q.tx_head_pub.store(regs.tx_head, Ordering::Release);
+        q.rx_head_pub.store(regs.rx_head, Ordering::Release);
+        core.observe(regs.clock);
     }
     let more = !caught_up && regs.status == DmaQueueStatus::Enabled && q.has_pending();
     drop(regs);
@@ -177,6 +182,9 @@ pub struct DescRings {
 struct LastPair {
     at: [u64; 2],
     pins: [u64; 2],
+    /// The page lines ([`PinnedRange::line_of`]) the two descriptors were
+    /// read from, through the pins of generation `pins`.
+    lines: [usize; 2],
     versions: [u64; 2],
     tx: Descriptor,
     rx: Descriptor,
@@ -189,11 +197,14 @@ impl DescRings {
     #[inline]
     pub fn fetch_pair(&mut self, dev: &Shared, tx_at: DeviceAddr, rx_at: DeviceAddr) -> Option<(Descriptor, Descriptor)> {
         let slot = (tx_at.get() / 16) as usize % DESC_LINES;
+        // The same pin generations mean the same pages the lines were
+        // worked out on.
         if let Some(Some(p)) = self.pairs.get(slot)
             && p.at == [tx_at.get(), rx_at.get()]
             && p.pins == [self.sides[0].pins, self.sides[1].pins]
-            && self.sides[0].pinned_line_version(p.at[0]) == Some(p.versions[0])
-            && self.sides[1].pinned_line_version(p.at[1]) == Some(p.versions[1])
+            && let (Some((_, tp)), Some((_, rp))) = (&self.sides[0].page, &self.sides[1].page)
+            && tp.line_version_of(p.lines[0]) == p.versions[0]
+            && rp.line_version_of(p.lines[1]) == p.versions[1]
         {
             return Some((p.tx, p.rx));
         }
@@ -213,11 +224,13 @@ impl DescRings {
         let tx = tx_ring.fetch(dev, tx_at, RingSide::Tx)?;
         let rx = rx_ring.fetch(dev, rx_at, RingSide::Rx)?;
         let at = [tx_at.get(), rx_at.get()];
-        if let (Some(tv), Some(rv)) = (tx_ring.cached_version(at[0]), rx_ring.cached_version(at[1])) {
+        if let (Some(tv), Some(rv)) = (tx_ring.cached_version(at[0]), rx_ring.cached_version(at[1]))
+            && let (Some(tl), Some(rl)) = (tx_ring.pinned_line(at[0]), rx_ring.pinned_line(at[1]))
+        {
             if self.pairs.is_empty() {
                 self.pairs = vec![None; DESC_LINES];
             }
-            self.pairs[slot] = Some(LastPair { at, pins: [tx_ring.pins, rx_ring.pins], versions: [tv, rv], tx, rx });
+            self.pairs[slot] = Some(LastPair { at, pins: [tx_ring.pins, rx_ring.pins], lines: [tl, rl], versions: [tv, rv], tx, rx });
         }
         Some((tx, rx))
     }
@@ -260,6 +273,13 @@ impl DescRing {
     fn pinned_line_version(&self, a: u64) -> Option<u64> {
         let (base, pin) = self.page.as_ref()?;
         (a >= *base).then(|| pin.line_version((a - *base) as usize))
+    }
+
+    /// The page line ([`PinnedRange::line_of`]) of ring address `a`
+    /// through the side's pin; `None` without a pin that holds `a`.
+    fn pinned_line(&self, a: u64) -> Option<usize> {
+        let (base, pin) = self.page.as_ref()?;
+        (a >= *base).then(|| pin.line_of((a - *base) as usize))
     }
 
     /// The line version kept with the decode of the descriptor at ring

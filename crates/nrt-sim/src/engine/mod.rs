@@ -624,7 +624,7 @@ impl Issuer {
     #[inline(always)]
     fn exec_write(&mut self, dev: &Shared, core: &Core, route: Option<crate::device::StoreRoute>, w: &Write) -> Result<(), StepOutcome> {
         let stored = match route {
-            Some(r) => dev.store_word(r, DeviceAddr(w.addr), w.data, self.clock, Some((core.id, self.engine.index()))),
+            Some(r) => dev.store_word(r, DeviceAddr(w.addr), w.data, self.clock, Some((core, self.engine.index()))),
             None => dev.write_at(DeviceAddr(w.addr), &w.data.to_le_bytes(), self.clock),
         };
         // The error is moved into its arm, so the Ok path drops nothing.

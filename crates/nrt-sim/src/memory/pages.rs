@@ -369,8 +369,23 @@ impl PinnedRange {
     /// Dropping the page from its region bumps it too.
     #[inline]
     pub fn line_version(&self, at: usize) -> u64 {
-        let line = ((self.start + at) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1);
-        self.page.lines[line].load(Ordering::Acquire)
+        self.line_version_of(self.line_of(at))
+    }
+
+    /// The page line holding offset `at` of the range, as
+    /// [`PinnedRange::line_version_of`] takes it: a reader that checks the
+    /// same line again and again works the index out once.
+    #[inline]
+    pub fn line_of(&self, at: usize) -> usize {
+        ((self.start + at) / LINE_SIZE as usize).min(LINES_PER_PAGE - 1)
+    }
+
+    /// [`PinnedRange::line_version`] of the line [`PinnedRange::line_of`]
+    /// answered (any index names some line of the page: it is taken
+    /// modulo the page's line count).
+    #[inline]
+    pub fn line_version_of(&self, line: usize) -> u64 {
+        self.page.lines[line % LINES_PER_PAGE].load(Ordering::Acquire)
     }
 
     /// Like [`PinnedRange::read`], returning the version of the line the
