@@ -38,6 +38,27 @@ pub fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// [`copy_bytes`] inside one buffer: copies the `len` bytes at `src` to
+/// `dst` like `buf.copy_within(src..src + len, dst)` (whose panic on a
+/// range outside `buf` it keeps). Ranges that overlap keep
+/// `copy_within`'s semantics (one `memmove`); disjoint ones longer than a
+/// piece go in pieces, as [`copy_bytes`] does: a DMA copy inside one page
+/// of device memory (a small model's input and output tensors share
+/// theirs) would otherwise take glibc's `rep movsb` (4 KiB, aligned,
+/// in cache: ~52 ns against ~43 ns in two pieces on this EPYC).
+#[inline]
+pub fn copy_within_bytes(buf: &mut [u8], src: usize, dst: usize, len: usize) {
+    if len <= PIECE || src.abs_diff(dst) < len {
+        buf.copy_within(src..src + len, dst);
+    } else if src < dst {
+        let (head, tail) = buf.split_at_mut(dst);
+        copy_pieces(&mut tail[..len], &head[src..src + len]);
+    } else {
+        let (head, tail) = buf.split_at_mut(src);
+        copy_pieces(&mut head[dst..dst + len], &tail[..len]);
+    }
+}
+
 /// The piece loop, kept out of line so every caller runs the same machine
 /// code. The piece length is the smaller of [`PIECE`] and what is left, not
 /// a constant, so LLVM does not fold the loop back into one `memcpy`.
@@ -68,6 +89,25 @@ mod tests {
             want[doff..doff + len].copy_from_slice(&src[so..so + len]);
             prop_assert_eq!(got, want);
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Overlapping or not, in pieces or not: what `copy_within` does.
+        #[test]
+        fn within_matches_copy_within(len in 0usize..9000, src in 0usize..9000, dst in 0usize..9000, seed in any::<u8>()) {
+            let mut got: Vec<u8> = (0..18_100usize).map(|i| (i as u8).wrapping_mul(29).wrapping_add(seed)).collect();
+            let mut want = got.clone();
+            copy_within_bytes(&mut got, src, dst, len);
+            want.copy_within(src..src + len, dst);
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    #[should_panic]
+    fn within_out_of_range_panics_like_copy_within() {
+        copy_within_bytes(&mut [0u8; 5000], 0, 2600, 2500);
     }
 
     #[test]

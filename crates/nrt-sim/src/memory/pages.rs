@@ -23,7 +23,7 @@
 //! ([`PinnedRange::line_version`]), for consumers of a few bytes that
 //! share their page with busier data.
 
-use super::copy::copy_bytes;
+use super::copy::{copy_bytes, copy_within_bytes};
 use super::slab::PageBytes;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -438,7 +438,7 @@ impl PinnedRange {
             if self.page.detached.load(Ordering::Acquire) {
                 return false;
             }
-            g.copy_within(so..so + len, doff);
+            copy_within_bytes(&mut g, so, doff, len);
             self.page.bump(doff, len);
             return true;
         }
@@ -682,7 +682,7 @@ impl SparsePages {
                 }
                 Some(spage) if Arc::ptr_eq(&spage, &dpage) => {
                     let mut g = spage.lock();
-                    g.copy_within(so..so + n, doff);
+                    copy_within_bytes(&mut g, so, doff, n);
                     spage.bump(doff, n);
                 }
                 Some(spage) => {
