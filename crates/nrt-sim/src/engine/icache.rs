@@ -60,6 +60,12 @@ pub struct Entry {
     /// the step tests the other engines' published keys against it before
     /// it calls the wake. `None` with no change or several.
     pub key_range: Option<(u32, u32)>,
+    /// The encoded key range of the registers a CTRL_ER resets
+    /// ([`crate::wake::Change::key_range`] of its [`crate::wake::Change::Sems`]
+    /// or [`crate::wake::Change::Events`] range), worked out at decode so
+    /// the reset's wake test needs no call; empty (`(1, 0)`) for any
+    /// other record.
+    pub reset_keys: (u32, u32),
     /// Where a WRITE's 32-bit store lands, resolved through the device's
     /// address map once per fetch (the map never changes; see
     /// `Shared::store_route`); `None` for other records and for addresses
@@ -144,11 +150,15 @@ impl Entry {
             [one] => Some(one.key_range()),
             _ => None,
         };
+        let reset_keys = match &decoded {
+            Ok(Instruction::CtrlEr(e)) => crate::engine::reset_change(e).key_range(),
+            _ => (1, 0),
+        };
         let (instr, malformed) = match decoded {
             Ok(i) => (i, None),
             Err(e) => (Instruction::Nop(Default::default()), Some(e)),
         };
-        Entry { flags, plain, exit, changes, key_range, plan, rec, instr, malformed, route: None }
+        Entry { flags, plain, exit, changes, key_range, reset_keys, plan, rec, instr, malformed, route: None }
     }
 
     /// The typed decode, or why the record does not decode.
@@ -185,6 +195,18 @@ pub struct Cursor<'a> {
     version: &'a AtomicU64,
     /// The page's version when the block was read (or last revalidated).
     stamped: u64,
+}
+
+/// The version counter of [`Cursor::default`], which holds no block.
+static NO_BLOCK_VERSION: AtomicU64 = AtomicU64::new(0);
+
+impl Default for Cursor<'_> {
+    /// A cursor that holds no records (every [`Cursor::hit`] misses): the
+    /// step loop's cursor while no block qualifies, so the loop tests one
+    /// range instead of an `Option` and a range.
+    fn default() -> Self {
+        Cursor { first: 0, entries: &[], version: &NO_BLOCK_VERSION, stamped: 0 }
+    }
 }
 
 impl<'a> Cursor<'a> {

@@ -168,15 +168,17 @@ impl Sequencer {
         // record misses it (see `icache::Cursor`).
         // A cursor holds records of the program below `count` only, so a
         // record it hands out needs no test against the stream's end.
-        let mut cursor = self.icache.cursor(base, count);
-        for _ in 0..budget {
+        let mut cursor = self.icache.cursor(base, count).unwrap_or_default();
+        let mut left = budget;
+        while left != 0 {
+            left -= 1;
             // A Q7 kernel raised a GPSIMD exception: its record is written,
             // the POOL engine stops (docs/gpsimd.md §8).
             if pool && core.q7.take_halt() {
                 st.state = RunState::Halted;
                 return StepOutcome::Stopped;
             }
-            let entry = match cursor.and_then(|c| c.hit(st.pc)) {
+            let entry = match cursor.hit(st.pc) {
                 Some(e) => e,
                 None => {
                     if st.pc >= count {
@@ -193,17 +195,26 @@ impl Sequencer {
                     let Some(slot) = self.icache.lookup(dev, base, count, st.pc) else {
                         return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF);
                     };
-                    cursor = self.icache.cursor(base, count);
+                    cursor = self.icache.cursor(base, count).unwrap_or_default();
                     match self.icache.entry(slot) {
                         Some(e) => e,
                         None => return st.fatal(dev, core, InferErrorSubtype::SwSequencer, 0xFFFF),
                     }
                 }
             };
-            // An issue that stops the sequencer (HALT, a fault) ends the
-            // step with its outcome, so a record that returns `None` left
-            // it running.
-            if let Some(outcome) = st.issue(dev, core, base, count, entry, &slice) {
+            // A quick record goes straight on to the next one (the quick
+            // path's arms `continue` the loop without an outcome value to
+            // test); any other, or a quick record the quick path declines,
+            // goes the general way. An issue that stops the sequencer
+            // (HALT, a fault) ends the step with its outcome.
+            if entry.flags & slice.quick_mask == icache::flag::QUICK {
+                match st.issue_quick(dev, core, base, count, entry, &slice) {
+                    Issued::Next => continue,
+                    Issued::End(outcome) => return outcome,
+                    Issued::General => {}
+                }
+            }
+            if let Some(outcome) = st.issue_general(dev, core, base, count, entry, &slice) {
                 return outcome;
             }
         }
@@ -241,6 +252,17 @@ impl Slice {
         let faults = dev.faults.armed();
         Slice { rare, faults, control_ps: cost::control(engine), quick_mask: if faults { 0 } else { flag::QUICK | rare } }
     }
+}
+
+/// What [`Issuer::issue_quick`] did with a record.
+enum Issued {
+    /// Issued; the step goes on with the next record.
+    Next,
+    /// The step ends with this outcome (blocked, or the sequencer stopped).
+    End(StepOutcome),
+    /// Not a quick record after all: nothing done, the general path
+    /// issues it.
+    General,
 }
 
 impl Issuer {
@@ -341,43 +363,24 @@ impl Issuer {
         StepOutcome::Stopped
     }
 
-    /// Issues, executes and completes the record `entry` (at `pc`), or
-    /// finds it blocked. `None`: go on with the next record; `Some`: the
-    /// step ends (always when the record stopped the sequencer).
-    ///
-    /// An unsynchronised control record takes the quick path
-    /// ([`Issuer::issue_quick`]); any other goes the general way
-    /// ([`Issuer::issue_general`]), where one test of `rare` guards every
-    /// branch that only DRAIN, the trace, fault injection or POOL's Q7
-    /// hand-off need, in the same order as ever, and the first record of
-    /// an execution adds its START record.
-    fn issue(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<StepOutcome> {
-        if entry.flags & slice.quick_mask == icache::flag::QUICK
-            && let Some(issued) = self.issue_quick(dev, core, base, count, entry, slice)
-        {
-            return issued;
-        }
-        self.issue_general(dev, core, base, count, entry, slice)
-    }
-
-    /// [`Issuer::issue`] of a quick record ([`icache::flag::QUICK`]: a
+    /// Issues a quick record ([`icache::flag::QUICK`]: a
     /// control record executed here whose handshake, if any, is a common
     /// shape without completion steps, no rare flag of this engine, no
     /// fault armed): the claim through its shape, the START record of an
     /// execution's first record, no trace or fault, nothing to complete;
     /// the same arms as the general path, then the clock, the wake of what
-    /// the record changed, and the program counter. `None` (nothing done)
-    /// for a record that is not quick after all.
+    /// the record changed, and the program counter. [`Issued::General`]
+    /// (nothing done) for a record that is not quick after all.
     #[inline]
-    fn issue_quick(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<Option<StepOutcome>> {
+    fn issue_quick(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Issued {
         // QUICK records all decode (`Entry::decode`).
         let instr = &entry.instr;
         if entry.flags & icache::flag::SYNC != 0 {
             match sync::claim_plan(&entry.plan, &core.sync, self.clock) {
                 WaitCheck::Met(t) => self.clock = self.clock.max(t),
-                WaitCheck::Unmet(key) => return Some(Some(StepOutcome::Blocked(key))),
+                WaitCheck::Unmet(key) => return Issued::End(StepOutcome::Blocked(key)),
                 WaitCheck::Unsupported(mode) => {
-                    return Some(Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode))));
+                    return Issued::End(self.fatal(dev, core, InferErrorSubtype::SwSequencer, u16::from(mode)));
                 }
             }
         }
@@ -393,22 +396,22 @@ impl Issuer {
                 // It hands work to another agent (see `Sequencer::step`).
                 core.observe(self.clock);
                 if let Err(outcome) = self.exec_write(dev, core, entry.route, w) {
-                    return Some(Some(outcome));
+                    return Issued::End(outcome);
                 }
             }
             Instruction::CtrlAl(a) => {
                 if let Err(outcome) = self.exec_al(dev, core, a) {
-                    return Some(Some(outcome));
+                    return Issued::End(outcome);
                 }
             }
             Instruction::CtrlBr(b) => match self.exec_branch(dev, core, b, base, count) {
                 Ok(Some(target)) => next_pc = target,
                 Ok(None) => {}
-                Err(outcome) => return Some(Some(outcome)),
+                Err(outcome) => return Issued::End(outcome),
             },
             Instruction::CtrlPollSem(p) => {
                 if let Err(outcome) = self.exec_poll(dev, core, p, entry.rec.opcode) {
-                    return Some(Some(outcome));
+                    return Issued::End(outcome);
                 }
             }
             Instruction::CtrlEr(e) => {
@@ -418,7 +421,7 @@ impl Issuer {
                 // semaphore wakes for it below, after its reset's wake.
                 if let Some(r) = self.exec_reset(core, e) {
                     crate::wake::publish_change();
-                    if others_may_wait(core, self.engine, r.key_range()) {
+                    if others_may_wait(core, self.engine, entry.reset_keys) {
                         dev.wake_all_of(core, &[r], Some(self.engine.index()));
                     }
                 }
@@ -427,15 +430,15 @@ impl Issuer {
                 self.clock += cost_ps;
                 self.end_execution(dev, core, entry.rec.debug_hint);
                 self.pc = 0;
-                return Some(None);
+                return Issued::Next;
             }
             // Not a quick record after all (`Entry::decode` sets QUICK
             // only for the arms above): an unsynchronised one goes the
             // general way; one whose handshake was claimed here cannot be
             // issued twice, and reports its record as malformed.
-            _ if entry.flags & icache::flag::SYNC == 0 => return None,
+            _ if entry.flags & icache::flag::SYNC == 0 => return Issued::General,
             _ => {
-                return Some(Some(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(entry.rec.opcode))));
+                return Issued::End(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(entry.rec.opcode)));
             }
         }
         self.clock += cost_ps;
@@ -450,10 +453,16 @@ impl Issuer {
             dev.wake_all_of(core, entry.changes.as_slice(), Some(self.engine.index()));
         }
         self.pc = next_pc;
-        Some(None)
+        Issued::Next
     }
 
-    /// [`Issuer::issue`] of any record.
+    /// Issues, executes and completes the record `entry` (at `pc`), or
+    /// finds it blocked: any record, with one test of `rare` guarding every
+    /// branch that only DRAIN, the trace, fault injection or POOL's Q7
+    /// hand-off need, in the same order as ever; the first record of an
+    /// execution adds its START record. `None`: go on with the next
+    /// record; `Some`: the step ends (always when the record stopped the
+    /// sequencer).
     #[inline(always)]
     fn issue_general(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Option<StepOutcome> {
         use icache::flag;
@@ -666,11 +675,12 @@ impl Issuer {
     #[inline(always)]
     fn exec_reset(&mut self, core: &Core, e: &CtrlEr) -> Option<Change> {
         let (first, last) = (u32::from(e.first), u32::from(e.last));
-        if e.target == ResetTarget::Events {
-            core.sync.reset_events(first, last, self.clock).then_some(Change::Events(first, last))
+        let changed = if e.target == ResetTarget::Events {
+            core.sync.reset_events(first, last, self.clock)
         } else {
-            core.sync.reset_sems(first, last, self.clock).then_some(Change::Sems(first, last))
-        }
+            core.sync.reset_sems(first, last, self.clock)
+        };
+        changed.then(|| reset_change(e))
     }
 
     /// Executes a compute instruction (the engines' kernels): `Ok` with
@@ -973,6 +983,12 @@ fn others_may_wait(core: &Core, by: EngineId, (lo, hi): (u32, u32)) -> bool {
         waited |= e != by && crate::wake::key_in_range(w, lo, span);
     }
     waited
+}
+
+/// The registers a CTRL_ER resets, as the change its wake names.
+pub(crate) fn reset_change(e: &CtrlEr) -> Change {
+    let (first, last) = (u32::from(e.first), u32::from(e.last));
+    if e.target == ResetTarget::Events { Change::Events(first, last) } else { Change::Sems(first, last) }
 }
 
 /// Wakes the engines waiting on a register `rec` changed (its updates and
