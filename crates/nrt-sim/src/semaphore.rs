@@ -66,6 +66,43 @@ impl DirtySet {
         }
     }
 
+    /// Clears the bits of `first..=last` and calls `f` for each register
+    /// whose bit was set, in index order.
+    fn take_range(&self, first: u32, last: u32, mut f: impl FnMut(u32)) {
+        let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
+        if first > last || fw >= self.words.len() {
+            return;
+        }
+        // The range's words as one slice (no bounds check per word); the
+        // edge words' masks are only worked out for a dirty word.
+        let words = &self.words[fw..=lw.min(self.words.len() - 1)];
+        for (w, word) in (fw..).zip(words) {
+            // Most words of a reset's range are clean: one load, no mask.
+            let seen = word.load(Ordering::SeqCst);
+            if seen == 0 {
+                continue;
+            }
+            let mut mask = u64::MAX;
+            if w == fw {
+                mask &= u64::MAX << (first % 64);
+            }
+            if w == lw {
+                mask &= u64::MAX >> (63 - last % 64);
+            }
+            if seen & mask == 0 {
+                continue;
+            }
+            // A word wholly inside the range is taken with one exchange
+            // (a `fetch_and` whose old value is used is a compare-and-swap
+            // loop on x86).
+            let mut taken = if mask == u64::MAX { word.swap(0, Ordering::SeqCst) } else { word.fetch_and(!mask, Ordering::SeqCst) & mask };
+            while taken != 0 {
+                f(w as u32 * 64 + taken.trailing_zeros());
+                taken &= taken - 1;
+            }
+        }
+    }
+
     /// Clears every bit (core reset).
     fn clear(&self) {
         for w in self.words.iter() {
@@ -74,102 +111,27 @@ impl DirtySet {
     }
 }
 
-/// A register of a bank as the range reset sees it (semaphores are
-/// signed, events are 0/1; both reset to zero).
-trait Register {
-    /// Whether the register reads non-zero (a sequentially consistent
-    /// load, after its dirty bit was cleared: see `DirtySet`).
-    fn is_nonzero(&self) -> bool;
-    /// Zeroes the register with a `Release` store (see [`reset_dirty`]).
-    fn zero(&self);
-}
-
-impl Register for AtomicI32 {
-    #[inline(always)]
-    fn is_nonzero(&self) -> bool {
-        self.load(Ordering::SeqCst) != 0
-    }
-    #[inline(always)]
-    fn zero(&self) {
-        self.store(0, Ordering::Release);
-    }
-}
-
-impl Register for AtomicU32 {
-    #[inline(always)]
-    fn is_nonzero(&self) -> bool {
-        self.load(Ordering::SeqCst) != 0
-    }
-    #[inline(always)]
-    fn zero(&self) {
-        self.store(0, Ordering::Release);
-    }
-}
-
-/// The reset both register kinds share: clears the dirty bits of
-/// `first..=last` (`last` already clamped to the bank) and, for each
-/// register whose bit was set and that reads non-zero, moves its
-/// last-change time to `now` and then zeroes it, so a reader that sees
-/// the zero sees its time too. Returns whether any changed.
-///
-/// Most words of a reset's range are clean and cost one load each (the
-/// model's 248 semaphores are four words); a dirty word's edge masks are
-/// worked out only for it, and a word wholly inside the range is taken
-/// with one exchange (a `fetch_and` whose old value is used is a
-/// compare-and-swap loop on x86).
+/// The reset both register kinds share: visits the registers of
+/// `first..=last` marked in `dirty` and, for each that reads non-zero
+/// (`nonzero`), moves its last-change time to `now` and then zeroes it
+/// (`clear`), so a reader that sees the zero sees its time too. Returns
+/// whether any changed.
 ///
 /// The zeroing store is a `Release` store, not a locked exchange: a reset
 /// that changed a register is followed by its wake, whose sequentially
 /// consistent fence ([`crate::wake::publish_change`]) orders the store
 /// before the reads of the waiting engines' keys, as the wake protocol
 /// needs; a reset that changed nothing stores nothing.
-#[inline]
-fn reset_dirty<R: Register>(dirty: &DirtySet, regs: &[R], times: &[AtomicU64], first: u32, last: u32, now: u64) -> bool {
-    let (fw, lw) = ((first / 64) as usize, (last / 64) as usize);
-    // An empty range across words (`first > last`) has `fw > lw`: no
-    // slice; within one word its masks below have no bit in common.
-    let Some(words) = dirty.words.get(fw..=lw) else { return false };
+fn reset_dirty(dirty: &DirtySet, times: &[AtomicU64], first: u32, last: u32, now: u64, nonzero: impl Fn(usize) -> bool, clear: impl Fn(usize)) -> bool {
     let mut changed = false;
-    for (w, word) in (fw..).zip(words) {
-        let seen = word.load(Ordering::SeqCst);
-        if seen != 0 {
-            changed |= reset_word(word, seen, w, (fw, first), (lw, last), regs, times, now);
-        }
-    }
-    changed
-}
-
-/// [`reset_dirty`] of dirty word `w` (read as `seen`) of a range whose
-/// first word and register are `fw, first` and whose last are `lw, last`.
-#[inline]
-#[allow(clippy::too_many_arguments)]
-fn reset_word<R: Register>(word: &AtomicU64, seen: u64, w: usize, (fw, first): (usize, u32), (lw, last): (usize, u32), regs: &[R], times: &[AtomicU64], now: u64) -> bool {
-    let mut mask = u64::MAX;
-    if w == fw {
-        mask &= u64::MAX << (first % 64);
-    }
-    if w == lw {
-        mask &= u64::MAX >> (63 - last % 64);
-    }
-    let mut taken = if mask == u64::MAX {
-        word.swap(0, Ordering::SeqCst)
-    } else if seen & mask == 0 {
-        return false;
-    } else {
-        word.fetch_and(!mask, Ordering::SeqCst) & mask
-    };
-    let mut changed = false;
-    while taken != 0 {
-        let i = w * 64 + taken.trailing_zeros() as usize;
-        taken &= taken - 1;
-        if let (Some(reg), Some(time)) = (regs.get(i), times.get(i))
-            && reg.is_nonzero()
-        {
-            raise_time(time, now);
-            reg.zero();
+    dirty.take_range(first, last, |i| {
+        let i = i as usize;
+        if nonzero(i) {
+            raise_time(&times[i], now);
+            clear(i);
             changed = true;
         }
-    }
+    });
     changed
 }
 
@@ -282,14 +244,16 @@ impl SyncBlock {
     /// of its last change.
     pub fn reset_sems(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.semaphores().saturating_sub(1));
-        reset_dirty(&self.dirty_sems, &self.sems, &self.sem_time, first, end, now)
+        let regs = &self.sems;
+        reset_dirty(&self.dirty_sems, &self.sem_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::Release))
     }
 
     /// Clears events `first..=last` (clamped to the block) at virtual time
     /// `now`, as in [`SyncBlock::reset_sems`]; returns whether any changed.
     pub fn reset_events(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.events().saturating_sub(1));
-        reset_dirty(&self.dirty_events, &self.events, &self.event_time, first, end, now)
+        let regs = &self.events;
+        reset_dirty(&self.dirty_events, &self.event_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::Release))
     }
 
     /// Applies a window write of `value`.

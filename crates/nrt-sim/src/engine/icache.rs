@@ -56,16 +56,16 @@ pub struct Entry {
     /// worked out once so an ordinary record tests one byte.
     pub flags: u8,
     /// The encoded key range ([`crate::wake::Change::key_range`]) of the
-    /// record's one change, when it has exactly one (a take, an update):
-    /// the step tests the other engines' published keys against it before
-    /// it calls the wake. `None` with no change or several.
-    pub key_range: Option<(u32, u32)>,
+    /// record's one change, when it has exactly one (a take, an update),
+    /// as the step's key test takes it ([`crate::engine::KeySpan`]): the
+    /// step tests the other engines' published keys against it before it
+    /// calls the wake. `None` with no change or several.
+    pub key_range: Option<crate::engine::KeySpan>,
     /// The encoded key range of the registers a CTRL_ER resets
     /// ([`crate::wake::Change::key_range`] of its [`crate::wake::Change::Sems`]
     /// or [`crate::wake::Change::Events`] range), worked out at decode so
-    /// the reset's wake test needs no call; empty (`(1, 0)`) for any
-    /// other record.
-    pub reset_keys: (u32, u32),
+    /// the reset's wake test needs no call; empty for any other record.
+    pub reset_keys: crate::engine::KeySpan,
     /// Where a WRITE's 32-bit store lands, resolved through the device's
     /// address map once per fetch (the map never changes; see
     /// `Shared::store_route`); `None` for other records and for addresses
@@ -147,12 +147,12 @@ impl Entry {
         set(!plain, flag::SYNC);
         let changes = crate::wake::Changes::of(&crate::engine::sync::changes(&rec));
         let key_range = match changes.as_slice() {
-            [one] => Some(one.key_range()),
+            [one] => Some(crate::engine::KeySpan::of(one.key_range())),
             _ => None,
         };
         let reset_keys = match &decoded {
-            Ok(Instruction::CtrlEr(e)) => crate::engine::reset_change(e).key_range(),
-            _ => (1, 0),
+            Ok(Instruction::CtrlEr(e)) => crate::engine::KeySpan::of(crate::engine::reset_change(e).key_range()),
+            _ => crate::engine::KeySpan::of((1, 0)),
         };
         let (instr, malformed) = match decoded {
             Ok(i) => (i, None),

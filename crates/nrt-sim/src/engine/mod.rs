@@ -375,7 +375,8 @@ impl Issuer {
     fn issue_quick(&mut self, dev: &Arc<Shared>, core: &Arc<Core>, base: DeviceAddr, count: u64, entry: &icache::Entry, slice: &Slice) -> Issued {
         // QUICK records all decode (`Entry::decode`).
         let instr = &entry.instr;
-        if entry.flags & icache::flag::SYNC != 0 {
+        let synced = entry.flags & icache::flag::SYNC != 0;
+        if synced {
             match sync::claim_plan(&entry.plan, &core.sync, self.clock) {
                 WaitCheck::Met(t) => self.clock = self.clock.max(t),
                 WaitCheck::Unmet(key) => return Issued::End(StepOutcome::Blocked(key)),
@@ -388,7 +389,6 @@ impl Issuer {
             self.start_execution(dev, core, entry.rec.debug_hint);
         }
         let cost_ps = slice.control_ps;
-        let mut next_pc = self.pc + 1;
         match instr {
             Instruction::EventSemaphore(_) | Instruction::Nop(_) | Instruction::PrologueB1(_) => {}
             Instruction::Notify(n) => self.exec_notify(dev, core, n, entry.rec.debug_hint),
@@ -405,7 +405,13 @@ impl Issuer {
                 }
             }
             Instruction::CtrlBr(b) => match self.exec_branch(dev, core, b, base, count) {
-                Ok(Some(target)) => next_pc = target,
+                // A taken branch ends its record here, so the common end
+                // below carries no next program counter.
+                Ok(Some(target)) => {
+                    self.complete_quick(dev, core, entry, cost_ps);
+                    self.pc = target;
+                    return Issued::Next;
+                }
                 Ok(None) => {}
                 Err(outcome) => return Issued::End(outcome),
             },
@@ -436,24 +442,30 @@ impl Issuer {
             // only for the arms above): an unsynchronised one goes the
             // general way; one whose handshake was claimed here cannot be
             // issued twice, and reports its record as malformed.
-            _ if entry.flags & icache::flag::SYNC == 0 => return Issued::General,
+            _ if !synced => return Issued::General,
             _ => {
                 return Issued::End(self.fatal(dev, core, InferErrorSubtype::SwSequencer, MALFORMED_RECORD_DETAIL | u16::from(entry.rec.opcode)));
             }
         }
+        self.complete_quick(dev, core, entry, cost_ps);
+        self.pc += 1;
+        Issued::Next
+    }
+
+    /// The end of a quick record but its next program counter: the clock,
+    /// and what the handshake changed, woken only when another engine may
+    /// wait on it (see `others_may_wait`). A quick record's handshake
+    /// changes at most its take's one semaphore (`Entry::key_range`), with
+    /// a sequentially consistent compare-and-swap, so the keys are read
+    /// without a fence.
+    #[inline(always)]
+    fn complete_quick(&mut self, dev: &Shared, core: &Core, entry: &icache::Entry, cost_ps: u64) {
         self.clock += cost_ps;
-        // What the handshake changed, woken only when another engine may
-        // wait on it (see `others_may_wait`). A quick record's handshake
-        // changes at most its take's one semaphore (`Entry::key_range`),
-        // with a sequentially consistent compare-and-swap, so the keys are
-        // read without a fence.
         if let Some(range) = entry.key_range
             && others_may_wait(core, self.engine, range)
         {
             dev.wake_all_of(core, entry.changes.as_slice(), Some(self.engine.index()));
         }
-        self.pc = next_pc;
-        Issued::Next
     }
 
     /// Issues, executes and completes the record `entry` (at `pc`), or
@@ -973,16 +985,34 @@ pub(crate) fn hands_off_work(instr: &Instruction) -> bool {
 /// cannot pass: an engine's key published before its step's fence is seen,
 /// or that engine's register reads after the fence see the change.
 #[inline(always)]
-fn others_may_wait(core: &Core, by: EngineId, (lo, hi): (u32, u32)) -> bool {
+fn others_may_wait(core: &Core, by: EngineId, KeySpan { lo, span }: KeySpan) -> bool {
     let by = by.index();
-    // An empty range (`lo > hi`) matches no key: no span then.
-    let (lo, span) = if lo <= hi { (lo, hi - lo) } else { (u32::MAX, 0) };
     let mut waited = false;
     for (e, slot) in core.engines.iter().enumerate() {
         let w = slot.wait.word_sc();
         waited |= e != by && crate::wake::key_in_range(w, lo, span);
     }
     waited
+}
+
+/// An encoded key range ([`Change::key_range`]) as the branch-free key
+/// test [`crate::wake::key_in_range`] takes it: the first key word and the
+/// range's length minus one, worked out once when a record is decoded
+/// instead of on every test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeySpan {
+    /// The first key word of the range (`u32::MAX` for an empty range).
+    pub lo: u32,
+    /// The last key word minus `lo` (0 for an empty range).
+    pub span: u32,
+}
+
+impl KeySpan {
+    /// The span of the inclusive range `(lo, hi)`; `lo > hi` is empty
+    /// (matches only the words that read as [`WaitKey::Any`]).
+    pub fn of((lo, hi): (u32, u32)) -> KeySpan {
+        if lo <= hi { KeySpan { lo, span: hi - lo } } else { KeySpan { lo: u32::MAX, span: 0 } }
+    }
 }
 
 /// The registers a CTRL_ER resets, as the change its wake names.

@@ -135,15 +135,82 @@ impl std::fmt::Debug for Plan {
 enum Shape {
     /// No wait, no issue-time update, nothing unsupported.
     Nothing,
-    /// One semaphore compare (index, mode 1..=5, value), no issue-time
-    /// update, the index in range or not (checked when it runs).
-    SemWait(u8, u8, i32),
+    /// One semaphore compare (index, mode 1..=5, the compare as a range),
+    /// no issue-time update, the index in range or not (checked when it
+    /// runs).
+    SemWait(u8, u8, SemRange),
     /// One semaphore compare and an issue-time update of the same
-    /// semaphore (index, compare mode, value, update base mode, immediate):
-    /// "wait S >= 1 and take one", the dispatchers' doorbell take.
-    SemTake(u8, u8, i32, u8, i32),
+    /// semaphore (index, compare mode, the compare as a range, the
+    /// update): "wait S >= 1 and take one", the dispatchers' doorbell take.
+    SemTake(u8, u8, SemRange, TakeOp),
     /// Anything else.
     General,
+}
+
+/// A semaphore compare (modes 1..=5 against a value) as the one range of
+/// values it holds for, tested with one subtraction and one unsigned
+/// compare instead of a dispatch on the mode ([`holds`] agrees on every
+/// value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SemRange {
+    /// The smallest value the compare holds for.
+    lo: i32,
+    /// The largest minus the smallest (as unsigned).
+    span: u32,
+}
+
+impl SemRange {
+    /// The range of compare `mode` against `v`; `None` for a compare
+    /// that holds for no value (below `i32::MIN`, above `i32::MAX`).
+    fn of(mode: u8, v: i32) -> Option<SemRange> {
+        let (lo, hi) = match mode {
+            1 => (v, v),
+            2 => (i32::MIN, v.checked_sub(1)?),
+            3 => (i32::MIN, v),
+            4 => (v.checked_add(1)?, i32::MAX),
+            _ => (v, i32::MAX),
+        };
+        Some(SemRange { lo, span: hi.wrapping_sub(lo) as u32 })
+    }
+
+    /// Whether the compare holds for `x`: `x - lo`, wrapped to unsigned,
+    /// is at most `span` exactly when `lo <= x <= lo + span`.
+    #[inline(always)]
+    fn holds(self, x: i32) -> bool {
+        (x.wrapping_sub(self.lo) as u32) <= self.span
+    }
+}
+
+/// An issue-time semaphore update (base modes 3, 4, 5, 7, 9) as an
+/// addition or an assignment, worked out once ([`apply`] agrees on every
+/// value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TakeOp {
+    /// What is added (the increments and decrements).
+    add: i32,
+    /// The value assigned instead, for SEM_WR_IMM.
+    set: Option<i32>,
+}
+
+impl TakeOp {
+    fn of(mode: u8, imm: i32) -> TakeOp {
+        match mode {
+            3 => TakeOp { add: 1, set: None },
+            4 => TakeOp { add: -1, set: None },
+            5 => TakeOp { add: imm, set: None },
+            7 => TakeOp { add: imm.wrapping_neg(), set: None },
+            _ => TakeOp { add: 0, set: Some(imm) },
+        }
+    }
+
+    /// The semaphore's value after the update of `x`.
+    #[inline(always)]
+    fn apply(self, x: i32) -> i32 {
+        match self.set {
+            Some(v) => v,
+            None => x.wrapping_add(self.add),
+        }
+    }
 }
 
 /// One completion-time update: nothing, an effect (with the record's mode,
@@ -228,8 +295,10 @@ impl Plan {
         };
         match (wait, take) {
             (None, None) => Shape::Nothing,
-            (Some((i, m, v)), None) => Shape::SemWait(i, m, v),
-            (Some((i, m, v)), Some((j, op, imm))) if i == j => Shape::SemTake(i, m, v, op, imm),
+            (Some((i, m, v)), None) => SemRange::of(m, v).map_or(Shape::General, |r| Shape::SemWait(i, m, r)),
+            (Some((i, m, v)), Some((j, op, imm))) if i == j => {
+                SemRange::of(m, v).map_or(Shape::General, |r| Shape::SemTake(i, m, r, TakeOp::of(op, imm)))
+            }
             _ => Shape::General,
         }
     }
@@ -248,33 +317,33 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
 pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
     match plan.shape {
         Shape::Nothing => WaitCheck::Met(0),
-        Shape::SemWait(i, mode, v) => {
+        Shape::SemWait(i, mode, range) => {
             if !sem_ok(sync, i) {
                 return WaitCheck::Unsupported(mode);
             }
             let i = u32::from(i);
-            if !holds(mode, v, sync.sem(i)) {
+            if !range.holds(sync.sem(i)) {
                 return WaitCheck::Unmet(WaitKey::Sem(i));
             }
             WaitCheck::Met(sync.sem_time(i))
         }
-        Shape::SemTake(i, mode, v, op, imm) => {
+        Shape::SemTake(i, mode, range, op) => {
             if !sem_ok(sync, i) {
                 return WaitCheck::Unsupported(mode);
             }
             let i = u32::from(i);
             let cell = sync.sem_cell(i);
             let mut cur = cell.load(Ordering::Acquire);
-            if !holds(mode, v, cur) {
+            if !range.holds(cur) {
                 return WaitCheck::Unmet(WaitKey::Sem(i));
             }
             let ready = sync.sem_time(i);
             // `update_sem_if` inline, from the value the wait was checked
             // on: the compare-and-swap re-validates the wait, and is
             // sequentially consistent for the same reason.
-            while let Err(actual) = cell.compare_exchange_weak(cur, apply(op, imm, cur), Ordering::SeqCst, Ordering::Acquire) {
+            while let Err(actual) = cell.compare_exchange_weak(cur, op.apply(cur), Ordering::SeqCst, Ordering::Acquire) {
                 cur = actual;
-                if !holds(mode, v, cur) {
+                if !range.holds(cur) {
                     return WaitCheck::Unmet(WaitKey::Sem(i));
                 }
             }
@@ -455,9 +524,11 @@ mod tests {
     #[test]
     fn common_shapes_are_recognised() {
         let take = Plan::of(&Record::decode(&build::record(0xA4, (5, 2), (4, 2), 1)));
-        assert_eq!(take.shape, Shape::SemTake(2, 5, 1, 4, 1));
+        assert_eq!(take.shape, Shape::SemTake(2, 5, SemRange::of(5, 1).unwrap(), TakeOp { add: -1, set: None }));
         let wait = Plan::of(&Record::decode(&build::record(0xA0, (5, 1), (0, 0), 1)));
-        assert_eq!(wait.shape, Shape::SemWait(1, 5, 1));
+        assert_eq!(wait.shape, Shape::SemWait(1, 5, SemRange::of(5, 1).unwrap()));
+        let never = Plan::of(&Record::decode(&build::record(0xA0, (2, 1), (0, 0), i32::MIN as u32)));
+        assert_eq!(never.shape, Shape::General, "a compare that holds for no value is not a range");
         assert!(!wait.completes);
         let none = Plan::of(&Record::decode(&build::record(0xA4, (0, 0), (0, 0), 0)));
         assert_eq!(none.shape, Shape::Nothing);
@@ -485,6 +556,19 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The range form of a compare and the addition form of an update
+        /// agree with the mode dispatch on every value.
+        #[test]
+        fn ranges_and_take_ops_agree_with_the_modes(mode in 1u8..=5, v in proptest::prelude::any::<i32>(), x in proptest::prelude::any::<i32>(), near in -2i32..3, op in proptest::prelude::any::<u8>()) {
+            let x = if op % 2 == 0 { v.wrapping_add(near) } else { x };
+            match SemRange::of(mode, v) {
+                Some(r) => proptest::prop_assert_eq!(r.holds(x), holds(mode, v, x)),
+                None => proptest::prop_assert!(!holds(mode, v, x)),
+            }
+            let base = [3u8, 4, 5, 7, 9][usize::from(op % 5)];
+            proptest::prop_assert_eq!(TakeOp::of(base, v).apply(x), apply(base, v, x));
+        }
+
         /// A record's claim through its recognised shape does exactly what
         /// the general claim does: the same answer, the same registers,
         /// the same times (indices past the block included).
