@@ -469,11 +469,12 @@ impl Shared {
     /// here and now, with no queued mark to set and clear (see
     /// [`Scheduler::run_now`]). Out of line, so the wake's loop over the
     /// engines stays small.
+    ///
+    /// Its caller ([`Shared::wake_held`]) found the engine not queued just
+    /// before; the queued mark it may have got since is looked at only on
+    /// the way to a queued step.
     #[inline(never)]
     fn schedule_engine_held(self: &Arc<Self>, core: &Arc<Core>, e: usize) {
-        if core.engines[e].queued.load(Ordering::SeqCst) {
-            return;
-        }
         if self.scheduler.run_now(|| self, |dev: &Arc<Shared>| dev.step_engine(core, e)) {
             return;
         }

@@ -57,23 +57,23 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
             regs.status = DmaQueueStatus::Aborted;
             dev.error_record(core, None, qi as u64, InferErrorSubtype::DmaAbort, qi as u16, start);
         };
-        let Some((tx, rx)) = fetched else {
+        let Some(pair) = fetched else {
             abort(&mut regs);
             break;
         };
-        let fault = if tx.first { dev.faults.on_dma_packet(core.id.0) } else { None };
-        if tx.len != rx.len || fault == Some(FaultKind::DmaAbort) {
+        let fault = if pair.first() { dev.faults.on_dma_packet(core.id.0) } else { None };
+        if !pair.lengths_match() || fault == Some(FaultKind::DmaAbort) {
             abort(&mut regs);
             break;
         }
         // A plain copy between the pages of the queue's last one goes page
         // to page here; anything else (new pages, on-chip memory, a
         // register window, a pattern block) out of line.
-        let fast = !tx.pattern && regs.copy_pins.copy(tx.addr, rx.addr, u64::from(tx.len));
+        let fast = !pair.pattern() && regs.copy_pins.copy(pair.src, pair.dst, u64::from(pair.len));
         let (bytes, nan_at) = if fast {
-            (u64::from(tx.len), rx.addr)
+            (u64::from(pair.len), pair.dst)
         } else {
-            match move_bytes(dev, &mut regs.copy_pins, &tx, &rx, start) {
+            match move_bytes(dev, &mut regs.copy_pins, &pair, start) {
                 Ok(done) => done,
                 Err(_) => {
                     abort(&mut regs);
@@ -88,7 +88,7 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
         }
         regs.clock = end;
         regs.advance(n);
-        if tx.last {
+        if pair.last() {
             // The trace ring of the queue's DMA engine (queue 0 of its block).
             // The record is only built when that ring is bound (it rarely
             // is); a ring found unbound is not looked up again until the
@@ -129,30 +129,87 @@ pub fn run_queue(dev: &Shared, core: &Core, qi: usize, by: Option<usize>) -> boo
     more
 }
 
-/// Moves the bytes of the descriptor pair (`tx`, `rx`) that the queue's
-/// copy pins could not: a pattern block's transfer, a plain copy between
+/// Moves the bytes of the descriptor pair `pair` that the queue's copy
+/// pins could not: a pattern block's transfer, a plain copy between
 /// other pages (re-pinning them) or through on-chip memory, or one with a
 /// register window on either side through a bounce buffer, so its writes
 /// take effect at `start` plus the transfer's duration. Returns the bytes
 /// moved and the address a NaN fault poisons.
 #[inline(never)]
-fn move_bytes(dev: &Shared, pins: &mut CopyPins, tx: &Descriptor, rx: &Descriptor, start: u64) -> HalResult<(u64, u64)> {
-    if tx.pattern {
+fn move_bytes(dev: &Shared, pins: &mut CopyPins, pair: &Pair, start: u64) -> HalResult<(u64, u64)> {
+    if pair.pattern() {
         let mut block = [0u8; PATTERN_BLOCK_SIZE];
         let at = Stamped { dev, now: start };
-        dev.read(DeviceAddr(tx.addr), &mut block)?;
-        let b = PatternBlock::from_bytes(&block).map_err(|e| HalError::invalid(DeviceAddr(tx.addr), PATTERN_BLOCK_SIZE as u64, e.to_string()))?;
+        dev.read(DeviceAddr(pair.src), &mut block)?;
+        let b = PatternBlock::from_bytes(&block).map_err(|e| HalError::invalid(DeviceAddr(pair.src), PATTERN_BLOCK_SIZE as u64, e.to_string()))?;
         return pattern::execute(&at, &b).map(|n| (n, b.dst.addr));
     }
-    let len = u64::from(tx.len);
-    if dev.copy_direct(DeviceAddr(tx.addr), DeviceAddr(rx.addr), len)? {
-        pins.refresh(dev, tx.addr, rx.addr, len);
-        return Ok((len, rx.addr));
+    let len = u64::from(pair.len);
+    if dev.copy_direct(DeviceAddr(pair.src), DeviceAddr(pair.dst), len)? {
+        pins.refresh(dev, pair.src, pair.dst, len);
+        return Ok((len, pair.dst));
     }
-    let mut buf = vec![0u8; tx.len as usize];
-    dev.read(DeviceAddr(tx.addr), &mut buf)?;
-    dev.write_at(DeviceAddr(rx.addr), &buf, start + cost::dma(len))?;
-    Ok((len, rx.addr))
+    let mut buf = vec![0u8; pair.len as usize];
+    dev.read(DeviceAddr(pair.src), &mut buf)?;
+    dev.write_at(DeviceAddr(pair.dst), &buf, start + cost::dma(len))?;
+    Ok((len, pair.dst))
+}
+
+/// What the walk uses of a decoded descriptor pair (TX, RX), in one small
+/// value: the source (TX buffer), destination (RX buffer), the TX length
+/// and the flags, so the walk's common path moves 24 bytes per pair
+/// instead of two whole descriptors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    /// The TX descriptor's buffer: the source (or a pattern block).
+    pub src: u64,
+    /// The RX descriptor's buffer: the destination.
+    pub dst: u64,
+    /// The TX descriptor's length.
+    pub len: u32,
+    /// [`Pair::FIRST`], [`Pair::LAST`], [`Pair::PATTERN`] (the TX
+    /// descriptor's bits) and [`Pair::LENGTHS_MATCH`].
+    flags: u8,
+}
+
+impl Pair {
+    const FIRST: u8 = 1;
+    const LAST: u8 = 2;
+    const PATTERN: u8 = 4;
+    const LENGTHS_MATCH: u8 = 8;
+
+    /// The pair of TX descriptor `tx` and RX descriptor `rx`.
+    pub fn of(tx: &Descriptor, rx: &Descriptor) -> Pair {
+        let flags = (u8::from(tx.first) * Pair::FIRST)
+            | (u8::from(tx.last) * Pair::LAST)
+            | (u8::from(tx.pattern) * Pair::PATTERN)
+            | (u8::from(tx.len == rx.len) * Pair::LENGTHS_MATCH);
+        Pair { src: tx.addr, dst: rx.addr, len: tx.len, flags }
+    }
+
+    /// The TX descriptor starts a packet (a fault may fire on it).
+    #[inline]
+    pub fn first(&self) -> bool {
+        self.flags & Pair::FIRST != 0
+    }
+
+    /// The TX descriptor ends a packet (its completion is signalled).
+    #[inline]
+    pub fn last(&self) -> bool {
+        self.flags & Pair::LAST != 0
+    }
+
+    /// The TX buffer is a pattern block describing the transfer.
+    #[inline]
+    pub fn pattern(&self) -> bool {
+        self.flags & Pair::PATTERN != 0
+    }
+
+    /// Both descriptors give the same length (else the queue aborts).
+    #[inline]
+    pub fn lengths_match(&self) -> bool {
+        self.flags & Pair::LENGTHS_MATCH != 0
+    }
 }
 
 /// Decoded descriptors kept per ring line (direct-mapped by descriptor
@@ -186,16 +243,15 @@ struct LastPair {
     /// read from, through the pins of generation `pins`.
     lines: [usize; 2],
     versions: [u64; 2],
-    tx: Descriptor,
-    rx: Descriptor,
+    pair: Pair,
 }
 
 impl DescRings {
-    /// The descriptor pair at ring addresses `tx_at` and `rx_at`: `None`
-    /// when either side cannot be read or does not decode (the RX side is
+    /// The descriptor pair at ring addresses `tx_at` and `rx_at` (as the
+    /// walk uses it, [`Pair`]): `None` when either side cannot be read or does not decode (the RX side is
     /// read only when the TX side decodes).
     #[inline]
-    pub fn fetch_pair(&mut self, dev: &Shared, tx_at: DeviceAddr, rx_at: DeviceAddr) -> Option<(Descriptor, Descriptor)> {
+    pub fn fetch_pair(&mut self, dev: &Shared, tx_at: DeviceAddr, rx_at: DeviceAddr) -> Option<Pair> {
         let slot = (tx_at.get() / 16) as usize % DESC_LINES;
         // The same pin generations mean the same pages the lines were
         // worked out on.
@@ -206,7 +262,7 @@ impl DescRings {
             && tp.line_version_of(p.lines[0]) == p.versions[0]
             && rp.line_version_of(p.lines[1]) == p.versions[1]
         {
-            return Some((p.tx, p.rx));
+            return Some(p.pair);
         }
         self.fetch_pair_slow(dev, tx_at, rx_at)
     }
@@ -215,7 +271,7 @@ impl DescRings {
     /// through each side's line cache, keeping the pair when both sides
     /// came through their pins.
     #[inline(never)]
-    fn fetch_pair_slow(&mut self, dev: &Shared, tx_at: DeviceAddr, rx_at: DeviceAddr) -> Option<(Descriptor, Descriptor)> {
+    fn fetch_pair_slow(&mut self, dev: &Shared, tx_at: DeviceAddr, rx_at: DeviceAddr) -> Option<Pair> {
         let slot = (tx_at.get() / 16) as usize % DESC_LINES;
         if let Some(kept) = self.pairs.get_mut(slot) {
             *kept = None;
@@ -224,15 +280,16 @@ impl DescRings {
         let tx = tx_ring.fetch(dev, tx_at, RingSide::Tx)?;
         let rx = rx_ring.fetch(dev, rx_at, RingSide::Rx)?;
         let at = [tx_at.get(), rx_at.get()];
+        let pair = Pair::of(&tx, &rx);
         if let (Some(tv), Some(rv)) = (tx_ring.cached_version(at[0]), rx_ring.cached_version(at[1]))
             && let (Some(tl), Some(rl)) = (tx_ring.pinned_line(at[0]), rx_ring.pinned_line(at[1]))
         {
             if self.pairs.is_empty() {
                 self.pairs = vec![None; DESC_LINES];
             }
-            self.pairs[slot] = Some(LastPair { at, pins: [tx_ring.pins, rx_ring.pins], lines: [tl, rl], versions: [tv, rv], tx, rx });
+            self.pairs[slot] = Some(LastPair { at, pins: [tx_ring.pins, rx_ring.pins], lines: [tl, rl], versions: [tv, rv], pair });
         }
-        Some((tx, rx))
+        Some(pair)
     }
 }
 
@@ -436,6 +493,19 @@ mod tests {
             dev.dma_tail_increment(CoreId(0), q, n, n).unwrap();
             let st = dev.dma_queue_state(CoreId(0), q).unwrap();
             prop_assert!(st.status == DmaQueueStatus::Aborted || st.tx_head == u64::from(n));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// A pair keeps every field of its two descriptors the walk uses.
+        #[test]
+        fn a_pair_keeps_what_the_walk_uses(src in any::<u64>(), dst in any::<u64>(), tl in 1u32..=65536, rl in 1u32..=65536, first: bool, last: bool, pattern: bool) {
+            let tx = Descriptor { len: tl, first, last, pattern, meta: 7, addr: src };
+            let rx = Descriptor { len: rl, first: !first, last: !last, pattern: !pattern, meta: 9, addr: dst };
+            let p = Pair::of(&tx, &rx);
+            prop_assert_eq!((p.src, p.dst, p.len), (src, dst, tl));
+            prop_assert_eq!((p.first(), p.last(), p.pattern(), p.lengths_match()), (first, last, pattern, tl == rl));
         }
     }
 
