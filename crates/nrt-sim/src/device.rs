@@ -640,6 +640,8 @@ impl Shared {
     /// changed), as [`Shared::wake_all_of`] of those changes would, with
     /// the per-engine test a few compares of the published key.
     /// Engine `by` (if any) is not re-queued, as for [`Shared::wake_others`].
+    /// Inline into the walk, its one caller.
+    #[inline]
     pub fn wake_dma(&self, core: &Core, wake: crate::wake::DmaWake, by: Option<usize>) {
         crate::wake::publish_change();
         for (e, slot) in core.engines.iter().enumerate() {

@@ -252,6 +252,21 @@ impl Scheduler {
             self.escalate(&mut VecDeque::new(), runner);
             return true;
         }
+        // The common end (the runtime's doorbell: the step handed nothing
+        // over and queued nothing): `drain_from`'s last look, here, without
+        // its call.
+        let claim = if DRAIN.with(|d| d.next.get().is_none()) && self.pending.load(Ordering::SeqCst) == 0 {
+            claim.release();
+            if self.pending.load(Ordering::SeqCst) == 0 {
+                return true;
+            }
+            match DrainClaim::take(&self.draining) {
+                Some(again) => again,
+                None => return true,
+            }
+        } else {
+            claim
+        };
         self.drain_from(claim, runner, 1);
         true
     }

@@ -428,6 +428,7 @@ impl PinnedRange {
     /// locks held, taken in address order, the destination's version
     /// bumped. False (nothing copied) if either side does not hold its
     /// bytes or its page was dropped.
+    #[inline]
     pub fn copy_to(&self, at: usize, dst: &PinnedRange, dst_at: usize, len: usize) -> bool {
         if at.checked_add(len).is_none_or(|end| end > self.len) || dst_at.checked_add(len).is_none_or(|end| end > dst.len) {
             return false;
