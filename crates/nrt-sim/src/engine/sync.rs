@@ -315,43 +315,46 @@ pub fn claim(rec: &Record, sync: &SyncBlock, now: u64) -> WaitCheck {
 /// directly, anything else through the general lists.
 #[inline(always)]
 pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
-    match plan.shape {
-        Shape::Nothing => WaitCheck::Met(0),
-        Shape::SemWait(i, mode, range) => {
-            if !sem_ok(sync, i) {
-                return WaitCheck::Unsupported(mode);
-            }
-            let i = u32::from(i);
-            if !range.holds(sync.sem(i)) {
-                return WaitCheck::Unmet(WaitKey::Sem(i));
-            }
-            WaitCheck::Met(sync.sem_time(i))
+    // The two semaphore shapes first, each behind its own compare of the
+    // shape's tag (the quick path's synchronised records are all one of
+    // them), not a jump through a table.
+    if let Shape::SemWait(i, mode, range) = plan.shape {
+        if !sem_ok(sync, i) {
+            return WaitCheck::Unsupported(mode);
         }
-        Shape::SemTake(i, mode, range, op) => {
-            if !sem_ok(sync, i) {
-                return WaitCheck::Unsupported(mode);
-            }
-            let i = u32::from(i);
-            let cell = sync.sem_cell(i);
-            let mut cur = cell.load(Ordering::Acquire);
+        let i = u32::from(i);
+        if !range.holds(sync.sem(i)) {
+            return WaitCheck::Unmet(WaitKey::Sem(i));
+        }
+        return WaitCheck::Met(sync.sem_time(i));
+    }
+    if let Shape::SemTake(i, mode, range, op) = plan.shape {
+        if !sem_ok(sync, i) {
+            return WaitCheck::Unsupported(mode);
+        }
+        let i = u32::from(i);
+        let cell = sync.sem_cell(i);
+        let mut cur = cell.load(Ordering::Acquire);
+        if !range.holds(cur) {
+            return WaitCheck::Unmet(WaitKey::Sem(i));
+        }
+        let ready = sync.sem_time(i);
+        // `update_sem_if` inline, from the value the wait was checked
+        // on: the compare-and-swap re-validates the wait, and is
+        // sequentially consistent for the same reason.
+        while let Err(actual) = cell.compare_exchange_weak(cur, op.apply(cur), Ordering::SeqCst, Ordering::Acquire) {
+            cur = actual;
             if !range.holds(cur) {
                 return WaitCheck::Unmet(WaitKey::Sem(i));
             }
-            let ready = sync.sem_time(i);
-            // `update_sem_if` inline, from the value the wait was checked
-            // on: the compare-and-swap re-validates the wait, and is
-            // sequentially consistent for the same reason.
-            while let Err(actual) = cell.compare_exchange_weak(cur, op.apply(cur), Ordering::SeqCst, Ordering::Acquire) {
-                cur = actual;
-                if !range.holds(cur) {
-                    return WaitCheck::Unmet(WaitKey::Sem(i));
-                }
-            }
-            sync.touch_sem(i, now);
-            WaitCheck::Met(ready)
         }
-        Shape::General => claim_general(plan, sync, now),
+        sync.touch_sem(i, now);
+        return WaitCheck::Met(ready);
     }
+    if plan.shape == Shape::Nothing {
+        return WaitCheck::Met(0);
+    }
+    claim_general(plan, sync, now)
 }
 
 /// [`claim_plan`] through the general lists (any handshake).
