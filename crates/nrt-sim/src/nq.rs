@@ -398,21 +398,21 @@ impl NqState {
     #[inline(always)]
     fn publish(&self, rec: &[u8; 16], write: impl FnOnce(u64, &[u8; 16]) -> bool) -> bool {
         let idx = self.produced.load(Ordering::Relaxed);
-        let mut rec = *rec;
+        // The record as one 128-bit value: its header byte (byte 3) gets
+        // the overflow and phase bits by masks on the low word, and the
+        // slot is written from registers, not rebuilt byte by byte.
+        let mut word = u128::from_le_bytes(*rec);
         let flags = self.rare.load(Ordering::Acquire);
         if flags != 0 || idx - self.consumed.load(Ordering::Acquire).min(idx) >= u64::from(self.capacity) {
             match self.rare_flags(flags, idx) {
-                Some(bits) => rec[3] |= bits,
+                Some(bits) => word |= u128::from(bits) << 24,
                 None => return false,
             }
         }
         // Phase: set on even passes over the ring, clear on odd ones.
-        if self.slot_and_pass(idx).1 & 1 == 0 {
-            rec[3] |= record::PHASE_BIT;
-        } else {
-            rec[3] &= !record::PHASE_BIT;
-        }
-        if !write(idx, &rec) {
+        let even = u128::from(self.slot_and_pass(idx).1 & 1 == 0);
+        word = (word & !(u128::from(record::PHASE_BIT) << 24)) | (even << 31);
+        if !write(idx, &word.to_le_bytes()) {
             // The ring memory vanished under us: the hardware would raise an
             // AXI write error; we drop the record and flag the queue.
             self.rare.fetch_or(rare::OVERFLOWED, Ordering::AcqRel);
