@@ -311,7 +311,10 @@ impl Shared {
                     Some((writer, _)) if writer.id == c => writer,
                     _ => self.core_borrowed(c)?,
                 };
-                if dma::write_reg(&core.dma[r.queue], r, value) {
+                let q = &core.dma[r.queue];
+                // A tail add of at least one leaves its own side pending:
+                // only the other side is looked at.
+                if dma::write_reg(q, r, value) && (if value > 0 { q.side_pending(!r.rx) } else { q.has_pending() }) {
                     self.walk_at_doorbell(core, r.queue, by.map(|(writer, e)| (writer.id, e)));
                 }
                 Ok(())
@@ -320,12 +323,12 @@ impl Shared {
         }
     }
 
-    /// A sequencer's doorbell of DMA queue `qi`: when both sides have
-    /// submitted pairs, one slice of the queue's walk runs at once, on the
-    /// writer's thread and inside its step (a queue with more left after
-    /// the slice gets a task as usual); with only one side submitted it
-    /// does nothing (the queue stays idle for DRAIN, and the other side's
-    /// doorbell walks it).
+    /// A sequencer's doorbell of DMA queue `qi` that left both sides with
+    /// submitted pairs (the caller checked): one slice of the queue's walk
+    /// runs at once, on the writer's thread and inside its step (a queue
+    /// with more left after the slice gets a task as usual). A doorbell
+    /// that leaves only one side submitted does not get here (the queue
+    /// stays idle for DRAIN, and the other side's doorbell walks it).
     ///
     /// The DMA then starts at the writer's clock, which the sequencer
     /// publishes before a WRITE, rather than at whatever the core's clock
@@ -335,14 +338,12 @@ impl Shared {
     /// wake of the slice skips the writer (it is running and checks its
     /// next wait against the registers anyway).
     fn walk_at_doorbell(&self, core: &Core, qi: usize, by: Option<(CoreId, usize)>) {
-        if core.dma[qi].has_pending() {
-            // The writer is left out of the walk's wake only on its own
-            // core (a store to another core's queue wakes that core's
-            // engine of the same index like any other).
-            let by = by.and_then(|(c, e)| (c == core.id).then_some(e));
-            if transfer::run_queue(self, core, qi, by) {
-                self.schedule_dma(core, qi);
-            }
+        // The writer is left out of the walk's wake only on its own
+        // core (a store to another core's queue wakes that core's
+        // engine of the same index like any other).
+        let by = by.and_then(|(c, e)| (c == core.id).then_some(e));
+        if transfer::run_queue(self, core, qi, by) {
+            self.schedule_dma(core, qi);
         }
     }
 

@@ -157,6 +157,16 @@ impl DmaQueue {
         tx && rx
     }
 
+    /// Whether the TX (`rx` false) or RX side has submitted descriptors
+    /// not yet processed: [`DmaQueue::has_pending`] of a doorbell that
+    /// just added to the other side (which has some then, as a head never
+    /// passes its tail).
+    #[inline]
+    pub fn side_pending(&self, rx: bool) -> bool {
+        let (tail, head) = if rx { (&self.rx_tail, &self.rx_head_pub) } else { (&self.tx_tail, &self.tx_head_pub) };
+        tail.load(Ordering::Acquire) > head.load(Ordering::Acquire)
+    }
+
     /// The registers as DMA_QUEUE_GET_STATE reports them.
     pub fn state(&self) -> DmaQueueState {
         let r = self.regs.lock().unwrap_or_else(|e| e.into_inner());
@@ -307,8 +317,9 @@ mod tests {
         assert!(!q.has_pending());
         assert!(write_reg(&q, RegRef { queue: 0, rx: false, reg: DMA_REG_DRTP_INC }, 3));
         assert!(!q.has_pending(), "RX side not yet submitted");
+        assert!(!q.side_pending(true) && q.side_pending(false));
         assert!(write_reg(&q, RegRef { queue: 0, rx: true, reg: DMA_REG_DRTP_INC }, 3));
-        assert!(q.has_pending());
+        assert!(q.has_pending() && q.side_pending(true));
         assert_eq!(read_reg(&q, RegRef { queue: 0, rx: true, reg: DMA_REG_DRBP_LOW }), 0x2000);
         assert_eq!(read_reg(&q, RegRef { queue: 0, rx: false, reg: DMA_REG_DRTP }), 3);
         assert_eq!(read_reg(&q, RegRef { queue: 0, rx: false, reg: DMA_REG_STATUS }), 2);
