@@ -122,12 +122,12 @@ impl DirtySet {
 /// consistent fence ([`crate::wake::publish_change`]) orders the store
 /// before the reads of the waiting engines' keys, as the wake protocol
 /// needs; a reset that changed nothing stores nothing.
-fn reset_dirty(dirty: &DirtySet, times: &[AtomicU64], first: u32, last: u32, now: u64, nonzero: impl Fn(usize) -> bool, clear: impl Fn(usize)) -> bool {
+fn reset_dirty<'a>(dirty: &DirtySet, first: u32, last: u32, now: u64, nonzero: impl Fn(usize) -> bool, time: impl Fn(usize) -> &'a AtomicU64, clear: impl Fn(usize)) -> bool {
     let mut changed = false;
     dirty.take_range(first, last, |i| {
         let i = i as usize;
         if nonzero(i) {
-            raise_time(&times[i], now);
+            raise_time(time(i), now);
             clear(i);
             changed = true;
         }
@@ -144,11 +144,19 @@ fn raise_time(t: &AtomicU64, now: u64) {
     }
 }
 
+/// One semaphore: its value and the virtual time of its last change side
+/// by side, so a wait's check and its time are one bounds check and one
+/// cache line.
+#[derive(Debug, Default)]
+struct SemRegister {
+    value: AtomicI32,
+    time: AtomicU64,
+}
+
 /// The semaphore and event registers of one core.
 #[derive(Debug)]
 pub struct SyncBlock {
-    sems: Box<[AtomicI32]>,
-    sem_time: Box<[AtomicU64]>,
+    sems: Box<[SemRegister]>,
     events: Box<[AtomicU32]>,
     event_time: Box<[AtomicU64]>,
     dirty_sems: DirtySet,
@@ -158,12 +166,10 @@ pub struct SyncBlock {
 impl SyncBlock {
     /// All registers zero.
     pub fn new(semaphores: u32, events: u32) -> SyncBlock {
-        let z32 = |n: u32| (0..n).map(|_| AtomicI32::new(0)).collect();
         let zu = |n: u32| (0..n).map(|_| AtomicU32::new(0)).collect();
         let z64 = |n: u32| (0..n).map(|_| AtomicU64::new(0)).collect();
         SyncBlock {
-            sems: z32(semaphores),
-            sem_time: z64(semaphores),
+            sems: (0..semaphores).map(|_| SemRegister::default()).collect(),
             events: zu(events),
             event_time: z64(events),
             dirty_sems: DirtySet::new(semaphores),
@@ -183,39 +189,49 @@ impl SyncBlock {
 
     /// Semaphore value (caller checked the index).
     pub fn sem(&self, i: u32) -> i32 {
-        self.sems[i as usize].load(Ordering::Acquire)
+        self.sems[i as usize].value.load(Ordering::Acquire)
     }
 
     /// Virtual time (ps) of the semaphore's last update.
     pub fn sem_time(&self, i: u32) -> u64 {
-        self.sem_time[i as usize].load(Ordering::Acquire)
+        self.sems[i as usize].time.load(Ordering::Acquire)
     }
 
     /// Assigns a semaphore at virtual time `now`.
     pub fn set_sem(&self, i: u32, v: i32, now: u64) {
-        raise_time(&self.sem_time[i as usize], now);
-        self.sems[i as usize].store(v, Ordering::SeqCst);
+        let s = &self.sems[i as usize];
+        raise_time(&s.time, now);
+        s.value.store(v, Ordering::SeqCst);
         self.dirty_sems.mark(i);
     }
 
     /// Adds (wrapping, as the 32-bit register does) and returns the new value.
     pub fn add_sem(&self, i: u32, delta: i32, now: u64) -> i32 {
-        raise_time(&self.sem_time[i as usize], now);
-        let v = self.sems[i as usize].fetch_add(delta, Ordering::SeqCst).wrapping_add(delta);
+        let s = &self.sems[i as usize];
+        raise_time(&s.time, now);
+        let v = s.value.fetch_add(delta, Ordering::SeqCst).wrapping_add(delta);
         self.dirty_sems.mark(i);
         v
     }
 
     /// The atomic cell of a semaphore (for compare-and-swap updates).
     pub(crate) fn sem_cell(&self, i: u32) -> &AtomicI32 {
-        &self.sems[i as usize]
+        &self.sems[i as usize].value
+    }
+
+    /// Semaphore `i`'s value cell (for compare-and-swap updates) and the
+    /// cell of its last-change time, `None` past the block: a claim's
+    /// index check and both accesses with one bounds check.
+    #[inline(always)]
+    pub(crate) fn sem_register(&self, i: u32) -> Option<(&AtomicI32, &AtomicU64)> {
+        self.sems.get(i as usize).map(|s| (&s.value, &s.time))
     }
 
     /// Records an update of semaphore `i` at virtual time `now` (made
     /// through [`SyncBlock::sem_cell`]).
     #[inline]
     pub(crate) fn touch_sem(&self, i: u32, now: u64) {
-        raise_time(&self.sem_time[i as usize], now);
+        raise_time(&self.sems[i as usize].time, now);
         self.dirty_sems.mark(i);
     }
 
@@ -245,15 +261,15 @@ impl SyncBlock {
     pub fn reset_sems(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.semaphores().saturating_sub(1));
         let regs = &self.sems;
-        reset_dirty(&self.dirty_sems, &self.sem_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::Release))
+        reset_dirty(&self.dirty_sems, first, end, now, |i| regs[i].value.load(Ordering::SeqCst) != 0, |i| &regs[i].time, |i| regs[i].value.store(0, Ordering::Release))
     }
 
     /// Clears events `first..=last` (clamped to the block) at virtual time
     /// `now`, as in [`SyncBlock::reset_sems`]; returns whether any changed.
     pub fn reset_events(&self, first: u32, last: u32, now: u64) -> bool {
         let end = last.min(self.events().saturating_sub(1));
-        let regs = &self.events;
-        reset_dirty(&self.dirty_events, &self.event_time, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| regs[i].store(0, Ordering::Release))
+        let (regs, times) = (&self.events, &self.event_time);
+        reset_dirty(&self.dirty_events, first, end, now, |i| regs[i].load(Ordering::SeqCst) != 0, |i| &times[i], |i| regs[i].store(0, Ordering::Release))
     }
 
     /// Applies a window write of `value`.
@@ -281,12 +297,13 @@ impl SyncBlock {
     /// Zeroes every register (core reset).
     pub fn reset(&self) {
         for s in self.sems.iter() {
-            s.store(0, Ordering::Release);
+            s.value.store(0, Ordering::Release);
+            s.time.store(0, Ordering::Release);
         }
         for e in self.events.iter() {
             e.store(0, Ordering::Release);
         }
-        for t in self.sem_time.iter().chain(self.event_time.iter()) {
+        for t in self.event_time.iter() {
             t.store(0, Ordering::Release);
         }
         self.dirty_sems.clear();

@@ -319,26 +319,25 @@ pub fn claim_plan(plan: &Plan, sync: &SyncBlock, now: u64) -> WaitCheck {
     // shape's tag (the quick path's synchronised records are all one of
     // them), not a jump through a table.
     if let Shape::SemWait(i, mode, range) = plan.shape {
-        if !sem_ok(sync, i) {
-            return WaitCheck::Unsupported(mode);
-        }
         let i = u32::from(i);
-        if !range.holds(sync.sem(i)) {
+        let Some((cell, time)) = sync.sem_register(i) else {
+            return WaitCheck::Unsupported(mode);
+        };
+        if !range.holds(cell.load(Ordering::Acquire)) {
             return WaitCheck::Unmet(WaitKey::Sem(i));
         }
-        return WaitCheck::Met(sync.sem_time(i));
+        return WaitCheck::Met(time.load(Ordering::Acquire));
     }
     if let Shape::SemTake(i, mode, range, op) = plan.shape {
-        if !sem_ok(sync, i) {
-            return WaitCheck::Unsupported(mode);
-        }
         let i = u32::from(i);
-        let cell = sync.sem_cell(i);
+        let Some((cell, time)) = sync.sem_register(i) else {
+            return WaitCheck::Unsupported(mode);
+        };
         let mut cur = cell.load(Ordering::Acquire);
         if !range.holds(cur) {
             return WaitCheck::Unmet(WaitKey::Sem(i));
         }
-        let ready = sync.sem_time(i);
+        let ready = time.load(Ordering::Acquire);
         // `update_sem_if` inline, from the value the wait was checked
         // on: the compare-and-swap re-validates the wait, and is
         // sequentially consistent for the same reason.
