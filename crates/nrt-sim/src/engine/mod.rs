@@ -986,13 +986,14 @@ pub(crate) fn hands_off_work(instr: &Instruction) -> bool {
 /// or that engine's register reads after the fence see the change.
 #[inline(always)]
 fn others_may_wait(core: &Core, by: EngineId, KeySpan { lo, span }: KeySpan) -> bool {
-    let by = by.index();
-    let mut waited = false;
+    // Every engine's test into one bit, the issuer's own bit (its key
+    // reads as Any while it steps) masked off at the end, with no
+    // compare-and-branch per engine.
+    let mut hits = 0u32;
     for (e, slot) in core.engines.iter().enumerate() {
-        let w = slot.wait.word_sc();
-        waited |= e != by && crate::wake::key_in_range(w, lo, span);
+        hits |= u32::from(crate::wake::key_in_range(slot.wait.word_sc(), lo, span)) << e;
     }
-    waited
+    hits & !(1 << by.index()) != 0
 }
 
 /// An encoded key range ([`Change::key_range`]) as the branch-free key
