@@ -148,6 +148,18 @@ pub trait NqRing: Send + Sync {
     /// already overwritten are not returned: the copy starts no earlier than
     /// `produced() - capacity()`.
     fn read(&self, from: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize;
+    /// [`NqRing::read`] followed, when it copied any record, by
+    /// [`NqRing::set_consumed`] of the count after the last one copied:
+    /// the consumer's usual harvest step as one call (one dynamic call
+    /// per ring with records instead of two). Returns how many were
+    /// copied, as `read` does.
+    fn read_and_consume(&self, from: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        let n = self.read(from, out);
+        if n > 0 {
+            self.set_consumed(from + n as u64);
+        }
+        n
+    }
     /// The software-queue-overflow flag (the INTC "SW NQ overflowed" bit):
     /// set when the device had to drop or overwrite an unacknowledged record.
     fn overflowed(&self) -> bool;

@@ -538,6 +538,16 @@ impl NqRing for NqView {
         }
         self.read_from(from, produced, out)
     }
+    /// [`NqRing::read`] and the acknowledgement in one call: the store of
+    /// the consumed count needs no second dynamic call.
+    #[inline]
+    fn read_and_consume(&self, from: u64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
+        let n = self.read(from, out);
+        if n > 0 {
+            self.state.consumed.store(from + n as u64, Ordering::Release);
+        }
+        n
+    }
     fn overflowed(&self) -> bool {
         self.state.overflowed()
     }
@@ -636,6 +646,28 @@ mod tests {
         live.disable();
         assert!(!live.push(&flat, rec(3, 30)), "a disabled ring takes nothing");
         assert_eq!(live.produced.load(Ordering::Acquire), 0);
+    }
+
+    /// A read that acknowledges copies what `read` copies and moves the
+    /// consumed count past it; an empty read leaves the count alone.
+    #[test]
+    fn read_and_consume_acknowledges_what_it_read() {
+        let mem: Arc<dyn RingMemory> = Arc::new(Flat(Mutex::new(vec![0; 64])));
+        let s = Arc::new(NqState::new(spec(4)));
+        let v = NqView::new(s.clone(), mem.clone());
+        let mut out = [[0u8; 16]; 4];
+        assert_eq!(v.read_and_consume(0, &mut out), 0);
+        assert_eq!(v.consumed(), 0, "nothing read, nothing acknowledged");
+        for i in 0..3 {
+            assert!(s.push(&*mem, rec(i, i)));
+        }
+        let mut expect = [[0u8; 16]; 4];
+        assert_eq!(v.read(1, &mut expect), 2);
+        assert_eq!(v.read_and_consume(1, &mut out), 2);
+        assert_eq!(out[..2], expect[..2]);
+        assert_eq!(v.consumed(), 3);
+        assert_eq!(v.read_and_consume(3, &mut out), 0);
+        assert_eq!(v.consumed(), 3);
     }
 
     #[test]
