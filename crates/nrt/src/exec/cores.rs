@@ -374,11 +374,10 @@ impl CoreDispatch {
 
     fn read(ring: &dyn NqRing, head: &AtomicU64, out: &mut [[u8; NQ_RECORD_BYTES]]) -> usize {
         let from = head.load(Ordering::Relaxed);
-        let n = ring.read(from, out);
+        // One dynamic call: the records and their acknowledgement.
+        let n = ring.read_and_consume(from, out);
         if n > 0 {
-            let to = from + n as u64;
-            head.store(to, Ordering::Relaxed);
-            ring.set_consumed(to);
+            head.store(from + n as u64, Ordering::Relaxed);
         }
         n
     }
