@@ -411,7 +411,7 @@ impl NqState {
         }
         // Phase: set on even passes over the ring, clear on odd ones.
         let even = u128::from(self.slot_and_pass(idx).1 & 1 == 0);
-        word = (word & !(u128::from(record::PHASE_BIT) << 24)) | (even << 31);
+        word = (word & !(u128::from(record::PHASE_BIT) << 24)) | ((even * u128::from(record::PHASE_BIT)) << 24);
         if !write(idx, &word.to_le_bytes()) {
             // The ring memory vanished under us: the hardware would raise an
             // AXI write error; we drop the record and flag the queue.
