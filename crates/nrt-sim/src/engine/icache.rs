@@ -152,7 +152,7 @@ impl Entry {
         };
         let reset_keys = match &decoded {
             Ok(Instruction::CtrlEr(e)) => crate::engine::KeySpan::of(crate::engine::reset_change(e).key_range()),
-            _ => crate::engine::KeySpan::of((1, 0)),
+            _ => crate::engine::KeySpan::EMPTY,
         };
         let (instr, malformed) = match decoded {
             Ok(i) => (i, None),

@@ -1009,10 +1009,14 @@ pub struct KeySpan {
 }
 
 impl KeySpan {
-    /// The span of the inclusive range `(lo, hi)`; `lo > hi` is empty
-    /// (matches only the words that read as [`WaitKey::Any`]).
+    /// The empty range: matches only the words that read as
+    /// [`WaitKey::Any`] (a record that changes no register).
+    pub const EMPTY: KeySpan = KeySpan { lo: u32::MAX, span: 0 };
+
+    /// The span of the inclusive range `(lo, hi)`; `lo > hi` is
+    /// [`KeySpan::EMPTY`].
     pub fn of((lo, hi): (u32, u32)) -> KeySpan {
-        if lo <= hi { KeySpan { lo, span: hi - lo } } else { KeySpan { lo: u32::MAX, span: 0 } }
+        if lo <= hi { KeySpan { lo, span: hi - lo } } else { KeySpan::EMPTY }
     }
 }
 
