@@ -1,0 +1,103 @@
+//! Loading `libfabric.so.1` at run time, as libnrt loads libnccom: the
+//! build has no link-time dependency, and a machine without libfabric
+//! still runs in-process collectives; only a cross-process world fails,
+//! with a message naming the package.
+//!
+//! The library versions its symbols; the layouts in [`super::ffi`] are
+//! those of `fi_getinfo@FABRIC_1.3` (the current one in 1.17), so the
+//! functions are looked up at exactly those versions.
+
+use std::ffi::{CStr, CString, c_void};
+use std::sync::OnceLock;
+
+use super::ffi::{FiDupinfo, FiFabric, FiFreeinfo, FiGetinfo, FiStrerror};
+use crate::error::{NetError, NetResult};
+
+/// The library file we load.
+pub const LIBRARY: &str = "libfabric.so.1";
+
+/// The exported functions we call.
+pub(crate) struct Lib {
+    pub getinfo: FiGetinfo,
+    pub freeinfo: FiFreeinfo,
+    pub dupinfo: FiDupinfo,
+    pub fabric: FiFabric,
+    pub strerror: FiStrerror,
+}
+
+// SAFETY: function pointers into a library that is never unloaded.
+unsafe impl Send for Lib {}
+// SAFETY: as above.
+unsafe impl Sync for Lib {}
+
+static LOADED: OnceLock<Result<Lib, String>> = OnceLock::new();
+
+/// The loaded library (loaded on first use, kept for the process).
+pub(crate) fn lib() -> NetResult<&'static Lib> {
+    LOADED.get_or_init(load).as_ref().map_err(|reason| NetError::LibfabricMissing { reason: reason.clone() })
+}
+
+/// Whether libfabric can be loaded here (tests use it to skip with a note).
+pub fn available() -> NetResult<()> {
+    lib().map(|_| ())
+}
+
+fn load() -> Result<Lib, String> {
+    let name = CString::new(LIBRARY).expect("no NUL");
+    // SAFETY: dlopen with a valid C string; the handle is never closed.
+    let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    if handle.is_null() {
+        return Err(format!("dlopen({LIBRARY}) failed: {}", dlerror()));
+    }
+    let sym = |f: &str, version: &str| -> Result<*mut c_void, String> {
+        let cf = CString::new(f).expect("no NUL");
+        let cv = CString::new(version).expect("no NUL");
+        // SAFETY: valid handle and C strings.
+        let p = unsafe { libc::dlvsym(handle, cf.as_ptr(), cv.as_ptr()) };
+        if p.is_null() {
+            Err(format!("{LIBRARY} has no {f}@{version} ({})", dlerror()))
+        } else {
+            Ok(p)
+        }
+    };
+    // SAFETY: each symbol has the C signature declared for its type (see
+    // ffi.rs, checked against the headers).
+    unsafe {
+        Ok(Lib {
+            getinfo: std::mem::transmute::<*mut c_void, FiGetinfo>(sym("fi_getinfo", "FABRIC_1.3")?),
+            freeinfo: std::mem::transmute::<*mut c_void, FiFreeinfo>(sym("fi_freeinfo", "FABRIC_1.3")?),
+            dupinfo: std::mem::transmute::<*mut c_void, FiDupinfo>(sym("fi_dupinfo", "FABRIC_1.3")?),
+            fabric: std::mem::transmute::<*mut c_void, FiFabric>(sym("fi_fabric", "FABRIC_1.1")?),
+            strerror: std::mem::transmute::<*mut c_void, FiStrerror>(sym("fi_strerror", "FABRIC_1.0")?),
+        })
+    }
+}
+
+fn dlerror() -> String {
+    // SAFETY: dlerror returns a thread-local C string or NULL.
+    let e = unsafe { libc::dlerror() };
+    if e.is_null() {
+        "no detail".into()
+    } else {
+        // SAFETY: non-null C string from dlerror.
+        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
+    }
+}
+
+impl Lib {
+    /// fi_strerror's text for a (negative or positive) libfabric code.
+    pub(crate) fn error_text(&self, code: i64) -> String {
+        // SAFETY: fi_strerror accepts any int and returns a static string.
+        let p = unsafe { (self.strerror)(code.unsigned_abs() as i32) };
+        if p.is_null() {
+            return format!("error {code}");
+        }
+        // SAFETY: non-null static C string.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+
+    /// A [`NetError::Fabric`] for `call` returning `code`.
+    pub(crate) fn err(&self, call: impl Into<String>, code: i64) -> NetError {
+        NetError::Fabric { call: call.into(), code, message: self.error_text(code) }
+    }
+}
