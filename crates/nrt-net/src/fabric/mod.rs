@@ -191,8 +191,12 @@ impl FabricTransport {
                     ),
                 });
             }
+            // libfabric 1.17 lists every interface even with FI_TCP_IFACE
+            // set; take the entry of that interface when there is one.
+            let head = info;
+            let info = pick_interface(head, std::env::var("FI_TCP_IFACE").ok().as_deref());
             let mut st = EpState {
-                info,
+                info: head,
                 fabric: std::ptr::null_mut(),
                 domain: std::ptr::null_mut(),
                 av: std::ptr::null_mut(),
@@ -291,6 +295,23 @@ impl Drop for EpState {
             }
         }
     }
+}
+
+/// The entry of `list` whose domain is `iface`, else the first.
+unsafe fn pick_interface(list: *mut fi_info, iface: Option<&str>) -> *mut fi_info {
+    let Some(want) = iface.filter(|i| !i.is_empty()) else { return list };
+    let mut p = list;
+    // SAFETY: a list from fi_getinfo, walked through `next`.
+    unsafe {
+        while !p.is_null() {
+            let d = (*p).domain_attr;
+            if !d.is_null() && !(*d).name.is_null() && CStr::from_ptr((*d).name).to_bytes() == want.as_bytes() {
+                return p;
+            }
+            p = (*p).next;
+        }
+    }
+    list
 }
 
 /// `fi_close` on a fid, ignoring null.
