@@ -79,6 +79,9 @@ fn run_rank(role: &str, rank: u32) -> NetResult<()> {
     if role == "stream" {
         return stream(&t, &mut *listener, &world, chunk, net);
     }
+    if role == "pingpong" {
+        return pingpong(&t, &mut *listener, &world, chunk, net);
+    }
     ring_allgather(&t, &mut *listener, &world, chunk, net, &sink)
 }
 
@@ -131,6 +134,33 @@ fn stream(t: &dyn Transport, listener: &mut dyn nrt_net::Listener, world: &nrt_n
         }
         let mut s = t.connect(&nrt_net::Handle::from_bytes(&world.endpoints[0])?)?;
         nrt_net::transport::send(&mut *s, &[1], net, &sink)?;
+    }
+    Ok(())
+}
+
+/// fi_pingpong's pattern over our transport: rank 0 sends `chunk` bytes,
+/// rank 1 sends them back, one message in flight; prints rank 0's
+/// bandwidth counted as fi_pingpong counts it (both directions' bytes).
+fn pingpong(t: &dyn Transport, listener: &mut dyn nrt_net::Listener, world: &nrt_net::bootstrap::World, chunk: usize, net: Bound) -> NetResult<()> {
+    let iters: usize = std::env::var("NRT_NET_TEST_ITERS").ok().map(|c| c.parse().unwrap()).unwrap_or(200);
+    let sink = stderr_sink();
+    let peer = 1 - world.rank as usize;
+    let mut s = t.connect(&nrt_net::Handle::from_bytes(&world.endpoints[peer])?)?;
+    let mut r = listener.accept(net)?;
+    let mut buf = vec![5u8; chunk];
+    let start = Instant::now();
+    for _ in 0..iters {
+        if world.rank == 0 {
+            nrt_net::transport::send(&mut *s, &buf, net, &sink)?;
+            nrt_net::transport::recv(&mut *r, &mut buf, net, &sink)?;
+        } else {
+            nrt_net::transport::recv(&mut *r, &mut buf, net, &sink)?;
+            nrt_net::transport::send(&mut *s, &buf, net, &sink)?;
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    if world.rank == 0 {
+        println!("STREAM bytes={} secs={secs:.6} MB/s={:.1}", 2 * chunk * iters, (2 * chunk * iters) as f64 / secs / 1e6);
     }
     Ok(())
 }
@@ -421,41 +451,54 @@ fn bandwidth_against_fi_pingpong() {
     let size: usize = 1 << 20;
     let iters = 400;
     let mut ours = Vec::new();
+    let mut ours_pp = Vec::new();
     let mut theirs = Vec::new();
-    for _ in 0..3 {
+    let run = |role: &str| -> f64 {
         let root = format!("127.0.0.1:{}", free_port());
         let env = [(CHUNK, size.to_string()), ("NRT_NET_TEST_ITERS", iters.to_string())];
-        let ranks = (0..2).map(|r| spawn(r, 2, "stream", &root, &env, None)).collect();
+        let ranks = (0..2).map(|r| spawn(r, 2, role, &root, &env, None)).collect();
         let out = finish(ranks, Duration::from_secs(120));
         assert!(out.iter().all(|o| o.code == Some(0)), "{}", report(&out));
-        let line = out[0].stdout.lines().find(|l| l.starts_with("STREAM")).expect("a STREAM line").to_string();
-        let mbs: f64 = line.rsplit("MB/s=").next().unwrap().parse().unwrap();
-        ours.push(mbs);
+        let line = out[0].stdout.lines().find(|l| l.contains("STREAM bytes=")).expect("a STREAM line").to_string();
+        line.rsplit("MB/s=").next().unwrap().parse().unwrap()
+    };
+    for _ in 0..3 {
+        ours.push(run("stream"));
+        ours_pp.push(run("pingpong"));
         theirs.push(fi_pingpong(size, iters));
     }
     ours.sort_by(f64::total_cmp);
+    ours_pp.sort_by(f64::total_cmp);
     theirs.sort_by(f64::total_cmp);
-    let (o, t) = (ours[1], theirs[1]);
-    println!("nrt-net libfabric tcp stream, 1 MiB x {iters}: median {o:.1} MB/s (runs {ours:?})");
-    println!("fi_pingpong -p tcp -e rdm, 1 MiB x {iters}: median {t:.1} MB/s (runs {theirs:?})");
-    println!("ratio {:.2}", o / t);
+    let (o, p, t) = (ours[1], ours_pp[1], theirs[1]);
+    println!("nrt-net libfabric tcp stream (16 in flight), 1 MiB x {iters}: median {o:.1} MB/s (runs {ours:?})");
+    println!("nrt-net libfabric tcp ping-pong, 1 MiB x {iters}: median {p:.1} MB/s (runs {ours_pp:?})");
+    println!("fi_pingpong -p tcp -e rdm -m tagged, 1 MiB x {iters}: median {t:.1} MB/s (runs {theirs:?})");
+    println!("ratio stream / fi_pingpong {:.2}, ping-pong / fi_pingpong {:.2}", o / t, p / t);
 }
 
 /// Runs `fi_pingpong` server and client on loopback; returns its MB/s.
 fn fi_pingpong(size: usize, iters: usize) -> f64 {
     let port = free_port().to_string();
-    let args = ["-p", "tcp", "-e", "rdm", "-I", &iters.to_string(), "-S", &size.to_string(), "-B", &port];
-    let server = Command::new("fi_pingpong").args(args).env("FI_TCP_IFACE", "lo").stdout(Stdio::piped()).spawn();
+    let (iters, size) = (iters.to_string(), size.to_string());
+    let args = ["-p", "tcp", "-e", "rdm", "-m", "tagged", "-I", &iters, "-S", &size];
+    let server =
+        Command::new("fi_pingpong").args(args).args(["-B", &port]).env("FI_TCP_IFACE", "lo").stdout(Stdio::piped()).spawn();
     let Ok(server) = server else {
         eprintln!("fi_pingpong not installed (apt-get install libfabric-bin)");
         return f64::NAN;
     };
     std::thread::sleep(Duration::from_millis(300));
-    let client = Command::new("fi_pingpong").args(args).arg("127.0.0.1").env("FI_TCP_IFACE", "lo").output().unwrap();
+    let client =
+        Command::new("fi_pingpong").args(args).args(["-P", &port, "127.0.0.1"]).env("FI_TCP_IFACE", "lo").output().unwrap();
     let _ = server.wait_with_output();
     let text = String::from_utf8_lossy(&client.stdout).into_owned();
-    // Columns: bytes iters total time MB/sec usec/xfer Mxfers/sec
-    let row = text.lines().find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit())).unwrap_or_else(|| panic!("fi_pingpong printed:\n{text}"));
+    // A header line names the columns (bytes #sent #ack total time MB/sec
+    // usec/xfer Mxfers/sec); the row under it has the figures.
+    let lines: Vec<&str> = text.lines().collect();
+    let h = lines.iter().position(|l| l.contains("MB/sec")).unwrap_or_else(|| panic!("fi_pingpong printed:\n{text}"));
+    let col = lines[h].split_whitespace().position(|c| c == "MB/sec").unwrap();
+    let row = lines.get(h + 1).unwrap_or_else(|| panic!("fi_pingpong printed:\n{text}"));
     let cols: Vec<&str> = row.split_whitespace().collect();
-    cols[4].parse().unwrap_or_else(|_| panic!("fi_pingpong row: {row}"))
+    cols[col].parse().unwrap_or_else(|_| panic!("fi_pingpong row: {row}"))
 }

@@ -71,6 +71,9 @@ struct Endpoint {
     mr_local: bool,
     max_msg: usize,
     sink: WarnSink,
+    /// Registration keys: providers without `FI_MR_PROV_KEY` (tcp) want
+    /// a distinct key per registration from the caller.
+    next_mr_key: AtomicU64,
     state: Mutex<EpState>,
 }
 
@@ -258,6 +261,7 @@ impl FabricTransport {
                     mr_local,
                     max_msg,
                     sink,
+                    next_mr_key: AtomicU64::new(1),
                     state: Mutex::new(st),
                 }),
             })
@@ -426,7 +430,7 @@ impl Endpoint {
                 len,
                 FI_SEND | FI_RECV,
                 0,
-                0,
+                self.next_mr_key.fetch_add(1, Ordering::Relaxed),
                 0,
                 &mut mr,
                 std::ptr::null_mut(),
