@@ -60,7 +60,7 @@ fn run_rank(role: &str, rank: u32) -> NetResult<()> {
     let digest = if role == "mismatch" { [0xbb; 16] } else { [0xaa; 16] };
     if role == "killed-in-bootstrap" {
         std::thread::spawn(|| {
-            std::thread::sleep(Duration::from_millis(1500));
+            std::thread::sleep(Duration::from_millis(3000));
             // SAFETY: kill(2) on our own pid.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
         });
