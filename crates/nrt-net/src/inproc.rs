@@ -97,7 +97,7 @@ impl Transport for InProcTransport {
         b[8..16].copy_from_slice(&self.fabric.id.to_le_bytes());
         b[16..20].copy_from_slice(&std::process::id().to_le_bytes());
         b[20..24].copy_from_slice(&id.to_le_bytes());
-        debug_assert!(24 <= HANDLE_BYTES);
+        const { assert!(24 <= HANDLE_BYTES) };
         Ok((h, Box::new(InProcListener { id, backlog, fabric: self.fabric.clone() })))
     }
 

@@ -292,10 +292,10 @@ impl Drop for EpState {
             ] {
                 fi_close(f);
             }
-            if !self.info.is_null() {
-                if let Ok(lib) = lib::lib() {
-                    (lib.freeinfo)(self.info);
-                }
+            if !self.info.is_null()
+                && let Ok(lib) = lib::lib()
+            {
+                (lib.freeinfo)(self.info);
             }
         }
     }
@@ -462,6 +462,7 @@ impl Endpoint {
 
     /// Posts a tagged send; `Ok(false)` when the provider is full (retry
     /// after progress).
+    #[allow(clippy::too_many_arguments)] // fi_tsend's own arguments
     fn post_send(&self, st: &mut EpState, op: *mut Op, ptr: usize, len: usize, desc: *mut c_void, dest: fi_addr_t, tag: u64) -> NetResult<bool> {
         if let Some(e) = self.dead_error(st, "fi_tsend") {
             return Err(e);
