@@ -43,11 +43,15 @@ pub fn available() -> NetResult<()> {
 }
 
 fn load() -> Result<Lib, String> {
-    let name = CString::new(LIBRARY).expect("no NUL");
+    load_from(LIBRARY)
+}
+
+fn load_from(library: &str) -> Result<Lib, String> {
+    let name = CString::new(library).map_err(|_| format!("library name {library:?} contains NUL"))?;
     // SAFETY: dlopen with a valid C string; the handle is never closed.
     let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if handle.is_null() {
-        return Err(format!("dlopen({LIBRARY}) failed: {}", dlerror()));
+        return Err(format!("dlopen({library}) failed: {}", dlerror()));
     }
     let sym = |f: &str, version: &str| -> Result<*mut c_void, String> {
         let cf = CString::new(f).expect("no NUL");
@@ -55,7 +59,7 @@ fn load() -> Result<Lib, String> {
         // SAFETY: valid handle and C strings.
         let p = unsafe { libc::dlvsym(handle, cf.as_ptr(), cv.as_ptr()) };
         if p.is_null() {
-            Err(format!("{LIBRARY} has no {f}@{version} ({})", dlerror()))
+            Err(format!("{library} has no {f}@{version} ({})", dlerror()))
         } else {
             Ok(p)
         }
@@ -99,5 +103,25 @@ impl Lib {
     /// A [`NetError::Fabric`] for `call` returning `code`.
     pub(crate) fn err(&self, call: impl Into<String>, code: i64) -> NetError {
         NetError::Fabric { call: call.into(), code, message: self.error_text(code) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_library_names_the_package() {
+        let reason = load_from("libfabric-not-installed.so.1").err().expect("no such library");
+        let e = NetError::LibfabricMissing { reason }.to_string();
+        assert!(e.contains("dlopen(libfabric-not-installed.so.1) failed"), "{e}");
+        assert!(e.contains("apt-get install libfabric1"), "{e}");
+    }
+
+    #[test]
+    fn a_library_without_the_versions_is_refused() {
+        // libc is loadable but has no fi_getinfo@FABRIC_1.3.
+        let reason = load_from("libc.so.6").err().expect("libc is not libfabric");
+        assert!(reason.contains("has no fi_getinfo@FABRIC_1.3"), "{reason}");
     }
 }

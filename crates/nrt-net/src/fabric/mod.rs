@@ -153,17 +153,27 @@ fn new_ops() -> Box<[OpCell]> {
 }
 
 impl FabricTransport {
-    /// Opens the provider named by `FI_PROVIDER` (default `tcp`); waits
-    /// warn on stderr.
+    /// Opens the provider named by `FI_PROVIDER` (default `tcp`) on the
+    /// interface `FI_TCP_IFACE` names (tcp only; else libfabric's
+    /// choice); waits warn on stderr.
     pub fn open() -> NetResult<FabricTransport> {
         let provider = std::env::var("FI_PROVIDER").ok().filter(|p| !p.is_empty());
-        FabricTransport::open_provider(provider.as_deref().unwrap_or(DEFAULT_PROVIDER), stderr_sink())
+        let iface = std::env::var("FI_TCP_IFACE").ok().filter(|p| !p.is_empty());
+        FabricTransport::open_provider(provider.as_deref().unwrap_or(DEFAULT_PROVIDER), iface.as_deref(), stderr_sink())
     }
 
     /// Opens `provider` (a libfabric provider name, e.g. `tcp`, `efa`,
-    /// `shm`); waits warn through `sink`.
-    pub fn open_provider(provider: &str, sink: WarnSink) -> NetResult<FabricTransport> {
+    /// `shm`); for tcp, on interface `iface` when given (e.g. `lo`);
+    /// waits warn through `sink`.
+    pub fn open_provider(provider: &str, iface: Option<&str>, sink: WarnSink) -> NetResult<FabricTransport> {
         let lib = lib::lib()?;
+        let cprov = std::ffi::CString::new(provider)
+            .map_err(|_| NetError::Invalid(format!("provider name {provider:?} contains NUL")))?;
+        // The tcp provider names its domains after interfaces.
+        let iface = iface.filter(|_| provider == "tcp" || provider.starts_with("tcp;"));
+        let ciface = iface
+            .map(|i| std::ffi::CString::new(i).map_err(|_| NetError::Invalid(format!("interface name {i:?} contains NUL"))))
+            .transpose()?;
         // SAFETY: the sequence of libfabric calls of fi_getinfo(3),
         // fi_fabric(3), fi_domain(3), fi_av(3), fi_cq(3), fi_endpoint(3),
         // with objects checked non-null before use; on error everything
@@ -178,15 +188,19 @@ impl FabricTransport {
             h.mode = FI_CONTEXT | FI_CONTEXT2;
             (*h.ep_attr).type_ = FI_EP_RDM;
             (*h.domain_attr).mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-            let cprov = std::ffi::CString::new(provider)
-                .map_err(|_| NetError::Invalid(format!("provider name {provider:?} contains NUL")))?;
             (*h.fabric_attr).prov_name = libc::strdup(cprov.as_ptr());
+            if let Some(i) = &ciface {
+                (*h.domain_attr).name = libc::strdup(i.as_ptr());
+            }
             let mut info = std::ptr::null_mut();
             let rc = (lib.getinfo)(FI_VERSION_1_17, std::ptr::null(), std::ptr::null(), 0, hints, &mut info);
             (lib.freeinfo)(hints);
             if rc != 0 || info.is_null() {
                 return Err(NetError::Fabric {
-                    call: format!("fi_getinfo(FI_VERSION(1,17), provider {provider}, FI_EP_RDM, FI_TAGGED)"),
+                    call: format!(
+                        "fi_getinfo(FI_VERSION(1,17), provider {provider}{}, FI_EP_RDM, FI_TAGGED)",
+                        iface.map(|i| format!(", interface {i}")).unwrap_or_default()
+                    ),
                     code: rc as i64,
                     message: format!(
                         "{}; is the provider in this libfabric build (fi_info -l), and FI_PROVIDER right?",
@@ -194,10 +208,20 @@ impl FabricTransport {
                     ),
                 });
             }
-            // libfabric 1.17 lists every interface even with FI_TCP_IFACE
-            // set; take the entry of that interface when there is one.
+            // The layered tcp;ofi_rxm ignores the domain hint; take the
+            // entry of that interface ourselves, or say which there are.
             let head = info;
-            let info = pick_interface(head, std::env::var("FI_TCP_IFACE").ok().as_deref());
+            let info = match pick_interface(head, iface) {
+                Ok(i) => i,
+                Err(found) => {
+                    (lib.freeinfo)(head);
+                    return Err(NetError::Fabric {
+                        call: format!("fi_getinfo(FI_VERSION(1,17), provider {provider}, interface {})", iface.unwrap_or("")),
+                        code: -(libc::ENODATA as i64),
+                        message: format!("the provider offers no endpoint on that interface (FI_TCP_IFACE); it has: {found}"),
+                    });
+                }
+            };
             let mut st = EpState {
                 info: head,
                 fabric: std::ptr::null_mut(),
@@ -301,21 +325,29 @@ impl Drop for EpState {
     }
 }
 
-/// The entry of `list` whose domain is `iface`, else the first.
-unsafe fn pick_interface(list: *mut fi_info, iface: Option<&str>) -> *mut fi_info {
-    let Some(want) = iface.filter(|i| !i.is_empty()) else { return list };
+/// The entry of `list` whose domain is `iface` (the first entry when no
+/// interface is asked for); else the domain names there are.
+unsafe fn pick_interface(list: *mut fi_info, iface: Option<&str>) -> Result<*mut fi_info, String> {
+    let Some(want) = iface else { return Ok(list) };
+    let mut names: Vec<String> = Vec::new();
     let mut p = list;
     // SAFETY: a list from fi_getinfo, walked through `next`.
     unsafe {
         while !p.is_null() {
             let d = (*p).domain_attr;
-            if !d.is_null() && !(*d).name.is_null() && CStr::from_ptr((*d).name).to_bytes() == want.as_bytes() {
-                return p;
+            if !d.is_null() && !(*d).name.is_null() {
+                let name = CStr::from_ptr((*d).name).to_string_lossy();
+                if name == want {
+                    return Ok(p);
+                }
+                if !names.iter().any(|n| *n == name) {
+                    names.push(name.into_owned());
+                }
             }
             p = (*p).next;
         }
     }
-    list
+    Err(names.join(", "))
 }
 
 /// `fi_close` on a fid, ignoring null.
@@ -1227,9 +1259,9 @@ mod tests {
             eprintln!("SKIP: {e}");
             return None;
         }
-        // SAFETY: tests in this module set the same value.
-        unsafe { std::env::set_var("FI_TCP_IFACE", "lo") };
-        Some(FabricTransport::open_provider("tcp", stderr_sink()).expect("libfabric tcp opens"))
+        let t = FabricTransport::open_provider("tcp", Some("lo"), stderr_sink()).expect("libfabric tcp opens on lo");
+        assert!(t.address().starts_with("127.0.0.1:") || t.address().starts_with("[::1]:"), "{}", t.address());
+        Some(t)
     }
 
     fn bound(ms: u64) -> Bound {
@@ -1256,7 +1288,7 @@ mod tests {
         // Two endpoints stand for two processes: each is driven by its own
         // thread, as each process drives its own.
         let Some(a) = open() else { return };
-        let b = FabricTransport::open_provider("tcp", stderr_sink()).unwrap();
+        let b = FabricTransport::open_provider("tcp", Some("lo"), stderr_sink()).unwrap();
         let (h, mut l) = b.listen().unwrap();
         let msgs: Vec<Vec<u8>> = (0..4u8).map(|i| vec![i; 1000 + i as usize]).collect();
         let big: Vec<u8> = (0..4u32 << 20).map(|i| (i * 7) as u8).collect();
@@ -1293,6 +1325,17 @@ mod tests {
         crate::transport::wait(|| s.test(req), bound(10_000), &sink, &|| "send".into()).unwrap();
         send(&mut *s, &[1u8; 64], bound(10_000), &sink).unwrap();
         receiver.join().unwrap();
+    }
+
+    #[test]
+    fn an_unknown_interface_or_provider_is_named() {
+        if open().is_none() {
+            return;
+        }
+        let e = FabricTransport::open_provider("tcp", Some("nosuch0"), stderr_sink()).err().unwrap().to_string();
+        assert!(e.contains("interface nosuch0") && e.contains("fi_getinfo"), "{e}");
+        let e = FabricTransport::open_provider("nosuchprov", None, stderr_sink()).err().unwrap().to_string();
+        assert!(e.contains("provider nosuchprov") && e.contains("fi_info -l"), "{e}");
     }
 
     #[test]
