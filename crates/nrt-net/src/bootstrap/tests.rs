@@ -168,3 +168,23 @@ fn wrong_root_addresses_fail_within_the_bound() {
     let e = rendezvous(&cfg(port, 600, stderr_sink()), join(2, 2, vec![])).unwrap_err().to_string();
     assert!(e.contains("outside a world of 2"), "{e}");
 }
+
+#[test]
+fn ranks_meet_at_an_ipv6_root() {
+    let Ok(l) = std::net::TcpListener::bind("[::1]:0") else {
+        eprintln!("SKIP: no IPv6 loopback here");
+        return;
+    };
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let (_log, sink) = Log::new();
+    let handles: Vec<_> = (0..2)
+        .map(|r| {
+            let c = BootstrapConfig { root: format!("[::1]:{port}").parse().unwrap(), ..cfg(port, 20_000, sink.clone()) };
+            thread::spawn(move || rendezvous(&c, join(r, 2, vec![sig(0, 9)])))
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap().unwrap().size(), 2);
+    }
+}
