@@ -14,7 +14,8 @@
 //!
 //! The checker runs on any crate root given in `NRT_LAYOUT_SRC` (a `src`
 //! directory) instead of this crate's, so it can be pointed at an older
-//! checkout to see that it would have failed there.
+//! checkout to see that it would have failed there; `NRT_LAYOUT_PRINT=1`
+//! prints every file's edges and every circle of two or more files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

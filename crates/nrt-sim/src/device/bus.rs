@@ -178,7 +178,8 @@ impl Shared {
     }
 
     /// [`Shared::write_at`] to an address already routed: `target` is what
-    /// [`Shared::route`] answered for `addr` and `data.len()`.
+    /// the address decode ([`Shared::target`]) answered for `addr` and
+    /// `data.len()`.
     pub fn write_routed(&self, target: Target, addr: DeviceAddr, data: &[u8], now: u64) -> HalResult<()> {
         let len = data.len() as u64;
         match target {

@@ -1,5 +1,17 @@
 //! The simulated device: routes every device-address access, owns the
 //! lazily created cores, and implements [`nrt_hal::Device`].
+//!
+//! The root of the crate's layout (see the README): the only module that
+//! holds the shared state every worker's door leads to.
+//!
+//! - this file: [`SimDevice`] and its `Device` impl (validation, the
+//!   host's register calls and their held wakes).
+//! - `shared`: `Shared` (cores, memory, faults, scheduler, the lost
+//!   flag) and how a scheduled task runs.
+//! - `bus`: the memory door ([`crate::port::Bus`]) and its routing.
+//! - `fanout`: the signal door ([`crate::signals::Signals`],
+//!   [`crate::signals::Env`]): routed register stores, the wake fan-out,
+//!   task scheduling.
 
 mod bus;
 mod fanout;
