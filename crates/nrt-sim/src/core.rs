@@ -7,9 +7,10 @@
 use crate::dma::DmaQueue;
 use crate::engine::Sequencer;
 use crate::memory::onchip::{OnChipMemory, OnChipView};
-use crate::nq::NqState;
+use crate::nq::{NqState, RingMemory};
 use crate::semaphore::SyncBlock;
-use nrt_hal::{ArchDesc, CoreId, EngineId, NqType};
+use nrt_hal::{ArchDesc, CoreId, EngineId, NQ_RECORD_BYTES, NqType};
+use nrt_isa::notification::InferErrorSubtype;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -78,7 +79,7 @@ pub struct Core {
     /// The five engines, by [`EngineId::index`].
     pub engines: [EngineSlot; 5],
     /// The POOL engine's Q7 cluster (WebAssembly kernels).
-    pub q7: crate::q7::Cluster,
+    pub q7: Arc<crate::q7::Cluster>,
     /// Latest virtual time (ps) any agent of this core has reached; host
     /// register writes are stamped with it.
     pub now: AtomicU64,
@@ -104,7 +105,7 @@ impl Core {
             nq_generation: AtomicU64::new(0),
             nq_signal: Arc::default(),
             engines: EngineId::ALL.map(slot),
-            q7: crate::q7::Cluster::new(arch),
+            q7: Arc::new(crate::q7::Cluster::new(arch)),
             now: AtomicU64::new(0),
         }
     }
@@ -198,6 +199,23 @@ impl Core {
     /// PSUM as `[partition][bytes]` for the numerical kernels.
     pub fn psum_view(&self) -> OnChipView<'_> {
         OnChipView::new(&self.psum)
+    }
+
+    /// Writes a record into the core's (engine, type) queue, if bound,
+    /// through `mem` (the device's ring memory).
+    pub fn push_record(&self, mem: &dyn RingMemory, engine_index: u8, ty: NqType, rec: [u8; NQ_RECORD_BYTES]) -> bool {
+        self.with_nq(engine_index, ty, |nq| nq.push(mem, rec)).unwrap_or(false)
+    }
+
+    /// Writes an error record into the reporting engine's ERROR queue,
+    /// falling back to engine 0's ERROR queue (the core's error ring).
+    /// `engine` is `None` for DMA-side errors, which go to the core ring.
+    pub fn error_record(&self, mem: &dyn RingMemory, engine: Option<u8>, pc: u64, subtype: InferErrorSubtype, detail: u16, ts: u64) {
+        let rec = crate::nq::record::error(engine, pc, subtype, detail, ts);
+        let e = engine.unwrap_or(0);
+        if !self.push_record(mem, e, NqType::Error, rec) && e != 0 {
+            self.push_record(mem, 0, NqType::Error, rec);
+        }
     }
 
     /// Whether any DMA queue has submitted work not yet processed.

@@ -7,7 +7,12 @@
 //! notification records written into rings the runtime polls.
 //!
 //! - [`config`]: `NEURON_SIM_*` configuration and its builder.
-//! - [`device`]: [`SimDevice`], address routing, the `Device` impl.
+//! - [`device`]: [`SimDevice`], its shared state, the one implementation
+//!   of the doors below, the `Device` impl.
+//! - [`port`]: the memory door (`Bus`) every worker reads and writes
+//!   device memory through.
+//! - [`signals`]: the signal door (`Signals`, `Env`): register stores,
+//!   wakes, task scheduling.
 //! - [`memory`]: lazily backed pools, allocator, address map.
 //! - [`core`]: one NeuronCore's state.
 //! - [`semaphore`]: the EVT_SEM unit.
@@ -25,7 +30,12 @@
 //! The device infrastructure (everything but `kernels`) contains no
 //! `unsafe` outside `memory::slab`, which hands out the pages' bytes from
 //! huge-page-sized slabs; the memory core is built on per-page locks.
+//! `deny(unsafe_code)` enforces it: those two modules alone allow it.
+//!
+//! The layout (tiers, doors, who sees what) is described in the crate's
+//! README and checked by `tests/layout.rs`.
 
+#![deny(unsafe_code)]
 
 pub mod config;
 pub mod core;
@@ -34,12 +44,15 @@ pub mod device;
 pub mod dma;
 pub mod engine;
 pub mod fault;
+#[allow(unsafe_code)]
 pub mod kernels;
 pub mod memory;
 pub mod nq;
+pub mod port;
 pub mod q7;
 pub mod scheduler;
 pub mod semaphore;
+pub mod signals;
 pub mod wake;
 
 pub use config::{ConfigError, SimConfig, SimConfigBuilder};

@@ -10,12 +10,13 @@
 
 pub mod desc;
 pub mod pattern;
-pub mod transfer;
+pub mod regs;
+pub mod rings;
+pub mod walk;
 
-use nrt_hal::arch::{
-    DMA_M2S_GROUP, DMA_QUEUE_BANK_STRIDE, DMA_REG_DRBP_HIGH, DMA_REG_DRBP_LOW, DMA_REG_DRHP, DMA_REG_DRL,
-    DMA_REG_DRTP, DMA_REG_DRTP_INC, DMA_S2M_GROUP,
-};
+pub use regs::{RegRef, reg_ref};
+
+use nrt_hal::arch::{DMA_REG_DRBP_HIGH, DMA_REG_DRBP_LOW, DMA_REG_DRHP, DMA_REG_DRL, DMA_REG_DRTP, DMA_REG_DRTP_INC};
 use nrt_hal::{DeviceAddr, DmaQueueState, DmaQueueStatus, DmaRingConfig};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -42,11 +43,11 @@ pub struct QueueRegs {
     /// Virtual time (ps) at which the queue's last transfer finished.
     pub clock: u64,
     /// The TX and RX rings' pinned pages and decoded descriptors, and the
-    /// decoded pairs kept by slot (see [`transfer::DescRings`]).
-    pub rings: transfer::DescRings,
+    /// decoded pairs kept by slot (see [`rings::DescRings`]).
+    pub rings: rings::DescRings,
     /// The pages the last plain copy read and wrote (see
-    /// [`transfer::CopyPins`]).
-    pub copy_pins: transfer::CopyPins,
+    /// [`rings::CopyPins`]).
+    pub copy_pins: rings::CopyPins,
     /// The core's notification-binding generation ([`crate::core::Core::nq_generation`])
     /// at which the queue's DMA trace ring was last found unbound
     /// (`u64::MAX`: not known): while the generation reads the same, a
@@ -178,31 +179,6 @@ impl DmaQueue {
             rx_tail: self.rx_tail.load(Ordering::Acquire),
         }
     }
-}
-
-/// Which register of which queue a DMA-window offset names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegRef {
-    /// Queue index within the core (engine * 16 + queue).
-    pub queue: usize,
-    /// True for the S2M (RX) group.
-    pub rx: bool,
-    /// Register offset within the group.
-    pub reg: u64,
-}
-
-/// Decodes an offset inside the core's DMA register window.
-pub fn reg_ref(offset: u64) -> Option<RegRef> {
-    let queue = (offset / DMA_QUEUE_BANK_STRIDE) as usize;
-    let in_bank = offset % DMA_QUEUE_BANK_STRIDE;
-    let (rx, reg) = if (DMA_S2M_GROUP..DMA_S2M_GROUP + 0x100).contains(&in_bank) {
-        (true, in_bank - DMA_S2M_GROUP)
-    } else if in_bank < DMA_M2S_GROUP + 0x100 {
-        (false, in_bank - DMA_M2S_GROUP)
-    } else {
-        return None;
-    };
-    Some(RegRef { queue, rx, reg })
 }
 
 /// The value of a 32-bit register read.

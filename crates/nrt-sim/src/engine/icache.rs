@@ -15,7 +15,7 @@
 //! ([`Stamp::revalidate`]), a write into its lines refetches it. Memory
 //! that cannot be stamped (a register window) is re-read on every lookup.
 
-use crate::device::Shared;
+use crate::port::{Bus, StoreRoute};
 use crate::engine::record::{RECORD_BYTES, Record};
 use crate::memory::pages::Stamp;
 use nrt_hal::DeviceAddr;
@@ -57,21 +57,21 @@ pub struct Entry {
     pub flags: u8,
     /// The encoded key range ([`crate::wake::Change::key_range`]) of the
     /// record's one change, when it has exactly one (a take, an update),
-    /// as the step's key test takes it ([`crate::engine::KeySpan`]): the
+    /// as the step's key test takes it ([`crate::engine::keys::KeySpan`]): the
     /// step tests the other engines' published keys against it before it
     /// calls the wake. `None` with no change or several.
-    pub key_range: Option<crate::engine::KeySpan>,
+    pub key_range: Option<crate::engine::keys::KeySpan>,
     /// The encoded key range of the registers a CTRL_ER resets
     /// ([`crate::wake::Change::key_range`] of its [`crate::wake::Change::Sems`]
     /// or [`crate::wake::Change::Events`] range), worked out at decode so
     /// the reset's wake test needs no call; empty for any other record.
-    pub reset_keys: crate::engine::KeySpan,
+    pub reset_keys: crate::engine::keys::KeySpan,
     /// Where a WRITE's 32-bit store lands, resolved through the device's
     /// address map once per fetch (the map never changes; see
-    /// `Shared::store_route`); `None` for other records and for addresses
+    /// `Bus::store_route`); `None` for other records and for addresses
     /// that do not decode (the store then reports the error when it
     /// executes).
-    pub route: Option<crate::device::StoreRoute>,
+    pub route: Option<StoreRoute>,
 }
 
 /// Bits of [`Entry::flags`].
@@ -84,7 +84,7 @@ pub mod flag {
     pub const TRACE_START: u8 = 1 << 2;
     /// Writes an INST_END trace record (debug_cmd 5 or 7).
     pub const TRACE_END: u8 = 1 << 3;
-    /// Hands work to another agent (see `engine::hands_off_work`).
+    /// Hands work to another agent (see `engine::keys::hands_off_work`).
     pub const HANDS_OFF: u8 = 1 << 4;
     /// EVENT_SEMAPHORE: on POOL its completion goes through the Q7 gate.
     pub const EVENT_SEMAPHORE: u8 = 1 << 5;
@@ -136,10 +136,10 @@ impl Entry {
         };
         use crate::engine::record::op;
         set(rec.opcode == op::DRAIN, flag::DRAIN);
-        set(rec.opcode == op::HALT || rec.opcode == crate::engine::EXTENDED_INST || exit, flag::POOL_Q7_JOIN);
+        set(rec.opcode == op::HALT || rec.opcode == crate::engine::keys::EXTENDED_INST || exit, flag::POOL_Q7_JOIN);
         set(matches!(rec.debug_cmd, 3 | 7), flag::TRACE_START);
         set(matches!(rec.debug_cmd, 5 | 7), flag::TRACE_END);
-        set(decoded.as_ref().is_ok_and(crate::engine::hands_off_work), flag::HANDS_OFF);
+        set(decoded.as_ref().is_ok_and(crate::engine::keys::hands_off_work), flag::HANDS_OFF);
         set(rec.opcode == op::EVENT_SEMAPHORE, flag::EVENT_SEMAPHORE);
         let plain = rec.is_unsynchronised();
         let plan = crate::engine::sync::Plan::of(&rec);
@@ -147,12 +147,12 @@ impl Entry {
         set(!plain, flag::SYNC);
         let changes = crate::wake::Changes::of(&crate::engine::sync::changes(&rec));
         let key_range = match changes.as_slice() {
-            [one] => Some(crate::engine::KeySpan::of(one.key_range())),
+            [one] => Some(crate::engine::keys::KeySpan::of(one.key_range())),
             _ => None,
         };
         let reset_keys = match &decoded {
-            Ok(Instruction::CtrlEr(e)) => crate::engine::KeySpan::of(crate::engine::reset_change(e).key_range()),
-            _ => crate::engine::KeySpan::EMPTY,
+            Ok(Instruction::CtrlEr(e)) => crate::engine::keys::KeySpan::of(crate::engine::keys::reset_change(e).key_range()),
+            _ => crate::engine::keys::KeySpan::EMPTY,
         };
         let (instr, malformed) = match decoded {
             Ok(i) => (i, None),
@@ -170,7 +170,7 @@ impl Entry {
     }
 
     /// [`Entry::decode`] plus what needs the device: the route of a WRITE.
-    pub fn decode_for(dev: &Shared, bytes: &[u8; RECORD_BYTES]) -> Entry {
+    pub fn decode_for(dev: &impl Bus, bytes: &[u8; RECORD_BYTES]) -> Entry {
         let mut e = Entry::decode(bytes);
         if let Ok(Instruction::Write(w)) = e.decoded() {
             e.route = dev.store_route(DeviceAddr(w.addr)).ok();
@@ -298,7 +298,7 @@ impl InstrCache {
     /// sequencer tries [`InstrCache::hit`] first and calls this only when
     /// it misses.
     #[inline]
-    pub fn get(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<&Entry> {
+    pub fn get(&mut self, dev: &impl Bus, base: DeviceAddr, count: u64, pc: u64) -> Option<&Entry> {
         let slot = self.lookup(dev, base, count, pc)?;
         self.entry(slot)
     }
@@ -348,7 +348,7 @@ impl InstrCache {
     /// already decoded, and the block's pages are unmodified) costs the
     /// range compare and one version load per stamped page.
     #[inline]
-    pub fn lookup(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
+    pub fn lookup(&mut self, dev: &impl Bus, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
         if let Some(b) = self.blocks.get(self.current)
             && b.holds(base, pc)
             && b.fresh()
@@ -364,7 +364,7 @@ impl InstrCache {
     /// [`InstrCache::lookup`] outside its fast path: another block, a
     /// refetch, or a record not decoded yet.
     #[inline(never)]
-    fn lookup_slow(&mut self, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
+    fn lookup_slow(&mut self, dev: &impl Bus, base: DeviceAddr, count: u64, pc: u64) -> Option<Slot> {
         self.tick += 1;
         let hit = if self.blocks.get(self.current).is_some_and(|b| b.holds(base, pc)) {
             Some(self.current)
@@ -416,7 +416,7 @@ impl InstrCache {
     }
 
     /// Fetches the aligned block around `pc` into block `i`.
-    fn fill(&mut self, i: usize, dev: &Shared, base: DeviceAddr, count: u64, pc: u64) -> Option<()> {
+    fn fill(&mut self, i: usize, dev: &impl Bus, base: DeviceAddr, count: u64, pc: u64) -> Option<()> {
         let first = pc - pc % BLOCK_RECORDS;
         let len = BLOCK_RECORDS.min(count - first);
         let b = &mut self.blocks[i];
@@ -455,20 +455,20 @@ mod tests {
         let shared = dev.shared().clone();
         let mut c = InstrCache::default();
         for pc in [0u64, 5, 63, 64, 130, 199, 3] {
-            let e = c.get(&shared, at, 200, pc).unwrap();
+            let e = c.get(&*shared, at, 200, pc).unwrap();
             assert_eq!(e.decoded().ok().cloned(), Instruction::decode(&build::write(0x1000 + pc * 4, pc as u32)).ok(), "pc {pc}");
         }
         assert_eq!(c.blocks.len(), 4, "blocks of 64 records: 0, 64, 128, 192");
         // A write into the program is seen at the next lookup.
         dev.write(at.offset(5 * 64), &build::exit()).unwrap();
-        assert!(c.get(&shared, at, 200, 5).unwrap().exit);
+        assert!(c.get(&*shared, at, 200, 5).unwrap().exit);
         // A write elsewhere on the same page (another line) keeps the
         // block: no hit until revalidated, then the decodes are still there.
-        assert!(c.get(&shared, at, 200, 7).is_some());
+        assert!(c.get(&*shared, at, 200, 7).is_some());
         dev.write(at.offset(150 * 64 + 16), &[0u8; 4]).unwrap();
         assert!(c.hit(at, 7).is_none(), "the page changed: the fast path declines");
         assert!(c.cursor(at, 200).is_some_and(|k| k.hit(7).is_none()), "the cursor declines too");
-        assert_eq!(c.get(&shared, at, 200, 6).unwrap().decoded().ok().cloned(), Instruction::decode(&build::write(0x1000 + 24, 6)).ok());
+        assert_eq!(c.get(&*shared, at, 200, 6).unwrap().decoded().ok().cloned(), Instruction::decode(&build::write(0x1000 + 24, 6)).ok());
         assert!(c.hit(at, 7).is_some(), "not refetched: pc 7's decode was kept");
         assert!(c.cursor(at, 200).is_some_and(|k| k.hit(7).is_some() && k.hit(6).is_some()), "the cursor hits what the block holds");
         assert!(c.cursor(at, 200).is_some_and(|k| k.hit(64).is_none()), "a record past the block misses");
@@ -476,12 +476,12 @@ mod tests {
         assert!(c.cursor(DeviceAddr(at.get() + 64), 200).is_none(), "no cursor for another program");
         // A write into the block's own lines refetches it.
         dev.write(at.offset(7 * 64), &build::exit()).unwrap();
-        assert!(c.get(&shared, at, 200, 6).is_some());
+        assert!(c.get(&*shared, at, 200, 6).is_some());
         assert!(c.hit(at, 7).is_none(), "refetched: only pc 6 is decoded again");
-        assert!(c.get(&shared, at, 200, 7).unwrap().exit);
+        assert!(c.get(&*shared, at, 200, 7).unwrap().exit);
         // Past the end of memory: no entry.
         let end = DeviceAddr(shared.info.hbm[0].base.get() + shared.info.hbm[0].size - 64);
-        assert!(c.get(&shared, end, 2, 1).is_none());
+        assert!(c.get(&*shared, end, 2, 1).is_none());
     }
 
     #[test]
@@ -493,13 +493,13 @@ mod tests {
         let shared = dev.shared().clone();
         let mut c = InstrCache::default();
         for k in 0..n / BLOCK_RECORDS {
-            c.get(&shared, at, n, k * BLOCK_RECORDS + 1).unwrap();
-            c.get(&shared, at, n, 1).unwrap();
+            c.get(&*shared, at, n, k * BLOCK_RECORDS + 1).unwrap();
+            c.get(&*shared, at, n, 1).unwrap();
         }
         assert_eq!(c.blocks.len(), BLOCKS);
         assert!(c.blocks.iter().any(|b| b.holds(at, 1)), "the block used every time stays");
         c.clear();
         assert!(c.blocks.iter().all(|b| !b.filled));
-        assert_eq!(c.get(&shared, at, n, 2).unwrap().decoded().ok().cloned(), Instruction::decode(&build::write(0x1000 + 8, 2)).ok());
+        assert_eq!(c.get(&*shared, at, n, 2).unwrap().decoded().ok().cloned(), Instruction::decode(&build::write(0x1000 + 8, 2)).ok());
     }
 }

@@ -21,6 +21,7 @@ pub mod alloc;
 pub mod copy;
 pub mod onchip;
 pub mod pages;
+#[allow(unsafe_code)]
 pub mod slab;
 
 use crate::memory::alloc::{AllocError, FreeListAllocator};
@@ -178,7 +179,7 @@ pub fn decode(arch: &ArchDesc, memory: &Memory, cores: u32, addr: DeviceAddr, le
         if let Some(o) = inside(off, l, w.dma_regs, dma_span) {
             return Ok(Target::DmaRegs(core, o));
         }
-        if let Some(o) = inside(off, l, w.q7, crate::q7::PORTAL_SIZE) {
+        if let Some(o) = inside(off, l, w.q7, nrt_hal::arch::Q7_PORTAL_SIZE) {
             return Ok(Target::Q7(core, o));
         }
         return Err(HalError::invalid(

@@ -4,14 +4,13 @@
 use super::pins::PinCache;
 use super::wasm::{self, CompiledLib, MAX_GUEST_MEMORY};
 use super::{Cluster, Latched};
-use crate::core::Core;
-use crate::device::Shared;
-use nrt_hal::EngineId;
+use crate::port::Bus;
+use nrt_hal::{ArchDesc, EngineId};
 use nrt_isa::ucode::{ARG_BLOCK_BYTES, ARG_DST, ArgBlock, ArgLocation, ArgTensor, GpsimdCause};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use wasmtime::{Caller, Extern, Instance, Linker, Memory, Module, Store, StoreLimits, StoreLimitsBuilder, Trap, TypedFunc, UpdateDeadline};
+use wasmtime::{Caller, Extern, Instance, Linker, Memory, Store, StoreLimits, StoreLimitsBuilder, Trap, TypedFunc, UpdateDeadline};
 
 /// How one invocation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,11 +52,16 @@ pub fn tensor_sizes(args: &ArgBlock) -> [u64; ARG_DST as usize + 1] {
     std::array::from_fn(|i| args.tensor(i as u32).map_or(0, ArgTensor::bytes))
 }
 
-/// The device context one call runs with.
+/// The device context one call runs with: device memory (through a
+/// handle the store may keep, so a `dyn` one; the tensor copies mostly go
+/// through the pins of [`PinCache`] without it), the core's cluster
+/// (reset epoch, stdio table) and the op.
 struct CallCtx {
-    dev: Arc<Shared>,
-    core: Arc<Core>,
+    dev: Arc<dyn Bus>,
+    cluster: Arc<Cluster>,
     job: Arc<Job>,
+    /// Bytes per SBUF partition (for tensor arguments in SBUF).
+    partition_bytes: u64,
 }
 
 /// A core's store data.
@@ -165,9 +169,10 @@ fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i
         *cause = Some(GpsimdCause::TensorOob);
         wasmtime::Error::msg(why)
     };
-    let Some(CallCtx { dev, job, .. }) = call.as_ref() else {
+    let Some(CallCtx { dev, job, partition_bytes, .. }) = call.as_ref() else {
         return Err(fail(cause, "tensor access outside an op".into()));
     };
+    let dev = &**dev;
     let Some((t, size)) = u32::try_from(arg).ok().and_then(|a| Some((job.latched.args.tensor(a)?, *job.tensor_bytes.get(a as usize)?))) else {
         return Err(fail(cause, format!("argument {arg} does not exist")));
     };
@@ -185,7 +190,7 @@ fn tensor_io(c: &mut Caller<'_, HostState>, arg: i32, off: i64, ptr: i32, len: i
         // One contiguous range: straight to the pins.
         ArgLocation::Hbm { addr } if write => pins.write(dev, addr.wrapping_add(off), guest, now),
         ArgLocation::Hbm { addr } => pins.read(dev, addr.wrapping_add(off), guest),
-        ArgLocation::Sbuf { .. } => for_segments(t, job.latched.sbuf_base, dev.arch.sbuf_partition_bytes, off, len, |addr, at, n| {
+        ArgLocation::Sbuf { .. } => for_segments(t, job.latched.sbuf_base, *partition_bytes, off, len, |addr, at, n| {
             if write {
                 pins.write(dev, addr, &guest[at..at + n], now)
             } else {
@@ -236,7 +241,7 @@ fn linker() -> Result<&'static Linker<HostState>, String> {
                         return Err(trap(st, GpsimdCause::TensorOob, format!("stdio_write source {p:#x}+{len} outside memory")));
                     };
                     let Some(ctx) = st.call.as_ref() else { return Ok(0) };
-                    let taken = super::stdio::append(&ctx.dev, &ctx.core, st.q7, fd == 2, text, ctx.job.start_clock);
+                    let taken = super::stdio::append(&*ctx.dev, ctx.cluster.stdio_table(), st.q7, fd == 2, text, ctx.job.start_clock);
                     Ok(taken as i32)
                 })?;
                 Ok(())
@@ -246,39 +251,6 @@ fn linker() -> Result<&'static Linker<HostState>, String> {
         })
         .as_ref()
         .map_err(Clone::clone)
-}
-
-/// Instantiates `module` once to read its kernel list (`get_func_cnt`,
-/// `get_func_name`, `get_func_ptr`), checking names and handles.
-pub(crate) fn list_kernels(module: &Module) -> Result<Vec<String>, String> {
-    let mut store = Store::new(wasm::engine()?, HostState::new(0));
-    store.limiter(|s| &mut s.limits);
-    store.set_epoch_deadline(100);
-    let inst = linker()?.instantiate(&mut store, module).map_err(|e| format!("cannot instantiate: {e}"))?;
-    let cnt = inst.get_typed_func::<(), i32>(&mut store, "get_func_cnt").map_err(|e| e.to_string())?;
-    let name = inst.get_typed_func::<i32, i32>(&mut store, "get_func_name").map_err(|e| e.to_string())?;
-    let ptr = inst.get_typed_func::<i32, i32>(&mut store, "get_func_ptr").map_err(|e| e.to_string())?;
-    let mem = inst.get_memory(&mut store, "memory").ok_or("missing export memory")?;
-    let n = cnt.call(&mut store, ()).map_err(|e| format!("get_func_cnt trapped: {e}"))?;
-    if !(0..0x8000).contains(&n) {
-        return Err(format!("get_func_cnt returned {n}, expected 0..0x8000"));
-    }
-    let mut names = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        let p = name.call(&mut store, i).map_err(|e| format!("get_func_name({i}) trapped: {e}"))? as u32 as usize;
-        let data = mem.data(&store);
-        let s = data.get(p..).ok_or_else(|| format!("get_func_name({i}) points outside memory"))?;
-        let end = s.iter().take(256).position(|&b| b == 0).ok_or_else(|| format!("kernel {i}'s name is not NUL-terminated within 255 bytes"))?;
-        let s = std::str::from_utf8(&s[..end]).map_err(|_| format!("kernel {i}'s name is not UTF-8"))?.to_string();
-        if s.is_empty() {
-            return Err(format!("kernel {i} has an empty name"));
-        }
-        if ptr.call(&mut store, i).map_err(|e| format!("get_func_ptr({i}) trapped: {e}"))? == 0 {
-            return Err(format!("kernel {i} ({s}) is not registered (get_func_ptr returned 0)"));
-        }
-        names.push(s);
-    }
-    Ok(names)
 }
 
 fn classify(e: &wasmtime::Error, st: &HostState) -> Outcome {
@@ -293,10 +265,10 @@ fn classify(e: &wasmtime::Error, st: &HostState) -> Outcome {
     }
 }
 
-/// Runs Q7 core `q`'s share of `job`; returns the outcome and the virtual
-/// time it ended.
-pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize) -> (Outcome, u64) {
-    let cluster: &Cluster = &core.q7;
+/// Runs Q7 core `q`'s share of `job` on `cluster` (a core's, of a device
+/// with numbers `arch` and memory `dev`); returns the outcome and the
+/// virtual time it ended.
+pub(crate) fn run<B: Bus + 'static>(dev: &Arc<B>, arch: &ArchDesc, cluster: &Arc<Cluster>, job: &Arc<Job>, q: usize) -> (Outcome, u64) {
     let Some((lib, kernel)) = job.kernels.get(q).or_else(|| job.kernels.first()) else {
         return (Outcome::Fault(GpsimdCause::NoKernel), job.start_clock);
     };
@@ -310,7 +282,7 @@ pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize)
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_callback(|mut ctx| {
             let st = ctx.data_mut();
-            let reset = st.call.as_ref().is_some_and(|c| c.core.q7.reset_epoch.load(Ordering::Acquire) != st.reset_epoch);
+            let reset = st.call.as_ref().is_some_and(|c| c.cluster.reset_epoch.load(Ordering::Acquire) != st.reset_epoch);
             if reset {
                 return Ok(UpdateDeadline::Interrupt);
             }
@@ -338,7 +310,7 @@ pub(crate) fn run(dev: &Arc<Shared>, core: &Arc<Core>, job: &Arc<Job>, q: usize)
     };
     {
         let st = ci.store.data_mut();
-        st.call = Some(CallCtx { dev: dev.clone(), core: core.clone(), job: job.clone() });
+        st.call = Some(CallCtx { dev: dev.clone(), cluster: cluster.clone(), job: job.clone(), partition_bytes: arch.sbuf_partition_bytes });
         st.deadline = Instant::now() + Duration::from_millis(u64::from(cluster.watchdog_ms()));
         st.reset_epoch = epoch;
         st.cause = None;

@@ -3,7 +3,7 @@
 //!
 //! A kernel moves a tensor in chunks (`tensor_to_tcm` / `tcm_to_tensor`,
 //! 8 KiB in the examples): 128 host calls per core for 1M fp32 in and
-//! out. Through [`Shared::read`] / [`Shared::write_at`] every one decodes
+//! out. Through [`Bus::read`] / [`Bus::write_at`] every one decodes
 //! the address, read-locks the page table and looks the page up before it
 //! copies. Here a chunk that lands in a page the core used before goes
 //! straight to that page: one page lock, one copy between the page and
@@ -17,7 +17,7 @@
 //! answers). A freed and reallocated tensor reuses the same pages, as the
 //! ordinary path would.
 
-use crate::device::Shared;
+use crate::port::Bus;
 use crate::memory::pages::{PAGE_SIZE, PinnedRange};
 use nrt_hal::{DeviceAddr, HalResult};
 
@@ -73,7 +73,7 @@ impl PinCache {
     /// (made recent), else a new one (materialising the page only for a
     /// write); `None` where no page can be pinned.
     #[inline]
-    fn find(&mut self, dev: &Shared, addr: u64, write: bool) -> Option<&Pin> {
+    fn find(&mut self, dev: &(impl Bus + ?Sized), addr: u64, write: bool) -> Option<&Pin> {
         if let Some(i) = self.recent.iter().position(|p| p.as_ref().is_some_and(|p| holds(p, addr))) {
             return self.recent[i].as_ref();
         }
@@ -81,7 +81,7 @@ impl PinCache {
     }
 
     #[inline(never)]
-    fn find_slow(&mut self, dev: &Shared, addr: u64, write: bool) -> Option<&Pin> {
+    fn find_slow(&mut self, dev: &(impl Bus + ?Sized), addr: u64, write: bool) -> Option<&Pin> {
         let s = slot(addr);
         let kept = self.table[s].as_ref().filter(|p| holds(p, addr)).cloned();
         let pin = match kept {
@@ -100,7 +100,7 @@ impl PinCache {
     }
 
     /// Copies device bytes at `addr` into `buf`.
-    pub(crate) fn read(&mut self, dev: &Shared, addr: u64, buf: &mut [u8]) -> HalResult<()> {
+    pub(crate) fn read(&mut self, dev: &(impl Bus + ?Sized), addr: u64, buf: &mut [u8]) -> HalResult<()> {
         let mut done = 0;
         while done < buf.len() {
             let a = addr + done as u64;
@@ -120,7 +120,7 @@ impl PinCache {
     }
 
     /// Copies `data` to device address `addr` (stamped `now`).
-    pub(crate) fn write(&mut self, dev: &Shared, addr: u64, data: &[u8], now: u64) -> HalResult<()> {
+    pub(crate) fn write(&mut self, dev: &(impl Bus + ?Sized), addr: u64, data: &[u8], now: u64) -> HalResult<()> {
         let mut done = 0;
         while done < data.len() {
             let a = addr + done as u64;
@@ -151,7 +151,7 @@ mod tests {
     fn kept_pins_see_ordinary_writes_and_are_seen_by_ordinary_reads() {
         let dev = device();
         let a = dev.alloc(MemoryLocation::Hbm { channel: 0 }, 3 * PAGE_SIZE, PAGE_SIZE).unwrap().get();
-        let sh = dev.shared();
+        let sh = &**dev.shared();
         let mut pins = PinCache::default();
         // A write spanning two pages goes through two pins.
         let data: Vec<u8> = (0..12_000u32).map(|i| (i % 251) as u8).collect();
@@ -173,7 +173,7 @@ mod tests {
     fn reads_of_untouched_pages_pin_nothing_and_keep_the_other_pins() {
         let dev = device();
         let a = dev.alloc(MemoryLocation::Hbm { channel: 0 }, 4 * PAGE_SIZE, PAGE_SIZE).unwrap().get();
-        let sh = dev.shared();
+        let sh = &**dev.shared();
         let mut pins = PinCache::default();
         pins.write(sh, a, &[1; 64], 0).unwrap();
         let resident = dev.resident_pages();
@@ -192,7 +192,7 @@ mod tests {
         let dev = device();
         let pages = 2 * TABLE as u64;
         let a = dev.alloc(MemoryLocation::Hbm { channel: 0 }, pages * PAGE_SIZE, PAGE_SIZE).unwrap().get();
-        let sh = dev.shared();
+        let sh = &**dev.shared();
         let mut pins = PinCache::default();
         // More pages than table slots: some share a slot.
         for round in 0..2u8 {

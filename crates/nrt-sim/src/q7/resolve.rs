@@ -3,7 +3,7 @@
 
 use super::wasm::{self, CompiledLib};
 use super::{Cluster, DispatchError, Q7_CORES};
-use crate::device::Shared;
+use crate::port::Bus;
 use nrt_hal::DeviceAddr;
 use nrt_isa::ucode::exception::CLUSTER_Q7;
 use nrt_isa::ucode::{EXTENDED_INST_OPCODE, GpsimdCause, LIBSET_ROW_BYTES, LibSetRow, LibraryImage, UCPL_HEADER_BYTES, UcplHeader};
@@ -24,7 +24,7 @@ fn err(cause: GpsimdCause, q7: u8, why: String) -> DispatchError {
 
 /// Reads and compiles the library file staged at `addr`, at most
 /// `max_bytes` long.
-fn staged_library(dev: &Shared, addr: u64, max_bytes: u64) -> Result<Arc<CompiledLib>, DispatchError> {
+fn staged_library(dev: &impl Bus, addr: u64, max_bytes: u64) -> Result<Arc<CompiledLib>, DispatchError> {
     let bad = |why: String| err(GpsimdCause::BadImage, CLUSTER_Q7, why);
     let mut head = [0u8; UCPL_HEADER_BYTES];
     dev.read(DeviceAddr(addr), &mut head).map_err(|e| bad(format!("library at {addr:#x}: {e}")))?;
@@ -57,7 +57,7 @@ fn installed(cluster: &Cluster, q: usize) -> Result<Arc<CompiledLib>, DispatchEr
 }
 
 /// Finds the kernel for EXTENDED_INST `spec`.
-pub fn resolve(dev: &Shared, cluster: &Cluster, spec: u8) -> Result<Resolved, DispatchError> {
+pub fn resolve(dev: &impl Bus, cluster: &Cluster, spec: u8) -> Result<Resolved, DispatchError> {
     let (addr, rows) = cluster.libset();
     let op = EXTENDED_INST_OPCODE;
     if rows > 0 {

@@ -2,16 +2,15 @@
 //! device never waits for the host: a full ring overwrites its oldest
 //! entries.
 
-use crate::core::Core;
-use crate::device::Shared;
+use crate::port::Bus;
 use nrt_hal::DeviceAddr;
 use nrt_isa::ucode::stdio::{STDIO_DESC_BYTES, TAG_STDERR, TAG_STDOUT};
 use nrt_isa::ucode::{STDIO_ENTRY_BYTES, STDIO_TEXT_BYTES, StdioEntryHeader, StdioQueueDesc};
 
-/// Appends `text` to Q7 core `q7`'s stdout (or stderr) ring; returns the
-/// bytes taken (0 when there is no table or the queue is off).
-pub fn append(dev: &Shared, core: &Core, q7: u32, stderr: bool, text: &[u8], ts: u64) -> usize {
-    let table = core.q7.stdio_table();
+/// Appends `text` to Q7 core `q7`'s stdout (or stderr) ring of the stdio
+/// table at `table` (the cluster's STDIO CSR); returns the bytes taken (0
+/// when there is no table or the queue is off).
+pub fn append(dev: &(impl Bus + ?Sized), table: u64, q7: u32, stderr: bool, text: &[u8], ts: u64) -> usize {
     if table == 0 || text.is_empty() {
         return 0;
     }

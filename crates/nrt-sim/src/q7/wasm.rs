@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
-use wasmtime::{Config, Engine, ExternType, Module, ValType};
+use wasmtime::{Config, Engine, ExternType, FuncType, Linker, Module, Store, StoreLimits, StoreLimitsBuilder, Val, ValType};
 
 /// Milliseconds between two epoch ticks (the watchdog's resolution).
 pub const EPOCH_TICK_MS: u64 = 10;
@@ -17,7 +17,7 @@ pub const MAX_WASM_STACK: usize = 512 << 10;
 /// Compiled libraries kept (distinct images); the cache is cleared when full.
 const CACHE_LIMIT: usize = 64;
 
-struct Shared {
+struct WasmHost {
     engine: Engine,
     ticker: Mutex<TickerState>,
     /// Wakes the ticker while [`TickerState::waiting`].
@@ -34,16 +34,16 @@ struct TickerState {
     /// (each invocation takes `running` from 0 to 1 in deterministic
     /// mode) do not wake it with a system call each time.
     starts: u64,
-    /// The ticker is waiting on [`Shared::wake`]; only then does a start
+    /// The ticker is waiting on [`WasmHost::wake`]; only then does a start
     /// notify it (a notify is a system call even with no one waiting).
     waiting: bool,
 }
 
-static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+static HOST: OnceLock<Result<WasmHost, String>> = OnceLock::new();
 static TICKER: OnceLock<()> = OnceLock::new();
 
-fn shared() -> Result<&'static Shared, String> {
-    SHARED
+fn host() -> Result<&'static WasmHost, String> {
+    HOST
         .get_or_init(|| {
             let mut c = Config::new();
             c.epoch_interruption(true);
@@ -55,7 +55,7 @@ fn shared() -> Result<&'static Shared, String> {
                 c.profiler(wasmtime::ProfilingStrategy::PerfMap);
             }
             Engine::new(&c)
-                .map(|engine| Shared { engine, ticker: Mutex::new(TickerState::default()), wake: Condvar::new() })
+                .map(|engine| WasmHost { engine, ticker: Mutex::new(TickerState::default()), wake: Condvar::new() })
                 .map_err(|e| format!("cannot create the wasm engine: {e}"))
         })
         .as_ref()
@@ -64,19 +64,19 @@ fn shared() -> Result<&'static Shared, String> {
 
 /// The shared engine.
 pub fn engine() -> Result<&'static Engine, String> {
-    shared().map(|s| &s.engine)
+    host().map(|s| &s.engine)
 }
 
 /// Marks one invocation running while the guard lives; the ticker thread
 /// (one per process, started on first use) advances the epoch every
 /// [`EPOCH_TICK_MS`] while some invocation runs (and through one more tick
 /// after the last one started), and waits otherwise.
-pub struct Running(&'static Shared);
+pub struct Running(&'static WasmHost);
 
 impl Running {
     /// Starts counting one invocation.
     pub fn start() -> Result<Running, String> {
-        let s = shared()?;
+        let s = host()?;
         let mut st = s.ticker.lock().unwrap_or_else(|e| e.into_inner());
         st.running += 1;
         st.starts = st.starts.wrapping_add(1);
@@ -105,7 +105,7 @@ impl Drop for Running {
     }
 }
 
-fn ticker(s: &'static Shared) {
+fn ticker(s: &'static WasmHost) {
     let mut seen = 0u64;
     loop {
         {
@@ -193,7 +193,7 @@ fn compile(lib: &LibraryImage) -> Result<CompiledLib, String> {
     if !matches!(module.get_export("memory"), Some(ExternType::Memory(_))) {
         return Err("missing export memory".into());
     }
-    let kernels = super::invoke::list_kernels(&module)?;
+    let kernels = list_kernels(&module)?;
     for name in &kernels {
         match module.get_export(name) {
             Some(t) if func_is(&t, &[], &i32v) => {}
@@ -233,6 +233,73 @@ pub fn compiled(lib: &LibraryImage) -> Result<Arc<CompiledLib>, String> {
 /// Compilations so far (to test that the cache works).
 pub fn compile_count() -> usize {
     COMPILES.load(Ordering::Relaxed)
+}
+
+/// Instantiates `module` once to read its kernel list (`get_func_cnt`,
+/// `get_func_name`, `get_func_ptr`), checking names and handles.
+///
+/// The kernel imports are bound to what they answer outside an op (the
+/// invocation's linker, `invoke`, answers the same with no op in flight):
+/// the ids and counts read as 0, a stdio write takes nothing, the
+/// argument and tensor imports trap.
+fn list_kernels(module: &Module) -> Result<Vec<String>, String> {
+    let mut store = Store::new(engine()?, StoreLimitsBuilder::new().memory_size(MAX_GUEST_MEMORY).instances(1).build());
+    store.limiter(|s| s);
+    store.set_epoch_deadline(100);
+    let inst = inspection_linker()?.instantiate(&mut store, module).map_err(|e| format!("cannot instantiate: {e}"))?;
+    let cnt = inst.get_typed_func::<(), i32>(&mut store, "get_func_cnt").map_err(|e| e.to_string())?;
+    let name = inst.get_typed_func::<i32, i32>(&mut store, "get_func_name").map_err(|e| e.to_string())?;
+    let ptr = inst.get_typed_func::<i32, i32>(&mut store, "get_func_ptr").map_err(|e| e.to_string())?;
+    let mem = inst.get_memory(&mut store, "memory").ok_or("missing export memory")?;
+    let n = cnt.call(&mut store, ()).map_err(|e| format!("get_func_cnt trapped: {e}"))?;
+    if !(0..0x8000).contains(&n) {
+        return Err(format!("get_func_cnt returned {n}, expected 0..0x8000"));
+    }
+    let mut names = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let p = name.call(&mut store, i).map_err(|e| format!("get_func_name({i}) trapped: {e}"))? as u32 as usize;
+        let data = mem.data(&store);
+        let s = data.get(p..).ok_or_else(|| format!("get_func_name({i}) points outside memory"))?;
+        let end = s.iter().take(256).position(|&b| b == 0).ok_or_else(|| format!("kernel {i}'s name is not NUL-terminated within 255 bytes"))?;
+        let s = std::str::from_utf8(&s[..end]).map_err(|_| format!("kernel {i}'s name is not UTF-8"))?.to_string();
+        if s.is_empty() {
+            return Err(format!("kernel {i} has an empty name"));
+        }
+        if ptr.call(&mut store, i).map_err(|e| format!("get_func_ptr({i}) trapped: {e}"))? == 0 {
+            return Err(format!("kernel {i} ({s}) is not registered (get_func_ptr returned 0)"));
+        }
+        names.push(s);
+    }
+    Ok(names)
+}
+
+/// The linker [`list_kernels`] instantiates with (see there).
+fn inspection_linker() -> Result<&'static Linker<StoreLimits>, String> {
+    static LINKER: OnceLock<Result<Linker<StoreLimits>, String>> = OnceLock::new();
+    LINKER
+        .get_or_init(|| {
+            let engine = engine()?;
+            let mut l = Linker::new(engine);
+            for (name, params, results) in IMPORTS {
+                let ty = FuncType::new(engine, params.iter().cloned(), results.iter().cloned());
+                let traps = match *name {
+                    "arg_block" => Some("arg_block outside an op"),
+                    "tensor_read" | "tensor_write" => Some("tensor access outside an op"),
+                    _ => None,
+                };
+                l.func_new("env", name, ty, move |_, _, out| {
+                    if let Some(why) = traps {
+                        return Err(wasmtime::Error::msg(why));
+                    }
+                    out.iter_mut().for_each(|v| *v = Val::I32(0));
+                    Ok(())
+                })
+                .map_err(|e| format!("cannot define the kernel imports: {e}"))?;
+            }
+            Ok(l)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 /// Checks a library file as the device would load it: header, table,

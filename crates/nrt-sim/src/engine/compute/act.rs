@@ -8,7 +8,8 @@
 //! time.
 
 use super::operand::{self, Operand, Space};
-use super::{ComputeContext, Done, OpError, OpResult};
+use super::context::{ComputeContext, Done, OpError, OpResult};
+use crate::port::Bus;
 use crate::cost;
 use crate::kernels::activation::{ActFunc as K, activation};
 use crate::kernels::pattern::{Pattern, gather, scatter};
@@ -51,7 +52,7 @@ pub(crate) fn table_load() -> Done {
 }
 
 /// ACTIVATE.
-pub(crate) fn activate(i: &Activate, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn activate(i: &Activate, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let func = kernel_func(i.func)?;
     let parts = usize::from(i.partitions);
     let input = operand::tensor3d("input", &i.input, parts, operand::dtype("in_dtype", i.in_dtype)?)?;

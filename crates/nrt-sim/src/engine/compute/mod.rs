@@ -14,129 +14,22 @@
 //! notification naming the instruction.
 
 pub mod act;
+pub mod context;
 pub mod operand;
 pub mod pe;
 pub mod special;
 pub mod tensor;
 
-use crate::core::Core;
-use crate::kernels::KernelError;
+pub use context::{ComputeContext, Cycles, DeviceFault, Done, EngineState};
+use context::OpError;
 use crate::kernels::pattern::OnChipWrite;
-use crate::kernels::pe::Weights;
-use crate::device::Shared;
-use nrt_hal::EngineId;
+use crate::port::Bus;
 use nrt_isa::dtype::{Rounding, f32_to_bytes};
 use nrt_isa::instr::Instruction;
-use operand::{OnChip, Operand};
-
-/// What a compute instruction may touch. SBUF and PSUM are reached as
-/// `[partition][bytes]` through [`Core::sbuf_view`] / [`Core::psum_view`]
-/// (adapters to the kernels' `OnChipRead` / `OnChipWrite`).
-pub struct ComputeContext<'a> {
-    /// Architecture numbers (partition sizes).
-    pub arch: &'static nrt_hal::ArchDesc,
-    /// The engine executing.
-    pub engine: EngineId,
-    /// The core (SBUF, PSUM, semaphores).
-    pub core: &'a Core,
-    /// The device (HBM and host memory for table operands).
-    pub dev: &'a Shared,
-    /// State the engine keeps between instructions.
-    pub state: &'a mut EngineState,
-}
-
-impl ComputeContext<'_> {
-    fn onchip(&self) -> OnChip<'_> {
-        OnChip { sbuf: self.core.sbuf_view(), psum: self.core.psum_view() }
-    }
-}
-
-/// Per-engine state that outlives one instruction: the stationary operand
-/// loaded into the PE array by LDWEIGHTS, used by every later MATMUL until
-/// the next LDWEIGHTS (or a program start).
-#[derive(Debug, Default, Clone)]
-pub struct EngineState {
-    /// The loaded weights and their element type.
-    pub weights: Option<(Weights, nrt_isa::dtype::Dtype)>,
-}
-
-/// A device-side fault raised by an instruction.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeviceFault {
-    /// The opcode is not implemented by this device.
-    #[error("unsupported instruction opcode {opcode:#04x} ({name}) on {engine}: {why}")]
-    UnsupportedInstruction {
-        /// Opcode byte.
-        opcode: u8,
-        /// Its name if known.
-        name: &'static str,
-        /// Engine that fetched it.
-        engine: EngineId,
-        /// Why it cannot run here.
-        why: &'static str,
-    },
-    /// The instruction's operands are malformed or out of range.
-    #[error("bad operands for {name} (opcode {opcode:#04x}): {reason}")]
-    BadOperands {
-        /// Opcode byte.
-        opcode: u8,
-        /// Instruction name.
-        name: &'static str,
-        /// What was wrong, and what was expected.
-        reason: String,
-    },
-    /// NaN or Inf was produced.
-    #[error("numerical error (NaN/Inf) in opcode {opcode:#04x}")]
-    Numerical {
-        /// Opcode byte.
-        opcode: u8,
-    },
-}
-
-/// Engine cycles a compute instruction took.
-pub type Cycles = u64;
-
-/// What an executed compute instruction reports back to the sequencer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Done {
-    /// Engine cycles taken (see `crate::cost`).
-    pub cycles: Cycles,
-    /// The operand the instruction wrote, if any (where an injected NaN goes).
-    pub output: Option<Operand>,
-    /// An out-of-bounds notification to raise (custom sub-id), the
-    /// instruction having skipped the offending element.
-    pub oob: Option<nrt_isa::notification::CustomSubId>,
-}
-
-/// Operand / kernel problems of one instruction, before the sequencer
-/// names the instruction.
-#[derive(Debug)]
-pub(crate) enum OpError {
-    /// A field or operand is wrong (text names it and the expectation).
-    Bad(String),
-    /// The kernels refused the operands.
-    Kernel(KernelError),
-    /// The instruction's option is not implemented.
-    Unsupported(&'static str),
-}
-
-impl From<KernelError> for OpError {
-    fn from(e: KernelError) -> Self {
-        OpError::Kernel(e)
-    }
-}
-
-impl From<String> for OpError {
-    fn from(e: String) -> Self {
-        OpError::Bad(e)
-    }
-}
-
-/// Result type of the per-family executors.
-pub(crate) type OpResult = Result<Done, OpError>;
+use operand::Operand;
 
 /// Executes one compute instruction.
-pub fn execute(instr: &Instruction, ctx: &mut ComputeContext<'_>) -> Result<Done, DeviceFault> {
+pub fn execute(instr: &Instruction, ctx: &mut ComputeContext<'_, impl Bus>) -> Result<Done, DeviceFault> {
     let opcode = instr.opcode().to_u8();
     let name = instr.opcode().name().unwrap_or("unknown");
     let engine = ctx.engine;
@@ -173,7 +66,7 @@ pub fn execute(instr: &Instruction, ctx: &mut ComputeContext<'_>) -> Result<Done
 /// Overwrites the first element of `out` with NaN (the `nan` fault's
 /// evidence on a compute output). Integer outputs get the dtype's
 /// conversion of NaN.
-pub fn poison_first_element(ctx: &ComputeContext<'_>, out: &Operand) {
+pub fn poison_first_element(ctx: &ComputeContext<'_, impl Bus>, out: &Operand) {
     let esize = out.dtype.size_bytes();
     let mut bytes = vec![0u8; esize];
     if f32_to_bytes(&[f32::NAN], out.dtype, &mut bytes, &mut Rounding::NearestEven).is_ok() {

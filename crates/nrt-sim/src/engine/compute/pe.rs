@@ -8,7 +8,8 @@
 //! move when the moving operand is the identity), otherwise it is fp32.
 
 use super::operand::{self, Space};
-use super::{ComputeContext, Done, OpError, OpResult};
+use super::context::{ComputeContext, Done, OpError, OpResult};
+use crate::port::Bus;
 use crate::cost;
 use crate::kernels::lowp::LowFormat;
 use crate::kernels::pattern::{gather, gather_raw, scatter};
@@ -24,7 +25,7 @@ fn check_origin(row_start: u8, col_start: u8) -> Result<(), OpError> {
 }
 
 /// LDWEIGHTS: gather `rows x cols` weights and keep them in the array.
-pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     check_origin(i.row_start, i.col_start)?;
     let dt = operand::dtype("weights", i.dtype)?;
     let w = operand::tensor3d("weights", &i.weights, usize::from(i.rows), dt)?;
@@ -47,7 +48,7 @@ pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_>) -> OpResult
 }
 
 /// MATMUL: `psum (+)= weightsᵀ · moving`, or a transpose pass.
-pub(crate) fn matmul(i: &Matmul, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn matmul(i: &Matmul, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     check_origin(i.row_start, i.col_start)?;
     let Some((weights, wdt)) = ctx.state.weights.as_ref() else {
         return Err(OpError::Bad("MATMUL before any LDWEIGHTS: the PE array holds no weights".into()));

@@ -2,7 +2,8 @@
 //! steps zero) and EMBEDDING_UPDATE.
 
 use super::operand;
-use super::{ComputeContext, Done, OpError, OpResult};
+use super::context::{ComputeContext, Done, OpError, OpResult};
+use crate::port::Bus;
 use crate::cost;
 use crate::kernels::elementwise::memset;
 use crate::kernels::iota::iota as k_iota;
@@ -18,7 +19,7 @@ use nrt_isa::notification::CustomSubId;
 
 /// STREAM_TRANSPOSE: the `partitions x F` input becomes `F x partitions`;
 /// a bit-exact move when the dtypes match.
-pub(crate) fn stream_transpose(i: &StreamTranspose, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn stream_transpose(i: &StreamTranspose, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let parts = usize::from(i.partitions);
     let input = operand::tensor3d("input", &i.input, parts, operand::dtype("in_dtype", i.in_dtype)?)?;
     let f = input.pattern.free_len();
@@ -53,7 +54,7 @@ fn integral(v: f32) -> Option<i64> {
 /// All steps zero is memset (any base). Integer base and steps go through
 /// the exact index kernel; fractional ones are evaluated in f32 in the
 /// documented order `((base + p·ps) + i0·s0) + i1·s1) + i2·s2`.
-pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let parts = usize::from(i.partitions);
     let out = operand::tensor3d("output", &i.output, parts, operand::dtype("dtype", i.dtype)?)?;
     let chip = ctx.onchip();
@@ -87,7 +88,7 @@ pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_>) -> OpResult {
 /// are read, added in f32 and written back one at a time, so repeated
 /// indices accumulate. An index that is not an integer below `num_rows` is
 /// skipped and raises the EmbeddingUpdateOob custom notification.
-pub(crate) fn embedding_update(i: &EmbeddingUpdate, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn embedding_update(i: &EmbeddingUpdate, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let parts = usize::from(i.partitions);
     let dt = operand::dtype("dtype", i.dtype)?;
     let idx = operand::tensor3d("indices", &i.indices, parts, operand::dtype("index_dtype", i.index_dtype)?)?;

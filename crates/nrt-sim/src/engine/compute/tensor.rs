@@ -6,7 +6,8 @@
 //! dtypes and COPY_PREDICATED move elements bit-exactly.
 
 use super::operand::{self, Operand};
-use super::{ComputeContext, Done, OpError, OpResult};
+use super::context::{ComputeContext, Done, OpError, OpResult};
+use crate::port::Bus;
 use crate::cost;
 use crate::kernels::copy::copy_cast;
 use crate::kernels::elementwise::{AluOp as K, ScalarStage, tensor_scalar as k_tensor_scalar, tensor_tensor as k_tensor_tensor};
@@ -57,7 +58,7 @@ fn same_len(a: (&str, &Operand), b: (&str, &Operand)) -> Result<(), OpError> {
 }
 
 /// TENSOR_TENSOR: `out = in0 op in1`.
-pub(crate) fn tensor_tensor(i: &TensorTensor, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn tensor_tensor(i: &TensorTensor, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let (op, swap) = kernel_alu(i.op)?;
     let parts = usize::from(i.partitions);
     let a = operand::tensor3d("in0", &i.in0, parts, operand::dtype("in0 dtype", i.in_dtypes.first)?)?;
@@ -82,7 +83,7 @@ fn stage(op: AluOp, scalar: f32, reverse: bool) -> Result<ScalarStage<'static>, 
 }
 
 /// TENSOR_SCALAR: `t = in op0 scalar0`, `out = t op1 scalar1`.
-pub(crate) fn tensor_scalar(i: &TensorScalar, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn tensor_scalar(i: &TensorScalar, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let parts = usize::from(i.partitions);
     let input = operand::tensor3d("input", &i.input, parts, operand::dtype("in_dtype", i.in_dtype)?)?;
     let output = operand::tensor3d("output", &i.output, parts, operand::dtype("out_dtype", i.out_dtype)?)?;
@@ -104,7 +105,7 @@ pub(crate) fn tensor_scalar(i: &TensorScalar, ctx: &mut ComputeContext<'_>) -> O
 /// The input is gathered with its axes reordered so the reduced ones are
 /// innermost; one `reduce_free` over groups of their combined size then
 /// leaves the kept dimensions in their original order.
-pub(crate) fn pool(i: &Pool, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn pool(i: &Pool, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     if i.axes & !0b111 != 0 {
         return Err(OpError::Bad(format!("axes {:#04x}: only bits 0..=2 (the three input dimensions) exist", i.axes)));
     }
@@ -151,7 +152,7 @@ pub(crate) fn copy(
     dst: &Tensor4d,
     out_dt: DtypeCode,
     partitions: u8,
-    ctx: &mut ComputeContext<'_>,
+    ctx: &mut ComputeContext<'_, impl Bus>,
 ) -> OpResult {
     let parts = usize::from(partitions);
     let s = operand::tensor4d("src", src, parts, operand::dtype("in_dtype", in_dt)?)?;
@@ -166,7 +167,7 @@ pub(crate) fn copy(
 
 /// COPY_PREDICATED: `dst = src` where `mask != 0` (`== 0` with `invert`),
 /// moved bit-exactly; dst keeps its bytes elsewhere.
-pub(crate) fn copy_predicated(i: &CopyPredicated, ctx: &mut ComputeContext<'_>) -> OpResult {
+pub(crate) fn copy_predicated(i: &CopyPredicated, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let parts = usize::from(i.partitions);
     let dt = operand::dtype("dtype", i.dtype)?;
     let mask = operand::tensor3d("mask", &i.mask, parts, operand::dtype("mask_dtype", i.mask_dtype)?)?;

@@ -1,0 +1,463 @@
+//! The simulated device: routes every device-address access, owns the
+//! lazily created cores, and implements [`nrt_hal::Device`].
+//!
+//! The root of the crate's layout (see the README): the only module that
+//! holds the shared state every worker's door leads to.
+//!
+//! - this file: [`SimDevice`] and its `Device` impl (validation, the
+//!   host's register calls and their held wakes).
+//! - `shared`: `Shared` (cores, memory, faults, scheduler, the lost
+//!   flag) and how a scheduled task runs.
+//! - `bus`: the memory door ([`crate::port::Bus`]) and its routing.
+//! - `fanout`: the signal door ([`crate::signals::Signals`],
+//!   [`crate::signals::Env`]): routed register stores, the wake fan-out,
+//!   task scheduling.
+
+mod bus;
+mod fanout;
+mod shared;
+
+use crate::config::SimConfig;
+use crate::core::Core;
+use crate::engine::RunState;
+use crate::fault::{FaultSpec, FaultState};
+use crate::memory::{Memory, Target};
+use crate::nq::{NqState, NqView, RingMemory};
+use crate::scheduler::{HasScheduler, Scheduler};
+use crate::wake::Change;
+use nrt_hal::{
+    CoreId, CoreReservation, Device, DeviceAddr, DeviceInfo, DmaQueueId, DmaQueueState, DmaRingConfig, EngineId,
+    HalError, HalResult, HbmChannelDesc, MemoryLocation, NQ_RECORD_BYTES, NqRing, NqSpec,
+};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
+
+
+pub(crate) use shared::Shared;
+
+/// The error of a register index past the core's `count` (built out of
+/// line, off the register calls' path).
+#[cold]
+#[inline(never)]
+fn no_such_register(core: CoreId, index: u32, count: u32, what: &str) -> HalError {
+    HalError::invalid(DeviceAddr(0), 0, format!("{what} {index} does not exist; {core} has {count}"))
+}
+
+/// A simulated Neuron device. Cheap to create: memory, cores and worker
+/// threads all appear on first use.
+#[derive(Debug)]
+pub struct SimDevice {
+    shared: Arc<Shared>,
+}
+
+impl SimDevice {
+    /// Device `index` of the instance described by `config`.
+    pub fn new(config: &SimConfig, index: u32) -> SimDevice {
+        let arch = config.arch.desc();
+        let hbm: Vec<HbmChannelDesc> = arch
+            .hbm
+            .iter()
+            .map(|c| HbmChannelDesc { base: c.base, size: config.hbm_bytes_per_channel.map_or(c.size, |s| s.min(c.size)) })
+            .collect();
+        let host = HbmChannelDesc { base: arch.host_dma_base, size: config.host_memory_bytes };
+        let info = DeviceInfo {
+            backend: "sim",
+            arch,
+            device_index: index,
+            physical_cores: arch.cores_per_device,
+            hbm: hbm.clone(),
+            host_memory: host,
+        };
+        let shared = Arc::new_cyclic(|me| Shared {
+            arch,
+            info,
+            config: config.clone(),
+            memory: Memory::new(&hbm, host),
+            faults: FaultState::default(),
+            scheduler: Scheduler::new(config.deterministic, config.threads, config.deterministic_drain_limit),
+            cores: (0..arch.cores_per_device).map(|_| OnceLock::new()).collect(),
+            lost: Mutex::new(None),
+            is_lost: std::sync::atomic::AtomicBool::new(false),
+            me: me.clone(),
+        });
+        shared.faults.arm_all(&config.faults);
+        SimDevice { shared }
+    }
+
+    /// Every device of the configured instance.
+    pub fn all(config: &SimConfig) -> Vec<SimDevice> {
+        (0..config.devices).map(|i| SimDevice::new(config, i)).collect()
+    }
+
+    /// The shared state, for in-crate tests that drive engines directly.
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Every device of the instance the `NEURON_SIM_*` environment
+    /// describes (the runtime's default backend).
+    pub fn all_from_env() -> Result<Vec<SimDevice>, crate::config::ConfigError> {
+        Ok(SimDevice::all(&SimConfig::from_env()?))
+    }
+
+    /// Simulates losing the device (a PCIe drop, a driver reset): every
+    /// later `Device` call fails with `DeviceLost` naming `reason`, and
+    /// the device stops stepping its engines and queues.
+    pub fn lose(&self, reason: &str) {
+        *self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.to_string());
+        self.shared.is_lost.store(true, Ordering::Release);
+        self.shared.scheduler().shutdown();
+    }
+
+    #[inline]
+    fn alive(&self) -> HalResult<()> {
+        if !self.shared.is_lost.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.lost_error()
+    }
+
+    /// [`SimDevice::alive`] once the device may be lost: the error naming
+    /// why (kept out of line, off every device call's path).
+    #[cold]
+    #[inline(never)]
+    fn lost_error(&self) -> HalResult<()> {
+        match &*self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) {
+            None => Ok(()),
+            Some(reason) => Err(HalError::DeviceLost { reason: format!("simulated device {}: {reason}", self.shared.info.device_index) }),
+        }
+    }
+
+    /// Arms a fault at run time (the test API of fault injection).
+    pub fn inject(&self, fault: FaultSpec) {
+        self.shared.faults.arm(fault);
+    }
+
+    /// Worker threads started so far (0 for an idle or deterministic device).
+    pub fn worker_threads(&self) -> usize {
+        self.shared.scheduler().workers()
+    }
+
+    /// Cores that have been touched (an idle core is never created).
+    pub fn started_cores(&self) -> Vec<CoreId> {
+        (0..self.shared.info.physical_cores).map(CoreId).filter(|c| self.shared.started_core(*c).is_some()).collect()
+    }
+
+    /// Backing pages materialised across HBM and host memory (for
+    /// checking that untouched memory costs nothing).
+    pub fn resident_pages(&self) -> usize {
+        self.shared.memory.hbm.iter().map(|p| p.bytes.resident_pages()).sum::<usize>()
+            + self.shared.memory.host.bytes.resident_pages()
+    }
+
+    /// Virtual clock (ps) of an engine, for profiles and tests.
+    pub fn engine_clock(&self, core: CoreId, engine: EngineId) -> Option<u64> {
+        let c = self.shared.started_core(core)?;
+        let seq = c.engines[engine.index()].seq.lock().unwrap_or_else(|e| e.into_inner());
+        Some(seq.clock())
+    }
+
+    /// Run state of an engine's sequencer.
+    pub fn engine_state(&self, core: CoreId, engine: EngineId) -> Option<RunState> {
+        let c = self.shared.started_core(core)?;
+        let seq = c.engines[engine.index()].seq.lock().unwrap_or_else(|e| e.into_inner());
+        Some(seq.state())
+    }
+
+    /// The core (borrowed: no reference-count traffic on the doorbell's
+    /// path) if register `index` of `count` exists.
+    #[inline]
+    fn index_check(&self, core: CoreId, index: u32, count: u32, what: &str) -> HalResult<&Arc<Core>> {
+        let c = self.shared.core_borrowed(core)?;
+        if index >= count {
+            return Err(no_such_register(core, index, count, what));
+        }
+        Ok(c)
+    }
+
+    fn queue_index(&self, queue: DmaQueueId) -> HalResult<usize> {
+        let a = self.shared.arch;
+        if u32::from(queue.engine) >= a.dma_engines_per_core || u32::from(queue.queue) >= a.queues_per_dma_engine {
+            return Err(HalError::invalid(
+                DeviceAddr(0),
+                0,
+                format!(
+                    "DMA queue {queue} does not exist; cores have {} engines x {} queues",
+                    a.dma_engines_per_core, a.queues_per_dma_engine
+                ),
+            ));
+        }
+        Ok(usize::from(queue.engine) * a.queues_per_dma_engine as usize + usize::from(queue.queue))
+    }
+}
+
+impl Drop for SimDevice {
+    fn drop(&mut self) {
+        self.shared.scheduler().shutdown();
+    }
+}
+
+impl Device for SimDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.shared.info
+    }
+
+    fn alloc(&self, location: MemoryLocation, size: u64, align: u64) -> HalResult<DeviceAddr> {
+        self.alive()?;
+        self.shared.memory.pool(location)?.alloc(size, align)
+    }
+
+    fn free(&self, addr: DeviceAddr) -> HalResult<()> {
+        self.alive()?;
+        match self.shared.target(addr, 0)? {
+            Target::Pool(ch, _) => self.shared.pool(ch).free(addr),
+            _ => Err(HalError::invalid(addr, 0, "only HBM and host-DMA allocations can be freed")),
+        }
+    }
+
+    fn read(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()> {
+        self.alive()?;
+        self.shared.read(addr, buf)
+    }
+
+    fn write(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()> {
+        self.alive()?;
+        self.shared.write_at(addr, data, 0)
+    }
+
+    fn memset(&self, addr: DeviceAddr, value: u8, len: u64) -> HalResult<()> {
+        self.alive()?;
+        match self.shared.target(addr, len)? {
+            Target::Pool(ch, off) => self.shared.pool(ch).bytes.fill(off, len, value),
+            Target::Sbuf(c, off) => self.shared.core(c)?.sbuf.fill(off, len, value),
+            Target::Psum(c, off) => self.shared.core(c)?.psum.fill(off, len, value),
+            _ => {
+                let buf = vec![value; len as usize];
+                self.shared.write_at(addr, &buf, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<()> {
+        self.alive()?;
+        self.shared.copy_at(src, dst, len, 0)
+    }
+
+    fn semaphore_read(&self, core: CoreId, index: u32) -> HalResult<i32> {
+        self.alive()?;
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        Ok(c.sync.sem(index))
+    }
+
+    fn semaphore_set(&self, core: CoreId, index: u32, value: i32) -> HalResult<()> {
+        self.alive()?;
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        c.sync.set_sem(index, value, c.now());
+        self.shared.wake_held(c, Change::Sem(index));
+        Ok(())
+    }
+
+    fn semaphore_increment(&self, core: CoreId, index: u32, by: u32) -> HalResult<()> {
+        self.alive()?;
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        c.sync.add_sem(index, by as i32, c.now());
+        self.shared.wake_held(c, Change::Sem(index));
+        Ok(())
+    }
+
+    fn semaphore_decrement(&self, core: CoreId, index: u32, by: u32) -> HalResult<()> {
+        self.alive()?;
+        let c = self.index_check(core, index, self.shared.arch.semaphores, "semaphore")?;
+        c.sync.add_sem(index, (by as i32).wrapping_neg(), c.now());
+        self.shared.wake_held(c, Change::Sem(index));
+        Ok(())
+    }
+
+    fn event_read(&self, core: CoreId, index: u32) -> HalResult<bool> {
+        self.alive()?;
+        let c = self.index_check(core, index, self.shared.arch.events, "event")?;
+        Ok(c.sync.event(index))
+    }
+
+    fn event_set(&self, core: CoreId, index: u32) -> HalResult<()> {
+        self.alive()?;
+        let c = self.index_check(core, index, self.shared.arch.events, "event")?;
+        c.sync.set_event(index, true, c.now());
+        self.shared.wake_held(c, Change::Event(index));
+        Ok(())
+    }
+
+    fn event_clear(&self, core: CoreId, index: u32) -> HalResult<()> {
+        self.alive()?;
+        let c = self.index_check(core, index, self.shared.arch.events, "event")?;
+        c.sync.set_event(index, false, c.now());
+        self.shared.wake_held(c, Change::Event(index));
+        Ok(())
+    }
+
+    fn dma_queue_init(&self, core: CoreId, queue: DmaQueueId, config: DmaRingConfig) -> HalResult<()> {
+        self.alive()?;
+        let qi = self.queue_index(queue)?;
+        let c = self.shared.core(core)?;
+        for ring in [config.tx_ring, config.rx_ring] {
+            self.shared.target(ring, u64::from(config.descriptors) * 16)?;
+        }
+        c.dma[qi].init(config);
+        Ok(())
+    }
+
+    fn dma_queue_state(&self, core: CoreId, queue: DmaQueueId) -> HalResult<DmaQueueState> {
+        self.alive()?;
+        let qi = self.queue_index(queue)?;
+        Ok(self.shared.core(core)?.dma[qi].state())
+    }
+
+    fn dma_tail_increment(&self, core: CoreId, queue: DmaQueueId, tx: u32, rx: u32) -> HalResult<()> {
+        self.alive()?;
+        let qi = self.queue_index(queue)?;
+        let c = self.shared.core(core)?;
+        c.dma[qi].ring_doorbell(tx, rx);
+        self.shared.schedule_dma(&c, qi);
+        Ok(())
+    }
+
+    fn nq_init(&self, spec: NqSpec) -> HalResult<Arc<dyn NqRing>> {
+        self.alive()?;
+        let c = self.shared.core(spec.core)?;
+        if !spec.size_bytes.is_power_of_two() || (spec.size_bytes as usize) < NQ_RECORD_BYTES {
+            return Err(HalError::invalid(
+                spec.ring,
+                u64::from(spec.size_bytes),
+                "NQ size must be a power of two of at least 16 bytes",
+            ));
+        }
+        let size = u64::from(spec.size_bytes);
+        let pin = match self.shared.target(spec.ring, size)? {
+            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => {
+                return Err(HalError::invalid(spec.ring, size, "NQ ring must be memory"));
+            }
+            // HBM and host rings are resolved to their page once.
+            Target::Pool(ch, off) => self.shared.pool(ch).bytes.pin(off, size),
+            _ => None,
+        };
+        let mut state = NqState::with_signal(spec, c.nq_signal.clone());
+        if let Some(p) = pin {
+            state = state.pinned_to(p);
+        }
+        let state = Arc::new(state);
+        if let Some(old) = c.bind_nq(state.clone()) {
+            old.disable();
+        }
+        let mem: Arc<dyn RingMemory> = self.shared.clone();
+        Ok(Arc::new(NqView::new(state, mem)))
+    }
+
+    fn nq_destroy(&self, spec: NqSpec) -> HalResult<()> {
+        self.alive()?;
+        let c = self.shared.core(spec.core)?;
+        if let Some(old) = c.unbind_nq(spec.engine_index, spec.nq_type) {
+            old.disable();
+        }
+        Ok(())
+    }
+
+    fn reserve_cores(&self, cores: &[CoreId]) -> HalResult<CoreReservation> {
+        self.alive()?;
+        for &c in cores {
+            self.shared.check_core(c)?;
+        }
+        let cfg = &self.shared.config;
+        CoreReservation::acquire(&cfg.lock_dir, &cfg.lock_namespace, self.shared.info.device_index, cores)
+    }
+
+    fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()> {
+        self.alive()?;
+        let c = self.shared.core(core)?;
+        self.shared.target(addr, len)?;
+        let slot = &c.engines[engine.index()];
+        let mut seq = slot.seq.lock().unwrap_or_else(|e| e.into_inner());
+        seq.start(addr, len / 64);
+        slot.active.store(true, Ordering::Release);
+        drop(seq);
+        self.shared.schedule_engine(&c, engine.index());
+        Ok(())
+    }
+
+    fn assist(&self) -> bool {
+        self.shared.scheduler.run_one(&self.shared)
+    }
+
+    fn lending_begin(&self) {
+        self.shared.scheduler.lending_begin();
+    }
+
+    fn lending_end(&self) {
+        self.shared.scheduler.lending_end();
+    }
+
+    fn reset_core(&self, core: CoreId) -> HalResult<()> {
+        self.alive()?;
+        self.shared.check_core(core)?;
+        let Some(c) = self.shared.started_core(core) else { return Ok(()) };
+        for slot in c.engines.iter() {
+            slot.active.store(false, Ordering::Release);
+            slot.seq.lock().unwrap_or_else(|e| e.into_inner()).reset();
+        }
+        for q in c.dma.iter() {
+            q.reset();
+        }
+        c.sync.reset();
+        c.q7.reset();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SimConfig;
+    use crate::port::StoreRoute;
+    use crate::wake::WaitKey;
+    use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP};
+    use nrt_hal::conformance::udma_copy_pair;
+
+    /// A sequencer's tail stores walk the queue at once, and the walk's
+    /// wake leaves out only the writer itself: engine 0 of another core,
+    /// blocked on the queue's completion semaphore, is stepped.
+    #[test]
+    fn a_tail_store_walks_at_once_and_wakes_the_other_cores_engine_of_the_writers_index() {
+        let dev = SimDevice::new(&SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build(), 0);
+        let hbm = MemoryLocation::Hbm { channel: 0 };
+        let (tx, rx) = (dev.alloc(hbm, 16, 64).unwrap(), dev.alloc(hbm, 16, 64).unwrap());
+        let (src, dst) = (dev.alloc(hbm, 64, 64).unwrap(), dev.alloc(hbm, 64, 64).unwrap());
+        dev.write(src, &[9; 64]).unwrap();
+        let (c1, q) = (CoreId(1), DmaQueueId { engine: 0, queue: 4 });
+        dev.dma_queue_init(c1, q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 1, completion_semaphore: Some(3), completion_event: None }).unwrap();
+        let (t, r) = udma_copy_pair(src, dst, 64);
+        dev.write(tx, &t).unwrap();
+        dev.write(rx, &r).unwrap();
+        let shared = dev.shared();
+        let core1 = shared.core(c1).unwrap();
+        // Engine 0 of core 1 as if blocked on the completion semaphore (its
+        // sequencer never started, so a step of it stops it).
+        core1.engines[0].active.store(true, Ordering::Release);
+        core1.engines[0].wait.blocked_on(WaitKey::Sem(3));
+        let arch = shared.arch;
+        let core0 = shared.core(CoreId(0)).unwrap();
+        let by = Some((&*core0, 0));
+        for group in [DMA_M2S_GROUP, DMA_S2M_GROUP] {
+            let addr = arch.dma_tail_inc_addr(c1, q, group);
+            let route = shared.store_route(addr).unwrap();
+            assert!(matches!(route, StoreRoute::DmaReg(..)));
+            shared.store_word(route, addr, 1, 0, by).unwrap();
+        }
+        let mut got = [0u8; 64];
+        dev.read(dst, &mut got).unwrap();
+        assert_eq!(got, [9; 64], "walked by the second tail store");
+        assert_eq!(dev.semaphore_read(c1, 3).unwrap(), 1);
+        assert!(!core1.engines[0].active.load(Ordering::Acquire), "core 1's engine 0 was woken and stepped");
+        assert_eq!(dev.dma_queue_state(c1, q).unwrap().tx_head, 1);
+    }
+}
