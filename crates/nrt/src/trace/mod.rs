@@ -21,6 +21,7 @@
 //! and does nothing else, so the untraced execute path is unchanged and
 //! allocation-free.
 
+pub mod chrome;
 pub mod event;
 pub mod hw;
 pub mod options;
@@ -29,7 +30,7 @@ pub mod types;
 
 pub use event::{Event, EventData, Phase};
 pub use options::{DEFAULT_MAX_EVENTS_PER_NC, FetchOptions, TraceConfig};
-pub use session::{CoreMap, fetch, is_active, nc_of, next_exec_id, next_tracking_id, now_ns, record, record_instant, record_span, start, stop, wants, wants_any, wants_group, HARDWARE_MASK};
+pub use session::{CoreMap, events_json, fetch, take, is_active, nc_of, next_exec_id, next_tracking_id, now_ns, record, record_instant, record_span, start, stop, wants, wants_any, wants_group, HARDWARE_MASK};
 pub use types::{EventType, Group};
 
 thread_local! {

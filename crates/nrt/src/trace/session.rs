@@ -177,32 +177,38 @@ pub fn record_instant(ty: EventType, nc: u32, data: super::event::EventData) {
     record(&[Event { ty, phase: Phase::Instant, tracking_id: next_tracking_id(), nc_idx: nc, timestamp_ns: now_ns(), data }]);
 }
 
-/// Takes the captured events (each is returned once) as the JSON users
-/// parse: `{"events": [...], "overwritten_events": [{"nc_idx", "count"}]}`,
-/// events of each core in capture order, cores ascending.
-/// NRT_INVALID when no session runs.
-pub fn fetch(options: &FetchOptions) -> NrtResult<String> {
+/// Takes the captured events (each is returned once): per core in
+/// capture order, cores ascending, and how many each core's ring
+/// overwrote since the last take. NRT_INVALID when no session runs.
+pub fn take(options: &FetchOptions) -> NrtResult<(Vec<Event>, Vec<(u32, u64)>)> {
     let mut guard = session();
     let s = guard.as_mut().ok_or_else(|| NrtError::invalid("no system trace session is running: call nrt_sys_trace_start before fetching events"))?;
-    let pid = std::process::id();
-    let mut out = String::from("{\"events\":[");
-    let mut first = true;
+    let mut events = Vec::new();
     let mut lost = Vec::new();
     for (&nc, ring) in s.rings.iter_mut() {
         if options.nc_idx.is_some_and(|want| want != nc) {
             continue;
         }
         let n = if options.max_events_per_nc == 0 { ring.events.len() } else { ring.events.len().min(usize::try_from(options.max_events_per_nc).unwrap_or(usize::MAX)) };
-        for e in ring.events.drain(..n) {
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            e.write_json(&mut out, pid, 0);
-        }
+        events.extend(ring.events.drain(..n));
         if ring.overwritten > 0 {
             lost.push((nc, std::mem::take(&mut ring.overwritten)));
         }
+    }
+    Ok((events, lost))
+}
+
+/// The fetched-events document users parse: `{"events": [...],
+/// "overwritten_events": [{"nc_idx", "count"}]}`.
+pub fn events_json(events: &[Event], lost: &[(u32, u64)]) -> String {
+    let pid = std::process::id();
+    let mut out = String::with_capacity(32 + events.len() * 200);
+    out.push_str("{\"events\":[");
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        e.write_json(&mut out, pid, 0);
     }
     out.push_str("],\"overwritten_events\":[");
     for (i, (nc, n)) in lost.iter().enumerate() {
@@ -212,7 +218,13 @@ pub fn fetch(options: &FetchOptions) -> NrtResult<String> {
         out.push_str(&format!("{{\"nc_idx\":{nc},\"count\":{n}}}"));
     }
     out.push_str("]}");
-    Ok(out)
+    out
+}
+
+/// [`take`] as [`events_json`]: what `nrt_sys_trace_fetch_events` returns.
+pub fn fetch(options: &FetchOptions) -> NrtResult<String> {
+    let (events, lost) = take(options)?;
+    Ok(events_json(&events, &lost))
 }
 
 /// Serialises tests that start the process-wide session.
