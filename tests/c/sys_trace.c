@@ -4,6 +4,7 @@
  * durations), nrt_profile.h (device profiles, continuous profiling,
  * inspect) and nrt_trace_start/stop, with their bad arguments.
  * Usage: sys_trace <copy.neff> <out dir> [<compiler.neff>] */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_profile.h"
@@ -279,6 +280,21 @@ static void profile_api(nrt_model_t *model, nrt_tensor_set_t *ins, nrt_tensor_se
     OK(nrt_inspect_config_free(ic));
     EXPECT_STATUS(nrt_inspect_config_free(ic), NRT_INVALID_HANDLE);
     EXPECT_STATUS(nrt_inspect_config_get_enabled_activity_types(ic, &acts, &nacts), NRT_INVALID_HANDLE);
+
+    /* nrt_inspect_begin: configured by NEURON_RT_INSPECT_*; a bad filter
+     * is NRT_INVALID, then hardware events only under <dir>/env. */
+    char envdir[4200];
+    snprintf(envdir, sizeof envdir, "%s/env", dir);
+    setenv("NEURON_RT_INSPECT_OUTPUT_DIR", envdir, 1);
+    setenv("NEURON_RT_INSPECT_EVENT_FILTER_TYPE", "bogus_event", 1);
+    EXPECT_STATUS(nrt_inspect_begin(), NRT_INVALID);
+    setenv("NEURON_RT_INSPECT_EVENT_FILTER_TYPE", "hardware,^cc_running", 1);
+    setenv("NEURON_RT_INSPECT_CPU_UTIL", "0", 1);
+    OK(nrt_inspect_begin());
+    OK(nrt_execute(model, ins, outs));
+    OK(nrt_inspect_stop());
+    unsetenv("NEURON_RT_INSPECT_EVENT_FILTER_TYPE");
+    unsetenv("NEURON_RT_INSPECT_CPU_UTIL");
 
     /* nrt_trace_start/stop: the host events as a Chrome trace. */
     char tpath[4200];

@@ -442,6 +442,13 @@ fn sys_trace_and_profiles_from_c() {
     assert!(names.iter().any(|n| n.starts_with("profile_nc0_model") && n.ends_with("_session3.ntff")), "{names:?}");
     let ntrace: serde_json::Value = serde_json::from_slice(&std::fs::read(inspect.path().join("ntrace.json")).unwrap()).expect("ntrace.json parses");
     assert!(ntrace["events"].as_array().unwrap().iter().any(|e| e["event_type"] == "nc_exec_running"));
+    // The environment-driven session: hardware events only, no cpu_util.
+    let env = std::fs::read_dir(out.join("env")).unwrap().next().expect("env inspect directory").unwrap().path();
+    let ntrace: serde_json::Value = serde_json::from_slice(&std::fs::read(env.join("ntrace.json")).unwrap()).expect("ntrace.json parses");
+    let events = ntrace["events"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["event_type"] == "nc_exec_running"), "{ntrace}");
+    assert!(events.iter().all(|e| ["nc_exec_running", "nrt_model_switch", "hw_notify", "numerical_err"].contains(&e["event_type"].as_str().unwrap())), "{ntrace}");
+    assert!(!env.join("cpu_util.json").exists() && env.join("host_mem.json").exists());
     // Continuous profiling saved the latest execution on vnc 0.
     let saved: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("profile_vnc0_model")).collect();
     assert!(saved.iter().any(|n| n.ends_with("_exec1.ntff")), "{saved:?}");
