@@ -455,8 +455,7 @@ pub extern "C" fn nrt_inspect_begin_with_options(options: *mut c_void) -> NRT_ST
             InspectConfig::default()
         } else {
             let c = INSPECT_CONFIGS.get(options as usize)?;
-            let cfg = lock(&c).clone();
-            cfg
+            lock(&c).clone()
         };
         begin(&h, cfg)
     })

@@ -10,6 +10,11 @@ use nrt_hal::EngineId;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// Per (core, engine): instructions, busy ps, count by opcode name.
+type EngineTally = (u64, u64, BTreeMap<String, u64>);
+/// (core, engine, NEFF index, name) of an instruction.
+type InstrKey = (usize, usize, Option<u32>, String);
+
 /// Instructions listed in `top_instructions`.
 pub const TOP: usize = 20;
 
@@ -29,9 +34,9 @@ pub fn summary_json(model_name: &str, model_id: u32, prog: &DeviceProgram, trace
     }
     s.push_str("],\"engines\":[");
     // Per (core, engine): count, busy time, opcodes.
-    let mut per: BTreeMap<(usize, usize), (u64, u64, BTreeMap<String, u64>)> = BTreeMap::new();
+    let mut per: BTreeMap<(usize, usize), EngineTally> = BTreeMap::new();
     // Per (core, engine, neff index): name, total time, count.
-    let mut by_instr: BTreeMap<(usize, usize, Option<u32>, String), (u64, u64)> = BTreeMap::new();
+    let mut by_instr: BTreeMap<InstrKey, (u64, u64)> = BTreeMap::new();
     for ev in &trace.events {
         let Some(c) = prog.cores.get(ev.core) else { continue };
         let dur = ev.end_ps.map_or(0, |e| e.saturating_sub(ev.start_ps));

@@ -177,10 +177,13 @@ pub fn record_instant(ty: EventType, nc: u32, data: super::event::EventData) {
     record(&[Event { ty, phase: Phase::Instant, tracking_id: next_tracking_id(), nc_idx: nc, timestamp_ns: now_ns(), data }]);
 }
 
+/// Per logical core, events its ring overwrote: (nc_idx, count).
+pub type Overwritten = Vec<(u32, u64)>;
+
 /// Takes the captured events (each is returned once): per core in
 /// capture order, cores ascending, and how many each core's ring
 /// overwrote since the last take. NRT_INVALID when no session runs.
-pub fn take(options: &FetchOptions) -> NrtResult<(Vec<Event>, Vec<(u32, u64)>)> {
+pub fn take(options: &FetchOptions) -> NrtResult<(Vec<Event>, Overwritten)> {
     let mut guard = session();
     let s = guard.as_mut().ok_or_else(|| NrtError::invalid("no system trace session is running: call nrt_sys_trace_start before fetching events"))?;
     let mut events = Vec::new();
