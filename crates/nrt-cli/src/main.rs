@@ -107,6 +107,10 @@ enum Command {
         /// latency as a ratio of it (sync mode).
         #[arg(long)]
         spin: bool,
+        /// Skip the traced pass (device time, traced latency): only the
+        /// untraced executions run (sync mode).
+        #[arg(long)]
+        host_only: bool,
     },
     /// Write the generated members under DIR: the mlp examples' constants
     /// (W.npy, b.npy) and custom_ops' argument blocks and kernel libraries.
@@ -220,7 +224,9 @@ fn main() -> ExitCode {
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Run { model, inputs, output_dir, profile } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
         Command::Bench { model, iterations, warmup, json, mode, depth, .. } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
-        Command::Bench { model, iterations, warmup, json, spin, .. } => bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json, spin),
+        Command::Bench { model, iterations, warmup, json, spin, host_only, .. } => {
+            bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json, spin, !host_only)
+        }
         Command::ExampleData { dir } => example_data_cmd(&dir),
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
             kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())

@@ -135,6 +135,11 @@ fn bench_json_has_the_documented_keys() {
     let s: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
     assert!(s["spin_roundtrip_us"].as_f64().is_some_and(|x| x > 0.0), "{s}");
     assert!(s["spin_batches"].as_u64().is_some_and(|n| n >= 2) && s["p50_over_spin_roundtrip"].as_f64().is_some(), "{s}");
+    // --host-only: the untraced executions alone.
+    let o = nrt(&["bench", &example("copy"), "--iterations", "20", "--warmup", "2", "--json", "--host-only"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let h: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert!(h.get("device_us").is_none() && h.get("traced_latency_us").is_none() && h["latency_us"]["p50"].as_f64().is_some(), "{h}");
     // The runtime's steady state: no allocation on the executing thread and
     // one doorbell per physical core the model runs on (the copy example has
     // one subgraph, so one core).
