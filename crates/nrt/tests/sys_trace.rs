@@ -191,3 +191,31 @@ fn lnc2_gives_one_pair_per_physical_core() {
     }
     host.unload(id).unwrap();
 }
+
+/// Asynchronous executions: the submit is an instant with the request's
+/// sequence id, the execution the unit runs carries it on its
+/// nrt_execute pair and its device pair, the wait is a pair with it too.
+#[test]
+fn async_requests_carry_their_sequence_ids() {
+    use nrt::xu::{XuSettings, Xus};
+    let _g = lock();
+    trace::stop();
+    let (_dev, host) = host();
+    let id = host.load(&copy_neff(), 0, -1).expect("load copy");
+    let (ins, outs, _din) = device_io(&host);
+    let xus = Xus::new(XuSettings::default());
+    trace::start(&TraceConfig::default(), Vec::new()).unwrap();
+    let model = host.models().get(id).unwrap();
+    let seq = xus.schedule_execute(0, model.clone(), ins.clone(), outs.clone(), 0, None).unwrap();
+    assert!(xus.wait(seq, std::time::Duration::from_secs(30)).unwrap());
+    let events = fetch_all();
+    trace::stop();
+    let with_seq = |ty: &str| events.iter().filter(|e| e["event_type"] == ty && e["data"]["seq_id"].as_u64() == Some(seq)).count();
+    assert_eq!(with_seq("nrt_model_submit"), 1, "{events:#?}");
+    assert_eq!(with_seq("nrt_execute"), 2, "the start and stop of the execution the unit ran");
+    assert_eq!(with_seq("nrt_async_sema_wait"), 2, "the wait's start and stop");
+    assert_eq!(pairs(&events, "nc_exec_running").len(), 1);
+    drop(model);
+    xus.shutdown();
+    host.unload(id).unwrap();
+}
