@@ -240,7 +240,9 @@ mod tests {
     use crate::trace::event::EventData;
 
     fn ev(nc: u32, id: u64) -> Event {
-        Event { ty: EventType::NrtExecute, phase: Phase::Instant, tracking_id: id, nc_idx: nc, timestamp_ns: id, data: EventData::default() }
+        // A type no other unit test of this process produces (they run
+        // concurrently and share the session).
+        Event { ty: EventType::CcRunning, phase: Phase::Instant, tracking_id: id, nc_idx: nc, timestamp_ns: id, data: EventData::default() }
     }
 
     #[test]
@@ -248,11 +250,11 @@ mod tests {
         let _g = TEST_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         stop();
         assert!(fetch(&FetchOptions::default()).is_err(), "fetch before start");
-        let mut c = TraceConfig { max_events_per_nc: 3, ..Default::default() };
+        let mut c = TraceConfig { max_events_per_nc: 3, types: EventType::CcRunning.bit(), ..Default::default() };
         c.set_core(2, false);
         start(&c, Vec::new()).unwrap();
         assert!(start(&c, Vec::new()).is_err(), "a second start is refused");
-        assert!(wants(EventType::NrtExecute) && wants_group(Group::Hardware));
+        assert!(wants(EventType::CcRunning) && !wants(EventType::NrtExecute) && wants_group(Group::Hardware) && !wants_group(Group::Software));
         record(&(1..=5).map(|i| ev(0, i)).chain([ev(1, 10), ev(2, 20)]).collect::<Vec<_>>());
         let only1 = fetch(&FetchOptions { nc_idx: Some(1), ..Default::default() }).unwrap();
         assert!(only1.contains("\"tracking_id\":10") && !only1.contains("\"tracking_id\":3"), "{only1}");
@@ -265,7 +267,7 @@ mod tests {
         assert!(rest.contains("\"tracking_id\":5") && !rest.contains("\"tracking_id\":4"), "{rest}");
         assert_eq!(fetch(&FetchOptions::default()).unwrap(), "{\"events\":[],\"overwritten_events\":[]}");
         stop();
-        assert!(!wants(EventType::NrtExecute));
+        assert!(!wants(EventType::CcRunning));
         stop();
     }
 }
