@@ -1,7 +1,6 @@
 /*
- * nrt-rs: profiling and inspection API. Exported in this release with a
- * documented status each (see docs/c-api.md); the profiling issue gives
- * them behaviour.
+ * nrt-rs: device profiles, continuous profiling and inspect sessions.
+ * Files are written in nrt-rs's documented formats (docs/trace-formats.md).
  */
 #ifndef NRT_RS_NRT_PROFILE_H
 #define NRT_RS_NRT_PROFILE_H

@@ -1,7 +1,6 @@
 /*
- * nrt-rs: system trace capture API. Exported in this release with a
- * documented status each (see docs/c-api.md); the profiling issue gives
- * them behaviour.
+ * nrt-rs: system trace capture API: per-core event rings, fetched as a
+ * JSON document (docs/trace-formats.md lists the events and fields).
  */
 #ifndef NRT_RS_NRT_SYS_TRACE_H
 #define NRT_RS_NRT_SYS_TRACE_H

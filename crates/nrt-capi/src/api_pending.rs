@@ -1,5 +1,5 @@
 //! Exports whose behaviour lands with later issues (nrta_cc_* of
-//! nrt_async.h, nrt_profile.h, nrt_sys_trace.h, tracing) or
+//! nrt_async.h) or
 //! needs hardware the simulator does not have (dma-buf, EFA, HBM mmap).
 //! Each one is exported so clients link, and each returns a documented
 //! status (NRT_FAILURE, output pointers untouched) with an error line
@@ -10,24 +10,18 @@
 use crate::api_core::one_participant;
 use crate::global;
 use crate::ptr::{self, non_null};
-use crate::shim::{call, value};
+use crate::shim::call;
 use crate::status::NRT_STATUS;
 use nrt_core::NrtError;
 use std::ffi::{c_char, c_int, c_void};
 
 /// Where collectives outside a NEFF land.
 pub const CC_ISSUE: &str = "collectives outside a NEFF (nrta_cc_*) land with the collectives issue";
-/// Where profiling and inspection land.
-pub const PROFILE_ISSUE: &str = "profiling, inspection and system tracing land with the profiling issue";
 /// What the simulated devices cannot provide.
 pub const NO_HARDWARE: &str = "not available on simulated devices (no dma-buf, EFA or host-mapped HBM)";
 
 fn refuse(api: &str, why: &str) -> NRT_STATUS {
     call(api, || Err(NrtError::failure(format!("{api} is not supported in this release: {why}"))))
-}
-
-fn refuse_void(api: &str, why: &str) {
-    value(api, || Err::<(), _>(NrtError::failure(format!("{api} is not supported in this release: {why}"))));
 }
 
 macro_rules! refused {
@@ -38,14 +32,6 @@ macro_rules! refused {
     )* };
 }
 
-macro_rules! refused_void {
-    ($why:expr; $( $name:ident ( $($ty:ty),* ) ; )*) => { $(
-        #[doc = concat!("`", stringify!($name), "`: does nothing but log why (see the module docs).")]
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name($(_: $ty),*) { refuse_void(stringify!($name), $why) }
-    )* };
-}
-
 type P = *mut c_void;
 type S = *mut i32;
 type Seq = *mut u64;
@@ -53,57 +39,6 @@ type Seq = *mut u64;
 refused! { CC_ISSUE;
     nrta_cc_prepare(P, P, P, u32, u32, u32, P);
     nrta_cc_schedule(P, c_int, S, Seq);
-}
-
-refused! { PROFILE_ISSUE;
-    nrt_trace_start(bool);
-    nrt_trace_stop(*const c_char);
-    nrt_profile_start(P, *const c_char);
-    nrt_profile_stop(*const c_char);
-    nrt_profile_continuous_options_allocate(P);
-    nrt_profile_continuous_options_free(P);
-    nrt_profile_continuous_options_set_output_dir(P, *const c_char);
-    nrt_profile_continuous_start(P);
-    nrt_profile_continuous_save(u32, P);
-    nrt_profile_continuous_stop();
-    nrt_inspect_begin();
-    nrt_inspect_stop();
-    nrt_inspect_config_allocate(P);
-    nrt_inspect_config_set_defaults(P);
-    nrt_inspect_config_free(P);
-    nrt_inspect_config_set_session_id(P, c_int);
-    nrt_inspect_config_set_output_dir(P, *const c_char);
-    nrt_inspect_config_set_sys_trace_max_events_per_nc(P, u64);
-    nrt_inspect_config_set_capture_enabled_for_nc(P, u32, bool);
-    nrt_inspect_config_set_capture_enabled_for_event_type_string(P, *const c_char, bool);
-    nrt_inspect_config_set_enable_inspect(P, bool);
-    nrt_inspect_config_set_enable_inspect_on_fail(P, bool);
-    nrt_inspect_begin_with_options(P);
-    nrt_inspect_config_get_all_activity_types(P, *mut usize);
-    nrt_inspect_config_get_enabled_activity_types(P, P, *mut usize);
-    nrt_inspect_config_set_activity(P, *const c_char, bool);
-    nrt_sys_trace_config_allocate(P);
-    nrt_sys_trace_config_set_capture_enabled_for_event_type(P, *const c_char, bool);
-    nrt_sys_trace_get_event_types(P, *mut usize);
-    nrt_sys_trace_config_get_enabled_event_types(P, P, *mut usize);
-    nrt_sys_trace_start(P);
-    nrt_sys_trace_stop();
-    nrt_sys_trace_fetch_options_allocate(P);
-    nrt_sys_trace_fetch_events(P, *mut usize, P);
-}
-
-refused_void! { PROFILE_ISSUE;
-    nrt_inspect_config_free_activity_types(P, usize);
-    nrt_sys_trace_config_set_defaults(P);
-    nrt_sys_trace_config_free(P);
-    nrt_sys_trace_config_set_max_events_per_nc(P, u64);
-    nrt_sys_trace_config_set_capture_enabled_for_nc(P, u32, bool);
-    nrt_sys_trace_free_event_types(P, usize);
-    nrt_sys_trace_fetch_options_set_defaults(P);
-    nrt_sys_trace_fetch_options_free(P);
-    nrt_sys_trace_fetch_options_set_max_events_per_nc(P, u64);
-    nrt_sys_trace_fetch_options_set_nc_idx(P, u64);
-    nrt_sys_trace_buffer_free(*mut c_char);
 }
 
 refused! { NO_HARDWARE;
@@ -180,51 +115,6 @@ crate::symbols::versioned!("NRT_2.0.0":
     nrt_host_device_id_get,
     nrt_build_global_comm,
     nrt_cc_global_comm_init,
-    nrt_trace_start,
-    nrt_trace_stop,
-    nrt_profile_start,
-    nrt_profile_stop,
-    nrt_profile_continuous_options_allocate,
-    nrt_profile_continuous_options_free,
-    nrt_profile_continuous_options_set_output_dir,
-    nrt_profile_continuous_start,
-    nrt_profile_continuous_save,
-    nrt_profile_continuous_stop,
-    nrt_inspect_begin,
-    nrt_inspect_stop,
-    nrt_inspect_config_allocate,
-    nrt_inspect_config_set_defaults,
-    nrt_inspect_config_free,
-    nrt_inspect_config_set_session_id,
-    nrt_inspect_config_set_output_dir,
-    nrt_inspect_config_set_sys_trace_max_events_per_nc,
-    nrt_inspect_config_set_capture_enabled_for_nc,
-    nrt_inspect_config_set_capture_enabled_for_event_type_string,
-    nrt_inspect_config_set_enable_inspect,
-    nrt_inspect_config_set_enable_inspect_on_fail,
-    nrt_inspect_begin_with_options,
-    nrt_inspect_config_get_all_activity_types,
-    nrt_inspect_config_get_enabled_activity_types,
-    nrt_inspect_config_set_activity,
-    nrt_sys_trace_config_allocate,
-    nrt_sys_trace_config_set_capture_enabled_for_event_type,
-    nrt_sys_trace_get_event_types,
-    nrt_sys_trace_config_get_enabled_event_types,
-    nrt_sys_trace_start,
-    nrt_sys_trace_stop,
-    nrt_sys_trace_fetch_options_allocate,
-    nrt_sys_trace_fetch_events,
-    nrt_inspect_config_free_activity_types,
-    nrt_sys_trace_config_set_defaults,
-    nrt_sys_trace_config_free,
-    nrt_sys_trace_config_set_max_events_per_nc,
-    nrt_sys_trace_config_set_capture_enabled_for_nc,
-    nrt_sys_trace_free_event_types,
-    nrt_sys_trace_fetch_options_set_defaults,
-    nrt_sys_trace_fetch_options_free,
-    nrt_sys_trace_fetch_options_set_max_events_per_nc,
-    nrt_sys_trace_fetch_options_set_nc_idx,
-    nrt_sys_trace_buffer_free,
     nrt_get_dmabuf_fd,
     nrt_host_device_id_rid_map_get,
     nrt_get_attached_efa_bdf,
@@ -245,6 +135,5 @@ mod tests {
         let mut st = 0i32;
         assert_eq!(nrta_cc_schedule(std::ptr::null_mut(), 0, &mut st, &mut seq), 1);
         assert_eq!((seq, st), (7, 0));
-        assert_eq!(nrt_sys_trace_stop(), 1);
     }
 }

@@ -234,6 +234,8 @@ pub fn close() -> NrtResult<()> {
     if let Some(h) = slot.take() {
         // Queued asynchronous work finishes before models go away.
         h.xus.shutdown();
+        // Profiles and the system trace end with the runtime.
+        crate::api_profile::forget_all(&h);
         MODELS.drain();
         SETS.drain();
         for t in TENSORS.drain() {

@@ -411,3 +411,48 @@ fn execute_custom_ops_example_against_c_references() {
     let out = run_env(&exe, &dir, &[&good, &bad, &log], &env);
     assert!(out.contains("execute_custom_ops:"), "{out}");
 }
+
+/// nrt_sys_trace.h, nrt_profile.h and nrt_trace_start/stop from C
+/// (tests/c/sys_trace.c): nrtpy's device-mode benchmark on one core,
+/// profiles, inspect, bad arguments; with the compiler's sample NEFF
+/// (when present) its profile names instructions as the compiler did and
+/// each execution gives one nc_exec_running pair per physical core.
+#[test]
+fn sys_trace_and_profiles_from_c() {
+    let dir = scratch("sys_trace");
+    let neff = copy_neff(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let exe = build("sys_trace", &dir, false);
+    let real = repo().join("../shared/data/neff/matmul_small.neff");
+    let mut args: Vec<&Path> = vec![&neff, &out];
+    if real.exists() {
+        args.push(&real);
+    } else {
+        println!("note: {} is absent; the compiler-NEFF part is skipped", real.display());
+    }
+    let stdout = run_env(&exe, &dir, &args, &[("NEURON_SIM_DETERMINISTIC", "1")]);
+    assert!(stdout.contains("sys_trace:"), "{stdout}");
+    // Inspect wrote its tree.
+    let inspect = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).find(|e| e.file_name().to_string_lossy().contains("_pid_")).expect("inspect directory");
+    let names: Vec<String> = std::fs::read_dir(inspect.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    for want in ["ntrace.json", "ntrace.perfetto.json", "host_mem.json", "cpu_util.json"] {
+        assert!(names.iter().any(|n| n == want), "{want} missing from {names:?}");
+    }
+    assert!(names.iter().any(|n| n.starts_with("profile_nc0_model") && n.ends_with("_session3.ntff")), "{names:?}");
+    let ntrace: serde_json::Value = serde_json::from_slice(&std::fs::read(inspect.path().join("ntrace.json")).unwrap()).expect("ntrace.json parses");
+    assert!(ntrace["events"].as_array().unwrap().iter().any(|e| e["event_type"] == "nc_exec_running"));
+    // The environment-driven session: hardware events only, no cpu_util.
+    let env = std::fs::read_dir(out.join("env")).unwrap().next().expect("env inspect directory").unwrap().path();
+    let ntrace: serde_json::Value = serde_json::from_slice(&std::fs::read(env.join("ntrace.json")).unwrap()).expect("ntrace.json parses");
+    let events = ntrace["events"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["event_type"] == "nc_exec_running"), "{ntrace}");
+    assert!(events.iter().all(|e| ["nc_exec_running", "nrt_model_switch", "hw_notify", "numerical_err"].contains(&e["event_type"].as_str().unwrap())), "{ntrace}");
+    assert!(!env.join("cpu_util.json").exists() && env.join("host_mem.json").exists());
+    // Continuous profiling saved the latest execution on vnc 0.
+    let saved: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("profile_vnc0_model")).collect();
+    assert!(saved.iter().any(|n| n.ends_with("_exec1.ntff")), "{saved:?}");
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("copy.ntff.summary.json")).unwrap()).expect("summary parses");
+    assert_eq!(summary["format"], "nrt-rs-profile-summary");
+    assert!(summary["instructions"].as_u64().unwrap() > 0);
+}

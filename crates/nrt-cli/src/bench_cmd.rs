@@ -1,7 +1,9 @@
 //! `nrt bench`: a neuron-bench-style latency run of one model on the
 //! simulated device, with the figures the runtime's design is judged by:
-//! heap allocations and doorbells per execute, and the machine's spin
-//! hand-off round trip so latency can be read as a ratio.
+//! host latency, device time from the system trace (nrtpy's device vs
+//! host split, [`crate::bench_device`]), the cost of a traced execute,
+//! heap allocations and doorbells per execute, and (with `--spin`) the
+//! machine's spin hand-off round trip so latency can be read as a ratio.
 
 use crate::alloc_count;
 use crate::model_io::{self, Loaded};
@@ -168,12 +170,17 @@ pub struct BenchReport {
     pub process_heap_allocations_per_execute: f64,
     /// Doorbells rung during the timed loop / iterations (runtime counters).
     pub doorbells_per_execute: f64,
-    /// Two-thread spin hand-off round trip (us): the median of batches
-    /// taken between blocks of the timed executions, so it sees the same
-    /// machine the latencies do.
-    pub spin_roundtrip_us: f64,
+    /// Two-thread spin hand-off round trip (us, `--spin` only): the
+    /// median of batches taken between blocks of the timed executions, so
+    /// it sees the same machine the latencies do.
+    pub spin_roundtrip_us: Option<f64>,
     /// Spin round-trip batches behind `spin_roundtrip_us`.
     pub spin_batches: u64,
+    /// Device time per execution from the trace's `nc_exec_running` pairs
+    /// (none with `--host-only`).
+    pub device: Option<crate::bench_device::DeviceStats>,
+    /// Host latency of the traced executions (same count as timed ones).
+    pub traced_latency_us: Option<Percentiles>,
     /// What the sample clock reads for an empty interval (us, median): the
     /// part of every latency sample that is the measurement itself, not
     /// subtracted from the latencies.
@@ -184,18 +191,28 @@ impl BenchReport {
     /// The report as the JSON object `--json` prints.
     pub fn to_json(&self) -> serde_json::Value {
         let l = &self.latency_us;
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "iterations": self.iterations,
             "warmup": self.warmup,
             "latency_us": {"p0": l.p0, "p1": l.p1, "p50": l.p50, "p99": l.p99, "p100": l.p100},
+            "host_latency_us": {"p0": l.p0, "p1": l.p1, "p50": l.p50, "p99": l.p99, "p100": l.p100},
             "executions_per_s": self.executions_per_s,
             "heap_allocations_per_execute": self.heap_allocations_per_execute,
             "process_heap_allocations_per_execute": self.process_heap_allocations_per_execute,
             "doorbells_per_execute": self.doorbells_per_execute,
-            "spin_roundtrip_us": self.spin_roundtrip_us,
-            "spin_batches": self.spin_batches,
             "timer_floor_us": self.timer_floor_us,
-        })
+        });
+        if let (Some(d), Some(t)) = (&self.device, &self.traced_latency_us) {
+            v["device_us"] = serde_json::json!({"iterations": d.iterations, "mean": d.mean_us, "min": d.min_us, "max": d.max_us, "std_dev": d.std_dev_us, "p50": d.p50_us, "p99": d.p99_us});
+            v["traced_latency_us"] = serde_json::json!({"p0": t.p0, "p1": t.p1, "p50": t.p50, "p99": t.p99, "p100": t.p100});
+            v["traced_over_untraced_p50"] = (t.p50 / l.p50).into();
+        }
+        if let Some(rt) = self.spin_roundtrip_us {
+            v["spin_roundtrip_us"] = rt.into();
+            v["spin_batches"] = self.spin_batches.into();
+            v["p50_over_spin_roundtrip"] = (l.p50 / rt).into();
+        }
+        v
     }
 }
 
@@ -213,7 +230,7 @@ fn timer_floor_us(clock: &quanta::Clock) -> f64 {
 /// Loads `path` and measures `iterations` synchronous executions after
 /// `warmup` untimed ones, on device-resident input and output tensors (the
 /// steady state: no host staging).
-pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport, Loaded)> {
+pub fn measure(path: &Path, iterations: u64, warmup: u64, with_spin: bool, with_device: bool) -> Result<(BenchReport, Loaded)> {
     if iterations == 0 {
         bail!("--iterations must be at least 1");
     }
@@ -231,9 +248,11 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
     }
     let doorbells = || -> u64 { cores.iter().filter_map(|c| loaded.host.cores().get(*c)).map(|d| d.doorbells()).sum() };
     let mut samples = Vec::with_capacity(iterations as usize);
-    let mut spin = SpinPeer::start()?;
+    let mut spin = if with_spin { Some(SpinPeer::start()?) } else { None };
     let mut spin_batches = Vec::with_capacity((iterations / EXECUTIONS_PER_BATCH + 2) as usize);
-    spin_batches.push(spin.round_trip_us(ROUND_TRIPS_PER_BATCH));
+    if let Some(p) = spin.as_mut() {
+        spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH));
+    }
     let rung = doorbells();
     let allocs = alloc_count::allocations();
     let thread_allocs = alloc_count::thread_allocations();
@@ -248,18 +267,34 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
         exec("timed")?;
         let end = clock.raw();
         samples.push(clock.delta(t, end));
-        if (i + 1) % EXECUTIONS_PER_BATCH == 0 && i + 1 < iterations {
+        if let Some(p) = spin.as_mut()
+            && (i + 1) % EXECUTIONS_PER_BATCH == 0
+            && i + 1 < iterations
+        {
             let s = Instant::now();
-            spin_batches.push(spin.round_trip_us(ROUND_TRIPS_PER_BATCH));
+            spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH));
             spinning += s.elapsed();
         }
     }
     let total = start.elapsed() - spinning;
-    spin_batches.push(spin.round_trip_us(ROUND_TRIPS_PER_BATCH));
+    if let Some(p) = spin.as_mut() {
+        spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH));
+    }
     drop(spin);
     let thread_allocations = alloc_count::thread_allocations() - thread_allocs;
     let allocations = alloc_count::allocations() - allocs;
     let rung = doorbells() - rung;
+    // The device vs host split: the same number of executions again, in a
+    // system-trace session on the model's logical core.
+    let (device, traced_latency_us) = if with_device {
+        let nc = model.vnc;
+        let device_index = loaded.host.device().info().device_index;
+        let map = loaded.host.vcores()[nc as usize].iter().map(|c| (device_index, c.0, nc)).collect();
+        let (device, mut traced) = crate::bench_device::measure(nc, map, iterations, || exec("traced"))?;
+        (Some(device), Some(Percentiles::of(&mut traced).ok_or_else(|| anyhow!("no traced samples"))?))
+    } else {
+        (None, None)
+    };
     let latency_us = Percentiles::of(&mut samples).ok_or_else(|| anyhow!("no samples"))?;
     let timer_floor_us = timer_floor_us(&clock);
     let report = BenchReport {
@@ -270,16 +305,18 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64) -> Result<(BenchReport
         heap_allocations_per_execute: thread_allocations as f64 / iterations as f64,
         process_heap_allocations_per_execute: allocations as f64 / iterations as f64,
         doorbells_per_execute: rung as f64 / iterations as f64,
-        spin_roundtrip_us: median_us(&mut spin_batches),
+        spin_roundtrip_us: with_spin.then(|| median_us(&mut spin_batches)),
         spin_batches: spin_batches.len() as u64,
+        device,
+        traced_latency_us,
         timer_floor_us,
     };
     Ok((report, loaded))
 }
 
 /// `nrt bench FILE|DIR`: prints the table, or the JSON object with `json`.
-pub fn bench(path: &Path, iterations: u64, warmup: u64, json: bool) -> Result<()> {
-    let (r, loaded) = measure(path, iterations, warmup)?;
+pub fn bench(path: &Path, iterations: u64, warmup: u64, json: bool, with_spin: bool, with_device: bool) -> Result<()> {
+    let (r, loaded) = measure(path, iterations, warmup, with_spin, with_device)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r.to_json())?);
     } else {
@@ -288,14 +325,28 @@ pub fn bench(path: &Path, iterations: u64, warmup: u64, json: bool) -> Result<()
         println!("iterations {}, warm-up {}", r.iterations, r.warmup);
         println!();
         println!("{:<14} {:>10} {:>10} {:>10} {:>10} {:>10}", "latency (us)", "p0", "p1", "p50", "p99", "p100");
-        println!("{:<14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", "", l.p0, l.p1, l.p50, l.p99, l.p100);
+        println!("{:<14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", "host", l.p0, l.p1, l.p50, l.p99, l.p100);
+        if let Some(t) = &r.traced_latency_us {
+            println!("{:<14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", "host, traced", t.p0, t.p1, t.p50, t.p99, t.p100);
+        }
         println!();
+        if let Some(d) = &r.device {
+            println!("{:<14} {:>10} {:>10} {:>10} {:>10} {:>10}", "device (us)", "mean", "min", "p50", "max", "std dev");
+            println!("{:<14} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}", "", d.mean_us, d.min_us, d.p50_us, d.max_us, d.std_dev_us);
+            println!("{:<14} {} device executions from the trace's nc_exec_running pairs", "", d.iterations);
+            println!();
+        }
         println!("{:<34} {:>12.1}", "executions/s", r.executions_per_s);
         println!("{:<34} {:>12.2}", "heap allocations per execute", r.heap_allocations_per_execute);
         println!("{:<34} {:>12.2}", "  (whole process, with simulator)", r.process_heap_allocations_per_execute);
         println!("{:<34} {:>12.2}", "doorbells per execute", r.doorbells_per_execute);
-        println!("{:<34} {:>12.3}", "spin round trip (us)", r.spin_roundtrip_us);
-        println!("{:<34} {:>12.1}", "p50 / spin round trip", l.p50 / r.spin_roundtrip_us);
+        if let Some(t) = &r.traced_latency_us {
+            println!("{:<34} {:>12.2}", "traced / untraced host p50", t.p50 / l.p50);
+        }
+        if let Some(rt) = r.spin_roundtrip_us {
+            println!("{:<34} {:>12.3}", "spin round trip (us)", rt);
+            println!("{:<34} {:>12.1}", "p50 / spin round trip", l.p50 / rt);
+        }
         println!("{:<34} {:>12.3}", "timer floor (us, in every sample)", r.timer_floor_us);
     }
     loaded.close()

@@ -9,6 +9,7 @@ mod alloc_count;
 mod asm_cmd;
 mod bench_async;
 mod bench_cmd;
+mod bench_device;
 mod custom_ops_data;
 #[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
 mod example_data;
@@ -102,6 +103,14 @@ enum Command {
         /// Requests kept queued in async mode (1..=63).
         #[arg(long, default_value_t = 8)]
         depth: u64,
+        /// Also measure the two-thread spin hand-off round trip and print
+        /// latency as a ratio of it (sync mode).
+        #[arg(long)]
+        spin: bool,
+        /// Skip the traced pass (device time, traced latency): only the
+        /// untraced executions run (sync mode).
+        #[arg(long)]
+        host_only: bool,
     },
     /// Write the generated members under DIR: the mlp examples' constants
     /// (W.npy, b.npy) and custom_ops' argument blocks and kernel libraries.
@@ -214,8 +223,10 @@ fn main() -> ExitCode {
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Run { model, inputs, output_dir, profile } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
-        Command::Bench { model, iterations, warmup, json, mode, depth } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
-        Command::Bench { model, iterations, warmup, json, .. } => bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json),
+        Command::Bench { model, iterations, warmup, json, mode, depth, .. } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
+        Command::Bench { model, iterations, warmup, json, spin, host_only, .. } => {
+            bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json, spin, !host_only)
+        }
         Command::ExampleData { dir } => example_data_cmd(&dir),
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
             kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())

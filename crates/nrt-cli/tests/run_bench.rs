@@ -119,7 +119,27 @@ fn bench_json_has_the_documented_keys() {
     let l = &v["latency_us"];
     assert!(l["p0"].as_f64() <= l["p50"].as_f64() && l["p50"].as_f64() <= l["p100"].as_f64());
     assert!(v["executions_per_s"].as_f64().is_some_and(|x| x > 0.0));
-    assert!(v["spin_roundtrip_us"].as_f64().is_some_and(|x| x > 0.0));
+    // The spin round trip is measured only with --spin.
+    assert!(v.get("spin_roundtrip_us").is_none(), "{v}");
+    // nrtpy's device vs host split: one device time per execution, from
+    // the trace's nc_exec_running pairs, well under the host latency.
+    let d = &v["device_us"];
+    assert_eq!(d["iterations"].as_u64(), Some(20), "{v}");
+    for k in ["mean", "min", "max", "p50", "p99"] {
+        assert!(d[k].as_f64().is_some_and(|x| x > 0.0), "device_us.{k} in {v}");
+    }
+    assert!(d["min"].as_f64() <= d["mean"].as_f64() && d["mean"].as_f64() <= d["max"].as_f64() && d["std_dev"].as_f64().is_some_and(|x| x >= 0.0));
+    assert!(v["traced_latency_us"]["p50"].as_f64().is_some_and(|x| x > 0.0) && v["traced_over_untraced_p50"].as_f64().is_some(), "{v}");
+    let o = nrt(&["bench", &example("copy"), "--iterations", "20", "--warmup", "2", "--json", "--spin"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert!(s["spin_roundtrip_us"].as_f64().is_some_and(|x| x > 0.0), "{s}");
+    assert!(s["spin_batches"].as_u64().is_some_and(|n| n >= 2) && s["p50_over_spin_roundtrip"].as_f64().is_some(), "{s}");
+    // --host-only: the untraced executions alone.
+    let o = nrt(&["bench", &example("copy"), "--iterations", "20", "--warmup", "2", "--json", "--host-only"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let h: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert!(h.get("device_us").is_none() && h.get("traced_latency_us").is_none() && h["latency_us"]["p50"].as_f64().is_some(), "{h}");
     // The runtime's steady state: no allocation on the executing thread and
     // one doorbell per physical core the model runs on (the copy example has
     // one subgraph, so one core).
@@ -127,6 +147,7 @@ fn bench_json_has_the_documented_keys() {
     assert_eq!(v["doorbells_per_execute"].as_f64(), Some(1.0), "{v}");
     let table = nrt(&["bench", &example("copy"), "--iterations", "5", "--warmup", "1"]);
     assert!(text(&table.stdout).contains("p50") && text(&table.stdout).contains("executions/s"));
+    assert!(text(&table.stdout).contains("device (us)") && !text(&table.stdout).contains("spin round trip"), "{}", text(&table.stdout));
     let zero = nrt(&["bench", &example("copy"), "--iterations", "0"]);
     assert!(!zero.status.success() && text(&zero.stderr).contains("--iterations"));
 }

@@ -35,6 +35,7 @@ pub mod runtime;
 pub mod status;
 pub mod tensor;
 pub mod topology;
+pub mod trace;
 pub mod xu;
 
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};

@@ -74,6 +74,8 @@ pub struct CoreProgram {
     /// or custom ops): only then can an execution leave kernel output to
     /// drain from the Q7 stdout rings.
     pub runs_q7: bool,
+    /// Records of each engine's image (0 for an engine not started).
+    pub image_records: [u32; 5],
     /// Set when the images are instrumented for a device profile.
     pub trace: Option<crate::profile::TracedImages>,
 }
@@ -155,6 +157,9 @@ pub struct ExecState {
     pub harvest: Harvest,
     /// Device profiling of this model (NEURON_RT_INSPECT_*), if on.
     pub profile: Option<crate::profile::ModelProfile>,
+    /// A profile capture started on the loaded model
+    /// (`nrt_profile_start`, continuous profiling, inspect), if any.
+    pub capture: Option<crate::profile::capture::Capture>,
 }
 
 /// A model that finished loading.

@@ -18,6 +18,9 @@
 //! run uninstrumented; `session` profiles every execution. The files go to
 //! `<NEURON_RT_INSPECT_OUTPUT_DIR>/neff_<id>_<name>/profile_vnc<vnc>_exec<n>.json`.
 
+pub mod capture;
+pub mod summary;
+
 use crate::config::DeviceProfile;
 use crate::log::Module;
 use crate::model::{CoreProgram, DeviceProgram};
@@ -114,9 +117,11 @@ impl ModelProfile {
     /// other execution's records mix in): collects and writes the profile
     /// of an instrumented execution, and after the first one in `model`
     /// mode restores the uninstrumented images.
-    pub fn after_execution(&mut self, model_id: u32, model_name: &str, vnc: u32, prog: &DeviceProgram, completed: bool) {
+    /// Returns whether it collected this execution's trace (then in
+    /// [`ModelProfile::last`]).
+    pub fn after_execution(&mut self, model_id: u32, model_name: &str, vnc: u32, prog: &DeviceProgram, completed: bool) -> bool {
         if !self.wants_next() {
-            return;
+            return false;
         }
         let n = self.executions;
         self.executions += 1;
@@ -140,6 +145,7 @@ impl ModelProfile {
                 }
             }
         }
+        true
     }
 }
 
@@ -147,6 +153,12 @@ impl ModelProfile {
 /// drops whatever trace records remain.
 fn restore(c: &CoreProgram) -> NrtResult<()> {
     let Some(t) = &c.trace else { return Ok(()) };
+    restore_images(c, t)
+}
+
+/// Writes the `debug_cmd` bytes of `t` back into `c`'s images and drops
+/// whatever trace records remain.
+pub fn restore_images(c: &CoreProgram, t: &TracedImages) -> NrtResult<()> {
     let device = c.core.device();
     for (engine, cmds) in t.debug_cmds.iter().enumerate() {
         if !c.engines.contains_index(engine) {
@@ -168,11 +180,18 @@ fn restore(c: &CoreProgram) -> NrtResult<()> {
 /// When it `completed`, waits (briefly) for every engine's closing record,
 /// which the device writes after the END notification.
 pub fn collect(prog: &DeviceProgram, completed: bool) -> ExecutionTrace {
+    collect_with(prog, |ci| prog.cores[ci].trace.as_ref(), completed)
+}
+
+/// [`collect`] over the cores `traced` gives instrumented images for
+/// (by core index; their original `debug_cmd` bytes, which also give each
+/// image's length).
+pub fn collect_with<'a>(prog: &DeviceProgram, traced: impl Fn(usize) -> Option<&'a TracedImages>, completed: bool) -> ExecutionTrace {
     let mut out = ExecutionTrace::default();
     let mut buf = vec![[0u8; NQ_RECORD_BYTES]; 256];
     let deadline = Instant::now() + STRAGGLER_WAIT;
     for (ci, c) in prog.cores.iter().enumerate() {
-        let Some(traced) = &c.trace else { continue };
+        let Some(traced) = traced(ci) else { continue };
         for engine in (0..EngineId::ALL.len()).filter(|e| c.engines.contains_index(*e)) {
             // The image's last record (the exit) closes the engine's trace.
             let last_pc = c.image_first_pc(engine).map(|first| first + (traced.debug_cmds[engine].len() as u64).saturating_sub(1));
@@ -284,7 +303,7 @@ pub fn write_chrome_trace(path: &Path, model_name: &str, prog: &DeviceProgram, t
 }
 
 /// A JSON string literal.
-fn json_str(s: &str) -> String {
+pub fn json_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for ch in s.chars() {
@@ -300,7 +319,7 @@ fn json_str(s: &str) -> String {
 }
 
 /// A model name as a path component.
-fn sanitize(name: &str) -> String {
+pub fn sanitize(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
     if s.is_empty() || s.starts_with('.') { format!("model{s}") } else { s }
 }

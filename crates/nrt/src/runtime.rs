@@ -413,6 +413,17 @@ impl Runtime {
         self.topology.vcores().iter().filter(|v| v.device == d).map(|v| v.physical.clone()).collect()
     }
 
+    /// Where every visible physical core sits, for a system-trace session:
+    /// (device index, physical core, process-local logical core).
+    pub fn trace_core_map(&self) -> crate::trace::CoreMap {
+        let mut out = Vec::new();
+        for (nc, v) in self.topology.vcores().iter().enumerate() {
+            let device = self.devices.get(v.device).map_or(v.device as u32, |d| d.info().device_index);
+            out.extend(v.physical.iter().map(|p| (device, p.0, nc as u32)));
+        }
+        out
+    }
+
     /// `nrt_get_vnc_memory_stats`: bytes booked on the physical cores of
     /// logical core `vnc`, and the capacity of the HBM channels serving
     /// them.

@@ -8,6 +8,7 @@
 use crate::cache_line::CacheLine;
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::status::{NrtError, NrtResult};
+use crate::trace::EventType;
 use nrt_hal::{CoreId, DeviceAddr};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -76,7 +77,12 @@ impl Tensor {
 
     /// A device tensor of `size` bytes on `core` (usage TENSOR, global tier).
     pub fn allocate_device(memory: &Arc<DeviceMemory>, core: CoreId, size: u64, name: &str) -> NrtResult<Tensor> {
-        let addr = memory.alloc(core, MemOwner::Runtime, MemUsage::Tensor, size, 64)?;
+        let t0 = crate::trace::wants(EventType::NrtTensorAllocate).then(crate::trace::now_ns);
+        let r = memory.alloc(core, MemOwner::Runtime, MemUsage::Tensor, size, 64);
+        if let Some(t0) = t0 {
+            trace_span(EventType::NrtTensorAllocate, memory, core, t0, size, r.as_ref().err());
+        }
+        let addr = r?;
         Ok(Tensor::with_storage(name, size, Storage::Device { memory: memory.clone(), core, addr }))
     }
 
@@ -163,10 +169,14 @@ impl Tensor {
         range(&self.name, self.size, offset, buf.len())?;
         self.wait_idle();
         match &self.storage {
-            Storage::Device { memory, addr, .. } => memory
-                .device()
-                .read(addr.offset(offset), buf)
-                .map_err(|e| NrtError::failure(format!("reading tensor {:?}: {e}", self.name))),
+            Storage::Device { memory, addr, core } => {
+                let t0 = crate::trace::wants(EventType::NrtTensorRead).then(crate::trace::now_ns);
+                let r = memory.device().read(addr.offset(offset), buf).map_err(|e| NrtError::failure(format!("reading tensor {:?}: {e}", self.name)));
+                if let Some(t0) = t0 {
+                    trace_span(EventType::NrtTensorRead, memory, *core, t0, buf.len() as u64, r.as_ref().err());
+                }
+                r
+            }
             Storage::Host(m) => {
                 let o = offset as usize;
                 buf.copy_from_slice(&Self::host(m)[o..o + buf.len()]);
@@ -180,10 +190,14 @@ impl Tensor {
         range(&self.name, self.size, offset, data.len())?;
         self.wait_idle();
         match &self.storage {
-            Storage::Device { memory, addr, .. } => memory
-                .device()
-                .write(addr.offset(offset), data)
-                .map_err(|e| NrtError::failure(format!("writing tensor {:?}: {e}", self.name))),
+            Storage::Device { memory, addr, core } => {
+                let t0 = crate::trace::wants(EventType::NrtTensorWrite).then(crate::trace::now_ns);
+                let r = memory.device().write(addr.offset(offset), data).map_err(|e| NrtError::failure(format!("writing tensor {:?}: {e}", self.name)));
+                if let Some(t0) = t0 {
+                    trace_span(EventType::NrtTensorWrite, memory, *core, t0, data.len() as u64, r.as_ref().err());
+                }
+                r
+            }
             Storage::Host(m) => {
                 let o = offset as usize;
                 Self::host(m)[o..o + data.len()].copy_from_slice(data);
@@ -241,12 +255,33 @@ impl Tensor {
 
 impl Drop for Tensor {
     fn drop(&mut self) {
-        if let Storage::Device { memory, addr, .. } = &self.storage
-            && let Err(e) = memory.free(*addr)
-        {
-            crate::log_error!(crate::log::Module::Nrt, "freeing tensor {:?}: {e}", self.name);
+        if let Storage::Device { memory, addr, core } = &self.storage {
+            let t0 = crate::trace::wants(EventType::NrtTensorFree).then(crate::trace::now_ns);
+            let r = memory.free(*addr);
+            if let Some(t0) = t0 {
+                trace_span(EventType::NrtTensorFree, memory, *core, t0, self.size, r.as_ref().err());
+            }
+            if let Err(e) = r {
+                crate::log_error!(crate::log::Module::Nrt, "freeing tensor {:?}: {e}", self.name);
+            }
         }
     }
+}
+
+/// Records a device tensor operation of `size` bytes on `core` that began
+/// at `t0` (system trace, only while the type is captured).
+#[inline(never)]
+fn trace_span(ty: EventType, memory: &DeviceMemory, core: CoreId, t0: u64, size: u64, err: Option<&NrtError>) {
+    let device = memory.device().info().device_index;
+    let data = crate::trace::EventData {
+        device_core_idx: Some(core.0),
+        device_idx: Some(device),
+        size: Some(size),
+        seq_id: crate::trace::current_seq(),
+        status: Some(err.map_or(0, |e| e.status as i32)),
+        ..Default::default()
+    };
+    crate::trace::record_span(ty, crate::trace::nc_of(device, core.0), t0, data);
 }
 
 /// Named tensors (`nrt_tensor_set_t`): what an execution's inputs or

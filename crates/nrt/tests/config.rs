@@ -107,11 +107,11 @@ fn unknown_names_are_ignored_and_listed() {
     let env = Env::new()
         .with("NEURON_RT_ROOT_COMM_ID", "10.0.0.1:62182")
         .with("NEURON_RT_NUM_SOFTWARE_NQS", "??")
-        .with("NEURON_RT_INSPECT_SYSTEM_PROFILE", "1")
+        .with("NEURON_RT_INSPECT_PRECACHE_ENABLE", "1")
         .with("NEURON_CC_FLAGS", "--lnc 2")
         .with("NEURON_RT_LOG_LEVEL", "info");
     let c = Config::from_env(&env).unwrap();
-    assert_eq!(c.ignored, vec!["NEURON_RT_INSPECT_SYSTEM_PROFILE", "NEURON_RT_NUM_SOFTWARE_NQS", "NEURON_RT_ROOT_COMM_ID"]);
+    assert_eq!(c.ignored, vec!["NEURON_RT_INSPECT_PRECACHE_ENABLE", "NEURON_RT_NUM_SOFTWARE_NQS", "NEURON_RT_ROOT_COMM_ID"]);
     assert_eq!(c.log.level(Module::Nrt), Level::Info);
 }
 

@@ -301,3 +301,55 @@ fn session_profile_traces_every_execution() {
     host.unload(id).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A profile started on a model loaded without instrumentation
+/// (`nrt_profile_start`'s path): the images are instrumented in place, the
+/// executions until the stop are traced with the compiler's names, the
+/// outputs are unchanged, and after the stop the images are as loaded
+/// (later executions leave no trace records).
+#[test]
+fn a_capture_on_a_loaded_model_names_the_compiler_instructions_and_restores_it() {
+    use nrt::profile::capture::{self, Keep};
+    let Some(bytes) = real() else { return };
+    let (_dev, host) = host();
+    let id = host.load(&bytes, 0, -1).unwrap();
+    let model = host.models().get(id).unwrap();
+    let x = random_f16(M * K, 31);
+    let y = random_f16(K * N, 32);
+    check(&run(&host, id, &x, &y), &reference(&x, &y), "before the capture");
+    capture::start(&model, Keep::All).unwrap();
+    assert!(capture::start(&model, Keep::All).is_err(), "one capture at a time");
+    for _ in 0..2 {
+        check(&run(&host, id, &x, &y), &reference(&x, &y), "captured");
+    }
+    let c = capture::stop(&model).unwrap();
+    assert_eq!(c.executions().len(), 2);
+    let dir = std::env::temp_dir().join(format!("nrt-capture-{}", std::process::id()));
+    let path = dir.join("matmul.ntff");
+    let w = capture::write_profile(&path, &model, c.executions()).unwrap();
+    assert_eq!(w.trace, path, "the caller's .ntff name is kept");
+    let events = profile_events(&path);
+    let matmuls: Vec<&serde_json::Value> = events.iter().filter(|e| e["args"]["opcode"] == "MATMUL").collect();
+    assert_eq!(matmuls.len(), 16, "4 MATMULs per subgraph, two cores, two executions");
+    assert!(matmuls.iter().all(|e| e["name"].as_str().unwrap().starts_with("I-")), "{matmuls:?}");
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(&w.summary).unwrap()).unwrap();
+    assert_eq!(summary["executions"].as_array().unwrap().len(), 2);
+    assert!(summary["top_instructions"].as_array().unwrap().iter().any(|t| t["name"].as_str().unwrap().starts_with("I-")), "{summary}");
+    let pe_matmuls: u64 = summary["engines"].as_array().unwrap().iter().filter(|e| e["engine"] == "PE").map(|e| e["opcodes"]["MATMUL"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(pe_matmuls, 16);
+    // Restored: an execution after the stop writes no trace records.
+    check(&run(&host, id, &x, &y), &reference(&x, &y), "after the capture");
+    let after = nrt::profile::collect_with(model.program.as_ref().unwrap(), |_| None, true);
+    assert!(after.events.is_empty());
+    let prog = model.program.as_ref().unwrap();
+    for c in &prog.cores {
+        let mut buf = [[0u8; 16]; 8];
+        for e in 0..5 {
+            assert_eq!(c.core.read_trace(e, &mut buf).0, 0, "no trace records after the images were restored");
+        }
+    }
+    assert!(capture::stop(&model).is_err());
+    drop(model);
+    host.unload(id).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -150,6 +150,8 @@ pub struct Harvest {
     expected_outputs: u32,
     /// Tensor-completion records seen in this execution.
     outputs_seen: u32,
+    /// The device-side timeline kept for the system trace (when observed).
+    hw: crate::trace::hw::HwObservation,
 }
 
 impl Harvest {
@@ -169,7 +171,20 @@ impl Harvest {
             numerical_errors,
             expected_outputs: 0,
             outputs_seen: 0,
+            hw: crate::trace::hw::HwObservation::default(),
         }
+    }
+
+    /// Whether this execution keeps its device timeline for the system
+    /// trace (call after [`Harvest::reset`]).
+    #[inline]
+    pub fn observe(&mut self, on: bool) {
+        self.hw.reset(on);
+    }
+
+    /// The device timeline of the last observed execution.
+    pub fn observation(&self) -> &crate::trace::hw::HwObservation {
+        &self.hw
     }
 
     /// How many tensor-completion records this execution's program writes
@@ -263,7 +278,11 @@ impl Harvest {
     fn on_notification(&mut self, src: &dyn NqSource, core: usize, engine: usize, rec: &NotificationRecord) {
         let bit = 1u8 << engine;
         let (pending, seen) = (self.pending[core] & bit != 0, self.start_seen[core] & bit != 0);
-        match rec.runtime_subtype() {
+        let subtype = rec.runtime_subtype();
+        if self.hw.on {
+            self.observe_record(core, engine, subtype, rec);
+        }
+        match subtype {
             // START_PENDING -> END_PENDING
             Some(RuntimeSubtype::Start) if pending && !seen => self.start_seen[core] |= bit,
             // END_PENDING -> COMPLETE
@@ -283,10 +302,36 @@ impl Harvest {
         }
     }
 
+    /// Keeps what the system trace needs of a notification record.
+    #[inline(never)]
+    fn observe_record(&mut self, core: usize, engine: usize, subtype: Option<RuntimeSubtype>, rec: &NotificationRecord) {
+        use crate::trace::{EventType, Phase, hw::HwNote};
+        let note = |ty, phase, detail| HwNote { ty, phase, core: core as u8, engine: engine as u8, pc: rec.program_counter, detail, ts_ps: rec.timestamp_ps };
+        match subtype {
+            Some(RuntimeSubtype::Start) => self.hw.start(core, rec.timestamp_ps),
+            Some(RuntimeSubtype::End) => self.hw.end(core, rec.timestamp_ps),
+            Some(RuntimeSubtype::Custom) => self.hw.note(note(EventType::HwNotify, Phase::Instant, u32::from(rec.custom_sub_id_code()))),
+            Some(RuntimeSubtype::CcStart) => self.hw.note(note(EventType::CcRunning, Phase::Start, 0)),
+            Some(RuntimeSubtype::CcEnd) => self.hw.note(note(EventType::CcRunning, Phase::Stop, 0)),
+            None => {}
+        }
+    }
+
     fn on_error(&mut self, src: &dyn NqSource, core: usize, raw: &[u8; NQ_RECORD_BYTES]) {
         let rec = NotificationRecord::from_bytes(raw);
         match ErrorRecord::from_record(&rec) {
             Ok(e) => {
+                if self.hw.on && e.subtype == nrt_isa::notification::InferErrorSubtype::Numerical {
+                    self.hw.note(crate::trace::hw::HwNote {
+                        ty: crate::trace::EventType::NumericalErr,
+                        phase: crate::trace::Phase::Instant,
+                        core: core as u8,
+                        engine: e.engine.map_or(0xFF, |x| x as u8),
+                        pc: e.program_counter,
+                        detail: u32::from(e.detail),
+                        ts_ps: e.timestamp_ps,
+                    });
+                }
                 let v = error_verdict(e.subtype, self.numerical_errors);
                 if e.subtype == nrt_isa::notification::InferErrorSubtype::GpsimdException {
                     let (cause, q7) = nrt_isa::ucode::GpsimdCause::from_detail(e.detail).map_or(("UNKNOWN", 0xFF), |(c, q)| (c.name(), q));

@@ -25,6 +25,7 @@ pub mod dispatch;
 pub mod errors;
 pub mod harvest;
 pub mod request;
+pub mod traced;
 
 use crate::load::ModelHost;
 use crate::log::Module;
@@ -272,8 +273,19 @@ pub fn validate(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) ->
 }
 
 /// Executes `model` on the calling thread and waits for it: bind, stage,
-/// doorbell, then `drive_harvest`.
+/// doorbell, then `drive_harvest`. While a system-trace session captures
+/// execution events it goes through [`traced::execute_traced`] instead
+/// (the same path, plus the events).
+#[inline]
 pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> NrtResult<()> {
+    if crate::trace::wants_any(crate::trace::HARDWARE_MASK | crate::trace::EventType::NrtExecute.bit()) {
+        return traced::execute_traced(model, inputs, outputs);
+    }
+    execute_inner(model, inputs, outputs, None)
+}
+
+/// [`execute`]'s body; `trace` is filled in for a traced execution.
+fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, mut trace: Option<&mut traced::ExecTrace>) -> NrtResult<()> {
     if let Some(s) = model.poisoned() {
         return Err(NrtError::new(s, format!("model {} \"{}\" stopped after an earlier {s}; unload it", model.id, model.name)));
     }
@@ -331,6 +343,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     for (i, c) in prog.cores.iter().enumerate() {
         let g = guards.get(i);
         let switch = g.last_model != Some(model.id);
+        if switch && let Some(t) = trace.as_deref_mut() {
+            t.switched |= 1 << i;
+        }
         if !switch && g.posted_repeat_of == Some(model.id) {
             // The buffer holds this model's repeat request already.
             continue;
@@ -360,6 +375,9 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     // From the doorbell to the end of the harvest this thread lends
     // itself to the device.
     let lending = Lending::begin(device.as_ref());
+    if let Some(t) = trace.as_deref_mut() {
+        t.doorbell_ns = crate::trace::now_ns();
+    }
     for (i, c) in prog.cores.iter().enumerate() {
         let g = guards.get(i);
         if let Err(e) = c.core.ring_doorbell(g) {
@@ -373,6 +391,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     }
     // Harvest: spin, then block on the rings' interrupt line.
     st.harvest.reset();
+    st.harvest.observe(trace.is_some() && crate::trace::wants_group(crate::trace::Group::Hardware));
     let expected = if streams_outputs(prog) { (prog.io.len() - n_in) as u32 } else { 0 };
     st.harvest.expect_output_records(expected);
     // Split borrows of the execution state: the harvest is driven while
@@ -386,10 +405,21 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
         c.core.drain_q7_stdio();
     }
     // A profiled execution's trace, read while the cores are still ours.
-    if let Some(p) = st.profile.as_mut() {
-        p.after_execution(model.id, &model.name, model.vnc, prog, status == NrtStatus::Success);
+    let collected = match st.profile.as_mut() {
+        Some(p) => p.after_execution(model.id, &model.name, model.vnc, prog, status == NrtStatus::Success),
+        None => false,
+    };
+    if st.capture.is_some() {
+        let state = &mut *st;
+        let already = if collected { state.profile.as_ref().and_then(|p| p.last()).map(|(_, t)| t.clone()) } else { None };
+        if let Some(c) = state.capture.as_mut() {
+            c.after_execution(prog, already, status);
+        }
     }
     let status = if status == NrtStatus::Success { status } else { status.worst(aborted_queues(prog)) };
+    if let Some(t) = trace.as_deref() {
+        traced::record_device_events(model, prog, st.harvest.observation(), t, status);
+    }
     if status != NrtStatus::Success {
         report_failure(model, prog, &st.harvest, status);
         if errors::poisons(status, st.harvest.engine_stopped()) {

@@ -148,6 +148,15 @@ impl ModelHost {
         Ok(())
     }
 
+    /// The process-local logical core system-trace events of this host's
+    /// logical core `vnc` are filed under.
+    pub fn trace_nc(&self, vnc: u32) -> u32 {
+        match self.vcores.get(vnc as usize).and_then(|c| c.first()) {
+            Some(core) => crate::trace::nc_of(self.device.info().device_index, core.0),
+            None => vnc,
+        }
+    }
+
     fn select_vcore(&self, vnc: i32) -> NrtResult<u32> {
         let n = self.vcores.len() as u32;
         if vnc == -1 {
@@ -164,7 +173,19 @@ impl ModelHost {
     /// Loads a NEFF onto logical core `vnc` (-1: the first free one).
     /// `vnc_count` must be -1, as in libnrt.
     pub fn load(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<ModelId> {
+        let t0 = crate::trace::wants(crate::trace::EventType::NrtLoad).then(crate::trace::now_ns);
         let r = self.load_inner(neff_bytes, vnc, vnc_count);
+        if let Some(t0) = t0 {
+            let model = r.as_ref().ok().and_then(|id| self.models.get(*id));
+            let v = model.as_ref().map_or(u32::try_from(vnc).unwrap_or(0), |m| m.vnc);
+            let data = crate::trace::EventData {
+                model_id: r.as_ref().ok().copied(),
+                size: Some(neff_bytes.len() as u64),
+                status: Some(r.as_ref().err().map_or(0, |e| e.status as i32)),
+                ..Default::default()
+            };
+            crate::trace::record_span(crate::trace::EventType::NrtLoad, self.trace_nc(v), t0, data);
+        }
         if let Err(e) = &r {
             crate::log_error!(Module::Nmgr, "Failed to load NEFF ({}): {}", e.status, e.message);
         }
@@ -203,6 +224,7 @@ impl ModelHost {
                 output_positions: Vec::new(),
                 harvest: Harvest::new(ncores, timeout, numerical),
                 profile,
+                capture: None,
             },
         );
         self.memory.set_model_name(id, &program.name);
@@ -217,6 +239,17 @@ impl ModelHost {
     /// fail-stop, it never runs again) are reset and brought up again
     /// first, so the core can take the next model.
     pub fn unload(&self, id: ModelId) -> NrtResult<()> {
+        let t0 = crate::trace::wants(crate::trace::EventType::NrtUnload).then(crate::trace::now_ns);
+        let vnc = self.models.get(id).map(|m| m.vnc);
+        let r = self.unload_inner(id);
+        if let (Some(t0), Some(vnc)) = (t0, vnc) {
+            let data = crate::trace::EventData { model_id: Some(id), status: Some(r.as_ref().err().map_or(0, |e| e.status as i32)), ..Default::default() };
+            crate::trace::record_span(crate::trace::EventType::NrtUnload, self.trace_nc(vnc), t0, data);
+        }
+        r
+    }
+
+    fn unload_inner(&self, id: ModelId) -> NrtResult<()> {
         let model = self.models.remove(id).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {id}")))?;
         crate::log_info!(Module::Nmgr, "Unloading {id}");
         model.set_state(ModelState::Stopping);
@@ -327,7 +360,7 @@ pub fn load_without_device(models: &ModelDb, neff_bytes: &[u8], vnc: u32, arch: 
     let settings = LoadSettings { fake_instance: true, ..settings.clone() };
     let (_, program) = prepare(neff_bytes, &settings, arch, lnc)?;
     let id = models.mint_id();
-    let exec = ExecState { bound: Vec::new(), last_sets: None, output_positions: Vec::new(), harvest: Harvest::new(1, settings.exec_timeout, settings.numerical_errors), profile: None };
+    let exec = ExecState { bound: Vec::new(), last_sets: None, output_positions: Vec::new(), harvest: Harvest::new(1, settings.exec_timeout, settings.numerical_errors), profile: None, capture: None };
     models.insert(Arc::new(LoadedModel::new(id, program.name.clone(), vnc, program.inputs, program.outputs, None, exec)));
     crate::log_info!(Module::Nmgr, "Loaded NN \"{}\" ID: {id} (no-device mode)", program.name);
     Ok(id)

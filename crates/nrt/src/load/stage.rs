@@ -331,6 +331,7 @@ fn stage_subgraph(
     let mut images = [DeviceAddr(0); 5];
     let mut repeat_entries = [DeviceAddr(0); 5];
     let mut sites: [ImageMap; 5] = Default::default();
+    let mut image_records = [0u32; 5];
     // A device profile instruments every record and needs the core's TRACE rings.
     let mut traced = if host.settings.device_profile != crate::config::DeviceProfile::Off {
         core.enable_trace()?;
@@ -389,6 +390,7 @@ fn stage_subgraph(
         if let Some(t) = traced.as_mut() {
             t.debug_cmds[engine.index()] = crate::profile::instrument(&mut image);
         }
+        image_records[engine.index()] = image.len() as u32;
         let bytes = image.concat();
         let at = core.alloc_image(bytes.len() as u64)?;
         taken.images.push(at);
@@ -411,6 +413,7 @@ fn stage_subgraph(
         gpsimd_libs: taken.gpsimd_libs.clone(),
         subgraph: sg.name.clone(),
         sites,
+        image_records,
         trace: traced,
     })
 }

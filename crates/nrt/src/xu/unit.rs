@@ -229,7 +229,15 @@ impl Shared {
     fn worker(self: Arc<Shared>) {
         loop {
             if let Some((n, req)) = self.queue.take_front() {
+                // Events the request produces carry its sequence id.
+                let traced = crate::trace::wants_any(crate::trace::EventType::ALL_MASK);
+                if traced {
+                    crate::trace::set_current_seq(self.id.seq(n));
+                }
                 let status = self.run(req.work);
+                if traced {
+                    crate::trace::set_current_seq(0);
+                }
                 self.complete(n, req.on_complete, status);
                 continue;
             }
@@ -380,6 +388,10 @@ impl ExecUnit {
         }
         let n = s.queue.push(req).map_err(|(r, e)| (r, NrtError::new(e.status, format!("{}: {}", s.id, e.message))))?;
         s.work.notify();
+        if crate::trace::wants(crate::trace::EventType::NrtaSubmit) {
+            let data = crate::trace::EventData { seq_id: Some(s.id.seq(n)), ..Default::default() };
+            crate::trace::record_instant(crate::trace::EventType::NrtaSubmit, u32::from(s.id.vnc), data);
+        }
         Ok(s.id.seq(n))
     }
 
@@ -407,6 +419,25 @@ impl ExecUnit {
     /// Blocks until sequence number `n` completes or `timeout` passes;
     /// returns whether it completed.
     pub fn wait(&self, n: u64, timeout: Duration) -> NrtResult<bool> {
+        let t0 = crate::trace::wants(crate::trace::EventType::NrtaWait).then(crate::trace::now_ns);
+        let r = self.wait_inner(n, timeout);
+        if let Some(t0) = t0 {
+            let s = &self.shared;
+            let data = crate::trace::EventData {
+                seq_id: Some(s.id.seq(n)),
+                status: Some(match &r {
+                    Ok(true) => 0,
+                    Ok(false) => crate::status::NrtStatus::Timeout as i32,
+                    Err(e) => e.status as i32,
+                }),
+                ..Default::default()
+            };
+            crate::trace::record_span(crate::trace::EventType::NrtaWait, u32::from(s.id.vnc), t0, data);
+        }
+        r
+    }
+
+    fn wait_inner(&self, n: u64, timeout: Duration) -> NrtResult<bool> {
         self.is_completed(n)?;
         let s = &self.shared;
         let now = Instant::now();
