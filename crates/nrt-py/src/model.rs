@@ -89,16 +89,14 @@ impl Model {
         let py = given.py();
         let given = given.cast::<PyDict>().map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("{kind}s must be a dict of name -> Tensor")))?;
         let names = || ios.iter().map(|io| format!("{:?}", io.sig.name)).collect::<Vec<_>>().join(", ");
-        if given.len() != ios.len() {
-            let unknown: Vec<String> = given.keys().iter().filter_map(|k| k.extract::<String>().ok()).filter(|k| !ios.iter().any(|io| &io.sig.name == k)).collect();
-            return Err(value_error(format!(
-                "{} {kind} tensors given ({}), model {:?} expects {}: {}",
-                given.len(),
-                if unknown.is_empty() { "some missing".to_string() } else { format!("unknown: {}", unknown.join(", ")) },
-                self.name,
-                ios.len(),
-                names()
-            )));
+        let unknown: Vec<String> = given
+            .keys()
+            .iter()
+            .map(|k| k.extract::<String>().map(|k| format!("{k:?}")).unwrap_or_else(|_| k.repr().map(|r| r.to_string()).unwrap_or_default()))
+            .filter(|k| !ios.iter().any(|io| &format!("{:?}", io.sig.name) == k))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(value_error(format!("unknown {kind} name(s) {}; model {:?} expects {kind}s {}", unknown.join(", "), self.name, names())));
         }
         let mut set = TensorSet::new();
         for io in ios {

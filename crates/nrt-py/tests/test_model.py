@@ -128,11 +128,11 @@ def test_deterministic_mode_and_fault_injection(copy_neff):
         nrt.simulator.configure(deterministic=False)  # the runtime is running
     with pytest.raises(ValueError):
         nrt.simulator.inject("no_such_fault")
-    nrt.simulator.inject("nan")
+    nrt.simulator.inject("dma_abort")
     with pytest.raises(nrt.NrtError) as e:
         model({"input": t})
-    assert e.value.status.name == "NRT_EXEC_COMPLETED_WITH_NUM_ERR" and int(e.value.status) == 1003
-    assert str(e.value).startswith("NRT Error NRT_EXEC_COMPLETED_WITH_NUM_ERR(1003): Failed to execute model")
+    assert e.value.status == nrt.Status(1203) and e.value.status.name == "NRT_EXEC_HW_ERR_DMA_ABORT"
+    assert str(e.value).startswith("NRT Error NRT_EXEC_HW_ERR_DMA_ABORT(1203): Failed to execute model")
 
 
 def test_reprs_show_shape_dtype_and_placement(copy_neff):
