@@ -162,6 +162,7 @@ fn read_neff(py: Python<'_>, path: &str) -> PyResult<Vec<u8>> {
 impl Model {
     /// Loads a NEFF onto logical core `core_id`.
     #[classmethod]
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (neff_path, name=None, core_id=0, cc_enabled=false, rank_id=0, world_size=1))]
     fn load_from_neff(
         _cls: &Bound<'_, pyo3::types::PyType>,
@@ -380,7 +381,7 @@ impl Drop for Model {
             Slot::Live(m) => m,
             _ => return,
         };
-        if let Ok(s) = session::current() {
+        if let Some(s) = session::current() {
             let run = || {
                 if let Ok(h) = s.host(m.device) {
                     let _ = h.unload(m.id);

@@ -160,8 +160,8 @@ fn slot() -> MutexGuard<'static, Option<Arc<Session>>> {
 }
 
 /// The running session, if any (never starts one).
-pub fn current() -> Result<Arc<Session>, ()> {
-    slot().as_ref().map(Arc::clone).ok_or(())
+pub fn current() -> Option<Arc<Session>> {
+    slot().as_ref().map(Arc::clone)
 }
 
 /// Whether a runtime is running.
