@@ -24,7 +24,13 @@ int main(int argc, char **argv) {
 
     nrt_model_t *model = NULL;
     nrt_model_t *untouched = (nrt_model_t *)0x3;
-    EXPECT_STATUS(nrt_load(neff, size, 0, 1, &untouched), NRT_INVALID); /* vnc_count must be -1 */
+    /* The deprecated vnc_count is ignored (nrtpy passes 1), with a warning. */
+    nrt_model_t *legacy = NULL;
+    OK(nrt_load(neff, size, 0, 1, &legacy));
+    EXPECT(legacy != NULL);
+    OK(nrt_unload(legacy));
+    OK(nrt_load(neff, size, 0, 7, &legacy));
+    OK(nrt_unload(legacy));
     EXPECT_STATUS(nrt_load("not a neff", 10, 0, -1, &untouched), NRT_INVALID);
     EXPECT_STATUS(nrt_load(neff, size, 42, -1, &untouched), NRT_INVALID);
     EXPECT_STATUS(nrt_load(NULL, size, 0, -1, &untouched), NRT_INVALID);
@@ -152,6 +158,9 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(nrt_load_collectives(neff, size, 0, -1, 0, 2, &untouched), NRT_INVALID);
     OK(nrt_load_collectives(neff, size, -1, -1, 0, 1, &model));
     OK(nrt_execute(model, ins, outs));
+    OK(nrt_unload(model));
+    /* spike's call: vnc_count 1, ignored as by nrt_load. */
+    OK(nrt_load_collectives(neff, size, 0, 1, 0, 1, &model));
     OK(nrt_unload(model));
 
     nrt_destroy_tensor_set(&ins);

@@ -184,6 +184,12 @@ pub unsafe extern "C" fn nrt_get_instance_info(info: *mut InstanceInfoC, instanc
     })
 }
 
+/// The libnrt release whose API (headers, behaviour) this library
+/// implements: NRT 2.30, the runtime of Neuron SDK 2.28, whose public
+/// headers `include/nrt/` follows (`NRT_RS_LIBNRT_MAJOR` /
+/// `NRT_RS_LIBNRT_MINOR` in nrt_version.h).
+pub const LIBNRT_ABI_VERSION: (u64, u64) = (2, 30);
+
 /// `nrt_get_version`: fills `size` bytes (works before init).
 ///
 /// # Safety
@@ -193,8 +199,12 @@ pub unsafe extern "C" fn nrt_get_version(ver: *mut VersionC, size: usize) -> NRT
     call("nrt_get_version", || {
         non_null(ver, "ver")?;
         let v = runtime::version();
-        let mut c = VersionC { rt_major: v.major, rt_minor: v.minor, rt_patch: v.patch, rt_maintenance: v.maintenance, rt_detail: [0; 128], git_hash: [0; 64] };
-        ptr::fill_chars(&mut c.rt_detail, &v.version);
+        // Clients gate features on rt_major / rt_minor, so those report
+        // the libnrt release whose API we implement; nrt-rs's own version
+        // is in rt_detail.
+        let (major, minor) = LIBNRT_ABI_VERSION;
+        let mut c = VersionC { rt_major: major, rt_minor: minor, rt_patch: 0, rt_maintenance: 0, rt_detail: [0; 128], git_hash: [0; 64] };
+        ptr::fill_chars(&mut c.rt_detail, &format!("{} (libnrt {major}.{minor} API)", v.version));
         ptr::fill_chars(&mut c.git_hash, &v.git_sha);
         // SAFETY: the caller gives `size` writable bytes.
         unsafe { copy_versioned(ver.cast(), size, &c) };
@@ -216,6 +226,16 @@ pub extern "C" fn nrt_get_status_as_str(status: c_int) -> *const c_char {
     .unwrap_or(c"NRT_UNKNOWN_STATUS".as_ptr())
 }
 
+/// libnrt ignores the deprecated `vnc_count` of the load calls (clients
+/// such as nrtpy pass 1): any value is accepted, and the first one other
+/// than -1 is warned about once per process.
+fn ignore_vnc_count(vnc_count: i32) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if vnc_count != -1 {
+        WARNED.call_once(|| nrt_core::log_warn!(nrt_core::log::Module::Nrt, "vnc_count is deprecated and ignored (got {vnc_count}); pass -1"));
+    }
+}
+
 fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *mut *mut c_void) -> NrtResult<()> {
     let h = global::hosts()?;
     non_null(model, "model")?;
@@ -224,7 +244,8 @@ fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, mode
     }
     // SAFETY: the caller gives `size` readable bytes.
     let neff = unsafe { ptr::bytes(bytes, size, "neff_bytes") }?;
-    let m = h.load(neff, vnc, vnc_count)?;
+    ignore_vnc_count(vnc_count);
+    let m = h.load(neff, vnc, -1)?;
     let handle = MODELS.insert(m);
     // SAFETY: checked non-NULL.
     unsafe { ptr::write(model, handle as *mut c_void) };

@@ -455,4 +455,36 @@ fn sys_trace_and_profiles_from_c() {
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("copy.ntff.summary.json")).unwrap()).expect("summary parses");
     assert_eq!(summary["format"], "nrt-rs-profile-summary");
     assert!(summary["instructions"].as_u64().unwrap() > 0);
+
+/// `scripts/install-prefix DIR` lays out headers and library as libnrt
+/// ships them, and a C++17 client configured by CMake against that prefix
+/// (NEURON_ROOT, the way nrtpy-style wrappers find libnrt) links and runs
+/// the copy example twice in one process. Needs cmake (scripts/test-all
+/// installs it); without it the test says so and, under CI, fails.
+#[test]
+fn install_prefix_serves_a_cmake_cxx17_client() {
+    if Command::new("cmake").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "cmake is missing; scripts/test-all installs it");
+        eprintln!("note: cmake not found; skipping the install-prefix CMake client test");
+        return;
+    }
+    let dir = scratch("prefix");
+    let prefix = dir.join("neuron");
+    let mut install = Command::new(repo().join("scripts/install-prefix"));
+    install.arg(&prefix).env("NRT_LIB_DIR", lib_dir());
+    run_checked(install, "scripts/install-prefix");
+    for f in ["include/nrt/nrt.h", "include/nrt/nrt_version.h", "lib/libnrt.so.1", "lib/libnrt.a"] {
+        assert!(prefix.join(f).exists(), "{f} is not installed");
+    }
+    assert_eq!(std::fs::read_link(prefix.join("lib/libnrt.so")).expect("libnrt.so is a link"), Path::new("libnrt.so.1"));
+    let build_dir = dir.join("build");
+    let mut configure = Command::new("cmake");
+    configure.arg("-S").arg(repo().join("tests/cmake-client")).arg("-B").arg(&build_dir).arg(format!("-DNEURON_ROOT={}", prefix.display()));
+    run_checked(configure, "cmake configure of tests/cmake-client");
+    let mut make = Command::new("cmake");
+    make.arg("--build").arg(&build_dir);
+    run_checked(make, "cmake --build of tests/cmake-client");
+    let neff = copy_neff(&dir);
+    let out = run(&build_dir.join("nrt_client"), &dir, &[&neff]);
+    assert!(out.contains("client ok: libnrt 2.30"), "{out}");
 }

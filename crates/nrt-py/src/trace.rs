@@ -1,0 +1,184 @@
+//! The system trace from Python (`SystemTraceSession`,
+//! `benchmark(mode="device")`), over a small boundary the runtime's system
+//! trace plugs into: [`SystemTrace`]. Until a backend is installed with
+//! [`install`], both raise `NrtpyError` saying so; device time is never
+//! made up from host clocks.
+//!
+//! What device mode computes from the fetched events is nrtpy's algorithm
+//! ([`device_durations_ms`]): `nc_exec_running` start/stop pairs matched
+//! on `tracking_id`, each execution's duration the difference of the
+//! pair's `data.nc_timestamp_ns`.
+
+use crate::bench::BenchmarkResult;
+use crate::errors::{nrt_error, nrtpy_error};
+use pyo3::prelude::*;
+use std::sync::OnceLock;
+
+/// What the Python layer needs from the runtime's system trace
+/// (nrt_sys_trace.h): start capture on one logical core or all, fetch
+/// (and consume) the captured events as the JSON document
+/// `nrt_sys_trace_fetch_events` returns, stop.
+pub trait SystemTrace: Send + Sync {
+    /// `nrt_sys_trace_start` with capture enabled for `core` only (all
+    /// visible cores for None), every event type.
+    fn start(&self, rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<()>;
+    /// `nrt_sys_trace_fetch_events` for `core` (all for None): the JSON
+    /// document (`{"events": [...]}`), or "" when nothing was captured.
+    fn fetch_json(&self, rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<String>;
+    /// `nrt_sys_trace_stop`.
+    fn stop(&self, rt: &nrt::Runtime) -> nrt::NrtResult<()>;
+}
+
+static BACKEND: OnceLock<Box<dyn SystemTrace>> = OnceLock::new();
+
+/// Installs the system-trace backend (once per process).
+pub fn install(backend: Box<dyn SystemTrace>) -> Result<(), Box<dyn SystemTrace>> {
+    BACKEND.set(backend)
+}
+
+fn backend() -> PyResult<&'static dyn SystemTrace> {
+    BACKEND.get().map(|b| &**b).ok_or_else(|| {
+        nrtpy_error(
+            "the system trace is not available in this build: the runtime's system trace (nrt_sys_trace_*) lands with the observability issue; use benchmark(mode=\"host\") meanwhile",
+        )
+    })
+}
+
+/// nrtpy's `SystemTraceSession(core_id=None)`: captures system trace
+/// events while open. A context manager; `stop()` is idempotent.
+#[pyclass(module = "nrt")]
+pub struct SystemTraceSession {
+    core_id: Option<u32>,
+    active: bool,
+}
+
+#[pymethods]
+impl SystemTraceSession {
+    /// Starts capturing on `core_id` (all visible cores for None).
+    #[new]
+    #[pyo3(signature = (core_id=None))]
+    fn py_new(py: Python<'_>, core_id: Option<u32>) -> PyResult<SystemTraceSession> {
+        let b = backend()?;
+        let s = crate::session::get()?;
+        py.detach(|| b.start(&s.rt, core_id)).map_err(|e| nrt_error(py, "Failed to start system trace", &e))?;
+        Ok(SystemTraceSession { core_id, active: true })
+    }
+
+    /// The captured events as JSON (consumed: each is returned once); ""
+    /// when none were captured.
+    fn fetch_events_json(&self, py: Python<'_>) -> PyResult<String> {
+        if !self.active {
+            return Err(nrtpy_error("the system trace session was stopped"));
+        }
+        let b = backend()?;
+        let s = crate::session::get()?;
+        py.detach(|| b.fetch_json(&s.rt, self.core_id)).map_err(|e| nrt_error(py, "Failed to fetch system trace events", &e))
+    }
+
+    /// Discards the events captured so far.
+    fn drain_events(&self, py: Python<'_>) -> PyResult<()> {
+        self.fetch_events_json(py).map(|_| ())
+    }
+
+    /// Stops capturing (idempotent).
+    fn stop(&mut self, py: Python<'_>) -> PyResult<()> {
+        if !self.active {
+            return Ok(());
+        }
+        self.active = false;
+        let b = backend()?;
+        let s = crate::session::get()?;
+        py.detach(|| b.stop(&s.rt)).map_err(|e| nrt_error(py, "Failed to stop system trace", &e))
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(&mut self, py: Python<'_>, _t: &Bound<'_, PyAny>, _v: &Bound<'_, PyAny>, _tb: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.stop(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("SystemTraceSession(core_id={:?}, {})", self.core_id, if self.active { "capturing" } else { "stopped" })
+    }
+}
+
+/// Device-time durations (ms) in a fetched system trace document: every
+/// `nc_exec_running` start/stop pair (matched on `tracking_id`, in stop
+/// order), as the difference of their `data.nc_timestamp_ns`. An empty
+/// document has none.
+pub fn device_durations_ms(json: &str) -> Result<Vec<f64>, String> {
+    if json.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let doc: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("system trace events are not JSON: {e}"))?;
+    let events = doc.get("events").and_then(|e| e.as_array()).ok_or("system trace document has no \"events\" array")?;
+    let mut starts = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for e in events {
+        if e.get("event_type").and_then(|t| t.as_str()) != Some("nc_exec_running") {
+            continue;
+        }
+        let (Some(id), Some(phase), Some(ts)) = (
+            e.get("tracking_id").and_then(|v| v.as_i64()),
+            e.get("phase").and_then(|v| v.as_str()),
+            e.get("data").and_then(|d| d.get("nc_timestamp_ns")).and_then(|v| v.as_i64()),
+        ) else {
+            continue;
+        };
+        match phase {
+            "start" => {
+                starts.insert(id, ts);
+            }
+            "stop" => {
+                if let Some(t0) = starts.remove(&id) {
+                    out.push((ts - t0) as f64 / 1e6);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// nrtpy's device-mode benchmark: a session on `core`, `warmup` runs then
+/// drain, `iters` runs then fetch, durations from [`device_durations_ms`].
+pub fn device_benchmark(py: Python<'_>, core: u32, warmup: u32, iters: u32, run: impl Fn(u32) -> PyResult<()>) -> PyResult<BenchmarkResult> {
+    let mut session = SystemTraceSession::py_new(py, Some(core))?;
+    let result = (|| {
+        run(warmup)?;
+        session.drain_events(py)?;
+        run(iters)?;
+        let json = session.fetch_events_json(py)?;
+        let d = device_durations_ms(&json).map_err(nrtpy_error)?;
+        if d.is_empty() {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err("No device execution events were captured by the system trace"));
+        }
+        Ok(BenchmarkResult::of(d, warmup))
+    })();
+    let stopped = session.stop(py);
+    let r = result?;
+    stopped?;
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_start_and_stop_on_tracking_id() {
+        let doc = r#"{"events":[
+            {"event_type":"nc_exec_running","phase":"start","tracking_id":1,"nc_idx":0,"timestamp_ns":5,"data":{"nc_timestamp_ns":1000}},
+            {"event_type":"nrt_execute","phase":"start","tracking_id":9,"timestamp_ns":4},
+            {"event_type":"nc_exec_running","phase":"start","tracking_id":2,"nc_idx":0,"timestamp_ns":6,"data":{"nc_timestamp_ns":4000000}},
+            {"event_type":"nc_exec_running","phase":"stop","tracking_id":1,"nc_idx":0,"timestamp_ns":7,"data":{"nc_timestamp_ns":2001000}},
+            {"event_type":"nc_exec_running","phase":"stop","tracking_id":2,"nc_idx":0,"timestamp_ns":8,"data":{"nc_timestamp_ns":4500000}}]}"#;
+        assert_eq!(device_durations_ms(doc).unwrap(), vec![2.0, 0.5]);
+        assert_eq!(device_durations_ms("").unwrap(), Vec::<f64>::new());
+        assert!(device_durations_ms("{").is_err());
+        assert!(device_durations_ms("{}").is_err());
+    }
+}

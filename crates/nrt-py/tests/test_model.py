@@ -1,0 +1,155 @@
+"""Loading and running NEFFs from Python, checked against numpy."""
+
+import asyncio
+import concurrent.futures
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import nrt
+from conftest import SAMPLE_NEFF
+
+
+def test_copy_round_trip_allocates_outputs(copy_neff):
+    model = nrt.Model.load_from_neff(copy_neff)
+    assert model.name == "copy"
+    info = model.input_tensors_info["input"]
+    assert (info.shape, info.size, info.dtype) == ([8, 128], 4096, "float32")
+    assert list(model.output_tensors_info) == ["output"]
+    x = np.random.default_rng(1).standard_normal((8, 128), dtype=np.float32)
+    outs = model({"input": nrt.Tensor.from_numpy(x, name="input")})
+    y = outs["output"]
+    assert isinstance(y, nrt.Tensor) and y.shape == (8, 128) and y.dtype == np.float32
+    np.testing.assert_array_equal(y.numpy(), x)
+
+
+def test_given_outputs_are_written_and_none_is_returned(copy_neff):
+    model = nrt.Model.load_from_neff(str(copy_neff), name="c", core_id=1)
+    assert (model.name, model.core_id) == ("c", 1)
+    x = np.arange(1024, dtype=np.float32).reshape(8, 128)
+    out = nrt.Tensor.from_numpy(np.zeros_like(x), name="output", core_id=1)
+    assert model({"input": nrt.Tensor.from_numpy(x, core_id=1)}, {"output": out}) is None
+    np.testing.assert_array_equal(out.numpy(), x)
+    # A non-contiguous array is made contiguous before it is written.
+    src = nrt.Tensor.from_numpy(np.asfortranarray(x + 1), core_id=1)
+    model({"input": src}, {"output": out})
+    np.testing.assert_array_equal(out.numpy(), x + 1)
+    src.write_from_numpy(x[::-1].copy())
+    model({"input": src}, {"output": out})
+    np.testing.assert_array_equal(out.numpy(), x[::-1])
+
+
+def test_mlp_matches_numpy(examples):
+    model = nrt.Model.load_from_neff(examples / "mlp.neff")
+    w = np.load(examples / "mlp" / "sg00" / "W.npy")
+    b = np.load(examples / "mlp" / "sg00" / "b.npy")
+    x = np.random.default_rng(2).uniform(-1, 1, (128, 512)).astype(np.float32)
+    y = model({"x": nrt.Tensor.from_numpy(x)})["y"].numpy()
+    ref = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b, 0)
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_mlp_bf16_takes_ml_dtypes_bfloat16(examples):
+    model = nrt.Model.load_from_neff(examples / "mlp-bf16.neff")
+    assert model.input_tensors_info["x"].dtype == "bfloat16"
+    w = np.load(examples / "mlp-bf16" / "sg00" / "W.npy")
+    b = np.load(examples / "mlp-bf16" / "sg00" / "b.npy")
+    if w.dtype != ml_dtypes.bfloat16:
+        w = w.view(ml_dtypes.bfloat16)
+    x = np.random.default_rng(3).uniform(-1, 1, (128, 512)).astype(ml_dtypes.bfloat16)
+    t = nrt.Tensor.from_numpy(x)
+    assert t.dtype == ml_dtypes.bfloat16 and "bfloat16" in repr(t)
+    np.testing.assert_array_equal(t.numpy(), x)
+    out = next(iter(model({"x": t}).values())).numpy().astype(np.float64)
+    ref = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b.astype(np.float64), 0)
+    np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2)
+
+
+def test_real_compiler_neff(request):
+    if not SAMPLE_NEFF.exists():
+        pytest.skip(f"note: the sample NEFF {SAMPLE_NEFF} is absent (it lives beside the checkout, never in it)")
+    model = nrt.Model.load_from_neff(SAMPLE_NEFF)
+    assert {k: (v.shape, v.dtype) for k, v in model.input_tensors_info.items()} == {"x": ([128, 256], "float16"), "y": ([256, 128], "float16")}
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-1, 1, (128, 256)).astype(np.float16)
+    y = rng.uniform(-1, 1, (256, 128)).astype(np.float16)
+    out = model({"x": nrt.Tensor.from_numpy(x), "y": nrt.Tensor.from_numpy(y)})["output0"].numpy()
+    ref = (x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(out.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+def test_host_benchmark_fields(copy_neff):
+    model = nrt.Model.load_from_neff(copy_neff)
+    x = nrt.Tensor.from_numpy(np.ones((8, 128), np.float32))
+    r = model.benchmark({"input": x}, warmup_iter=2, benchmark_iter=7, mode="host")
+    assert isinstance(r, nrt.BenchmarkResult)
+    assert r.iterations == 7 and r.warmup_iterations == 2 and len(r.durations_ms) == 7
+    assert r.min_ms <= r.mean_ms <= r.max_ms and r.min_ms > 0
+    mean = sum(r.durations_ms) / 7
+    assert r.mean_ms == pytest.approx(mean)
+    assert r.std_dev_ms == pytest.approx((sum((d - mean) ** 2 for d in r.durations_ms) / 7) ** 0.5)
+    assert "mean_ms" in repr(r)
+
+
+def test_device_benchmark_and_system_trace_say_why_they_are_unavailable(copy_neff):
+    model = nrt.Model.load_from_neff(copy_neff)
+    x = nrt.Tensor.from_numpy(np.ones((8, 128), np.float32))
+    with pytest.raises(nrt.NrtpyError, match="system trace"):
+        model.benchmark({"input": x})
+    with pytest.raises(nrt.NrtpyError, match="observability issue"):
+        nrt.SystemTraceSession(0)
+
+
+def test_async_from_asyncio(copy_neff):
+    model = nrt.Model.load_from_neff(copy_neff)
+    xs = [np.full((8, 128), i, np.float32) for i in range(6)]
+
+    async def main():
+        ins = [nrt.Tensor.from_numpy(x) for x in xs]
+        return await asyncio.gather(*(model.run_async({"input": t}) for t in ins))
+
+    results = asyncio.run(main())
+    for x, outs in zip(xs, results):
+        np.testing.assert_array_equal(outs["output"].numpy(), x)
+    fut = model.submit({"input": nrt.Tensor.from_numpy(xs[3])})
+    assert isinstance(fut, concurrent.futures.Future)
+    np.testing.assert_array_equal(fut.result(timeout=60)["output"].numpy(), xs[3])
+
+
+def test_deterministic_mode_and_fault_injection(copy_neff):
+    nrt.simulator.configure(deterministic=True)
+    assert nrt.simulator.settings()["deterministic"] is True
+    model = nrt.Model.load_from_neff(copy_neff)
+    x = np.ones((8, 128), np.float32)
+    t = nrt.Tensor.from_numpy(x)
+    np.testing.assert_array_equal(model({"input": t})["output"].numpy(), x)
+    with pytest.raises(nrt.NrtpyError):
+        nrt.simulator.configure(deterministic=False)  # the runtime is running
+    with pytest.raises(ValueError):
+        nrt.simulator.inject("no_such_fault")
+    nrt.simulator.inject("dma_abort")
+    with pytest.raises(nrt.NrtError) as e:
+        model({"input": t})
+    assert e.value.status == nrt.Status(1203) and e.value.status.name == "NRT_EXEC_HW_ERR_DMA_ABORT"
+    assert str(e.value).startswith("NRT Error NRT_EXEC_HW_ERR_DMA_ABORT(1203): Failed to execute model")
+
+
+def test_reprs_show_shape_dtype_and_placement(copy_neff):
+    model = nrt.Model.load_from_neff(copy_neff)
+    t = nrt.Tensor.from_numpy(np.zeros((8, 128), np.float32), name="input")
+    r = repr(t)
+    assert "shape=[8, 128]" in r and "dtype=float32" in r and "placement=device NC" in r
+    assert "input: float32[8, 128]" in repr(model) and "core_id=0" in repr(model)
+    assert repr(model.input_tensors_info["input"]) == "TensorMetadata(shape=[8, 128], size=4096, dtype=\"float32\")"
+
+
+def test_context_managers_free_and_unload(copy_neff):
+    with nrt.Model.load_from_neff(copy_neff) as model:
+        with nrt.Tensor.from_numpy(np.zeros((8, 128), np.float32)) as t:
+            model({"input": t})
+        with pytest.raises(nrt.NrtpyError, match="freed"):
+            t.numpy()
+    assert not model.is_loaded
+    with pytest.raises(nrt.NrtpyError, match="unloaded"):
+        model({"input": nrt.Tensor.from_numpy(np.zeros((8, 128), np.float32))})
