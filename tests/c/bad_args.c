@@ -1,0 +1,578 @@
+/* Bad arguments, table-driven: every export of nrt.h, nrt_async.h,
+ * nrt_experimental.h, nrt_status.h and nrt_version.h called with NULL
+ * pointers, out-of-range values, in the wrong lifecycle state, with stale
+ * (freed or unloaded) handles, foreign pointers and wrong struct sizes.
+ * Each row names the function, what is wrong and the status the call must
+ * return; nothing may crash, and a refused call must leave its output
+ * untouched (checked where the function has one).
+ *
+ * Rows register themselves (a constructor per CASE) and run in source
+ * order within their phase: before nrt_init, while initialised (with a
+ * loaded model, live and stale handles), and after nrt_close.
+ * `bad_args --list` prints the functions the table covers, one per line;
+ * the Rust driver checks that list against the headers.
+ *
+ * Usage: bad_args COPY.neff | bad_args --list */
+#include "check.h"
+#include "nrt/nrt_async.h"
+#include "nrt/nrt_experimental.h"
+#include "nrt/nrt_version.h"
+#include <stdint.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+enum phase { BEFORE_INIT, LIVE, AFTER_CLOSE };
+
+typedef NRT_STATUS (*case_fn)(void);
+struct row {
+    const char *fn;
+    const char *what;
+    enum phase phase;
+    NRT_STATUS want;
+    case_fn call;
+    int line;
+};
+
+#define MAX_ROWS 512
+static struct row g_rows[MAX_ROWS];
+static int g_nrows;
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+/* CASE(phase, function, what is wrong, expected status) { body returning a status } */
+#define CASE(ph, fn_, what_, want_)                                                         \
+    static NRT_STATUS CAT(case_, __LINE__)(void);                                           \
+    __attribute__((constructor)) static void CAT(reg_, __LINE__)(void) {                    \
+        if (g_nrows < MAX_ROWS)                                                             \
+            g_rows[g_nrows++] = (struct row){#fn_, what_, ph, want_, CAT(case_, __LINE__), __LINE__}; \
+    }                                                                                       \
+    static NRT_STATUS CAT(case_, __LINE__)(void)
+
+/* Fixtures of the LIVE phase, made before its rows run. */
+static void *g_neff;
+static size_t g_neff_size;
+static nrt_model_t *g_model;        /* loaded copy example */
+static nrt_model_t *g_stale_model;  /* loaded, then unloaded */
+static nrt_tensor_t *g_tensor;      /* live 4 KiB device tensor */
+static nrt_tensor_t *g_stale_tensor;
+static nrt_tensor_set_t *g_set;     /* live, empty */
+static nrt_tensor_set_t *g_stale_set;
+static int g_foreign[4];            /* an address no handle ever had */
+#define FOREIGN ((void *)g_foreign)
+#define UNTOUCHED ((void *)0x5a5a)
+static char g_buf[8192];
+
+/* An output pointer the call must leave alone. */
+#define KEEPS(call, out) ((call) == NRT_SUCCESS ? NRT_SUCCESS : ((void *)(out) == UNTOUCHED ? (call) : NRT_FAILURE))
+
+/* ---- before nrt_init ---------------------------------------------------- */
+CASE(BEFORE_INIT, nrt_get_total_vnc_count, "NULL output", NRT_INVALID) { return nrt_get_total_vnc_count(NULL); }
+CASE(BEFORE_INIT, nrt_get_total_nc_count, "NULL output", NRT_INVALID) { return nrt_get_total_nc_count(NULL); }
+CASE(BEFORE_INIT, nrt_get_visible_vnc_count, "NULL output", NRT_INVALID) { return nrt_get_visible_vnc_count(NULL); }
+CASE(BEFORE_INIT, nrt_get_visible_nc_count, "NULL output", NRT_INVALID) { return nrt_get_visible_nc_count(NULL); }
+CASE(BEFORE_INIT, nrt_get_instance_info, "NULL info", NRT_INVALID) { return nrt_get_instance_info(NULL, sizeof(nrt_instance_info_t)); }
+CASE(BEFORE_INIT, nrt_get_version, "NULL version", NRT_INVALID) { return nrt_get_version(NULL, sizeof(nrt_version_t)); }
+CASE(BEFORE_INIT, nrt_get_status_as_str, "unknown status", NRT_SUCCESS) {
+    const char *s = nrt_get_status_as_str((NRT_STATUS)-7);
+    return s != NULL && s[0] != 0 ? NRT_SUCCESS : NRT_FAILURE;
+}
+CASE(BEFORE_INIT, nrt_init, "framework type 0 (INVALID)", NRT_INVALID) { return nrt_init(NRT_FRAMEWORK_TYPE_INVALID, "", ""); }
+CASE(BEFORE_INIT, nrt_init, "framework type out of range", NRT_INVALID) { return nrt_init((nrt_framework_type_t)77, NULL, NULL); }
+CASE(BEFORE_INIT, nrt_close, "before init (only logs)", NRT_SUCCESS) { nrt_close(); return NRT_SUCCESS; }
+CASE(BEFORE_INIT, nrt_load, "before init", NRT_UNINITIALIZED) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(g_buf, 16, -1, -1, &m), m);
+}
+CASE(BEFORE_INIT, nrt_load_collectives, "before init", NRT_UNINITIALIZED) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load_collectives(g_buf, 16, 0, 1, 0, 1, &m), m);
+}
+CASE(BEFORE_INIT, nrt_unload, "before init", NRT_UNINITIALIZED) { return nrt_unload(FOREIGN); }
+CASE(BEFORE_INIT, nrt_tensor_allocate, "before init", NRT_UNINITIALIZED) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), t);
+}
+CASE(BEFORE_INIT, nrt_allocate_tensor_set, "before init", NRT_UNINITIALIZED) {
+    nrt_tensor_set_t *s = UNTOUCHED;
+    return KEEPS(nrt_allocate_tensor_set(&s), s);
+}
+CASE(BEFORE_INIT, nrt_execute, "before init", NRT_UNINITIALIZED) { return nrt_execute(FOREIGN, FOREIGN, FOREIGN); }
+CASE(BEFORE_INIT, nrt_barrier, "before init", NRT_UNINITIALIZED) { return nrt_barrier(0, 0, 1); }
+CASE(BEFORE_INIT, nrt_build_global_comm, "before init", NRT_UNINITIALIZED) { return nrt_build_global_comm(0, 0, 1); }
+CASE(BEFORE_INIT, nrt_cc_global_comm_init, "before init", NRT_UNINITIALIZED) { return nrt_cc_global_comm_init(0, 0, 1); }
+CASE(BEFORE_INIT, nrt_set_pool_eng_ucode, "NULL ucode", NRT_INVALID) { return nrt_set_pool_eng_ucode(NULL); }
+CASE(BEFORE_INIT, nrt_set_pool_eng_ucode, "NULL image with a size", NRT_INVALID) {
+    nrt_ucode_info bad = {{NULL, 4}, {NULL, 0}};
+    return nrt_set_pool_eng_ucode(&bad);
+}
+CASE(BEFORE_INIT, nrta_get_sequence, "before init", NRT_UNINITIALIZED) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(BEFORE_INIT, nrt_get_vnc_memory_stats, "before init", NRT_UNINITIALIZED) {
+    nrt_vnc_memory_stats_t st;
+    size_t out = 0;
+    return nrt_get_vnc_memory_stats(0, &st, sizeof st, &out);
+}
+CASE(BEFORE_INIT, nrt_memcpy_to_device, "before init", NRT_UNINITIALIZED) { return nrt_memcpy_to_device(g_buf, g_buf, 4); }
+CASE(BEFORE_INIT, nrt_async_drain_queued_execs, "before init", NRT_UNINITIALIZED) { return nrt_async_drain_queued_execs(0); }
+
+/* ---- while initialised -------------------------------------------------- */
+/* lifecycle and counts */
+CASE(LIVE, nrt_init, "second init (idempotent)", NRT_SUCCESS) { return nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""); }
+CASE(LIVE, nrt_get_instance_info, "struct size 0 (an older, empty struct: nothing written)", NRT_SUCCESS) {
+    nrt_instance_info_t info;
+    memset(&info, 0x5a, sizeof info);
+    NRT_STATUS r = nrt_get_instance_info(&info, 0);
+    return ((unsigned char *)&info)[0] == 0x5a ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_get_version, "struct size 0 (nothing written)", NRT_SUCCESS) {
+    nrt_version_t v;
+    memset(&v, 0x5a, sizeof v);
+    NRT_STATUS r = nrt_get_version(&v, 0);
+    return ((unsigned char *)&v)[0] == 0x5a ? r : NRT_FAILURE;
+}
+/* load / unload */
+CASE(LIVE, nrt_load, "NULL bytes", NRT_INVALID) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(NULL, 64, -1, -1, &m), m);
+}
+CASE(LIVE, nrt_load, "size 0", NRT_INVALID) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(g_neff, 0, -1, -1, &m), m);
+}
+CASE(LIVE, nrt_load, "NULL model output", NRT_INVALID) { return nrt_load(g_neff, g_neff_size, -1, -1, NULL); }
+CASE(LIVE, nrt_load, "garbage bytes", NRT_INVALID) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(g_buf, 4096, -1, -1, &m), m);
+}
+CASE(LIVE, nrt_load, "truncated NEFF", NRT_INVALID) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(g_neff, g_neff_size / 2, -1, -1, &m), m);
+}
+CASE(LIVE, nrt_load, "logical core out of range", NRT_INVALID) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(g_neff, g_neff_size, 99, -1, &m), m);
+}
+CASE(LIVE, nrt_load, "negative logical core below -1", NRT_INVALID) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(g_neff, g_neff_size, -5, -1, &m), m);
+}
+CASE(LIVE, nrt_load_collectives, "NULL model output", NRT_INVALID) {
+    return nrt_load_collectives(g_neff, g_neff_size, 0, 1, 0, 1, NULL);
+}
+CASE(LIVE, nrt_load_collectives, "rank id past the world size", NRT_INVALID) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load_collectives(g_neff, g_neff_size, 0, 1, 5, 1, &m), m);
+}
+CASE(LIVE, nrt_unload, "NULL model", NRT_INVALID) { return nrt_unload(NULL); }
+CASE(LIVE, nrt_unload, "stale model", NRT_INVALID_HANDLE) { return nrt_unload(g_stale_model); }
+CASE(LIVE, nrt_unload, "foreign pointer", NRT_INVALID_HANDLE) { return nrt_unload(FOREIGN); }
+CASE(LIVE, nrt_get_model_nc_count, "NULL output", NRT_INVALID) { return nrt_get_model_nc_count(g_model, NULL); }
+CASE(LIVE, nrt_get_model_nc_count, "stale model", NRT_INVALID_HANDLE) {
+    uint32_t n = 77;
+    NRT_STATUS r = nrt_get_model_nc_count(g_stale_model, &n);
+    return n == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_get_model_vnc_count, "NULL output", NRT_INVALID) { return nrt_get_model_vnc_count(g_model, NULL); }
+CASE(LIVE, nrt_get_model_vnc_count, "foreign model", NRT_INVALID_HANDLE) {
+    uint32_t n = 77;
+    NRT_STATUS r = nrt_get_model_vnc_count(FOREIGN, &n);
+    return n == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_get_model_info, "NULL info", NRT_INVALID) {
+    size_t out = 0;
+    return nrt_get_model_info(g_model, NULL, sizeof(nrt_model_info_t), &out);
+}
+CASE(LIVE, nrt_get_model_info, "stale model", NRT_INVALID_HANDLE) {
+    nrt_model_info_t info;
+    size_t out = 0;
+    return nrt_get_model_info(g_stale_model, &info, sizeof info, &out);
+}
+CASE(LIVE, nrt_get_model_tensor_info, "NULL output", NRT_INVALID) { return nrt_get_model_tensor_info(g_model, NULL); }
+CASE(LIVE, nrt_get_model_tensor_info, "stale model", NRT_INVALID_HANDLE) {
+    nrt_tensor_info_array_t *a = UNTOUCHED;
+    return KEEPS(nrt_get_model_tensor_info(g_stale_model, &a), a);
+}
+CASE(LIVE, nrt_free_model_tensor_info, "NULL array", NRT_INVALID) { return nrt_free_model_tensor_info(NULL); }
+CASE(LIVE, nrt_free_model_tensor_info, "foreign array", NRT_INVALID_HANDLE) { return nrt_free_model_tensor_info(FOREIGN); }
+CASE(LIVE, nrt_free_model_tensor_info, "freed twice", NRT_INVALID_HANDLE) {
+    nrt_tensor_info_array_t *a = NULL;
+    if (nrt_get_model_tensor_info(g_model, &a) != NRT_SUCCESS || nrt_free_model_tensor_info(a) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    return nrt_free_model_tensor_info(a);
+}
+CASE(LIVE, nrt_get_model_instance_count, "NULL output", NRT_INVALID) { return nrt_get_model_instance_count(g_model, NULL); }
+CASE(LIVE, nrt_get_model_instance_count, "stale model", NRT_INVALID_HANDLE) {
+    uint32_t n = 77;
+    NRT_STATUS r = nrt_get_model_instance_count(g_stale_model, &n);
+    return n == 77 ? r : NRT_FAILURE;
+}
+/* tensors */
+CASE(LIVE, nrt_tensor_allocate, "NULL output", NRT_INVALID) { return nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", NULL); }
+CASE(LIVE, nrt_tensor_allocate, "size 0", NRT_INVALID) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 0, "t", &t), t);
+}
+CASE(LIVE, nrt_tensor_allocate, "unknown placement", NRT_INVALID) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate((nrt_tensor_placement_t)9, 0, 64, "t", &t), t);
+}
+CASE(LIVE, nrt_tensor_allocate, "logical core out of range", NRT_INVALID) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 99, 64, "t", &t), t);
+}
+CASE(LIVE, nrt_tensor_allocate, "negative logical core", NRT_INVALID) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, -3, 64, "t", &t), t);
+}
+CASE(LIVE, nrt_tensor_allocate, "more than the device's memory", NRT_RESOURCE) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, (size_t)1 << 50, "huge", &t), t);
+}
+CASE(LIVE, nrt_tensor_free, "NULL pointer to the handle", NRT_SUCCESS) { nrt_tensor_free(NULL); return NRT_SUCCESS; }
+CASE(LIVE, nrt_tensor_free, "stale handle (only logs, NULLs nothing live)", NRT_SUCCESS) {
+    nrt_tensor_t *t = g_stale_tensor;
+    nrt_tensor_free(&t);
+    return nrt_tensor_get_size(g_tensor) == 4096 ? NRT_SUCCESS : NRT_FAILURE;
+}
+CASE(LIVE, nrt_tensor_read, "NULL tensor", NRT_INVALID) { return nrt_tensor_read(NULL, g_buf, 0, 4); }
+CASE(LIVE, nrt_tensor_read, "NULL buffer", NRT_INVALID) { return nrt_tensor_read(g_tensor, NULL, 0, 4); }
+CASE(LIVE, nrt_tensor_read, "stale tensor", NRT_INVALID_HANDLE) { return nrt_tensor_read(g_stale_tensor, g_buf, 0, 4); }
+CASE(LIVE, nrt_tensor_read, "past the end", NRT_INVALID) { return nrt_tensor_read(g_tensor, g_buf, 4000, 200); }
+CASE(LIVE, nrt_tensor_read, "offset + size overflows", NRT_INVALID) { return nrt_tensor_read(g_tensor, g_buf, SIZE_MAX - 1, 4); }
+CASE(LIVE, nrt_tensor_write, "NULL tensor", NRT_INVALID) { return nrt_tensor_write(NULL, g_buf, 0, 4); }
+CASE(LIVE, nrt_tensor_write, "NULL buffer", NRT_INVALID) { return nrt_tensor_write(g_tensor, NULL, 0, 4); }
+CASE(LIVE, nrt_tensor_write, "foreign tensor", NRT_INVALID_HANDLE) { return nrt_tensor_write(FOREIGN, g_buf, 0, 4); }
+CASE(LIVE, nrt_tensor_write, "past the end", NRT_INVALID) { return nrt_tensor_write(g_tensor, g_buf, 4096, 1); }
+CASE(LIVE, nrt_tensor_read_batch, "NULL batches", NRT_INVALID) { return nrt_tensor_read_batch(NULL, 1, false); }
+CASE(LIVE, nrt_tensor_read_batch, "stale tensor in a batch", NRT_INVALID_HANDLE) {
+    nrt_tensor_batch_op_t op = {0, 4, g_buf};
+    nrt_tensor_batch_t b = {g_stale_tensor, &op, 1};
+    return nrt_tensor_read_batch(&b, 1, false);
+}
+CASE(LIVE, nrt_tensor_write_batch, "NULL ops with a count", NRT_INVALID) {
+    nrt_tensor_batch_t b = {g_tensor, NULL, 3};
+    return nrt_tensor_write_batch(&b, 1, false);
+}
+CASE(LIVE, nrt_tensor_write_batch, "op past the end", NRT_INVALID) {
+    nrt_tensor_batch_op_t op = {4095, 8, g_buf};
+    nrt_tensor_batch_t b = {g_tensor, &op, 1};
+    return nrt_tensor_write_batch(&b, 1, false);
+}
+CASE(LIVE, nrt_tensor_copy, "NULL source", NRT_INVALID) { return nrt_tensor_copy(NULL, 0, g_tensor, 0, 4); }
+CASE(LIVE, nrt_tensor_copy, "stale destination", NRT_INVALID_HANDLE) { return nrt_tensor_copy(g_tensor, 0, g_stale_tensor, 0, 4); }
+CASE(LIVE, nrt_tensor_copy, "past the source's end", NRT_INVALID) { return nrt_tensor_copy(g_tensor, 4090, g_tensor, 0, 16); }
+CASE(LIVE, nrt_tensor_get_size, "NULL tensor", NRT_SUCCESS) { return nrt_tensor_get_size(NULL) == 0 ? NRT_SUCCESS : NRT_FAILURE; }
+CASE(LIVE, nrt_tensor_get_size, "stale tensor", NRT_SUCCESS) { return nrt_tensor_get_size(g_stale_tensor) == 0 ? NRT_SUCCESS : NRT_FAILURE; }
+CASE(LIVE, nrt_tensor_memset, "NULL tensor", NRT_INVALID) { return nrt_tensor_memset(NULL, 0, 0, 4); }
+CASE(LIVE, nrt_tensor_memset, "past the end", NRT_INVALID) { return nrt_tensor_memset(g_tensor, 4096, 0, 4); }
+CASE(LIVE, nrt_tensor_allocate_empty, "NULL output", NRT_INVALID) { return nrt_tensor_allocate_empty("e", NULL); }
+CASE(LIVE, nrt_tensor_attach_buffer, "NULL tensor", NRT_INVALID) { return nrt_tensor_attach_buffer(NULL, g_buf, 64); }
+CASE(LIVE, nrt_tensor_attach_buffer, "NULL buffer", NRT_INVALID) {
+    nrt_tensor_t *e = NULL;
+    if (nrt_tensor_allocate_empty("e", &e) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    NRT_STATUS r = nrt_tensor_attach_buffer(e, NULL, 64);
+    nrt_tensor_free(&e);
+    return r;
+}
+CASE(LIVE, nrt_tensor_attach_buffer, "stale tensor", NRT_INVALID_HANDLE) { return nrt_tensor_attach_buffer(g_stale_tensor, g_buf, 64); }
+CASE(LIVE, nrt_tensor_allocate_slice, "NULL source", NRT_INVALID) {
+    nrt_tensor_t *s = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate_slice(NULL, 0, 4, "s", &s), s);
+}
+CASE(LIVE, nrt_tensor_allocate_slice, "past the source's end", NRT_INVALID) {
+    nrt_tensor_t *s = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate_slice(g_tensor, 4000, 200, "s", &s), s);
+}
+CASE(LIVE, nrt_tensor_allocate_slice, "stale source", NRT_INVALID_HANDLE) {
+    nrt_tensor_t *s = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate_slice(g_stale_tensor, 0, 4, "s", &s), s);
+}
+CASE(LIVE, nrt_tensor_allocate_slice, "NULL output", NRT_INVALID) { return nrt_tensor_allocate_slice(g_tensor, 0, 4, "s", NULL); }
+CASE(LIVE, nrt_tensor_get_va, "device tensor (no host address)", NRT_SUCCESS) {
+    return nrt_tensor_get_va(g_tensor) == NULL ? NRT_SUCCESS : NRT_FAILURE;
+}
+CASE(LIVE, nrt_tensor_get_va, "stale tensor", NRT_SUCCESS) { return nrt_tensor_get_va(g_stale_tensor) == NULL ? NRT_SUCCESS : NRT_FAILURE; }
+CASE(LIVE, nrt_tensor_get_device_allocation_info, "NULL info", NRT_INVALID) { return nrt_tensor_get_device_allocation_info(g_tensor, NULL); }
+CASE(LIVE, nrt_tensor_get_device_allocation_info, "stale tensor", NRT_INVALID_HANDLE) {
+    nrt_tensor_device_allocation_info_t i;
+    return nrt_tensor_get_device_allocation_info(g_stale_tensor, &i);
+}
+CASE(LIVE, nrt_tensor_check_output_completion, "NULL tensor", NRT_INVALID) { return nrt_tensor_check_output_completion(NULL, 0, 1); }
+CASE(LIVE, nrt_tensor_check_output_completion, "stale tensor", NRT_INVALID_HANDLE) { return nrt_tensor_check_output_completion(g_stale_tensor, 0, 1); }
+CASE(LIVE, nrt_tensor_reset_output_completion, "NULL tensor", NRT_INVALID) { return nrt_tensor_reset_output_completion(NULL); }
+CASE(LIVE, nrt_tensor_reset_output_completion, "stale tensor", NRT_INVALID_HANDLE) { return nrt_tensor_reset_output_completion(g_stale_tensor); }
+/* tensor sets */
+CASE(LIVE, nrt_allocate_tensor_set, "NULL output", NRT_INVALID) { return nrt_allocate_tensor_set(NULL); }
+CASE(LIVE, nrt_destroy_tensor_set, "NULL pointer to the handle", NRT_SUCCESS) { nrt_destroy_tensor_set(NULL); return NRT_SUCCESS; }
+CASE(LIVE, nrt_destroy_tensor_set, "stale set (only logs)", NRT_SUCCESS) {
+    nrt_tensor_set_t *s = g_stale_set;
+    nrt_destroy_tensor_set(&s);
+    nrt_tensor_t *t = NULL;
+    return nrt_get_tensor_from_tensor_set(g_set, "nothing", &t) == NRT_FAILURE ? NRT_SUCCESS : NRT_FAILURE;
+}
+CASE(LIVE, nrt_add_tensor_to_tensor_set, "NULL set", NRT_INVALID) { return nrt_add_tensor_to_tensor_set(NULL, "input", g_tensor); }
+CASE(LIVE, nrt_add_tensor_to_tensor_set, "NULL name", NRT_INVALID) { return nrt_add_tensor_to_tensor_set(g_set, NULL, g_tensor); }
+CASE(LIVE, nrt_add_tensor_to_tensor_set, "stale set", NRT_INVALID_HANDLE) { return nrt_add_tensor_to_tensor_set(g_stale_set, "input", g_tensor); }
+CASE(LIVE, nrt_add_tensor_to_tensor_set, "stale tensor", NRT_INVALID_HANDLE) { return nrt_add_tensor_to_tensor_set(g_set, "input", g_stale_tensor); }
+CASE(LIVE, nrt_get_tensor_from_tensor_set, "NULL output", NRT_INVALID) { return nrt_get_tensor_from_tensor_set(g_set, "input", NULL); }
+CASE(LIVE, nrt_get_tensor_from_tensor_set, "unknown name", NRT_FAILURE) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_get_tensor_from_tensor_set(g_set, "no such tensor", &t), t);
+}
+CASE(LIVE, nrt_get_tensor_from_tensor_set, "foreign set", NRT_INVALID_HANDLE) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_get_tensor_from_tensor_set(FOREIGN, "input", &t), t);
+}
+/* execute */
+CASE(LIVE, nrt_execute, "NULL model", NRT_INVALID) { return nrt_execute(NULL, g_set, g_set); }
+CASE(LIVE, nrt_execute, "stale model", NRT_INVALID_HANDLE) { return nrt_execute(g_stale_model, g_set, g_set); }
+CASE(LIVE, nrt_execute, "NULL input set", NRT_INVALID) { return nrt_execute(g_model, NULL, g_set); }
+CASE(LIVE, nrt_execute, "stale output set", NRT_INVALID_HANDLE) { return nrt_execute(g_model, g_set, g_stale_set); }
+CASE(LIVE, nrt_execute, "inputs missing from the set", NRT_INVALID) { return nrt_execute(g_model, g_set, g_set); }
+CASE(LIVE, nrt_execute_repeat, "repeat count 0", NRT_INVALID) { return nrt_execute_repeat(g_model, g_set, g_set, 0); }
+CASE(LIVE, nrt_execute_repeat, "stale model", NRT_INVALID_HANDLE) { return nrt_execute_repeat(g_stale_model, g_set, g_set, 2); }
+/* async */
+CASE(LIVE, nrta_tensor_write, "NULL tensor", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_tensor_write(NULL, g_buf, 0, 4, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_tensor_write, "NULL sequence output", NRT_INVALID) { return nrta_tensor_write(g_tensor, g_buf, 0, 4, 0, NULL, NULL); }
+CASE(LIVE, nrta_tensor_write, "unknown queue", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_tensor_write(g_tensor, g_buf, 0, 4, 99, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_tensor_read, "stale tensor", NRT_INVALID_HANDLE) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_tensor_read(g_buf, g_stale_tensor, 0, 4, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_tensor_read, "past the end", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_tensor_read(g_buf, g_tensor, 4000, 200, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_tensor_copy, "NULL destination", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_tensor_copy(g_tensor, 0, NULL, 0, 4, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_execute_schedule, "stale model", NRT_INVALID_HANDLE) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_execute_schedule(g_stale_model, g_set, g_set, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_execute_schedule, "NULL sequence output", NRT_INVALID) { return nrta_execute_schedule(g_model, g_set, g_set, 0, NULL, NULL); }
+/* Standalone collectives are refused as a family until they land (docs/c-api.md). */
+CASE(LIVE, nrta_cc_prepare, "NULL context output (family not yet supported)", NRT_FAILURE) {
+    return nrta_cc_prepare(NULL, NULL, NULL, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, NULL);
+}
+CASE(LIVE, nrta_cc_schedule, "NULL context (family not yet supported)", NRT_FAILURE) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_cc_schedule(NULL, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_is_completed, "NULL output", NRT_INVALID) { return nrta_is_completed(1, NULL); }
+CASE(LIVE, nrta_is_completed, "sequence never issued", NRT_INVALID) {
+    bool done = true;
+    NRT_STATUS r = nrta_is_completed(0x7fff0000ull, &done);
+    return done ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_get_sequence, "NULL output", NRT_INVALID) { return nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, NULL); }
+CASE(LIVE, nrta_get_sequence, "logical core out of range", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_get_sequence(99, NRTA_XU_COMPUTE, 0, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_get_sequence, "unknown execution unit", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_get_sequence(0, (nrta_xu_t)42, 0, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_get_completion_handle, "NULL output", NRT_INVALID) { return nrta_get_completion_handle(1, NULL); }
+CASE(LIVE, nrta_get_completion_handle, "sequence never issued", NRT_INVALID) {
+    int fd = -77;
+    NRT_STATUS r = nrta_get_completion_handle(0x7fff0000ull, &fd);
+    return fd == -77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_event_register_seq_id_completion, "bad descriptor", NRT_INVALID) {
+    return nrta_event_register_seq_id_completion(1, -1);
+}
+CASE(LIVE, nrta_event_register_seq_id_completion, "sequence never issued", NRT_INVALID) {
+    int efd = eventfd(0, 0);
+    NRT_STATUS r = nrta_event_register_seq_id_completion(0x7fff0000ull, efd);
+    close(efd);
+    return r;
+}
+CASE(LIVE, nrta_event_register_xu_completion, "bad descriptor", NRT_INVALID) {
+    return nrta_event_register_xu_completion(0, NRTA_XU_COMPUTE, 0, -1);
+}
+CASE(LIVE, nrta_event_register_xu_completion, "logical core out of range", NRT_INVALID) {
+    int efd = eventfd(0, 0);
+    NRT_STATUS r = nrta_event_register_xu_completion(99, NRTA_XU_COMPUTE, 0, efd);
+    close(efd);
+    return r;
+}
+CASE(LIVE, nrt_register_async_exec_callback, "NULL callback (unregisters)", NRT_SUCCESS) {
+    return nrt_register_async_exec_callback(NULL, g_buf);
+}
+CASE(LIVE, nrt_async_drain_queued_execs, "logical core out of range", NRT_INVALID) { return nrt_async_drain_queued_execs(99); }
+/* collectives setup */
+CASE(LIVE, nrt_build_global_comm, "id past the count", NRT_INVALID) { return nrt_build_global_comm(0, 3, 2); }
+CASE(LIVE, nrt_build_global_comm, "count 0", NRT_INVALID) { return nrt_build_global_comm(0, 0, 0); }
+CASE(LIVE, nrt_cc_global_comm_init, "id past the count", NRT_INVALID) { return nrt_cc_global_comm_init(0, 3, 2); }
+CASE(LIVE, nrt_barrier, "logical core out of range", NRT_INVALID) { return nrt_barrier(99, 0, 1); }
+CASE(LIVE, nrt_all_gather, "NULL input", NRT_INVALID) { return nrt_all_gather(0, 0, 1, 4, NULL, g_buf); }
+CASE(LIVE, nrt_all_gather, "NULL output", NRT_INVALID) { return nrt_all_gather(0, 0, 1, 4, g_buf, NULL); }
+CASE(LIVE, nrt_get_libnccl_net, "no net plugin (message filled)", NRT_SUCCESS) {
+    int err = 0;
+    char msg[64] = {0};
+    return nrt_get_libnccl_net(&err, msg, sizeof msg) == NULL && err != 0 && msg[0] ? NRT_SUCCESS : NRT_FAILURE;
+}
+CASE(LIVE, nrt_get_libnccl_net, "NULL error outputs", NRT_SUCCESS) {
+    return nrt_get_libnccl_net(NULL, NULL, 0) == NULL ? NRT_SUCCESS : NRT_FAILURE;
+}
+/* memory and host queries */
+CASE(LIVE, nrt_get_vnc_memory_stats, "NULL stats", NRT_INVALID) {
+    size_t out = 0;
+    return nrt_get_vnc_memory_stats(0, NULL, sizeof(nrt_vnc_memory_stats_t), &out);
+}
+CASE(LIVE, nrt_get_vnc_memory_stats, "logical core out of range", NRT_INVALID) {
+    nrt_vnc_memory_stats_t st;
+    size_t out = 0;
+    return nrt_get_vnc_memory_stats(99, &st, sizeof st, &out);
+}
+CASE(LIVE, nrt_get_vnc_memory_stats, "struct size 0 (nothing written)", NRT_SUCCESS) {
+    nrt_vnc_memory_stats_t st;
+    size_t out = 77;
+    memset(&st, 0x5a, sizeof st);
+    NRT_STATUS r = nrt_get_vnc_memory_stats(0, &st, 0, &out);
+    return ((unsigned char *)&st)[0] == 0x5a ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_memcpy_to_device, "NULL source", NRT_INVALID) { return nrt_memcpy_to_device(g_buf, NULL, 4); }
+CASE(LIVE, nrt_memcpy_to_device, "destination not in device memory", NRT_INVALID) { return nrt_memcpy_to_device(g_buf, g_buf + 64, 4); }
+CASE(LIVE, nrt_host_device_id_get, "NULL output", NRT_INVALID) { return nrt_host_device_id_get(0, NULL); }
+CASE(LIVE, nrt_host_device_id_get, "device out of range", NRT_INVALID) {
+    uint32_t id = 77;
+    NRT_STATUS r = nrt_host_device_id_get(64, &id);
+    return id == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_host_device_id_rid_map_get, "not on simulated devices", NRT_FAILURE) {
+    uint32_t count = 77, map[4];
+    NRT_STATUS r = nrt_host_device_id_rid_map_get(&count, map);
+    return count == 77 ? r : NRT_INVALID;
+}
+CASE(LIVE, nrt_get_dmabuf_fd, "not on simulated devices", NRT_FAILURE) {
+    int fd = -77;
+    NRT_STATUS r = nrt_get_dmabuf_fd(0, 4096, &fd);
+    return fd == -77 ? r : NRT_INVALID;
+}
+/* No host-mapped HBM on simulated devices: libnrt's "no more regions". */
+CASE(LIVE, nrt_get_hbm_mmap_va, "no region at index 0", NRT_INVALID_HANDLE) {
+    void *va = UNTOUCHED;
+    size_t size = 77;
+    NRT_STATUS r = nrt_get_hbm_mmap_va(0, 0, &va, &size);
+    return va == UNTOUCHED && size == 77 ? r : NRT_INVALID;
+}
+CASE(LIVE, nrt_get_attached_efa_bdf, "not on simulated devices", NRT_FAILURE) {
+    char bdf[32] = {0};
+    size_t len = sizeof bdf;
+    NRT_STATUS r = nrt_get_attached_efa_bdf(g_buf, bdf, &len);
+    return bdf[0] == 0 ? r : NRT_INVALID;
+}
+CASE(LIVE, nrt_set_pool_eng_ucode, "while initialised", NRT_UNINITIALIZED) {
+    nrt_ucode_info empty = {{NULL, 0}, {NULL, 0}};
+    return nrt_set_pool_eng_ucode(&empty);
+}
+CASE(LIVE, nrt_debug_log_oom_report, "prints the report", NRT_SUCCESS) { return nrt_debug_log_oom_report(); }
+
+/* ---- after nrt_close ---------------------------------------------------- */
+CASE(AFTER_CLOSE, nrt_tensor_allocate, "after close", NRT_CLOSED) {
+    nrt_tensor_t *t = UNTOUCHED;
+    return KEEPS(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), t);
+}
+CASE(AFTER_CLOSE, nrt_tensor_read, "handle from before close", NRT_CLOSED) { return nrt_tensor_read(g_tensor, g_buf, 0, 4); }
+CASE(AFTER_CLOSE, nrt_load, "after close", NRT_CLOSED) {
+    nrt_model_t *m = UNTOUCHED;
+    return KEEPS(nrt_load(g_neff, g_neff_size, -1, -1, &m), m);
+}
+CASE(AFTER_CLOSE, nrt_execute, "model from before close", NRT_CLOSED) { return nrt_execute(g_model, g_set, g_set); }
+CASE(AFTER_CLOSE, nrt_unload, "model from before close", NRT_CLOSED) { return nrt_unload(g_model); }
+CASE(AFTER_CLOSE, nrta_get_sequence, "after close", NRT_CLOSED) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(AFTER_CLOSE, nrt_close, "second close (only logs)", NRT_SUCCESS) { nrt_close(); return NRT_SUCCESS; }
+CASE(AFTER_CLOSE, nrt_get_total_vnc_count, "after close (queries still answer)", NRT_SUCCESS) {
+    uint32_t n = 0;
+    NRT_STATUS r = nrt_get_total_vnc_count(&n);
+    return r == NRT_SUCCESS && n > 0 ? NRT_SUCCESS : NRT_FAILURE;
+}
+
+static int by_line(const void *a, const void *b) {
+    return ((const struct row *)a)->line - ((const struct row *)b)->line;
+}
+
+static void run_phase(enum phase ph) {
+    for (int i = 0; i < g_nrows; i++) {
+        struct row *r = &g_rows[i];
+        if (r->phase != ph)
+            continue;
+        NRT_STATUS got = r->call();
+        g_checks++;
+        if (got != r->want) {
+            g_failures++;
+            fprintf(stderr, "bad_args.c:%d: %s (%s) returned %s (%d), expected %s (%d)\n", r->line, r->fn, r->what,
+                    nrt_get_status_as_str(got), (int)got, nrt_get_status_as_str(r->want), (int)r->want);
+        }
+    }
+}
+
+static void fixtures(void) {
+    if (nrt_load(g_neff, g_neff_size, -1, -1, &g_model) != NRT_SUCCESS ||
+        nrt_load(g_neff, g_neff_size, -1, -1, &g_stale_model) != NRT_SUCCESS ||
+        nrt_unload(g_stale_model) != NRT_SUCCESS ||
+        nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096, "t", &g_tensor) != NRT_SUCCESS ||
+        nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096, "gone", &g_stale_tensor) != NRT_SUCCESS ||
+        nrt_allocate_tensor_set(&g_set) != NRT_SUCCESS || nrt_allocate_tensor_set(&g_stale_set) != NRT_SUCCESS) {
+        fprintf(stderr, "bad_args: fixtures could not be made\n");
+        exit(2);
+    }
+    /* Keep copies of the handles: free and destroy NULL the caller's. */
+    nrt_tensor_t *t = g_stale_tensor;
+    nrt_tensor_free(&t);
+    nrt_tensor_set_t *s = g_stale_set;
+    nrt_destroy_tensor_set(&s);
+}
+
+int main(int argc, char **argv) {
+    qsort(g_rows, (size_t)g_nrows, sizeof g_rows[0], by_line);
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (int i = 0; i < g_nrows; i++)
+            printf("%s\n", g_rows[i].fn);
+        return g_nrows < MAX_ROWS ? 0 : 2;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: bad_args COPY.neff | bad_args --list\n");
+        return 2;
+    }
+    g_neff = read_file(argv[1], &g_neff_size);
+    memset(g_buf, 0x11, sizeof g_buf);
+    run_phase(BEFORE_INIT);
+    if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS) {
+        fprintf(stderr, "bad_args: nrt_init failed\n");
+        return 2;
+    }
+    fixtures();
+    run_phase(LIVE);
+    nrt_close();
+    run_phase(AFTER_CLOSE);
+    printf("bad_args: %d rows\n", g_nrows);
+    return finish("bad_args");
+}
