@@ -131,5 +131,7 @@ fn _nrt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::sim_configure, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_settings, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_inject, m)?)?;
+    // A second import in the same process finds it installed already.
+    let _ = trace::install(Box::new(trace::RuntimeTrace));
     Ok(())
 }

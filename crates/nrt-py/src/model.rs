@@ -237,14 +237,28 @@ impl Model {
         save_trace: bool,
         ntff_name: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        if save_trace || ntff_name.is_some_and(|n| !n.is_none()) {
-            return Err(nrtpy_error(
-                "save_trace needs device profiles in NTFF form, which this release does not write (the runtime's NTFF profiling lands with the profiling issue); run without save_trace",
-            ));
-        }
         let m = self.live()?;
         let (ins, outs, made) = self.sets(py, inputs, outputs)?;
-        self.execute(py, m, &ins, &outs)?;
+        let ntff = ntff_name.filter(|n| !n.is_none());
+        if !save_trace && ntff.is_none() {
+            self.execute(py, m, &ins, &outs)?;
+            return Ok(made);
+        }
+        // nrtpy: the profile goes to ntff_name, else the NEFF path with
+        // suffix .ntff, and only a successful execution writes it.
+        let path = match ntff {
+            Some(n) => std::path::PathBuf::from(n.str()?.to_cow()?.as_ref()),
+            None => std::path::Path::new(&self.neff_path).with_extension("ntff"),
+        };
+        let s = session::get()?;
+        let model = s.rt.shared_models().get(m.id).ok_or_else(|| nrtpy_error(format!("model {:?} is no longer loaded", self.name)))?;
+        py.detach(|| nrt::profile::capture::start(&model, nrt::profile::capture::Keep::All))
+            .map_err(|e| nrt_error(py, "Failed to start the device profile", &e))?;
+        let ran = self.execute(py, m, &ins, &outs);
+        let captured = nrt::profile::capture::stop(&model).map_err(|e| nrt_error(py, "Failed to stop the device profile", &e))?;
+        ran?;
+        py.detach(|| nrt::profile::capture::write_profile(&path, &model, captured.executions()))
+            .map_err(|e| nrt_error(py, &format!("Failed to write the device profile {}", path.display()), &e))?;
         Ok(made)
     }
 

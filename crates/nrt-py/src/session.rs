@@ -213,12 +213,14 @@ pub fn get() -> PyResult<Arc<Session>> {
 }
 
 /// Closes the running session, if any (`reset()`): frees every tensor,
-/// unloads every model, closes the runtime. Later use of old handles
+/// unloads every model, closes the runtime and ends a system trace
+/// session still open (as `nrt_close` does). Later use of old handles
 /// raises `NrtpyError`.
 pub fn reset(py: Python<'_>) -> PyResult<bool> {
     let Some(s) = slot().take() else {
         return Ok(false);
     };
+    nrt::trace::stop();
     py.detach(|| s.close()).map_err(|e| nrt_error(py, "Failed to close the runtime", &e))?;
     Ok(true)
 }

@@ -1,8 +1,9 @@
 //! The system trace from Python (`SystemTraceSession`,
-//! `benchmark(mode="device")`), over a small boundary the runtime's system
-//! trace plugs into: [`SystemTrace`]. Until a backend is installed with
-//! [`install`], both raise `NrtpyError` saying so; device time is never
-//! made up from host clocks.
+//! `benchmark(mode="device")`), over a small boundary: [`SystemTrace`].
+//! The module installs [`RuntimeTrace`], the runtime's own system trace
+//! (`nrt::trace`, what `nrt_sys_trace_*` drive), at import; without a
+//! backend both raise `NrtpyError` saying so. Device time is never made
+//! up from host clocks: it is the device's START/END timestamps.
 //!
 //! What device mode computes from the fetched events is nrtpy's algorithm
 //! ([`device_durations_ms`]): `nc_exec_running` start/stop pairs matched
@@ -27,6 +28,34 @@ pub trait SystemTrace: Send + Sync {
     fn fetch_json(&self, rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<String>;
     /// `nrt_sys_trace_stop`.
     fn stop(&self, rt: &nrt::Runtime) -> nrt::NrtResult<()>;
+}
+
+/// The runtime's system trace: one process-wide session, as libnrt has.
+/// A session on one core captures that logical core only (every event
+/// type); fetches consume what they return.
+pub struct RuntimeTrace;
+
+impl SystemTrace for RuntimeTrace {
+    fn start(&self, rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<()> {
+        let mut config = nrt::trace::TraceConfig::default();
+        if let Some(c) = core {
+            let visible = rt.visible_vnc_count();
+            if c >= visible {
+                return Err(nrt::NrtError::invalid(format!("core_id {c} is not a visible logical core; expected 0..{visible}")));
+            }
+            config.only_cores = Some(std::collections::BTreeSet::from([c]));
+        }
+        nrt::trace::start(&config, rt.trace_core_map())
+    }
+
+    fn fetch_json(&self, _rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<String> {
+        nrt::trace::fetch(&nrt::trace::FetchOptions { max_events_per_nc: 0, nc_idx: core })
+    }
+
+    fn stop(&self, _rt: &nrt::Runtime) -> nrt::NrtResult<()> {
+        nrt::trace::stop();
+        Ok(())
+    }
 }
 
 static BACKEND: OnceLock<Box<dyn SystemTrace>> = OnceLock::new();

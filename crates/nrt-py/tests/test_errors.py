@@ -59,8 +59,6 @@ def test_wrong_names_sizes_and_dtypes(copy_neff):
         model.benchmark({"input": good}, mode="wall")
     with pytest.raises(ValueError, match="benchmark_iter"):
         model.benchmark({"input": good}, benchmark_iter=0, mode="host")
-    with pytest.raises(nrt.NrtpyError, match="save_trace"):
-        model({"input": good}, save_trace=True)
 
 
 def test_freed_tensors_raise(copy_neff):

@@ -2,6 +2,7 @@
 
 import asyncio
 import concurrent.futures
+import json
 
 import ml_dtypes
 import numpy as np
@@ -92,13 +93,53 @@ def test_host_benchmark_fields(copy_neff):
     assert "mean_ms" in repr(r)
 
 
-def test_device_benchmark_and_system_trace_say_why_they_are_unavailable(copy_neff):
+def test_device_benchmark_measures_the_device_clock(copy_neff):
     model = nrt.Model.load_from_neff(copy_neff)
     x = nrt.Tensor.from_numpy(np.ones((8, 128), np.float32))
-    with pytest.raises(nrt.NrtpyError, match="system trace"):
-        model.benchmark({"input": x})
-    with pytest.raises(nrt.NrtpyError, match="observability issue"):
-        nrt.SystemTraceSession(0)
+    r = model.benchmark({"input": x}, warmup_iter=2, benchmark_iter=6)
+    # One nc_exec_running pair per execution on the model's (LNC 2: two
+    # physical cores) logical core: at least one event per iteration.
+    assert r.iterations >= 6 and r.iterations % 6 == 0
+    assert r.warmup_iterations == 2
+    assert len(r.durations_ms) == r.iterations
+    assert all(d > 0 for d in r.durations_ms)
+    assert r.min_ms <= r.mean_ms <= r.max_ms
+    with pytest.raises(ValueError):
+        model.benchmark({"input": x}, benchmark_iter=0)
+
+
+def test_save_trace_writes_a_device_profile(copy_neff, tmp_path):
+    model = nrt.Model.load_from_neff(copy_neff)
+    x = nrt.Tensor.from_numpy(np.arange(1024, dtype=np.float32).reshape(8, 128))
+    out = tmp_path / "copy.ntff"
+    outs = model({"input": x}, ntff_name=str(out))
+    np.testing.assert_array_equal(outs["output"].numpy(), x.numpy())
+    trace = json.loads(out.read_text())
+    assert trace["traceEvents"], "the profile has instruction events"
+    summary = json.loads((tmp_path / "copy.ntff.summary.json").read_text())
+    assert summary["instructions"] > 0
+    # save_trace without a name writes beside the NEFF, with suffix .ntff.
+    model({"input": x}, save_trace=True)
+    import pathlib
+    assert pathlib.Path(copy_neff).with_suffix(".ntff").exists()
+    # A path that cannot be written (its parent is a file) is an NrtError.
+    (tmp_path / "file").write_text("")
+    with pytest.raises(nrt.NrtError, match="device profile"):
+        model({"input": x}, ntff_name=str(tmp_path / "file" / "x.ntff"))
+
+
+def test_system_trace_session_captures_executions(copy_neff):
+    model = nrt.Model.load_from_neff(copy_neff)
+    x = nrt.Tensor.from_numpy(np.ones((8, 128), np.float32))
+    with nrt.SystemTraceSession(0) as trace:
+        model({"input": x})
+        doc = json.loads(trace.fetch_events_json())
+        types = {e["event_type"] for e in doc["events"]}
+        assert "nc_exec_running" in types and "nrt_execute" in types
+        # Events are consumed once.
+        assert json.loads(trace.fetch_events_json())["events"] == []
+    with pytest.raises(nrt.NrtError):
+        nrt.SystemTraceSession(999)
 
 
 def test_async_from_asyncio(copy_neff):
