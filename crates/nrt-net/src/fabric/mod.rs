@@ -138,6 +138,25 @@ enum OpState {
 
 type OpCell = UnsafeCell<Op>;
 
+/// The outcome of a finished op (its state back to idle), or `None`
+/// with the op left as it was while it is still in flight.
+///
+/// # Safety
+/// `op` is one of the caller's ops and the endpoint lock is held, so the
+/// provider's progress does not touch it meanwhile.
+unsafe fn take_outcome(op: *mut Op) -> Option<NetResult<usize>> {
+    // SAFETY: per the caller.
+    match unsafe { std::mem::replace(&mut (*op).state, OpState::Idle) } {
+        OpState::Done(n) => Some(Ok(n)),
+        OpState::Failed(e) => Some(Err(e)),
+        s => {
+            // SAFETY: per the caller.
+            unsafe { (*op).state = s };
+            None
+        }
+    }
+}
+
 fn new_op() -> OpCell {
     UnsafeCell::new(Op {
         ctx: fi_context2 { internal: [std::ptr::null_mut(); 8] },
@@ -1037,16 +1056,8 @@ impl SendComm for FabricSend {
         let mut st = ep.lock();
         self.slots.get_mut(req)?;
         let progressed = ep.progress(&mut st);
-        let op = self.ops[req.slot as usize].get();
-        // SAFETY: our op, under the lock.
-        let out = match unsafe { std::mem::replace(&mut (*op).state, OpState::Idle) } {
-            OpState::Done(n) => Some(Ok(n)),
-            OpState::Failed(e) => Some(Err(e)),
-            s => {
-                unsafe { (*op).state = s };
-                None
-            }
-        };
+        // SAFETY: our op, and the endpoint lock is held.
+        let out = unsafe { take_outcome(self.ops[req.slot as usize].get()) };
         match out {
             Some(r) => {
                 self.slots.remove(req)?;
@@ -1189,16 +1200,8 @@ impl RecvComm for FabricRecv {
         let mut st = ep.lock();
         self.slots.get_mut(req)?;
         let drove = self.drive(&mut st);
-        let op = self.ops[req.slot as usize].get();
-        // SAFETY: our op, under the lock.
-        let out = match unsafe { std::mem::replace(&mut (*op).state, OpState::Idle) } {
-            OpState::Done(n) => Some(Ok(n)),
-            OpState::Failed(e) => Some(Err(e)),
-            s => {
-                unsafe { (*op).state = s };
-                None
-            }
-        };
+        // SAFETY: our op, and the endpoint lock is held.
+        let out = unsafe { take_outcome(self.ops[req.slot as usize].get()) };
         match out {
             Some(r) => {
                 self.slots.remove(req)?;
