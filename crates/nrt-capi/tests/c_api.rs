@@ -465,6 +465,7 @@ fn sys_trace_and_profiles_from_c() {
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("copy.ntff.summary.json")).unwrap()).expect("summary parses");
     assert_eq!(summary["format"], "nrt-rs-profile-summary");
     assert!(summary["instructions"].as_u64().unwrap() > 0);
+}
 
 /// `scripts/install-prefix DIR` lays out headers and library as libnrt
 /// ships them, and a C++17 client configured by CMake against that prefix
