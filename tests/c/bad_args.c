@@ -1,5 +1,6 @@
 /* Bad arguments, table-driven: every export of nrt.h, nrt_async.h,
- * nrt_experimental.h, nrt_status.h and nrt_version.h called with NULL
+ * nrt_experimental.h, nrt_status.h, nrt_version.h, nrt_profile.h and
+ * nrt_sys_trace.h called with NULL
  * pointers, out-of-range values, in the wrong lifecycle state, with stale
  * (freed or unloaded) handles, foreign pointers and wrong struct sizes.
  * Each row names the function, what is wrong and the status the call must
@@ -17,6 +18,8 @@
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_version.h"
+#include "nrt/nrt_profile.h"
+#include "nrt/nrt_sys_trace.h"
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -57,6 +60,14 @@ static nrt_tensor_t *g_tensor;      /* live 4 KiB device tensor */
 static nrt_tensor_t *g_stale_tensor;
 static nrt_tensor_set_t *g_set;     /* live, empty */
 static nrt_tensor_set_t *g_stale_set;
+static nrt_sys_trace_config_t *g_trace_cfg;        /* live */
+static nrt_sys_trace_config_t *g_stale_trace_cfg;  /* freed */
+static nrt_sys_trace_fetch_options_t *g_fetch_opts;
+static nrt_sys_trace_fetch_options_t *g_stale_fetch_opts;
+static nrt_inspect_config_t *g_inspect_cfg;
+static nrt_inspect_config_t *g_stale_inspect_cfg;
+static nrt_profile_continuous_options_t *g_cont_opts;
+static nrt_profile_continuous_options_t *g_stale_cont_opts;
 static int g_foreign[4];            /* an address no handle ever had */
 #define FOREIGN ((void *)g_foreign)
 #define UNTOUCHED ((void *)0x5a5a)
@@ -491,6 +502,185 @@ CASE(LIVE, nrt_set_pool_eng_ucode, "while initialised", NRT_UNINITIALIZED) {
 }
 CASE(LIVE, nrt_debug_log_oom_report, "prints the report", NRT_SUCCESS) { return nrt_debug_log_oom_report(); }
 
+/* system trace (nrt_sys_trace.h): configuration works in any state,
+ * start / stop / fetch need nrt_init. */
+CASE(BEFORE_INIT, nrt_sys_trace_start, "before init", NRT_UNINITIALIZED) {
+    nrt_sys_trace_config_t *c = NULL;
+    if (nrt_sys_trace_config_allocate(&c) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    NRT_STATUS r = nrt_sys_trace_start(c);
+    nrt_sys_trace_config_free(c);
+    return r;
+}
+CASE(BEFORE_INIT, nrt_sys_trace_fetch_events, "before init", NRT_UNINITIALIZED) {
+    char *buf = UNTOUCHED;
+    size_t n = 77;
+    NRT_STATUS r = nrt_sys_trace_fetch_events(&buf, &n, NULL);
+    return (void *)buf == UNTOUCHED ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_sys_trace_config_allocate, "NULL output", NRT_INVALID) { return nrt_sys_trace_config_allocate(NULL); }
+CASE(LIVE, nrt_sys_trace_config_set_defaults, "NULL and stale configs (only log)", NRT_SUCCESS) {
+    nrt_sys_trace_config_set_defaults(NULL);
+    nrt_sys_trace_config_set_defaults(g_stale_trace_cfg);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_config_free, "NULL, stale and foreign configs (only log)", NRT_SUCCESS) {
+    nrt_sys_trace_config_free(NULL);
+    nrt_sys_trace_config_free(g_stale_trace_cfg);
+    nrt_sys_trace_config_free(FOREIGN);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_config_set_max_events_per_nc, "stale config (only logs)", NRT_SUCCESS) {
+    nrt_sys_trace_config_set_max_events_per_nc(g_stale_trace_cfg, 10);
+    nrt_sys_trace_config_set_max_events_per_nc(NULL, 10);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_config_set_capture_enabled_for_nc, "NULL config, core out of range (only log)", NRT_SUCCESS) {
+    nrt_sys_trace_config_set_capture_enabled_for_nc(NULL, 0, true);
+    nrt_sys_trace_config_set_capture_enabled_for_nc(g_trace_cfg, 9999, true);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_config_set_capture_enabled_for_event_type, "unknown event type", NRT_INVALID) {
+    return nrt_sys_trace_config_set_capture_enabled_for_event_type(g_trace_cfg, "no_such_event", true);
+}
+CASE(LIVE, nrt_sys_trace_config_set_capture_enabled_for_event_type, "NULL event type", NRT_INVALID) {
+    return nrt_sys_trace_config_set_capture_enabled_for_event_type(g_trace_cfg, NULL, true);
+}
+CASE(LIVE, nrt_sys_trace_config_set_capture_enabled_for_event_type, "stale config", NRT_INVALID_HANDLE) {
+    return nrt_sys_trace_config_set_capture_enabled_for_event_type(g_stale_trace_cfg, "nrt_load", true);
+}
+CASE(LIVE, nrt_sys_trace_get_event_types, "NULL outputs", NRT_INVALID) { return nrt_sys_trace_get_event_types(NULL, NULL); }
+CASE(LIVE, nrt_sys_trace_free_event_types, "NULL list (only logs)", NRT_SUCCESS) {
+    nrt_sys_trace_free_event_types(NULL, 3);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_config_get_enabled_event_types, "NULL outputs", NRT_INVALID) {
+    return nrt_sys_trace_config_get_enabled_event_types(g_trace_cfg, NULL, NULL);
+}
+CASE(LIVE, nrt_sys_trace_config_get_enabled_event_types, "stale config", NRT_INVALID_HANDLE) {
+    const char **types = UNTOUCHED;
+    size_t n = 77;
+    return KEEPS(nrt_sys_trace_config_get_enabled_event_types(g_stale_trace_cfg, &types, &n), types);
+}
+CASE(LIVE, nrt_sys_trace_start, "NULL config", NRT_INVALID) { return nrt_sys_trace_start(NULL); }
+CASE(LIVE, nrt_sys_trace_start, "stale config", NRT_INVALID_HANDLE) { return nrt_sys_trace_start(g_stale_trace_cfg); }
+CASE(LIVE, nrt_sys_trace_stop, "no session running", NRT_SUCCESS) { return nrt_sys_trace_stop(); }
+CASE(LIVE, nrt_sys_trace_fetch_events, "no session running", NRT_INVALID) {
+    char *buf = UNTOUCHED;
+    size_t n = 77;
+    NRT_STATUS r = nrt_sys_trace_fetch_events(&buf, &n, NULL);
+    return (void *)buf == UNTOUCHED ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_sys_trace_fetch_events, "NULL buffer output", NRT_INVALID) {
+    size_t n = 0;
+    return nrt_sys_trace_fetch_events(NULL, &n, g_fetch_opts);
+}
+CASE(LIVE, nrt_sys_trace_fetch_events, "stale fetch options", NRT_INVALID_HANDLE) {
+    char *buf = UNTOUCHED;
+    size_t n = 77;
+    return KEEPS(nrt_sys_trace_fetch_events(&buf, &n, g_stale_fetch_opts), buf);
+}
+CASE(LIVE, nrt_sys_trace_fetch_options_allocate, "NULL output", NRT_INVALID) { return nrt_sys_trace_fetch_options_allocate(NULL); }
+CASE(LIVE, nrt_sys_trace_fetch_options_set_defaults, "NULL and stale options (only log)", NRT_SUCCESS) {
+    nrt_sys_trace_fetch_options_set_defaults(NULL);
+    nrt_sys_trace_fetch_options_set_defaults(g_stale_fetch_opts);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_fetch_options_free, "NULL, stale and foreign options (only log)", NRT_SUCCESS) {
+    nrt_sys_trace_fetch_options_free(NULL);
+    nrt_sys_trace_fetch_options_free(g_stale_fetch_opts);
+    nrt_sys_trace_fetch_options_free(FOREIGN);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_fetch_options_set_max_events_per_nc, "NULL and stale options (only log)", NRT_SUCCESS) {
+    nrt_sys_trace_fetch_options_set_max_events_per_nc(NULL, 1);
+    nrt_sys_trace_fetch_options_set_max_events_per_nc(g_stale_fetch_opts, 1);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_sys_trace_fetch_options_set_nc_idx, "NULL and stale options (only log)", NRT_SUCCESS) {
+    nrt_sys_trace_fetch_options_set_nc_idx(NULL, 0);
+    nrt_sys_trace_fetch_options_set_nc_idx(g_stale_fetch_opts, 0);
+    return NRT_SUCCESS;
+}
+/* Fetched buffers and type lists are memory the caller owns and may
+ * release with free(3) itself, so only NULL is a bad argument the library
+ * can tell apart; a foreign pointer is a client bug, as for free(3). */
+CASE(LIVE, nrt_sys_trace_buffer_free, "NULL buffer", NRT_SUCCESS) {
+    nrt_sys_trace_buffer_free(NULL);
+    return NRT_SUCCESS;
+}
+/* profiles and inspect (nrt_profile.h) */
+CASE(BEFORE_INIT, nrt_profile_start, "before init", NRT_UNINITIALIZED) { return nrt_profile_start(FOREIGN, "x.ntff"); }
+CASE(BEFORE_INIT, nrt_inspect_begin, "before init", NRT_UNINITIALIZED) { return nrt_inspect_begin(); }
+CASE(LIVE, nrt_profile_start, "NULL model", NRT_INVALID) { return nrt_profile_start(NULL, "x.ntff"); }
+CASE(LIVE, nrt_profile_start, "stale model", NRT_INVALID_HANDLE) { return nrt_profile_start(g_stale_model, "x.ntff"); }
+CASE(LIVE, nrt_profile_stop, "NULL file name", NRT_INVALID) { return nrt_profile_stop(NULL); }
+CASE(LIVE, nrt_profile_stop, "nothing started", NRT_INVALID) { return nrt_profile_stop("never-started.ntff"); }
+CASE(LIVE, nrt_profile_continuous_options_allocate, "NULL output", NRT_INVALID) { return nrt_profile_continuous_options_allocate(NULL); }
+CASE(LIVE, nrt_profile_continuous_options_free, "stale options", NRT_INVALID_HANDLE) { return nrt_profile_continuous_options_free(g_stale_cont_opts); }
+CASE(LIVE, nrt_profile_continuous_options_set_output_dir, "NULL directory", NRT_INVALID) {
+    return nrt_profile_continuous_options_set_output_dir(g_cont_opts, NULL);
+}
+CASE(LIVE, nrt_profile_continuous_options_set_output_dir, "foreign options", NRT_INVALID_HANDLE) {
+    return nrt_profile_continuous_options_set_output_dir(FOREIGN, "/tmp");
+}
+CASE(LIVE, nrt_profile_continuous_save, "not started", NRT_INVALID) { return nrt_profile_continuous_save(0, g_cont_opts); }
+CASE(LIVE, nrt_profile_continuous_stop, "not started", NRT_INVALID) { return nrt_profile_continuous_stop(); }
+CASE(LIVE, nrt_profile_continuous_start, "stale options", NRT_INVALID_HANDLE) { return nrt_profile_continuous_start(g_stale_cont_opts); }
+CASE(LIVE, nrt_profile_continuous_start, "NULL options (the defaults)", NRT_SUCCESS) {
+    NRT_STATUS r = nrt_profile_continuous_start(NULL);
+    return r == NRT_SUCCESS && nrt_profile_continuous_stop() != NRT_SUCCESS ? NRT_FAILURE : r;
+}
+CASE(LIVE, nrt_inspect_stop, "not started", NRT_INVALID) { return nrt_inspect_stop(); }
+CASE(LIVE, nrt_inspect_config_allocate, "NULL output", NRT_INVALID) { return nrt_inspect_config_allocate(NULL); }
+CASE(LIVE, nrt_inspect_config_set_defaults, "stale config", NRT_INVALID_HANDLE) { return nrt_inspect_config_set_defaults(g_stale_inspect_cfg); }
+CASE(LIVE, nrt_inspect_config_free, "stale config", NRT_INVALID_HANDLE) { return nrt_inspect_config_free(g_stale_inspect_cfg); }
+CASE(LIVE, nrt_inspect_config_set_session_id, "NULL config", NRT_INVALID) { return nrt_inspect_config_set_session_id(NULL, 1); }
+CASE(LIVE, nrt_inspect_config_set_output_dir, "NULL directory", NRT_INVALID) { return nrt_inspect_config_set_output_dir(g_inspect_cfg, NULL); }
+CASE(LIVE, nrt_inspect_config_set_sys_trace_max_events_per_nc, "stale config", NRT_INVALID_HANDLE) {
+    return nrt_inspect_config_set_sys_trace_max_events_per_nc(g_stale_inspect_cfg, 10);
+}
+CASE(LIVE, nrt_inspect_config_set_capture_enabled_for_nc, "foreign config", NRT_INVALID_HANDLE) {
+    return nrt_inspect_config_set_capture_enabled_for_nc(FOREIGN, 0, true);
+}
+CASE(LIVE, nrt_inspect_config_set_capture_enabled_for_event_type_string, "unknown event type", NRT_INVALID) {
+    return nrt_inspect_config_set_capture_enabled_for_event_type_string(g_inspect_cfg, "no_such_event", true);
+}
+CASE(LIVE, nrt_inspect_config_set_enable_inspect, "NULL config", NRT_INVALID) { return nrt_inspect_config_set_enable_inspect(NULL, true); }
+CASE(LIVE, nrt_inspect_config_set_enable_inspect_on_fail, "stale config", NRT_INVALID_HANDLE) {
+    return nrt_inspect_config_set_enable_inspect_on_fail(g_stale_inspect_cfg, true);
+}
+CASE(LIVE, nrt_inspect_begin_with_options, "stale options", NRT_INVALID_HANDLE) { return nrt_inspect_begin_with_options(g_stale_inspect_cfg); }
+CASE(LIVE, nrt_inspect_config_get_all_activity_types, "NULL outputs", NRT_INVALID) { return nrt_inspect_config_get_all_activity_types(NULL, NULL); }
+CASE(LIVE, nrt_inspect_config_get_enabled_activity_types, "stale config", NRT_INVALID_HANDLE) {
+    const char **types = UNTOUCHED;
+    size_t n = 77;
+    return KEEPS(nrt_inspect_config_get_enabled_activity_types(g_stale_inspect_cfg, &types, &n), types);
+}
+CASE(LIVE, nrt_inspect_config_free_activity_types, "NULL list (only logs)", NRT_SUCCESS) {
+    nrt_inspect_config_free_activity_types(NULL, 2);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nrt_inspect_config_set_activity, "unknown activity", NRT_INVALID) {
+    return nrt_inspect_config_set_activity(g_inspect_cfg, "no_such_activity", true);
+}
+CASE(LIVE, nrt_trace_stop, "NULL file name", NRT_INVALID) { return nrt_trace_stop(NULL); }
+CASE(LIVE, nrt_trace_start, "started twice", NRT_INVALID) {
+    if (nrt_trace_start(false) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    NRT_STATUS r = nrt_trace_start(false);
+    nrt_trace_stop("/dev/null");
+    return r;
+}
+/* Last of the live rows: the session it starts is ended by nrt_close,
+ * which writes nothing (nrt_inspect_stop would write into the cwd). */
+CASE(LIVE, nrt_inspect_begin_with_options, "NULL options (the defaults, capturing nothing)", NRT_SUCCESS) {
+    return nrt_inspect_begin_with_options(NULL);
+}
+CASE(AFTER_CLOSE, nrt_sys_trace_start, "after close", NRT_CLOSED) {
+    return nrt_sys_trace_start(g_trace_cfg);
+}
+
 /* ---- after nrt_close ---------------------------------------------------- */
 CASE(AFTER_CLOSE, nrt_tensor_allocate, "after close", NRT_CLOSED) {
     nrt_tensor_t *t = UNTOUCHED;
@@ -549,6 +739,21 @@ static void fixtures(void) {
     nrt_tensor_free(&t);
     nrt_tensor_set_t *s = g_stale_set;
     nrt_destroy_tensor_set(&s);
+    if (nrt_sys_trace_config_allocate(&g_trace_cfg) != NRT_SUCCESS ||
+        nrt_sys_trace_config_allocate(&g_stale_trace_cfg) != NRT_SUCCESS ||
+        nrt_sys_trace_fetch_options_allocate(&g_fetch_opts) != NRT_SUCCESS ||
+        nrt_sys_trace_fetch_options_allocate(&g_stale_fetch_opts) != NRT_SUCCESS ||
+        nrt_inspect_config_allocate(&g_inspect_cfg) != NRT_SUCCESS ||
+        nrt_inspect_config_allocate(&g_stale_inspect_cfg) != NRT_SUCCESS ||
+        nrt_profile_continuous_options_allocate(&g_cont_opts) != NRT_SUCCESS ||
+        nrt_profile_continuous_options_allocate(&g_stale_cont_opts) != NRT_SUCCESS) {
+        fprintf(stderr, "bad_args: profiling fixtures could not be made\n");
+        exit(2);
+    }
+    nrt_sys_trace_config_free(g_stale_trace_cfg);
+    nrt_sys_trace_fetch_options_free(g_stale_fetch_opts);
+    nrt_inspect_config_free(g_stale_inspect_cfg);
+    nrt_profile_continuous_options_free(g_stale_cont_opts);
 }
 
 int main(int argc, char **argv) {

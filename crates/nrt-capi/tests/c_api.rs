@@ -510,17 +510,15 @@ fn bad_arguments_of_every_export_return_their_status() {
     let dir = scratch("bad_args");
     let exe = build("bad_args", &dir, false);
     let listed: BTreeSet<String> = run(&exe, &dir, &[Path::new("--list")]).lines().map(str::to_string).collect();
-    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h"];
+    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h"];
     let texts: Vec<String> = covered
         .iter()
         .map(|h| std::fs::read_to_string(repo().join("include/nrt").join(h)).expect("header"))
         .collect();
-    // nrt_trace_start/stop (nrt_experimental.h) are profiling calls, tested
-    // with the rest of the profiling family.
     let missing: Vec<String> = declared()
         .into_iter()
         .filter(|f| texts.iter().any(|t| t.contains(&format!("{f}("))))
-        .filter(|f| !listed.contains(f) && f != "nrt_trace_start" && f != "nrt_trace_stop")
+        .filter(|f| !listed.contains(f))
         .collect();
     assert!(missing.is_empty(), "tests/c/bad_args.c has no rows for {missing:?}");
     let neff = copy_neff(&dir);
