@@ -15,12 +15,15 @@
 //! * [`bootstrap`]: rank 0 listens at `NEURON_RT_ROOT_COMM_ID`, the others
 //!   connect; they exchange endpoints, world size and op signatures.
 //! * [`limits`]: every wait is bounded by a documented variable.
+//! * [`sendrecv`]: point-to-point tensor transfers between logical cores
+//!   (the engine of `nrt_async_sendrecv.h`) and its rendezvous store.
 
 pub mod bootstrap;
 pub mod error;
 pub mod fabric;
 pub mod inproc;
 pub mod limits;
+pub mod sendrecv;
 mod slots;
 pub mod transport;
 
