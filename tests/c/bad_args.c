@@ -1,6 +1,6 @@
 /* Bad arguments, table-driven: every export of nrt.h, nrt_async.h,
- * nrt_experimental.h, nrt_status.h, nrt_version.h, nrt_profile.h and
- * nrt_sys_trace.h called with NULL
+ * nrt_experimental.h, nrt_status.h, nrt_version.h, nrt_profile.h,
+ * nrt_sys_trace.h and nrt_async_sendrecv.h called with NULL
  * pointers, out-of-range values, in the wrong lifecycle state, with stale
  * (freed or unloaded) handles, foreign pointers and wrong struct sizes.
  * Each row names the function, what is wrong and the status the call must
@@ -20,6 +20,7 @@
 #include "nrt/nrt_version.h"
 #include "nrt/nrt_profile.h"
 #include "nrt/nrt_sys_trace.h"
+#include "nrt/nrt_async_sendrecv.h"
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -109,6 +110,7 @@ CASE(BEFORE_INIT, nrt_allocate_tensor_set, "before init", NRT_UNINITIALIZED) {
 }
 CASE(BEFORE_INIT, nrt_execute, "before init", NRT_UNINITIALIZED) { return nrt_execute(FOREIGN, FOREIGN, FOREIGN); }
 CASE(BEFORE_INIT, nrt_barrier, "before init", NRT_UNINITIALIZED) { return nrt_barrier(0, 0, 1); }
+CASE(BEFORE_INIT, nrt_async_sendrecv_init, "before init", NRT_UNINITIALIZED) { return nrt_async_sendrecv_init(0); }
 CASE(BEFORE_INIT, nrt_build_global_comm, "before init", NRT_UNINITIALIZED) { return nrt_build_global_comm(0, 0, 1); }
 CASE(BEFORE_INIT, nrt_cc_global_comm_init, "before init", NRT_UNINITIALIZED) { return nrt_cc_global_comm_init(0, 0, 1); }
 CASE(BEFORE_INIT, nrt_set_pool_eng_ucode, "NULL ucode", NRT_INVALID) { return nrt_set_pool_eng_ucode(NULL); }
@@ -672,11 +674,86 @@ CASE(LIVE, nrt_trace_start, "started twice", NRT_INVALID) {
     nrt_trace_stop("/dev/null");
     return r;
 }
+/* Async send/recv: the driver leaves the experimental gate unset, so no
+ * logical core comes up; every call that needs one is refused. */
+CASE(LIVE, nrt_async_sendrecv_get_max_num_communicators_per_lnc, "NULL num", NRT_INVALID) {
+    return nrt_async_sendrecv_get_max_num_communicators_per_lnc(NULL);
+}
+CASE(LIVE, nrt_async_sendrecv_get_max_num_pending_request, "NULL num", NRT_INVALID) {
+    return nrt_async_sendrecv_get_max_num_pending_request(NULL);
+}
+CASE(LIVE, nrt_async_sendrecv_init, "NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED unset", NRT_FAILURE) {
+    return nrt_async_sendrecv_init(0);
+}
+CASE(LIVE, nrt_async_sendrecv_init, "logical core out of range", NRT_FAILURE) { return nrt_async_sendrecv_init(-1); }
+CASE(LIVE, nrt_async_sendrecv_close, "core never initialised", NRT_FAILURE) { return nrt_async_sendrecv_close(0); }
+CASE(LIVE, nrt_async_sendrecv_connect, "NULL send_comm", NRT_INVALID) { return nrt_async_sendrecv_connect("127.0.0.1", 1, 0, NULL); }
+CASE(LIVE, nrt_async_sendrecv_connect, "NULL peer_ip", NRT_FAILURE) {
+    nrt_async_sendrecv_comm_t *c = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_connect(NULL, 1, 0, &c), c);
+}
+CASE(LIVE, nrt_async_sendrecv_connect, "core not initialised", NRT_FAILURE) {
+    nrt_async_sendrecv_comm_t *c = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_connect("127.0.0.1", 1, 0, &c), c);
+}
+CASE(LIVE, nrt_async_sendrecv_accept, "peer_ip not an address", NRT_FAILURE) {
+    nrt_async_sendrecv_comm_t *c = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_accept("localhost:80", 0, 1, &c), c);
+}
+CASE(LIVE, nrt_async_sendrecv_accept, "peer_lnc out of range", NRT_FAILURE) {
+    nrt_async_sendrecv_comm_t *c = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_accept("127.0.0.1", 128, 1, &c), c);
+}
+CASE(LIVE, nrt_async_sendrecv_test_comm, "NULL comm", NRT_INVALID_HANDLE) {
+    bool done = false;
+    return nrt_async_sendrecv_test_comm(NULL, &done);
+}
+CASE(LIVE, nrt_async_sendrecv_test_comm, "foreign comm", NRT_INVALID_HANDLE) {
+    bool done = false;
+    return nrt_async_sendrecv_test_comm((nrt_async_sendrecv_comm_t *)g_buf, &done);
+}
+CASE(LIVE, nrt_async_sendrecv_test_comm, "NULL done", NRT_INVALID) { return nrt_async_sendrecv_test_comm((nrt_async_sendrecv_comm_t *)g_buf, NULL); }
+CASE(LIVE, nrt_async_sendrecv_send_tensor, "NULL tensor", NRT_FAILURE) {
+    nrt_async_sendrecv_request_t *r = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_send_tensor(NULL, 0, 4, (nrt_async_sendrecv_comm_t *)g_buf, &r), r);
+}
+CASE(LIVE, nrt_async_sendrecv_send_tensor, "NULL comm", NRT_FAILURE) {
+    nrt_async_sendrecv_request_t *r = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_send_tensor(g_tensor, 0, 4, NULL, &r), r);
+}
+CASE(LIVE, nrt_async_sendrecv_send_tensor, "foreign comm", NRT_INVALID_HANDLE) {
+    nrt_async_sendrecv_request_t *r = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_send_tensor(g_tensor, 0, 4, (nrt_async_sendrecv_comm_t *)g_buf, &r), r);
+}
+CASE(LIVE, nrt_async_sendrecv_recv_tensor, "freed tensor", NRT_INVALID_HANDLE) {
+    nrt_async_sendrecv_request_t *r = UNTOUCHED;
+    return KEEPS(nrt_async_sendrecv_recv_tensor(g_stale_tensor, 0, 4, (nrt_async_sendrecv_comm_t *)g_buf, &r), r);
+}
+CASE(LIVE, nrt_async_sendrecv_recv_tensor, "NULL request", NRT_INVALID) {
+    return nrt_async_sendrecv_recv_tensor(g_tensor, 0, 4, (nrt_async_sendrecv_comm_t *)g_buf, NULL);
+}
+CASE(LIVE, nrt_async_sendrecv_test_request, "NULL request", NRT_INVALID_HANDLE) {
+    bool done = false;
+    size_t size = 0;
+    return nrt_async_sendrecv_test_request(NULL, &done, &size);
+}
+CASE(LIVE, nrt_async_sendrecv_test_request, "foreign request", NRT_INVALID_HANDLE) {
+    bool done = false;
+    size_t size = 0;
+    return nrt_async_sendrecv_test_request((nrt_async_sendrecv_request_t *)g_buf, &done, &size);
+}
+CASE(LIVE, nrt_async_sendrecv_test_request, "NULL size", NRT_INVALID) {
+    bool done = false;
+    return nrt_async_sendrecv_test_request((nrt_async_sendrecv_request_t *)g_buf, &done, NULL);
+}
+CASE(LIVE, nrt_async_sendrecv_flush, "core not initialised", NRT_FAILURE) { return nrt_async_sendrecv_flush(0); }
+CASE(LIVE, nrt_async_sendrecv_flush, "logical core out of range", NRT_FAILURE) { return nrt_async_sendrecv_flush(500); }
 /* Last of the live rows: the session it starts is ended by nrt_close,
  * which writes nothing (nrt_inspect_stop would write into the cwd). */
 CASE(LIVE, nrt_inspect_begin_with_options, "NULL options (the defaults, capturing nothing)", NRT_SUCCESS) {
     return nrt_inspect_begin_with_options(NULL);
 }
+CASE(AFTER_CLOSE, nrt_async_sendrecv_init, "after close", NRT_CLOSED) { return nrt_async_sendrecv_init(0); }
 CASE(AFTER_CLOSE, nrt_sys_trace_start, "after close", NRT_CLOSED) {
     return nrt_sys_trace_start(g_trace_cfg);
 }

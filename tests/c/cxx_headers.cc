@@ -7,6 +7,7 @@
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_profile.h"
 #include "nrt/nrt_sys_trace.h"
+#include "nrt/nrt_async_sendrecv.h"
 #include <cstdio>
 #include <cstring>
 

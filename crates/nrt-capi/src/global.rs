@@ -234,6 +234,8 @@ pub fn close() -> NrtResult<()> {
     if let Some(h) = slot.take() {
         // Queued asynchronous work finishes before models go away.
         h.xus.shutdown();
+        // Send/recv service threads stop before the tensors they stage go.
+        crate::api_sendrecv::close_all();
         // Profiles and the system trace end with the runtime.
         crate::api_profile::forget_all(&h);
         MODELS.drain();

@@ -20,6 +20,7 @@ pub mod api_core;
 pub mod api_experimental;
 pub mod api_pending;
 pub mod api_profile;
+pub mod api_sendrecv;
 pub mod api_sys_trace;
 pub mod api_tensor;
 pub mod ctensor;

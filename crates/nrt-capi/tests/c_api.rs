@@ -510,7 +510,7 @@ fn bad_arguments_of_every_export_return_their_status() {
     let dir = scratch("bad_args");
     let exe = build("bad_args", &dir, false);
     let listed: BTreeSet<String> = run(&exe, &dir, &[Path::new("--list")]).lines().map(str::to_string).collect();
-    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h"];
+    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h"];
     let texts: Vec<String> = covered
         .iter()
         .map(|h| std::fs::read_to_string(repo().join("include/nrt").join(h)).expect("header"))
@@ -524,4 +524,63 @@ fn bad_arguments_of_every_export_return_their_status() {
     let neff = copy_neff(&dir);
     let out = run(&exe, &dir, &[&neff]);
     assert!(out.contains("bad_args: ") && out.contains(" 0 failed"), "{out}");
+}
+
+/// The environment of the send/recv C test: the feature gate, a free
+/// rendezvous port, libfabric tcp on loopback.
+fn sendrecv_env(port: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED", "1".into()),
+        ("NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT", port.into()),
+        ("FI_PROVIDER", "tcp".into()),
+        ("FI_TCP_IFACE", "lo".into()),
+        ("NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "60".into()),
+        ("NEURON_RT_CC_NET_TIMEOUT", "60".into()),
+    ]
+}
+
+fn free_port() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string()
+}
+
+#[test]
+fn async_sendrecv_between_two_cores_of_one_process() {
+    if let Err(e) = nrt_net::fabric::available() {
+        eprintln!("SKIP: {e}");
+        return;
+    }
+    let dir = scratch("sendrecv_one");
+    let exe = build("sendrecv", &dir, false);
+    let env = sendrecv_env(&free_port());
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = run_env(&exe, &dir, &[Path::new("both")], &env);
+    assert!(out.contains("sendrecv both: ") && out.contains(" 0 failed"), "{out}");
+}
+
+#[test]
+fn async_sendrecv_between_two_processes() {
+    if let Err(e) = nrt_net::fabric::available() {
+        eprintln!("SKIP: {e}");
+        return;
+    }
+    let dir = scratch("sendrecv_two");
+    let exe = build("sendrecv", &dir, false);
+    let port = free_port();
+    let sides: Vec<std::thread::JoinHandle<String>> = [("recv", "1"), ("send", "0")]
+        .into_iter()
+        .map(|(mode, core)| {
+            let (exe, dir, port) = (exe.clone(), dir.clone(), port.clone());
+            std::thread::spawn(move || {
+                let mut env = sendrecv_env(&port);
+                // Each process owns another simulated core.
+                env.push(("NEURON_RT_VISIBLE_CORES", core.into()));
+                let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                run_env(&exe, &dir, &[Path::new(mode)], &env)
+            })
+        })
+        .collect();
+    for (side, mode) in sides.into_iter().zip(["recv", "send"]) {
+        let out = side.join().unwrap_or_else(|_| panic!("the {mode} process failed"));
+        assert!(out.contains(&format!("sendrecv {mode}: ")) && out.contains(" 0 failed"), "{out}");
+    }
 }

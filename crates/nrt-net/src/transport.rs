@@ -145,6 +145,16 @@ pub trait Transport: Send + Sync {
     /// # Safety
     /// The range must stay allocated until the registration is dropped.
     unsafe fn register(&self, base: *const u8, len: usize) -> NetResult<Registration>;
+
+    /// Moves the transport's own work along (completions, a connection's
+    /// first message) without a request to test: providers with manual
+    /// progress (libfabric tcp) deliver nothing while no call reaches
+    /// them, so a thread that owns comms but has nothing to test calls
+    /// this. The default (transports that progress by themselves) does
+    /// nothing.
+    fn progress(&self) -> NetResult<()> {
+        Ok(())
+    }
 }
 
 /// The listening side of [`Transport::listen`].

@@ -764,6 +764,11 @@ impl Transport for FabricTransport {
         format!("libfabric {}", self.ep.provider)
     }
 
+    fn progress(&self) -> NetResult<()> {
+        let mut st = self.ep.lock();
+        self.ep.progress(&mut st)
+    }
+
     fn listen(&self) -> NetResult<(Handle, Box<dyn Listener>)> {
         let id = {
             let mut st = self.ep.lock();

@@ -57,6 +57,11 @@ pub const ENABLE_VAR: &str = "NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED";
 /// The port of the rendezvous store.
 pub const PORT_VAR: &str = "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT";
 
+/// How long after a communicator opens the service thread keeps driving
+/// the transport even with nothing in flight, so the connection's first
+/// message reaches a peer that waits in an accept.
+const FIRST_MESSAGE_GRACE: Duration = Duration::from_secs(5);
+
 /// Staging buffers above this size are released when their transfer ends
 /// instead of being kept for the next one.
 const KEEP_STAGING: usize = 64 << 20;
@@ -980,8 +985,18 @@ fn service(core: &Lnc) {
             if connecting {
                 pending |= c.step(core);
             } else {
-                lock(&c.inner).drain();
+                let mut inner = lock(&c.inner);
+                inner.drain();
+                // A connection's first message and posted transfers move
+                // only when someone calls the transport: keep polling
+                // while anything is in flight, so a peer in this process
+                // waiting on us is not starved.
+                pending |= inner.free.len() < MAX_PENDING_REQUESTS || c.opened.elapsed() < FIRST_MESSAGE_GRACE;
             }
+        }
+        if pending {
+            // Errors surface on the requests' own tests.
+            let _ = core.transport.progress();
         }
         let mut work = lock(&core.work);
         if !*work {
