@@ -112,12 +112,45 @@ pub fn npy_descr(dtype: &str) -> String {
     }
 }
 
-/// Reads an input `.npy` for `sig`: shape and element size must match
-/// (and the dtype, when numpy knows it); returns the array bytes.
-pub fn read_input_npy(sig: &TensorSignature, path: &Path) -> Result<Vec<u8>> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading input {:?} from {}", sig.name, path.display()))?;
+/// Bytes moved per step when streaming a tensor between a file and the
+/// device: large enough to amortise the calls, small beside any tensor
+/// worth streaming.
+pub const STREAM_CHUNK: usize = 16 << 20;
+
+/// An input `.npy` whose header was checked against its signature; its
+/// data is read only when streamed, a chunk at a time, so an input of
+/// several GiB never sits in host memory whole.
+pub struct NpyInput {
+    file: std::fs::File,
+    shown: String,
+    data_offset: u64,
+    len: u64,
+}
+
+/// Opens an input `.npy` for `sig`: shape and element size must match (and
+/// the dtype, when numpy knows it), and the file must hold exactly the
+/// data the signature needs. Reads the header only.
+pub fn open_input_npy(sig: &TensorSignature, path: &Path) -> Result<NpyInput> {
+    use std::io::Read;
     let shown = path.display().to_string();
-    let header = nrt_neff::npy::parse_npy_header(&shown, &bytes).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
+    let mut file = std::fs::File::open(path).with_context(|| format!("reading input {:?} from {shown}", sig.name))?;
+    let file_len = file.metadata().with_context(|| format!("reading input {:?} from {shown}", sig.name))?.len();
+    // A version-1 header is at most 10 + 65535 bytes; later versions say
+    // their length in the first 12 bytes.
+    let mut head = vec![0u8; file_len.min(65_546) as usize];
+    file.read_exact(&mut head).with_context(|| format!("reading the header of {shown}"))?;
+    if head.len() >= 12 && head[..6] == *b"\x93NUMPY" && head[6] >= 2 {
+        let want = (12 + u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64).min(file_len);
+        if want > head.len() as u64 {
+            if want > 16 << 20 {
+                bail!("input {:?}: {shown} claims a header of {want} bytes; expected a .npy header under 16 MiB", sig.name);
+            }
+            let have = head.len();
+            head.resize(want as usize, 0);
+            file.read_exact(&mut head[have..]).with_context(|| format!("reading the header of {shown}"))?;
+        }
+    }
+    let header = nrt_neff::npy::parse_npy_header_of(&shown, &head, file_len).map_err(|e| anyhow!("input {:?}: {e}", sig.name))?;
     if header.fortran_order {
         bail!("input {:?}: {shown} is in Fortran order; write it C-contiguous", sig.name);
     }
@@ -130,12 +163,50 @@ pub fn read_input_npy(sig: &TensorSignature, path: &Path) -> Result<Vec<u8>> {
     if !same_kind {
         bail!("input {:?}: {shown} holds {}, the model expects {} ({expected})", sig.name, header.descr, sig.dtype);
     }
-    let data = &bytes[header.data_offset..];
-    let want = size_of(sig)?;
-    if data.len() != want {
-        bail!("input {:?}: {shown} holds {} data bytes, the model expects {want}", sig.name, data.len());
+    let data_offset = header.data_offset as u64;
+    let len = file_len - data_offset;
+    let want = size_of(sig)? as u64;
+    if len != want {
+        bail!("input {:?}: {shown} holds {len} data bytes, the model expects {want}", sig.name);
     }
-    Ok(data.to_vec())
+    Ok(NpyInput { file, shown, data_offset, len })
+}
+
+impl NpyInput {
+    /// Data bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Feeds the data to `sink` in order, `(offset, chunk)` at a time,
+    /// through one reused buffer; returns the data's [`checksum`].
+    pub fn stream(&mut self, mut sink: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<u64> {
+        use std::io::{Read, Seek, SeekFrom};
+        self.file.seek(SeekFrom::Start(self.data_offset)).with_context(|| format!("reading {}", self.shown))?;
+        let mut buf = vec![0u8; STREAM_CHUNK.min(self.len as usize)];
+        let mut sum = Fnv::new();
+        let mut off = 0u64;
+        while off < self.len {
+            let n = (self.len - off).min(buf.len() as u64) as usize;
+            self.file.read_exact(&mut buf[..n]).with_context(|| format!("reading {} at data offset {off}", self.shown))?;
+            sum.update(&buf[..n]);
+            sink(off, &buf[..n])?;
+            off += n as u64;
+        }
+        Ok(sum.finish())
+    }
+}
+
+/// Reads an input `.npy` for `sig` whole (checked as [`open_input_npy`]
+/// checks it); returns the array bytes.
+pub fn read_input_npy(sig: &TensorSignature, path: &Path) -> Result<Vec<u8>> {
+    let mut input = open_input_npy(sig, path)?;
+    let mut data = Vec::with_capacity(input.len() as usize);
+    input.stream(|_, chunk| {
+        data.extend_from_slice(chunk);
+        Ok(())
+    })?;
+    Ok(data)
 }
 
 /// Input bytes for every model input: the `--input NAME=PATH` files, and
@@ -169,7 +240,35 @@ pub fn parse_input_arg(s: &str) -> Result<(String, std::path::PathBuf), String> 
 /// FNV-1a 64 of bytes: a checksum that needs no dependency and is stable
 /// across platforms, printed by `nrt run` so runs can be compared.
 pub fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    let mut f = Fnv::new();
+    f.update(bytes);
+    f.finish()
+}
+
+/// [`checksum`] over bytes that arrive in pieces.
+pub struct Fnv(u64);
+
+impl Fnv {
+    /// The empty checksum.
+    pub fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    /// Adds bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0 = bytes.iter().fold(self.0, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+    }
+
+    /// The checksum of everything added.
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv::new()
+    }
 }
 
 #[cfg(test)]
@@ -211,6 +310,52 @@ mod tests {
             std::fs::write(&path, &bytes).unwrap();
             prop_assert!(read_input_npy(&sig("float32", &[rows, cols]), &path).is_err());
         }
+    }
+
+    #[test]
+    fn large_inputs_stream_in_chunks_with_the_whole_file_checksum() {
+        let dir = std::env::temp_dir().join(format!("nrt-cli-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.npy");
+        let n = 2 * STREAM_CHUNK + 3;
+        let data: Vec<u8> = (0..n).map(|i| (i * 7 + i / 4096) as u8).collect();
+        std::fs::write(&path, nrt_neff::npy::encode_npy("|u1", &[n as u64], &data)).unwrap();
+        let mut input = open_input_npy(&sig("uint8", &[n as u64]), &path).unwrap();
+        assert_eq!(input.len(), n as u64);
+        let mut chunks = Vec::new();
+        let mut back = Vec::new();
+        let sum = input
+            .stream(|off, c| {
+                chunks.push((off, c.len()));
+                back.extend_from_slice(c);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(chunks, [(0, STREAM_CHUNK), (STREAM_CHUNK as u64, STREAM_CHUNK), (2 * STREAM_CHUNK as u64, 3)]);
+        assert!(back == data && sum == checksum(&data));
+        // A file that ends early is refused from its header alone.
+        std::fs::write(&path, &nrt_neff::npy::encode_npy("|u1", &[n as u64], &data)[..1000]).unwrap();
+        let e = open_input_npy(&sig("uint8", &[n as u64]), &path).err().unwrap().to_string();
+        assert!(e.contains("needs") && e.contains("found"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn version_2_headers_are_read_past_the_first_block() {
+        let dir = std::env::temp_dir().join(format!("nrt-cli-npy2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("v2.npy");
+        let mut dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }".to_string();
+        // Pad the header past 64 KiB, as a v2 writer may.
+        dict.push_str(&" ".repeat(70_000));
+        dict.push('\n');
+        let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+        bytes.extend_from_slice(&(dict.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(dict.as_bytes());
+        bytes.extend_from_slice(&[0u8; 16]);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_input_npy(&sig("float32", &[2, 2]), &path).unwrap(), vec![0u8; 16]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! `nrt run`: load a NEFF (or a source tree) on the simulated device,
 //! execute it once, write every output as NAME.npy and print checksums.
 
+use crate::example_data;
 use crate::model_io::{self, Loaded};
 use anyhow::{Context, Result, anyhow};
 use nrt::tensor::{Tensor, TensorSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,37 +14,90 @@ use std::sync::Arc;
 pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>, profile_dir: Option<&Path>) -> Result<()> {
     let bytes = model_io::neff_bytes(path)?;
     let loaded = Loaded::with_profile(&bytes, profile_dir)?;
-    let data = model_io::input_bytes(&loaded.inputs, inputs)?;
+    drop(bytes);
+    for (name, _) in inputs {
+        if !loaded.inputs.iter().any(|s| &s.name == name) {
+            let names: Vec<&str> = loaded.inputs.iter().map(|s| s.name.as_str()).collect();
+            return Err(anyhow!("--input {name:?}: the model has no input of that name (inputs: {})", names.join(", ")));
+        }
+    }
+    // Inputs and outputs live in device memory of the model's core, as a
+    // framework's tensors would: execute binds them in place, and files
+    // stream in and out a chunk at a time, so a tensor of several GiB is
+    // in host memory once (its device pages), never whole in a buffer.
+    let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished after its load"))?;
+    let core = *loaded
+        .host
+        .vcores()
+        .get(model.vnc as usize)
+        .and_then(|v| v.first())
+        .ok_or_else(|| anyhow!("logical core {} of the model has no physical core", model.vnc))?;
+    drop(model);
+    let memory = loaded.host.memory().clone();
+    let device = |sig: &nrt_neff::TensorSignature| -> Result<Arc<Tensor>> {
+        let size = model_io::size_of(sig)? as u64;
+        Tensor::allocate_device(&memory, core, size, &sig.name).map(Arc::new).map_err(|e| anyhow!("allocating {:?} ({size} bytes): {e}", sig.name))
+    };
     let mut ins = TensorSet::new();
-    for (sig, d) in loaded.inputs.iter().zip(data) {
-        let how = if inputs.iter().any(|(n, _)| n == &sig.name) { "from file" } else { "pseudo-random" };
-        println!("input  {:<16} {:<9} {:?} {how} checksum {:016x}", sig.name, sig.dtype, sig.shape, model_io::checksum(&d));
-        ins.add(&sig.name, Arc::new(Tensor::from_host_bytes(d, &sig.name)));
+    for (i, sig) in loaded.inputs.iter().enumerate() {
+        let t = device(sig)?;
+        let write = |off: u64, chunk: &[u8]| t.write(off, chunk).map_err(|e| anyhow!("writing input {:?}: {e}", sig.name));
+        let (how, sum) = match inputs.iter().rev().find(|(n, _)| n == &sig.name) {
+            Some((_, file)) => ("from file", model_io::open_input_npy(sig, file)?.stream(write)?),
+            None => {
+                let d = example_data::pseudo_random_tensor(&sig.dtype, model_io::size_of(sig)?, 1 + i as u64);
+                write(0, &d)?;
+                ("pseudo-random", model_io::checksum(&d))
+            }
+        };
+        println!("input  {:<16} {:<9} {:?} {how} checksum {sum:016x}", sig.name, sig.dtype, sig.shape);
+        ins.add(&sig.name, t);
     }
     let mut outs = TensorSet::new();
     let mut out_tensors = Vec::new();
     for sig in &loaded.outputs {
-        let t = Arc::new(Tensor::allocate_host(model_io::size_of(sig)? as u64, &sig.name).map_err(|e| anyhow!("{e}"))?);
+        let t = device(sig)?;
         outs.add(&sig.name, t.clone());
         out_tensors.push(t);
     }
     let start = std::time::Instant::now();
     loaded.host.execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("execute: {e}"))?;
     let elapsed = start.elapsed();
+    drop(ins);
     if let Some(dir) = output_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     for (sig, t) in loaded.outputs.iter().zip(&out_tensors) {
-        let mut buf = vec![0u8; t.size() as usize];
-        t.read(0, &mut buf).map_err(|e| anyhow!("reading output {:?}: {e}", sig.name))?;
-        println!("output {:<16} {:<9} {:?} checksum {:016x}", sig.name, sig.dtype, sig.shape, model_io::checksum(&buf));
-        if let Some(dir) = output_dir {
-            let file = dir.join(format!("{}.npy", sig.name));
-            let npy = nrt_neff::npy::encode_npy(&model_io::npy_descr(&sig.dtype), &sig.shape, &buf);
-            std::fs::write(&file, npy).with_context(|| format!("writing {}", file.display()))?;
-            println!("wrote  {}", file.display());
+        let mut file = match output_dir {
+            Some(dir) => {
+                let path = dir.join(format!("{}.npy", sig.name));
+                let mut f = std::fs::File::create(&path).with_context(|| format!("writing {}", path.display()))?;
+                f.write_all(&nrt_neff::npy::encode_npy_header(&model_io::npy_descr(&sig.dtype), &sig.shape))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                Some((f, path))
+            }
+            None => None,
+        };
+        let size = t.size();
+        let mut buf = vec![0u8; model_io::STREAM_CHUNK.min(size as usize)];
+        let mut sum = model_io::Fnv::new();
+        let mut off = 0u64;
+        while off < size {
+            let n = (size - off).min(buf.len() as u64) as usize;
+            t.read(off, &mut buf[..n]).map_err(|e| anyhow!("reading output {:?}: {e}", sig.name))?;
+            sum.update(&buf[..n]);
+            if let Some((f, path)) = file.as_mut() {
+                f.write_all(&buf[..n]).with_context(|| format!("writing {}", path.display()))?;
+            }
+            off += n as u64;
+        }
+        println!("output {:<16} {:<9} {:?} checksum {:016x}", sig.name, sig.dtype, sig.shape, sum.finish());
+        if let Some((_, path)) = file {
+            println!("wrote  {}", path.display());
         }
     }
+    drop(outs);
+    drop(out_tensors);
     println!("executed {} in {:.1} us", path.display(), elapsed.as_secs_f64() * 1e6);
     if profile_dir.is_some() {
         let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished before its profile was read"))?;

@@ -78,6 +78,16 @@ fn npy_err(path: &str, message: impl Into<String>) -> NeffError {
 
 /// Parses and checks a `.npy` header; the data length must match the shape.
 pub fn parse_npy_header(path: &str, bytes: &[u8]) -> Result<NpyHeader> {
+    parse_npy_header_of(path, bytes, bytes.len() as u64)
+}
+
+/// Parses and checks the header of a `.npy` file of `file_len` bytes from
+/// its first bytes (`head`: at least the whole header; 64 KiB always is
+/// for version 1), so a large file's data need not be read to check it.
+pub fn parse_npy_header_of(path: &str, bytes: &[u8], file_len: u64) -> Result<NpyHeader> {
+    if file_len < bytes.len() as u64 {
+        return Err(npy_err(path, format!("{} header bytes given for a file of {file_len}", bytes.len())));
+    }
     if bytes.len() < 10 || &bytes[..6] != NPY_MAGIC {
         return Err(npy_err(path, "missing \\x93NUMPY magic, expected a NumPy .npy file"));
     }
@@ -106,7 +116,7 @@ pub fn parse_npy_header(path: &str, bytes: &[u8]) -> Result<NpyHeader> {
         shape: dict.shape,
         data_offset: end,
     };
-    let data_len = (bytes.len() - end) as u64;
+    let data_len = file_len - end as u64;
     if let (Some(item), Some(count)) = (header.item_size(), header.element_count()) {
         let expected = count.checked_mul(item);
         if expected != Some(data_len) {
@@ -126,6 +136,15 @@ pub fn parse_npy_header(path: &str, bytes: &[u8]) -> Result<NpyHeader> {
 
 /// Encodes a version-1 `.npy` (C order) with the header padded to 64 bytes.
 pub fn encode_npy(descr: &str, shape: &[u64], data: &[u8]) -> Vec<u8> {
+    let mut out = encode_npy_header(descr, shape);
+    out.reserve(data.len());
+    out.extend_from_slice(data);
+    out
+}
+
+/// The header [`encode_npy`] writes before the data, for writers that
+/// stream the data after it.
+pub fn encode_npy_header(descr: &str, shape: &[u64]) -> Vec<u8> {
     let dims = match shape {
         [one] => format!("({one},)"),
         _ => format!("({})", shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
@@ -134,12 +153,11 @@ pub fn encode_npy(descr: &str, shape: &[u64], data: &[u8]) -> Vec<u8> {
     let unpadded = 10 + dict.len() + 1;
     dict.push_str(&" ".repeat((64 - unpadded % 64) % 64));
     dict.push('\n');
-    let mut out = Vec::with_capacity(10 + dict.len() + data.len());
+    let mut out = Vec::with_capacity(10 + dict.len());
     out.extend_from_slice(NPY_MAGIC);
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
     out.extend_from_slice(dict.as_bytes());
-    out.extend_from_slice(data);
     out
 }
 
