@@ -106,3 +106,12 @@ fn k_32768_in_8_accumulation_groups_with_spills_lnc_2() {
     // K-tiles, 8 spill vars reloaded per block, both cores.
     check(spec(128, 32768, 1024, Dtype::Float16, 2), 6);
 }
+
+/// The benchmark shape of the issue (0.5 GiB of y, 34 GFLOP): ignored by
+/// default for its size and time; run it with
+/// `cargo test -p nrt --release --test gen_matmul -- --ignored`.
+#[test]
+#[ignore = "0.5 GiB input and ~34 GFLOP: run explicitly"]
+fn benchmark_shape_runs() {
+    check(spec(128, 32768, 8192, Dtype::Float16, 2), 7);
+}
