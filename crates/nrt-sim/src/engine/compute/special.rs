@@ -84,13 +84,16 @@ pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
 
 /// FILL (0x49): every element of the destination frame becomes `imm`,
 /// converted to the destination dtype (`out_dtype`, or `in_dtype` when
-/// that byte is 0). `count` must equal the frame's elements per partition:
-/// the two say the same thing in every observed record, and a record where
-/// they differ has a meaning we do not know.
+/// that byte is 0; a 0 `in_dtype` is accepted, the immediate being f32).
+/// `count` must equal the frame's elements per partition: the two say the
+/// same thing in every observed record, and a record where they differ
+/// has a meaning we do not know.
 pub(crate) fn fill(i: &Fill, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
     let parts = usize::from(i.partitions);
     let code = if i.out_dtype.0 == 0 { i.in_dtype } else { i.out_dtype };
-    operand::dtype("in_dtype", i.in_dtype)?;
+    if i.in_dtype.0 != 0 {
+        operand::dtype("in_dtype", i.in_dtype)?;
+    }
     let out = operand::tensor4d("dst", &i.dst, parts, operand::dtype("out_dtype", code)?)?;
     let chip = ctx.onchip();
     chip.check("dst", &out)?;
