@@ -49,8 +49,9 @@ fn ulp(d: Dtype, v: f32) -> f32 {
     2f32.powi(a.log2().floor() as i32 - bits)
 }
 
-/// Generates `s`, runs it once and checks output0 against x @ y.
-fn check(s: MatmulSpec, seed: u64) {
+/// Generates `s`, runs it once and checks output0 against x @ y; returns
+/// how long the execute took (printed by the benchmark-shape test only).
+fn check(s: MatmulSpec, seed: u64) -> std::time::Duration {
     let bytes = matmul_neff(&s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
     let host = nrt::load::ModelHost::with_lnc(sim(), s.lnc as u32, nrt::load::LoadSettings::default()).expect("host");
     let id = host.load(&bytes, 0, -1).unwrap_or_else(|e| panic!("{s:?}: load: {} {}", e.status, e.message));
@@ -63,7 +64,9 @@ fn check(s: MatmulSpec, seed: u64) {
     let out = Arc::new(Tensor::allocate_host((m * n * d.size_bytes()) as u64, "output0").unwrap());
     let mut outs = TensorSet::new();
     outs.add("output0", out.clone());
+    let t0 = std::time::Instant::now();
     host.execute(id, &ins, &outs).unwrap_or_else(|e| panic!("{s:?}: execute: {} {}", e.status, e.message));
+    let took = t0.elapsed();
     let got = decode(d, &read_all(&out));
     let mut want = vec![0f32; m * n];
     // SAFETY: the slices hold m*k, k*n and m*n elements, row-major with the strides given.
@@ -75,6 +78,7 @@ fn check(s: MatmulSpec, seed: u64) {
         assert!((g - w).abs() <= tol, "{s:?}: output0[{}][{}] = {g}, x @ y = {w} (tolerance {tol})", i / n, i % n);
     }
     host.unload(id).unwrap();
+    took
 }
 
 fn spec(m: usize, k: usize, n: usize, dtype: Dtype, lnc: usize) -> MatmulSpec {
@@ -113,5 +117,7 @@ fn k_32768_in_8_accumulation_groups_with_spills_lnc_2() {
 #[test]
 #[ignore = "0.5 GiB input and ~34 GFLOP: run explicitly"]
 fn benchmark_shape_runs() {
-    check(spec(128, 32768, 8192, Dtype::Float16, 2), 7);
+    let took = check(spec(128, 32768, 8192, Dtype::Float16, 2), 7);
+    let gflop = 2.0 * 128.0 * 32768.0 * 8192.0 / 1e9;
+    println!("M=128 K=32768 N=8192 fp16 LNC 2: execute {:.2} s, {:.1} GFLOP/s", took.as_secs_f64(), gflop / took.as_secs_f64());
 }
