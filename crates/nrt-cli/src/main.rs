@@ -7,6 +7,8 @@
 
 mod alloc_count;
 mod asm_cmd;
+mod check_cmd;
+mod gen_cmd;
 mod bench_async;
 mod bench_cmd;
 mod bench_device;
@@ -119,10 +121,46 @@ enum Command {
         #[arg(default_value = "examples")]
         dir: PathBuf,
     },
+    /// Generate models in the compiler's encoding.
+    Gen {
+        #[command(subcommand)]
+        command: GenCommand,
+    },
     /// Build GPSIMD custom-op kernel libraries.
     Kernel {
         #[command(subcommand)]
         command: KernelCommand,
+    },
+}
+
+/// `nrt gen ...` subcommands.
+#[derive(Subcommand)]
+enum GenCommand {
+    /// Write a NEFF computing output0 [M, N] = x [M, K] @ y [K, N], tiled as
+    /// the compiler does (PE transposes, spills, accumulation groups of 32
+    /// K-tiles, LNC 2 splitting N or M over the two cores).
+    Matmul {
+        /// Rows of x and output0 (a multiple of 128).
+        #[arg(long)]
+        m: usize,
+        /// Columns of x, rows of y (a multiple of 128).
+        #[arg(long)]
+        k: usize,
+        /// Columns of y and output0.
+        #[arg(long)]
+        n: usize,
+        /// Element type of x, y and output0.
+        #[arg(long, default_value = "fp16", value_parser = ["fp16", "bf16", "fp32"])]
+        dtype: String,
+        /// Logical NeuronCore size (physical cores).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+        lnc: u8,
+        /// With LNC 2: split the output columns (n) or rows (m) between the cores.
+        #[arg(long, default_value = "n", value_parser = ["n", "m"])]
+        split: String,
+        /// The NEFF to write.
+        #[arg(short, long)]
+        output: PathBuf,
     },
 }
 
@@ -176,6 +214,12 @@ enum NeffCommand {
         #[arg(long, value_parser = ["sha256", "md5"])]
         hash: Option<String>,
     },
+    /// List what of a NEFF the simulator cannot run (opcode, engine, count,
+    /// first instruction's name), without executing it; fails if anything.
+    Check {
+        /// The NEFF file.
+        file: PathBuf,
+    },
     /// Load a NEFF (or source directory) on the simulated device and print,
     /// per engine, the lowered and relocated stream the runtime staged: one
     /// record per line with its header word and opcode name.
@@ -219,7 +263,11 @@ fn main() -> ExitCode {
             NeffCommand::Unpack { file, dir } => neff_cmd::unpack(&file, &dir),
             NeffCommand::Pack { dir, file, name, hash } => neff_cmd::pack(&dir, &file, name, hash.as_deref()),
             NeffCommand::Lower { model, engine } => lower_cmd::lower(&model, engine.as_deref()),
+            NeffCommand::Check { file } => check_cmd::check(&file),
         },
+        Command::Gen { command: GenCommand::Matmul { m, k, n, dtype, lnc, split, output } } => {
+            gen_cmd::matmul(&gen_cmd::MatmulArgs { m, k, n, dtype: &dtype, lnc: usize::from(lnc), split: &split }, &output)
+        }
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Run { model, inputs, output_dir, profile } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),

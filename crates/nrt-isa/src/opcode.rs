@@ -111,6 +111,9 @@ opcodes! {
     Copy = 0x46, "COPY", Tensor;
     /// Copy with dtype conversion.
     Cast = 0x47, "CAST", Tensor;
+    /// Fill a tensor with an immediate (observed on DVE in compiler NEFFs,
+    /// initialising fp32 accumulators; name ours).
+    Fill = 0x49, "FILL", Tensor;
     /// Random numbers.
     Rng = 0x4D, "RNG", Tensor;
     /// Batch-norm statistics.

@@ -22,6 +22,7 @@ embedding_update dtype=float32 index_dtype=int32 partitions=16 indices=[0x0; 1,1
 load_pool_argument move_source=3 embedding_table_lo=0x1000 embedding_table_hi=0x1004 sbuf_base_addr=0x0
 iota dtype=int32 partitions=128 output=[0x0; 1,64; 0,1; 0,1] base=0.0 partition_step=64.0 step0=1.0
 memset dtype=float32 partitions=128 output=[0x5000; 1,512; 0,1; 0,1] fill=0.0
+fill imm=0.0 count=512 in_dtype=float32 out_dtype=float32 partitions=128 dst=[0x5000; 1,512; 1,1; 1,1; 1,1]
 copy_predicated mask_dtype=uint8 dtype=float32 partitions=128 mask=[0x0; 1,64; 0,1; 0,1] src=[0x100; 1,64; 0,1; 0,1] dst=[0x300; 1,64; 0,1; 0,1]
 # control
 event_semaphore wait=sem30>=80 ext_wait=sem6>=12

@@ -532,6 +532,34 @@ fn nan_fault_poisons_the_named_compute_output_and_reports_it() {
     assert_eq!(rig.dev.engine_state(C0, EngineId::Pe), Some(nrt_sim::engine::RunState::Idle), "the engine continues");
 }
 
+/// FILL 0x49 over `n` contiguous elements of `parts` partitions at `dst`.
+fn fill(imm: f32, count: u32, in_dt: u8, out_dt: u8, parts: u8, dst: u32, n: u16) -> Fill {
+    let dst = nrt_isa::operand::Tensor4d { start: Addr4(dst), step: [1, 1, 1, 1], num: [n, 1, 1, 1] };
+    Fill { imm: F32Bits::new(imm), count, in_dtype: DtypeCode(in_dt), out_dtype: DtypeCode(out_dt), partitions: parts, dst, ..Default::default() }
+}
+
+#[test]
+fn fill_sets_the_frame_and_a_mismatched_count_faults() {
+    let parts = 128usize;
+    // The compiler's accumulator initialisation: 512 fp32 zeros on DVE.
+    let rig = Rig::new(&[]);
+    rig.stage(0x5000, Dtype::Float32, &vec![vec![7.0; 512]; parts]);
+    rig.run(EngineId::Dve, &[fill(0.0, 512, 0x0A, 0x0A, 128, 0x5000, 512).into()]);
+    assert_close(&rig.sbuf_values(0x5000, Dtype::Float32, parts, 512), &vec![vec![0.0; 512]; parts], 0.0, "fill fp32 zero");
+    // A non-zero immediate into bf16, the destination dtype from in_dtype (out_dtype 0).
+    let rig = Rig::new(&[]);
+    rig.stage(0x100, Dtype::Bfloat16, &vec![vec![7.0; 16]; 4]);
+    rig.run(EngineId::Dve, &[fill(-1.5, 16, 6, 0, 4, 0x100, 16).into()]);
+    assert_close(&rig.sbuf_values(0x100, Dtype::Bfloat16, 4, 16), &vec![vec![-1.5; 16]; 4], 0.0, "fill bf16");
+    // count disagreeing with the frame is a bad-operands fault.
+    let rig = Rig::new(&[]);
+    rig.load(EngineId::Dve, &[fill(0.0, 256, 0x0A, 0x0A, 128, 0x5000, 512).into()]);
+    rig.ring();
+    let errs: Vec<_> = rig.error_records().iter().filter_map(nqr::decode_error).collect();
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].detail, nrt_sim::engine::BAD_OPERANDS_DETAIL | 0x49);
+}
+
 #[test]
 fn out_of_range_operands_fault_naming_the_instruction() {
     let rig = Rig::new(&[]);

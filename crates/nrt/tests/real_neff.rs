@@ -182,7 +182,11 @@ fn an_opcode_without_an_executor_fails_the_load_naming_the_instruction() {
     let baseline = host.memory().ledger();
     let e = host.load(&patched, 0, -1).unwrap_err();
     assert_eq!(e.status, nrt::NrtStatus::Invalid);
-    assert_eq!(e.message, "Unsupported hardware operator code 13 found in neff (POOL instruction 6 'Block1-final-DMA-NOP' of sg01)");
+    assert_eq!(
+        e.message,
+        "Unsupported hardware operator code 13 found in neff (POOL instruction 6 'Block1-final-DMA-NOP' of sg01); the device cannot run 1 kind(s) of record: \
+         opcode 0x0d on POOL x1: no execution for this opcode (not an instruction the device runs, nor one the load rewrites); first: sg01 instruction 6 'Block1-final-DMA-NOP'"
+    );
     assert_eq!(host.memory().ledger(), baseline);
 }
 

@@ -382,6 +382,21 @@ instructions! {
         /// Destination frame.
         dst: Tensor4d = 0x2C,
     }
+    /// FILL 0x49 (observed on DVE; name ours): every element of the destination frame becomes `imm`.
+    Fill = Fill, "fill", Observed {
+        /// Fill value, an f32 converted to the destination dtype (where the source frame would start; 0.0 in every sample, position LOW).
+        imm: F32Bits = 0x0C,
+        /// Elements written per partition (u32 at +0x1C; equals the destination frame's element count).
+        count: u32 = 0x1C,
+        /// Value dtype (0x0A float32 in every sample).
+        in_dtype: DtypeCode = 0x20,
+        /// Destination dtype (0 = the value dtype).
+        out_dtype: DtypeCode = 0x21,
+        /// Partitions processed.
+        partitions: u8 = 0x22,
+        /// Destination frame.
+        dst: Tensor4d = 0x2C,
+    }
     /// STREAM_TRANSPOSE 0x6B (ours): `out[j][i] = in[i][j]` across partitions and the free dimension.
     StreamTranspose = StreamTranspose, "transpose", Ours {
         /// Input dtype.

@@ -343,10 +343,8 @@ pub fn prepare(neff_bytes: &[u8], settings: &LoadSettings, arch: nrt_hal::Arch, 
         nrt_neff::gpsimd::lib_set(&neff, sg).map_err(|e| NrtError::invalid(e.to_string()))?;
     }
     if !settings.fake_instance {
-        for sg in &program.subgraphs {
-            for s in &sg.streams {
-                lower::check_opcodes(&sg.name, s.engine, &s.records, &s.names).map_err(|e| NrtError::invalid(e.to_string()))?;
-            }
+        if let Some(msg) = crate::program::support::refusal(&crate::program::support::unrunnable(&program)) {
+            return Err(NrtError::invalid(msg));
         }
     }
     Ok((neff, program))

@@ -12,6 +12,7 @@ pub mod dma2d;
 pub mod error;
 pub mod opcodes;
 pub mod stream;
+pub mod support;
 pub mod vars;
 
 pub use dma::{DmaBlockIr, QueueSetIr, Transfer, VarSlice};

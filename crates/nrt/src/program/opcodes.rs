@@ -40,6 +40,7 @@ const COMPUTE: &[Opcode] = &[
     Opcode::Pool,
     Opcode::Copy,
     Opcode::Cast,
+    Opcode::Fill,
     Opcode::CopyPredicatedReduce,
     Opcode::StreamTranspose,
     Opcode::Iota,

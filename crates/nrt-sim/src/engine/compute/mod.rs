@@ -47,6 +47,7 @@ pub fn execute(instr: &Instruction, ctx: &mut ComputeContext<'_, impl Bus>) -> R
         Instruction::CopyPredicated(i) => tensor::copy_predicated(i, ctx),
         Instruction::StreamTranspose(i) => special::stream_transpose(i, ctx),
         Instruction::Iota(i) => special::iota(i, ctx),
+        Instruction::Fill(i) => special::fill(i, ctx),
         Instruction::EmbeddingUpdate(i) => special::embedding_update(i, ctx),
         Instruction::LoadPoolArgument(_) | Instruction::ExtendedInst(_) => {
             return Err(unsupported("GpSimd (Q7) kernels arrive with custom-op support"));

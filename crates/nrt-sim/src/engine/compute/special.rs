@@ -14,7 +14,7 @@ use crate::kernels::KernelError;
 use crate::kernels::elementwise::{AluOp, tensor_tensor};
 use nrt_hal::DeviceAddr;
 use nrt_isa::dtype::{Rounding, bytes_to_f32, f32_to_bytes};
-use nrt_isa::instr::{EmbeddingUpdate, Iota, StreamTranspose};
+use nrt_isa::instr::{EmbeddingUpdate, Fill, Iota, StreamTranspose};
 use nrt_isa::notification::CustomSubId;
 
 /// STREAM_TRANSPOSE: the `partitions x F` input becomes `F x partitions`;
@@ -77,6 +77,31 @@ pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
             base + p as f32 * ps + i0 as f32 * steps[0] + i1 as f32 * steps[1] + i2 as f32 * steps[2]
         })
     };
+    let mut dst = chip.view(out.space);
+    scatter(&mut dst, &out.pattern, out.dtype, &tile, &mut Rounding::NearestEven)?;
+    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out), oob: None })
+}
+
+/// FILL (0x49): every element of the destination frame becomes `imm`,
+/// converted to the destination dtype (`out_dtype`, or `in_dtype` when
+/// that byte is 0; a 0 `in_dtype` is accepted, the immediate being f32).
+/// `count` must equal the frame's elements per partition: the two say the
+/// same thing in every observed record, and a record where they differ
+/// has a meaning we do not know.
+pub(crate) fn fill(i: &Fill, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
+    let parts = usize::from(i.partitions);
+    let code = if i.out_dtype.0 == 0 { i.in_dtype } else { i.out_dtype };
+    if i.in_dtype.0 != 0 {
+        operand::dtype("in_dtype", i.in_dtype)?;
+    }
+    let out = operand::tensor4d("dst", &i.dst, parts, operand::dtype("out_dtype", code)?)?;
+    let chip = ctx.onchip();
+    chip.check("dst", &out)?;
+    let free = out.pattern.free_len();
+    if i.count as usize != free {
+        return Err(OpError::Bad(format!("count is {} but the destination frame has {free} elements per partition; expected them equal", i.count)));
+    }
+    let tile = memset(parts, free, i.imm.get());
     let mut dst = chip.view(out.space);
     scatter(&mut dst, &out.pattern, out.dtype, &tile, &mut Rounding::NearestEven)?;
     Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out), oob: None })

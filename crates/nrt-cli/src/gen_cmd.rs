@@ -1,0 +1,43 @@
+//! `nrt gen matmul`: writes a matmul NEFF in the compiler's encoding
+//! (crates/nrt-gen), so test models can be made without the compiler.
+
+use anyhow::{Context, Result, bail};
+use nrt_gen::{MatmulSpec, Split, matmul_neff};
+use nrt_isa::dtype::Dtype;
+use std::path::Path;
+
+/// Parameters of `nrt gen matmul`.
+pub struct MatmulArgs<'a> {
+    /// Rows of x.
+    pub m: usize,
+    /// Contraction size.
+    pub k: usize,
+    /// Columns of y.
+    pub n: usize,
+    /// fp16, bf16 or fp32.
+    pub dtype: &'a str,
+    /// 1 or 2.
+    pub lnc: usize,
+    /// n or m.
+    pub split: &'a str,
+}
+
+/// Generates the matmul and writes it to `out`.
+pub fn matmul(a: &MatmulArgs<'_>, out: &Path) -> Result<()> {
+    let dtype = match a.dtype {
+        "fp16" | "float16" => Dtype::Float16,
+        "bf16" | "bfloat16" => Dtype::Bfloat16,
+        "fp32" | "float32" => Dtype::Float32,
+        other => bail!("unknown --dtype {other:?}, expected fp16, bf16 or fp32"),
+    };
+    let split = match a.split {
+        "n" | "N" => Split::N,
+        "m" | "M" => Split::M,
+        other => bail!("unknown --split {other:?}, expected n or m"),
+    };
+    let spec = MatmulSpec { m: a.m, k: a.k, n: a.n, dtype, lnc: a.lnc, split };
+    let bytes = matmul_neff(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    std::fs::write(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
+    println!("wrote {} ({} bytes): x [{}, {}] @ y [{}, {}] -> output0 [{}, {}], {}, LNC {}", out.display(), bytes.len(), a.m, a.k, a.k, a.n, a.m, a.n, dtype.name(), a.lnc);
+    Ok(())
+}

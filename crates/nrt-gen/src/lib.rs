@@ -1,0 +1,27 @@
+//! Model generators: NEFFs written in the compiler's own encoding (the
+//! record shapes and memory layout of real neuronx-cc output, described in
+//! docs/isa.md), so users and tests can make models of any size without
+//! the compiler.
+//!
+//! [`matmul::matmul_neff`] builds `output0 = x @ y` the way the compiler
+//! tiles it: x transposed on the PE against an identity constant, the
+//! transposes spilled to `virtual` vars and reloaded, K in accumulation
+//! groups of 32 PE steps whose PSUM partials DVE adds into an fp32
+//! accumulator, the result cast and written out, LNC 2 splitting the work
+//! across the two cores.
+
+pub mod matmul;
+mod sched;
+
+pub use matmul::{MatmulSpec, Split, matmul_neff};
+
+/// Why a model cannot be generated.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    /// A parameter is out of range.
+    #[error("{0}")]
+    Param(String),
+    /// The generated program did not assemble or pack (a generator bug).
+    #[error("internal: {0}")]
+    Internal(String),
+}
