@@ -163,3 +163,17 @@ fn dma_blocks_are_listed_with_their_engine() {
     assert_eq!(d.to_sizes.as_deref(), Some(&[2, 128][..]));
     assert_eq!(d.op, None);
 }
+
+/// Found by the `neff_json` fuzz target: a long decimal was parsed one ulp
+/// off, so a member's number changed when written and read again (serde
+/// JSON's fast float parser; the workspace now asks it for correctly
+/// rounded parsing).
+#[test]
+fn long_decimal_numbers_survive_a_write_and_read() {
+    use nrt_neff::json::{self, kelf::InfoJson};
+    let digits = "6".repeat(122);
+    let text = format!("{{\"\": [{digits}]}}");
+    let info: InfoJson = json::parse_member("info.json", text.as_bytes()).unwrap();
+    let again: InfoJson = json::parse_member("info.json", &serde_json::to_vec(&info).unwrap()).unwrap();
+    assert_eq!(serde_json::to_value(&info).unwrap(), serde_json::to_value(&again).unwrap());
+}
