@@ -34,7 +34,7 @@ impl Default for LoadSettings {
             validate_hash: false,
             allow_legacy_neff: false,
             fake_instance: false,
-            exec_timeout: Duration::from_secs(30),
+            exec_timeout: crate::config::DEFAULT_EXEC_TIMEOUT,
             numerical_errors: false,
             arena_bytes: DEFAULT_ARENA_BYTES,
             device_profile: crate::config::DeviceProfile::Off,
