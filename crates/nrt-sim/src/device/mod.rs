@@ -79,9 +79,39 @@ impl SimDevice {
             lost: Mutex::new(None),
             is_lost: std::sync::atomic::AtomicBool::new(false),
             me: me.clone(),
+            status: OnceLock::new(),
         });
         shared.faults.arm_all(&config.faults);
         SimDevice { shared }
+    }
+
+    /// This process's slot in the device's status file, claimed on first
+    /// call (`docs/status-file.md`); `None` when publishing is off or the
+    /// file cannot be used (said once on stderr).
+    fn status_slot(&self) -> Option<&Arc<nrt_hal::status::SlotWriter>> {
+        self.shared
+            .status
+            .get_or_init(|| {
+                let cfg = &self.shared.config;
+                let dir = cfg.status_dir.as_ref()?;
+                let info = &self.shared.info;
+                let h = crate::status::HeaderInfo {
+                    device_index: info.device_index,
+                    physical_cores: info.physical_cores,
+                    memory_bytes: info.hbm.iter().map(|c| c.size).sum(),
+                    host_memory_bytes: info.host_memory.size,
+                    arch: self.shared.arch.name,
+                };
+                let path = nrt_hal::status::status_file(dir, &cfg.lock_namespace, info.device_index);
+                match crate::status::claim(&path, &h) {
+                    Ok(w) => Some(Arc::new(w)),
+                    Err(e) => {
+                        eprintln!("nrt-sim: not publishing device status: {e}");
+                        None
+                    }
+                }
+            })
+            .as_ref()
     }
 
     /// Every device of the configured instance.
@@ -195,6 +225,9 @@ impl SimDevice {
 impl Drop for SimDevice {
     fn drop(&mut self) {
         self.shared.scheduler().shutdown();
+        if let Some(Some(s)) = self.shared.status.get() {
+            s.release();
+        }
     }
 }
 
@@ -369,7 +402,18 @@ impl Device for SimDevice {
             self.shared.check_core(c)?;
         }
         let cfg = &self.shared.config;
-        CoreReservation::acquire(&cfg.lock_dir, &cfg.lock_namespace, self.shared.info.device_index, cores)
+        let r = CoreReservation::acquire(&cfg.lock_dir, &cfg.lock_namespace, self.shared.info.device_index, cores)?;
+        if let Some(slot) = self.status_slot() {
+            slot.add_cores(cores.iter().filter(|c| c.0 < 64).fold(0, |m, c| m | 1 << c.0));
+            for &c in cores {
+                self.shared.core(c)?.activity.attach(Arc::clone(slot));
+            }
+        }
+        Ok(r)
+    }
+
+    fn status(&self) -> Option<&nrt_hal::status::SlotWriter> {
+        self.shared.status.get().and_then(|s| s.as_deref())
     }
 
     fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()> {
