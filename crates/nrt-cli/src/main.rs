@@ -15,6 +15,9 @@ mod custom_ops_data;
 mod example_data;
 mod inspect;
 mod lower_cmd;
+mod ls_cmd;
+mod monitor_cmd;
+mod observe;
 mod kernel_cmd;
 mod model_io;
 mod neff_cmd;
@@ -118,6 +121,35 @@ enum Command {
         /// The examples directory (holding mlp/ and mlp-bf16/).
         #[arg(default_value = "examples")]
         dir: PathBuf,
+    },
+    /// List the simulated devices, their cores and memory and the processes
+    /// using them (neuron-ls; read from the devices' status files).
+    Ls {
+        /// Show the PID, command and runtime version of the processes.
+        #[arg(short, long)]
+        wide: bool,
+        /// One sub-row per process using each device.
+        #[arg(short = 'a', long)]
+        show_all_procs: bool,
+        /// Print neuron-ls's JSON array instead of the table.
+        #[arg(short, long)]
+        json_output: bool,
+    },
+    /// Periodic JSON reports of every process using the simulated devices
+    /// (neuron-monitor's groups and fields).
+    Monitor {
+        /// neuron-monitor config file (period, neuron_runtimes, system_metrics).
+        #[arg(short, long)]
+        config: Option<PathBuf>,
+        /// Stop after this many reports (0: until interrupted).
+        #[arg(long, default_value_t = 0)]
+        count: u64,
+        /// Write the Prometheus text form instead of JSON.
+        #[arg(long)]
+        prometheus: bool,
+        /// Accepted for neuron-monitor compatibility (0..4); reports are the same.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
+        verbose: u8,
     },
     /// Build GPSIMD custom-op kernel libraries.
     Kernel {
@@ -228,6 +260,8 @@ fn main() -> ExitCode {
             bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json, spin, !host_only)
         }
         Command::ExampleData { dir } => example_data_cmd(&dir),
+        Command::Ls { wide, show_all_procs, json_output } => ls_cmd::run(wide, show_all_procs, json_output),
+        Command::Monitor { config, count, prometheus, .. } => monitor_cmd::run(config.as_deref(), count, prometheus),
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
             kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())
         }

@@ -114,6 +114,19 @@ impl SimDevice {
             .as_ref()
     }
 
+    /// Marks `core` as used by this process in the status file (a
+    /// reservation or an engine brought up) and lets its engines count
+    /// their busy time there.
+    fn publish_core_use(&self, core: CoreId) -> HalResult<()> {
+        if let Some(slot) = self.status_slot() {
+            if core.0 < 64 {
+                slot.add_cores(1 << core.0);
+            }
+            self.shared.core(core)?.activity.attach(Arc::clone(slot));
+        }
+        Ok(())
+    }
+
     /// Every device of the configured instance.
     pub fn all(config: &SimConfig) -> Vec<SimDevice> {
         (0..config.devices).map(|i| SimDevice::new(config, i)).collect()
@@ -403,21 +416,21 @@ impl Device for SimDevice {
         }
         let cfg = &self.shared.config;
         let r = CoreReservation::acquire(&cfg.lock_dir, &cfg.lock_namespace, self.shared.info.device_index, cores)?;
-        if let Some(slot) = self.status_slot() {
-            slot.add_cores(cores.iter().filter(|c| c.0 < 64).fold(0, |m, c| m | 1 << c.0));
-            for &c in cores {
-                self.shared.core(c)?.activity.attach(Arc::clone(slot));
-            }
+        for &c in cores {
+            self.publish_core_use(c)?;
         }
         Ok(r)
     }
 
     fn status(&self) -> Option<&nrt_hal::status::SlotWriter> {
-        self.shared.status.get().and_then(|s| s.as_deref())
+        // Claimed by the first thing the runtime publishes (its first
+        // allocation comes before any core is brought up).
+        self.status_slot().map(|s| &**s)
     }
 
     fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()> {
         self.alive()?;
+        self.publish_core_use(core)?;
         let c = self.shared.core(core)?;
         self.shared.target(addr, len)?;
         let slot = &c.engines[engine.index()];
