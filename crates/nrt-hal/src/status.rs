@@ -540,5 +540,8 @@ mod tests {
         assert!(model::MEMORY + MemCategory::COUNT <= model::HOST_BYTES);
         assert!(slot::RUNTIME_VERSION + 4 <= slot::CORES_BASE);
         assert!(MemCategory::COUNT <= 16);
+        // The offsets docs/status-file.md states.
+        assert_eq!((HOST_MEMORY, TOTAL_LATENCY, DEVICE_LATENCY, MODELS, SLOT_WORDS), (288, 304, 464, 624, 1008));
+        assert_eq!(FILE_BYTES, 258_176);
     }
 }
