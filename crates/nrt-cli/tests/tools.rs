@@ -236,3 +236,66 @@ fn monitor_rejects_a_bad_config() {
     assert!(!o.status.success());
     assert!(text(&o.stderr).contains("gpu_counters") && text(&o.stderr).contains("neuroncore_counters"), "{}", text(&o.stderr));
 }
+
+/// A private tmux server (its own socket), killed when dropped.
+struct Tmux(PathBuf);
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> Output {
+        Command::new("tmux").arg("-S").arg(&self.0).args(args).output().expect("run tmux")
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+#[test]
+fn top_shows_utilization_memory_and_the_process_under_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (Debian package tmux; scripts/test-all installs it)");
+        return;
+    }
+    let dir = status_dir("top");
+    let mut w = Workload::start(&dir);
+    w.wait_visible(&dir);
+    let tmux = Tmux(dir.join("tmux.sock"));
+    let cmd = format!("NEURON_SIM_STATUS_DIR={} {} top --interval 0.5", dir.display(), env!("CARGO_BIN_EXE_nrt"));
+    let o = tmux.cmd(&["new-session", "-d", "-x", "120", "-y", "40", "-s", "top", &cmd]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let tab = format!(":{}", w.pid());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let screen = loop {
+        let s = text(&tmux.cmd(&["capture-pane", "-p", "-t", "top"]).stdout);
+        let nd0 = s.lines().find(|l| l.contains("ND0 ")).unwrap_or("").to_string();
+        // A core executing in a loop shows a non-zero percentage.
+        let busy = nd0.split('[').skip(1).filter_map(|p| p.split('%').next()?.trim().parse::<f64>().ok()).any(|u| u > 0.0);
+        if busy && s.contains(&tab) && s.contains("[+] copy") {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "nrt top never showed the workload busy:\n{s}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for part in ["nrt top", "NeuronCore v3d Utilization (Avg:", "NC0", "vCPU Utilization", "Host Used Memory", "Device Used Memory", "Model Code", "Memory Usage Details", "[-] ND 0", ">[1]:all<", "q: quit"] {
+        assert!(screen.contains(part), "{part:?} missing from\n{screen}");
+    }
+    // `d` selects the workload's tab; `q` quits.
+    tmux.cmd(&["send-keys", "-t", "top", "d"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let s = text(&tmux.cmd(&["capture-pane", "-p", "-t", "top"]).stdout);
+        if s.contains(&format!(">[2]{tab}<")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "tab 2 never selected:\n{s}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux.cmd(&["send-keys", "-t", "top", "q"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.cmd(&["has-session", "-t", "top"]).status.success() {
+        assert!(Instant::now() < deadline, "nrt top did not quit on q");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
