@@ -206,7 +206,9 @@ body{{font:13px sans-serif;margin:16px;background:#fff;color:#222}}\
 
 /// Runs `nrt profile FILE [--html OUT]`.
 pub fn run(file: &Path, html_out: Option<&Path>) -> Result<()> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading profile {}", file.display()))?;
+    let bytes = std::fs::read(file).with_context(|| format!("reading profile {}", file.display()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{}: the profile is not JSON text (expected nrt's Chrome trace-event profile, not a NEFF or binary NTFF)", file.display()))?;
     let p = Profile::parse(&text).with_context(|| file.display().to_string())?;
     print!("{}", summary(&p));
     if let Some(out) = html_out {
