@@ -17,6 +17,11 @@ mod custom_ops_data;
 mod example_data;
 mod inspect;
 mod lower_cmd;
+mod ls_cmd;
+mod monitor_cmd;
+mod observe;
+mod profile_cmd;
+mod top_cmd;
 mod kernel_cmd;
 mod model_io;
 mod neff_cmd;
@@ -125,6 +130,51 @@ enum Command {
     Gen {
         #[command(subcommand)]
         command: GenCommand,
+    },
+    /// List the simulated devices, their cores and memory and the processes
+    /// using them (neuron-ls; read from the devices' status files).
+    Ls {
+        /// Show the PID, command and runtime version of the processes.
+        #[arg(short, long)]
+        wide: bool,
+        /// One sub-row per process using each device.
+        #[arg(short = 'a', long)]
+        show_all_procs: bool,
+        /// Print neuron-ls's JSON array instead of the table.
+        #[arg(short, long)]
+        json_output: bool,
+    },
+    /// Periodic JSON reports of every process using the simulated devices
+    /// (neuron-monitor's groups and fields).
+    Monitor {
+        /// neuron-monitor config file (period, neuron_runtimes, system_metrics).
+        #[arg(short, long)]
+        config: Option<PathBuf>,
+        /// Stop after this many reports (0: until interrupted).
+        #[arg(long, default_value_t = 0)]
+        count: u64,
+        /// Write the Prometheus text form instead of JSON.
+        #[arg(long)]
+        prometheus: bool,
+        /// Accepted for neuron-monitor compatibility (0..4); reports are the same.
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
+        verbose: u8,
+    },
+    /// Live terminal view of core utilisation, memory by category, models
+    /// and processes on the simulated devices (neuron-top).
+    Top {
+        /// Refresh interval in seconds.
+        #[arg(long, default_value_t = 1.0)]
+        interval: f64,
+    },
+    /// Summarise a device profile nrt wrote (per engine busy %, opcode
+    /// counts, top instructions), optionally as an HTML timeline page.
+    Profile {
+        /// The profile file (`nrt run --profile`, nrt_profile_start/stop, inspect).
+        file: PathBuf,
+        /// Also write a self-contained timeline page (one track per engine).
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
     },
     /// Build GPSIMD custom-op kernel libraries.
     Kernel {
@@ -276,6 +326,13 @@ fn main() -> ExitCode {
             bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json, spin, !host_only)
         }
         Command::ExampleData { dir } => example_data_cmd(&dir),
+        Command::Ls { wide, show_all_procs, json_output } => ls_cmd::run(wide, show_all_procs, json_output),
+        Command::Monitor { config, count, prometheus, .. } => monitor_cmd::run(config.as_deref(), count, prometheus),
+        Command::Top { interval } if !(interval > 0.0 && interval <= 3600.0) => {
+            Err(anyhow::anyhow!("--interval {interval}: expected seconds in (0, 3600]"))
+        }
+        Command::Profile { file, html } => profile_cmd::run(&file, html.as_deref()),
+        Command::Top { interval } => top_cmd::run(std::time::Duration::from_secs_f64(interval)),
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
             kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())
         }

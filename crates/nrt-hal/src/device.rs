@@ -341,4 +341,13 @@ pub trait Device: Send + Sync {
     /// Ends what [`Device::lending_begin`] announced: work the device still
     /// has queued is its workers' again. Called once per `lending_begin`.
     fn lending_end(&self) {}
+
+    /// The status-file slot this process owns on the device, once it has
+    /// reserved cores ([`crate::status`]): where the runtime publishes its
+    /// memory, execution and model counters for the tools, as libnrt does
+    /// through the driver's datastore. `None` when the backend publishes
+    /// nothing (the default) or publishing is off.
+    fn status(&self) -> Option<&crate::status::SlotWriter> {
+        None
+    }
 }

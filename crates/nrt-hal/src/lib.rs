@@ -7,6 +7,7 @@
 //! - [`error`]: the four device errors.
 //! - [`reservation`]: exclusive core reservation through lock files.
 //! - [`conformance`]: the backend-independent conformance suite.
+//! - [`status`], [`status_read`]: the per-device status file the tools read.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -17,6 +18,8 @@ pub mod conformance;
 pub mod device;
 pub mod error;
 pub mod reservation;
+pub mod status;
+pub mod status_read;
 
 pub use addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
 pub use arch::{Arch, ArchDesc, HbmChannelDesc, InstanceType};

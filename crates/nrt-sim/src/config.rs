@@ -6,6 +6,7 @@
 //! | `NEURON_SIM_DETERMINISTIC` | `1`/`true`: single-threaded, fixed-order stepping, bit-identical runs | off |
 //! | `NEURON_SIM_THREADS` | worker threads in the non-deterministic pool (1..=64) | 2 |
 //! | `NEURON_SIM_INJECT` | faults to inject, see [`crate::fault`] | none |
+//! | `NEURON_SIM_STATUS_DIR` | directory of the status files the tools read (`docs/status-file.md`); `off` publishes none | `$XDG_RUNTIME_DIR/nrt-sim`, else `/dev/shm/nrt-sim-<uid>` |
 
 use crate::fault::{FaultParseError, FaultSpec, parse_faults};
 use nrt_hal::arch::{Arch, instance_type, INSTANCE_TYPES};
@@ -38,8 +39,11 @@ pub struct SimConfig {
     /// Directory of the core-reservation lock files.
     pub lock_dir: PathBuf,
     /// Namespace of the lock files (separates unrelated simulated
-    /// instances; tests use a unique one).
+    /// instances; tests use a unique one). Also names the status files.
     pub lock_namespace: String,
+    /// Directory of the status files the tools read (`NEURON_SIM_STATUS_DIR`,
+    /// see [`nrt_hal::status::status_dir`]); `None` publishes nothing.
+    pub status_dir: Option<PathBuf>,
 }
 
 impl Default for SimConfig {
@@ -56,6 +60,7 @@ impl Default for SimConfig {
             faults: Vec::new(),
             lock_dir: default_lock_dir(),
             lock_namespace: "sim-trn2-1".into(),
+            status_dir: None,
         }
     }
 }
@@ -125,6 +130,10 @@ impl SimConfig {
                 b = b.fault(f);
             }
         }
+        b = b.status_dir(nrt_hal::status::status_dir_from(
+            get("NEURON_SIM_STATUS_DIR").map(PathBuf::from),
+            get("XDG_RUNTIME_DIR").map(PathBuf::from),
+        ));
         Ok(b.build())
     }
 }
@@ -220,6 +229,12 @@ impl SimConfigBuilder {
     pub fn locks(mut self, dir: impl Into<PathBuf>, namespace: &str) -> SimConfigBuilder {
         self.0.lock_dir = dir.into();
         self.0.lock_namespace = namespace.to_string();
+        self
+    }
+
+    /// Directory of the status files (`None`: publish nothing).
+    pub fn status_dir(mut self, dir: Option<PathBuf>) -> SimConfigBuilder {
+        self.0.status_dir = dir;
         self
     }
 

@@ -83,6 +83,8 @@ pub struct Core {
     /// Latest virtual time (ps) any agent of this core has reached; host
     /// register writes are stamped with it.
     pub now: AtomicU64,
+    /// Busy time and executions counted into the status file's slot.
+    pub activity: crate::status::CoreActivity,
 }
 
 impl Core {
@@ -107,6 +109,7 @@ impl Core {
             engines: EngineId::ALL.map(slot),
             q7: Arc::new(crate::q7::Cluster::new(arch)),
             now: AtomicU64::new(0),
+            activity: crate::status::CoreActivity::default(),
         }
     }
 

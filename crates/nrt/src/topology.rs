@@ -297,7 +297,13 @@ impl TopologyPlan {
                 continue;
             }
             match devices[d].reserve_cores(cores) {
-                Ok(r) => held.push(r),
+                Ok(r) => {
+                    // The tools read logical cores from the status file.
+                    if let Some(s) = devices[d].status() {
+                        s.set_lnc(self.lnc);
+                    }
+                    held.push(r)
+                }
                 Err(HalError::Busy { device, cores, holder }) => {
                     let list = cores.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
                     return Err(ReserveError::Busy(format!("physical cores {list} of ND {device} are reserved ({holder})")));

@@ -79,9 +79,52 @@ impl SimDevice {
             lost: Mutex::new(None),
             is_lost: std::sync::atomic::AtomicBool::new(false),
             me: me.clone(),
+            status: OnceLock::new(),
         });
         shared.faults.arm_all(&config.faults);
         SimDevice { shared }
+    }
+
+    /// This process's slot in the device's status file, claimed on first
+    /// call (`docs/status-file.md`); `None` when publishing is off or the
+    /// file cannot be used (said once on stderr).
+    fn status_slot(&self) -> Option<&Arc<nrt_hal::status::SlotWriter>> {
+        self.shared
+            .status
+            .get_or_init(|| {
+                let cfg = &self.shared.config;
+                let dir = cfg.status_dir.as_ref()?;
+                let info = &self.shared.info;
+                let h = crate::status::HeaderInfo {
+                    device_index: info.device_index,
+                    physical_cores: info.physical_cores,
+                    memory_bytes: info.hbm.iter().map(|c| c.size).sum(),
+                    host_memory_bytes: info.host_memory.size,
+                    arch: self.shared.arch.name,
+                };
+                let path = nrt_hal::status::status_file(dir, &cfg.lock_namespace, info.device_index);
+                match crate::status::claim(&path, &h) {
+                    Ok(w) => Some(Arc::new(w)),
+                    Err(e) => {
+                        eprintln!("nrt-sim: not publishing device status: {e}");
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    /// Marks `core` as used by this process in the status file (a
+    /// reservation or an engine brought up) and lets its engines count
+    /// their busy time there.
+    fn publish_core_use(&self, core: CoreId) -> HalResult<()> {
+        if let Some(slot) = self.status_slot() {
+            if core.0 < 64 {
+                slot.add_cores(1 << core.0);
+            }
+            self.shared.core(core)?.activity.attach(Arc::clone(slot));
+        }
+        Ok(())
     }
 
     /// Every device of the configured instance.
@@ -195,6 +238,9 @@ impl SimDevice {
 impl Drop for SimDevice {
     fn drop(&mut self) {
         self.shared.scheduler().shutdown();
+        if let Some(Some(s)) = self.shared.status.get() {
+            s.release();
+        }
     }
 }
 
@@ -369,11 +415,22 @@ impl Device for SimDevice {
             self.shared.check_core(c)?;
         }
         let cfg = &self.shared.config;
-        CoreReservation::acquire(&cfg.lock_dir, &cfg.lock_namespace, self.shared.info.device_index, cores)
+        let r = CoreReservation::acquire(&cfg.lock_dir, &cfg.lock_namespace, self.shared.info.device_index, cores)?;
+        for &c in cores {
+            self.publish_core_use(c)?;
+        }
+        Ok(r)
+    }
+
+    fn status(&self) -> Option<&nrt_hal::status::SlotWriter> {
+        // Claimed by the first thing the runtime publishes (its first
+        // allocation comes before any core is brought up).
+        self.status_slot().map(|s| &**s)
     }
 
     fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()> {
         self.alive()?;
+        self.publish_core_use(core)?;
         let c = self.shared.core(core)?;
         self.shared.target(addr, len)?;
         let slot = &c.engines[engine.index()];

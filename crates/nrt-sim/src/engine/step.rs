@@ -218,6 +218,7 @@ impl Issuer {
     #[inline]
     fn start_execution(&mut self, dev: &impl Env, core: &Core, hint: u8) {
         self.in_execution = true;
+        core.activity.started(core.id.0);
         self.notify(dev, core, self.kinds.start, RuntimeSubtype::Start, hint, 0);
     }
 
@@ -230,6 +231,7 @@ impl Issuer {
             }
             self.in_execution = false;
             self.executions += 1;
+            core.activity.ended(core.id.0);
         }
     }
 

@@ -24,6 +24,7 @@ pub mod cores;
 pub mod dispatch;
 pub mod errors;
 pub mod harvest;
+pub mod published;
 pub mod request;
 pub mod traced;
 
@@ -278,10 +279,30 @@ pub fn validate(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) ->
 /// (the same path, plus the events).
 #[inline]
 pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> NrtResult<()> {
-    if crate::trace::wants_any(crate::trace::HARDWARE_MASK | crate::trace::EventType::NrtExecute.bit()) {
-        return traced::execute_traced(model, inputs, outputs);
+    let started = Instant::now();
+    let result = if crate::trace::wants_any(crate::trace::HARDWARE_MASK | crate::trace::EventType::NrtExecute.bit()) {
+        traced::execute_traced(model, inputs, outputs)
+    } else {
+        execute_inner(model, inputs, outputs, None)
+    };
+    publish_execution(model, started, &result);
+    result
+}
+
+/// Counts a finished execution into the device's status file (the tools'
+/// view): outcome, error class and host latency, on the model's first core.
+#[inline]
+fn publish_execution(model: &LoadedModel, started: Instant, result: &NrtResult<()>) {
+    let Some(prog) = &model.program else { return };
+    let c = &prog.cores[0].core;
+    if let Some(s) = c.device().status() {
+        let status = match result {
+            Ok(()) => NrtStatus::Success,
+            Err(e) => e.status,
+        };
+        let (outcome, class) = published::classify(status);
+        s.execution(c.core().0, outcome, class, started.elapsed().as_nanos() as u64);
     }
-    execute_inner(model, inputs, outputs, None)
 }
 
 /// [`execute`]'s body; `trace` is filled in for a traced execution.
@@ -375,6 +396,7 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     // From the doorbell to the end of the harvest this thread lends
     // itself to the device.
     let lending = Lending::begin(device.as_ref());
+    let doorbell = Instant::now();
     if let Some(t) = trace.as_deref_mut() {
         t.doorbell_ns = crate::trace::now_ns();
     }
@@ -400,6 +422,9 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     let src = ModelRings { prog, outputs, n_in, output_positions: &state.output_positions };
     let status = drive_harvest(&mut state.harvest, &src);
     drop(lending);
+    if let Some(s) = device.status() {
+        s.device_latency(doorbell.elapsed().as_nanos() as u64);
+    }
     // What the Q7 kernels printed goes to the log, whatever the outcome.
     for c in prog.cores.iter().filter(|c| c.runs_q7) {
         c.core.drain_q7_stdio();

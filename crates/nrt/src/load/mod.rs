@@ -228,6 +228,7 @@ impl ModelHost {
             },
         );
         self.memory.set_model_name(id, &program.name);
+        self.publish_model(id, vnc, &cores, &program.name, neff.header.uuid);
         self.models.insert(Arc::new(model));
         crate::log_info!(Module::Nmgr, "Loaded NN \"{}\" ID: {id}", program.name);
         Ok(id)
@@ -249,8 +250,23 @@ impl ModelHost {
         r
     }
 
+    /// Describes a loaded model in the device's status file (the tools'
+    /// `loaded_models`), with what the memory ledger booked to it.
+    fn publish_model(&self, id: ModelId, vnc: u32, cores: &[nrt_hal::CoreId], name: &str, uuid: [u8; 16]) {
+        let Some(s) = self.device.status() else { return };
+        let totals = self.memory.ledger().model(id);
+        let mut m = nrt_hal::status::ModelStatus { id: u64::from(id), vnc, core: cores.first().map_or(0, |c| c.0), uuid, name: name.to_string(), ..Default::default() };
+        for u in crate::memory::MemUsage::ALL {
+            m.memory[u.status_category() as usize] += totals.get(u);
+        }
+        s.model_loaded(&m);
+    }
+
     fn unload_inner(&self, id: ModelId) -> NrtResult<()> {
         let model = self.models.remove(id).ok_or_else(|| NrtError::new(NrtStatus::InvalidHandle, format!("Failed to find model: {id}")))?;
+        if let Some(s) = self.device.status() {
+            s.model_unloaded(u64::from(id));
+        }
         crate::log_info!(Module::Nmgr, "Unloading {id}");
         model.set_state(ModelState::Stopping);
         let mut spins = 0u64;

@@ -96,6 +96,23 @@ impl MemUsage {
         self as u8
     }
 
+    /// The category the device's status file shows this usage under
+    /// (`docs/status-file.md`).
+    pub const fn status_category(self) -> nrt_hal::status::MemCategory {
+        use nrt_hal::status::MemCategory as C;
+        match self {
+            MemUsage::Io | MemUsage::Tensor => C::Tensors,
+            MemUsage::Weight => C::Constants,
+            MemUsage::InstrPe | MemUsage::InstrAct | MemUsage::InstrPool | MemUsage::InstrDve | MemUsage::InstrSp | MemUsage::ActTable | MemUsage::UcodeLib => C::ModelCode,
+            MemUsage::PoolStdio => C::RuntimeMemory,
+            MemUsage::DramSpill | MemUsage::Scratchpad | MemUsage::ScratchpadNotShared => C::Scratchpad,
+            MemUsage::DmaRing | MemUsage::DmaRingSpill | MemUsage::DmaRingIo | MemUsage::DmaRingCollectives => C::DmaRings,
+            MemUsage::Notification => C::Notifications,
+            MemUsage::Cc | MemUsage::XtCc => C::Collectives,
+            MemUsage::Generic => C::Uncategorized,
+        }
+    }
+
     /// Ledger index (same as the code).
     pub const fn index(self) -> usize {
         self as usize

@@ -1,0 +1,114 @@
+//! `nrt profile` over the profile of the real compiler NEFF
+//! (shared/data/neff/matmul_small.neff, read in place): the summary names
+//! the compiler's instructions, and the `--html` timeline renders in
+//! headless Chromium with one track per engine and a non-blank picture.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const NEFF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/neff/matmul_small.neff");
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nrt-profile-html-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs the real NEFF once with a device profile; the profile's path.
+fn real_profile(dir: &Path) -> PathBuf {
+    let o = Command::new(env!("CARGO_BIN_EXE_nrt"))
+        .args(["run", NEFF, "--profile", dir.join("prof").to_str().unwrap(), "--output-dir", dir.join("out").to_str().unwrap()])
+        .env("NEURON_SIM_STATUS_DIR", "off")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let line = out.lines().find(|l| l.starts_with("profile ")).unwrap_or_else(|| panic!("no profile line in {out}"));
+    PathBuf::from(line["profile ".len()..].rsplit_once(" (").unwrap().0)
+}
+
+/// Raw (still filtered) scanline bytes of a PNG.
+fn png_pixels(png: &[u8]) -> (u32, u32, Vec<u8>) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    let (mut at, mut idat, mut wh) = (8, Vec::new(), (0, 0));
+    while at + 8 <= png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let kind = &png[at + 4..at + 8];
+        let body = &png[at + 8..at + 8 + len];
+        if kind == b"IHDR" {
+            wh = (u32::from_be_bytes(body[..4].try_into().unwrap()), u32::from_be_bytes(body[4..8].try_into().unwrap()));
+        } else if kind == b"IDAT" {
+            idat.extend_from_slice(body);
+        }
+        at += 12 + len;
+    }
+    let mut raw = Vec::new();
+    use std::io::Read;
+    flate2::read::ZlibDecoder::new(&idat[..]).read_to_end(&mut raw).unwrap();
+    (wh.0, wh.1, raw)
+}
+
+#[test]
+fn the_real_neffs_profile_summary_names_the_compilers_instructions() {
+    let dir = scratch("summary");
+    let prof = real_profile(&dir);
+    let o = Command::new(env!("CARGO_BIN_EXE_nrt")).args(["profile", prof.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("busy %") && s.contains("top instructions by time"), "{s}");
+    // Compiler instruction names from the NEFF's debug info look like I-87-0.
+    let named = s.lines().filter(|l| l.starts_with("I-")).count();
+    assert!(named > 0, "no compiler-named instruction in\n{s}");
+    for engine in ["PE", "ACT", "SP"] {
+        assert!(s.lines().any(|l| l.split_whitespace().nth(3) == Some(engine) || l.contains(&format!(" {engine} "))), "no {engine} row in\n{s}");
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_nrt")).args(["profile", NEFF]).output().unwrap();
+    assert!(!bad.status.success() && text(&bad.stderr).contains("not JSON"), "{}", text(&bad.stderr));
+}
+
+#[test]
+fn the_html_timeline_renders_in_headless_chromium() {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        eprintln!("skipped: /usr/bin/chromium is missing (Debian package chromium; scripts/test-all installs it)");
+        return;
+    }
+    let dir = scratch("html");
+    let prof = real_profile(&dir);
+    let page = dir.join("timeline.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_nrt")).args(["profile", prof.to_str().unwrap(), "--html", page.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script") && !html.contains("src=\"http") && !html.contains("href=\"http"), "the page fetches nothing");
+    let shot = dir.join("shot.png");
+    let profile_dir = dir.join("chromium-profile");
+    let base = |extra: &[&str]| {
+        let mut c = Command::new(chromium);
+        c.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            .arg(format!("--user-data-dir={}", profile_dir.display()))
+            .args(extra)
+            .arg(format!("file://{}", page.display()));
+        c.output().expect("run chromium")
+    };
+    // One render: the DOM after layout, then the screenshot.
+    let dom = base(&["--dump-dom"]);
+    assert!(dom.status.success(), "{}", text(&dom.stderr));
+    let dom = text(&dom.stdout);
+    let tracks = dom.matches("class=\"track\"").count();
+    assert!(tracks >= 3, "expected a track per engine, found {tracks}");
+    assert!(dom.contains("data-engine=\"PE\"") && dom.contains("title=\"I-"), "tracks carry engines and compiler names");
+    let o = base(&[&format!("--screenshot={}", shot.display()), "--window-size=1200,600"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (w, h, raw) = png_pixels(&std::fs::read(&shot).unwrap());
+    assert_eq!((w, h), (1200, 600));
+    let mut seen = [false; 256];
+    for b in &raw {
+        seen[*b as usize] = true;
+    }
+    assert!(seen.iter().filter(|s| **s).count() > 16, "the screenshot is blank");
+}

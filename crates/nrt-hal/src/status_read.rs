@@ -1,0 +1,281 @@
+//! Reading a device status file ([`crate::status`]) from any process: a
+//! copy of the file's bytes decoded into plain structs, with stale slots
+//! (their process gone, or its pid reused) told apart.
+
+use crate::status::{
+    self, ErrorClass, LATENCY_BUCKETS, MAX_CORES, MAX_MODELS, MODEL_WORDS, MemCategory, Outcome, CORE_WORDS,
+    HEADER_WORDS, SLOT_WORDS, SLOTS,
+};
+use std::path::Path;
+
+/// One device's status as read at one instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceStatus {
+    /// Device index.
+    pub device_index: u32,
+    /// Physical cores.
+    pub physical_cores: u32,
+    /// Device memory bytes.
+    pub memory_bytes: u64,
+    /// Host-DMA window bytes.
+    pub host_memory_bytes: u64,
+    /// Architecture name.
+    pub arch: String,
+    /// Slots of live processes.
+    pub processes: Vec<ProcessStatus>,
+    /// Slots whose owner is gone (crashed without releasing).
+    pub stale: Vec<u32>,
+}
+
+/// Counters of one physical core in one process's slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreCounters {
+    /// Engines inside an execution right now.
+    pub running: u64,
+    /// Busy ns so far.
+    pub busy_ns: u64,
+    /// Executions the device finished.
+    pub device_executions: u64,
+    /// Outcomes by [`Outcome`].
+    pub outcomes: [u64; 6],
+    /// Errors by [`ErrorClass`].
+    pub errors: [u64; 6],
+    /// Device bytes by [`MemCategory`].
+    pub memory: [u64; MemCategory::COUNT],
+}
+
+impl CoreCounters {
+    /// One outcome counter.
+    pub fn outcome(&self, o: Outcome) -> u64 {
+        self.outcomes[o as usize]
+    }
+    /// One error counter.
+    pub fn error(&self, e: ErrorClass) -> u64 {
+        self.errors[e as usize]
+    }
+    /// One memory category.
+    pub fn mem(&self, c: MemCategory) -> u64 {
+        self.memory[c as usize]
+    }
+    /// All device bytes.
+    pub fn memory_total(&self) -> u64 {
+        self.memory.iter().sum()
+    }
+}
+
+/// A loaded model as its process published it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelEntry {
+    /// Model id.
+    pub id: u64,
+    /// Logical core.
+    pub vnc: u32,
+    /// First physical core.
+    pub core: u32,
+    /// Device bytes by [`MemCategory`].
+    pub memory: [u64; MemCategory::COUNT],
+    /// Host bytes.
+    pub host_bytes: u64,
+    /// UUID bytes.
+    pub uuid: [u8; 16],
+    /// Name.
+    pub name: String,
+}
+
+/// One live process's slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessStatus {
+    /// Slot index.
+    pub slot: u32,
+    /// Pid.
+    pub pid: u32,
+    /// Start time (clock ticks after boot).
+    pub start_time: u64,
+    /// Reserved physical cores (bit mask).
+    pub cores_mask: u64,
+    /// Logical NeuronCore config (0 when the runtime did not say).
+    pub lnc: u32,
+    /// Command line (truncated to 63 bytes).
+    pub command: String,
+    /// `NEURON_PROCESS_TAG` or empty.
+    pub tag: String,
+    /// Runtime version.
+    pub runtime_version: String,
+    /// Per physical core.
+    pub cores: Vec<CoreCounters>,
+    /// Host bytes by [`MemCategory`].
+    pub host_memory: [u64; MemCategory::COUNT],
+    /// Total-latency histogram.
+    pub total_latency: Vec<u64>,
+    /// Device-latency histogram.
+    pub device_latency: Vec<u64>,
+    /// Loaded models.
+    pub models: Vec<ModelEntry>,
+}
+
+impl ProcessStatus {
+    /// The reserved physical cores, ascending.
+    pub fn reserved_cores(&self) -> Vec<u32> {
+        (0..64).filter(|c| self.cores_mask & (1 << c) != 0).collect()
+    }
+}
+
+fn word(b: &[u8], i: usize) -> u64 {
+    b.get(i * 8..i * 8 + 8).map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or_default()))
+}
+
+fn text(b: &[u8], at: usize, words: usize) -> String {
+    let bytes = b.get(at * 8..(at + words) * 8).unwrap_or(&[]);
+    let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Decodes a status file's bytes; `alive(pid, start_time)` decides which
+/// slots are live ([`status::process_alive`] for real files).
+pub fn decode(bytes: &[u8], alive: impl Fn(u32, u64) -> bool) -> Result<DeviceStatus, String> {
+    if bytes.len() < status::FILE_BYTES {
+        return Err(format!("status file has {} bytes, expected {}", bytes.len(), status::FILE_BYTES));
+    }
+    if word(bytes, status::header::MAGIC) != status::MAGIC {
+        return Err("status file has no NRTSTAT1 magic (not initialised yet, or not a status file)".into());
+    }
+    let v = word(bytes, status::header::VERSION);
+    if v != status::VERSION {
+        return Err(format!("status file layout version {v} is not supported (supported: {})", status::VERSION));
+    }
+    let mut d = DeviceStatus {
+        device_index: word(bytes, status::header::DEVICE_INDEX) as u32,
+        physical_cores: word(bytes, status::header::PHYSICAL_CORES) as u32,
+        memory_bytes: word(bytes, status::header::MEMORY_BYTES),
+        host_memory_bytes: word(bytes, status::header::HOST_MEMORY_BYTES),
+        arch: text(bytes, status::header::ARCH_NAME, 2),
+        processes: Vec::new(),
+        stale: Vec::new(),
+    };
+    for s in 0..SLOTS {
+        let base = HEADER_WORDS + s * SLOT_WORDS;
+        let w = |i: usize| word(bytes, base + i);
+        let pid = w(status::slot::PID) as u32;
+        if pid == 0 {
+            continue;
+        }
+        let start_time = w(status::slot::START_TIME);
+        if !alive(pid, start_time) {
+            d.stale.push(s as u32);
+            continue;
+        }
+        let cores = (0..MAX_CORES.min(d.physical_cores as usize))
+            .map(|c| {
+                let cb = status::slot::CORES_BASE + c * CORE_WORDS;
+                let mut cc = CoreCounters {
+                    running: w(cb + status::core::RUNNING),
+                    busy_ns: w(cb + status::core::BUSY_NS),
+                    device_executions: w(cb + status::core::DEVICE_EXECUTIONS),
+                    ..CoreCounters::default()
+                };
+                for i in 0..6 {
+                    cc.outcomes[i] = w(cb + status::core::OUTCOMES + i);
+                    cc.errors[i] = w(cb + status::core::ERRORS + i);
+                }
+                for i in 0..MemCategory::COUNT {
+                    cc.memory[i] = w(cb + status::core::MEMORY + i);
+                }
+                cc
+            })
+            .collect();
+        let mut host_memory = [0; MemCategory::COUNT];
+        for (i, m) in host_memory.iter_mut().enumerate() {
+            *m = w(status::HOST_MEMORY + i);
+        }
+        let models = (0..MAX_MODELS)
+            .filter_map(|e| {
+                let at = status::MODELS + e * MODEL_WORDS;
+                if w(at + status::model::SEQ) != 2 {
+                    return None;
+                }
+                let mut m = ModelEntry {
+                    id: w(at + status::model::ID),
+                    vnc: w(at + status::model::VNC) as u32,
+                    core: w(at + status::model::CORE) as u32,
+                    host_bytes: w(at + status::model::HOST_BYTES),
+                    name: text(bytes, base + at + status::model::NAME, MODEL_WORDS - status::model::NAME),
+                    ..ModelEntry::default()
+                };
+                for i in 0..MemCategory::COUNT {
+                    m.memory[i] = w(at + status::model::MEMORY + i);
+                }
+                m.uuid[..8].copy_from_slice(&w(at + status::model::UUID).to_le_bytes());
+                m.uuid[8..].copy_from_slice(&w(at + status::model::UUID + 1).to_le_bytes());
+                Some(m)
+            })
+            .collect();
+        d.processes.push(ProcessStatus {
+            slot: s as u32,
+            pid,
+            start_time,
+            cores_mask: w(status::slot::CORES),
+            lnc: w(status::slot::LNC) as u32,
+            command: text(bytes, base + status::slot::COMMAND, 8),
+            tag: text(bytes, base + status::slot::TAG, 8),
+            runtime_version: text(bytes, base + status::slot::RUNTIME_VERSION, 4),
+            cores,
+            host_memory,
+            total_latency: (0..LATENCY_BUCKETS).map(|b| w(status::TOTAL_LATENCY + b)).collect(),
+            device_latency: (0..LATENCY_BUCKETS).map(|b| w(status::DEVICE_LATENCY + b)).collect(),
+            models,
+        });
+    }
+    Ok(d)
+}
+
+/// Reads and decodes one status file, with live slots judged by `/proc`.
+pub fn read(path: &Path) -> Result<DeviceStatus, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("reading status file {}: {e}", path.display()))?;
+    decode(&bytes, status::process_alive).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The percentile `p` (0..=100) of the latencies counted in `hist` (a
+/// difference of two reads), as the floor of the bucket it falls in, in
+/// ns; `None` when the histogram is empty.
+pub fn percentile_ns(hist: &[u64], p: f64) -> Option<u64> {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let rank = ((p / 100.0) * (total - 1) as f64).round() as u64;
+    let mut seen = 0;
+    for (b, &n) in hist.iter().enumerate() {
+        seen += n;
+        if seen > rank {
+            return Some(status::bucket_floor(b));
+        }
+    }
+    Some(status::bucket_floor(hist.len() - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_rejects_short_and_foreign_files() {
+        assert!(decode(&[0; 8], |_, _| true).unwrap_err().contains("expected"));
+        let b = vec![0u8; status::FILE_BYTES];
+        assert!(decode(&b, |_, _| true).unwrap_err().contains("magic"));
+        let mut b = b;
+        b[..8].copy_from_slice(&status::MAGIC.to_le_bytes());
+        b[8..16].copy_from_slice(&7u64.to_le_bytes());
+        assert!(decode(&b, |_, _| true).unwrap_err().contains("version 7"));
+    }
+
+    #[test]
+    fn percentiles_of_a_histogram() {
+        let mut h = vec![0; LATENCY_BUCKETS];
+        assert_eq!(percentile_ns(&h, 50.0), None);
+        h[status::latency_bucket(1000)] = 99;
+        h[status::latency_bucket(1_000_000)] = 1;
+        assert_eq!(percentile_ns(&h, 50.0), Some(status::bucket_floor(status::latency_bucket(1000))));
+        assert!(percentile_ns(&h, 100.0).unwrap() > 800_000);
+        assert!(percentile_ns(&h, 0.0).unwrap() <= 1000);
+    }
+}
