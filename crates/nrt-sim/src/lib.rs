@@ -53,6 +53,7 @@ pub mod q7;
 pub mod scheduler;
 pub mod semaphore;
 pub mod signals;
+mod sync;
 pub mod wake;
 
 pub use config::{ConfigError, SimConfig, SimConfigBuilder};
