@@ -583,4 +583,106 @@ fn async_sendrecv_between_two_processes() {
         let out = side.join().unwrap_or_else(|_| panic!("the {mode} process failed"));
         assert!(out.contains(&format!("sendrecv {mode}: ")) && out.contains(" 0 failed"), "{out}");
     }
+/// A C test program's run: its name, the arguments and environment the
+/// tests above give it.
+struct CRun {
+    name: &'static str,
+    args: Vec<PathBuf>,
+    env: Vec<(&'static str, String)>,
+}
+
+/// The C test programs and their inputs, for the sanitizer runs. Left out:
+/// `execute_alloc` (it replaces `malloc` to count allocations, which the
+/// sanitizers' own allocator replaces) and `execute_custom_ops` (its
+/// GPSIMD kernels run as wasmtime JIT code, whose trap handling through
+/// SIGSEGV AddressSanitizer's own handler would take first).
+fn sanitizer_runs(dir: &Path) -> Vec<CRun> {
+    let neff = copy_neff(dir);
+    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
+    let mlp = pack_example("mlp", dir, constants);
+    let raw = |v: Vec<f32>, file: &str| {
+        let p = dir.join(file);
+        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
+        p
+    };
+    let (w, b) = (raw(example_data::mlp_weights(), "W.f32"), raw(example_data::mlp_bias(), "b.f32"));
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let run = |name, args: Vec<PathBuf>, env: Vec<(&'static str, &str)>| CRun { name, args, env: env.into_iter().map(|(k, v)| (k, v.to_string())).collect() };
+    vec![
+        run("state_rules", vec![], vec![]),
+        run("tensor_api", vec![], vec![]),
+        run("execute_copy", vec![neff.clone()], vec![]),
+        run("async_api", vec![neff.clone(), "explicit".into()], vec![("NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS", "4")]),
+        run("async_api", vec![neff.clone(), "implicit".into()], vec![("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "3")]),
+        run("threads", vec![neff.clone()], vec![]),
+        run("no_device", vec![neff.clone()], vec![("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge")]),
+        run("execute_mlp", vec![mlp, w, b], vec![]),
+        run("sys_trace", vec![neff.clone(), out], vec![("NEURON_SIM_DETERMINISTIC", "1")]),
+        run("bad_args", vec![neff], vec![]),
+    ]
+}
+
+/// Compiles tests/c/<name>.c with `flags` (a sanitizer) against libnrt.so.
+fn build_sanitized(name: &str, dir: &Path, tag: &str, flags: &[&str]) -> PathBuf {
+    let exe = dir.join(format!("{name}-{tag}"));
+    let mut c = cc();
+    c.args(flags).arg(repo().join(format!("tests/c/{name}.c"))).arg("-o").arg(&exe);
+    let lib = dir.join("lib");
+    c.arg("-L").arg(&lib).arg("-lnrt").arg(format!("-Wl,-rpath,{}", lib.display())).arg("-lm");
+    run_checked(c, &format!("compiling tests/c/{name}.c with {flags:?}"));
+    exe
+}
+
+/// Runs every program of `runs` built with `flags`, with `env` added; a
+/// sanitizer report fails the run (each sanitizer is set to exit non-zero
+/// on its first report).
+fn run_sanitized(dir: &Path, runs: &[CRun], tag: &str, flags: &[&str], env: &[(&str, String)]) {
+    for r in runs {
+        let exe = build_sanitized(r.name, dir, tag, flags);
+        let mut all: Vec<(&str, &str)> = r.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        all.extend(env.iter().map(|(k, v)| (*k, v.as_str())));
+        let args: Vec<&Path> = r.args.iter().map(PathBuf::as_path).collect();
+        run_env(&exe, dir, &args, &all);
+    }
+}
+
+/// Every C test program (but the two `sanitizer_runs` names) built with
+/// gcc's AddressSanitizer and UndefinedBehaviorSanitizer over libnrt.so:
+/// no invalid access, double free or undefined behaviour in the programs,
+/// and none the interceptors see in libnrt's calls into the C library
+/// (`malloc`/`free` of every Rust allocation, `memcpy`, `memset`, ...).
+/// LeakSanitizer runs too, at exit: every `nrt_close` must leave no heap
+/// block unreachable, libnrt's included (its globals are reachable, so
+/// they are not reported).
+#[test]
+fn c_tests_run_clean_under_address_and_undefined_sanitizers() {
+    let dir = scratch("asan");
+    let runs = sanitizer_runs(&dir);
+    let env = [
+        ("ASAN_OPTIONS", "halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=86:detect_stack_use_after_return=1".to_string()),
+        ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1:exitcode=87".to_string()),
+    ];
+    run_sanitized(&dir, &runs, "asan", &["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"], &env);
+}
+
+/// The multi-threaded C tests (threads.c, async_api.c in both modes) under
+/// ThreadSanitizer. libnrt.so itself is not instrumented (see
+/// docs/reliability.md): this checks the programs' own shared state and
+/// what reaches them through libnrt (callbacks on libnrt's threads,
+/// buffers handed back), with libnrt's locks seen through the pthread
+/// interceptors.
+#[test]
+fn multi_threaded_c_tests_run_clean_under_thread_sanitizer() {
+    let dir = scratch("tsan");
+    let runs: Vec<CRun> = sanitizer_runs(&dir).into_iter().filter(|r| ["threads", "async_api"].contains(&r.name)).collect();
+    // libnrt is not instrumented: its own accesses are ordered by atomics
+    // TSan cannot see (the loom models check those), so the interceptors
+    // libnrt calls (its memcpy of tensor bytes, ...) are left out, as
+    // TSan's `called_from_lib` suppression is made for; the programs' own
+    // accesses and every pthread call stay checked.
+    let supp = dir.join("tsan.supp");
+    std::fs::write(&supp, "called_from_lib:libnrt.so.1\n").expect("write the TSan suppressions");
+    let env = [("TSAN_OPTIONS", format!("halt_on_error=1:exitcode=88:report_signal_unsafe=0:suppressions={}", supp.display()))];
+    run_sanitized(&dir, &runs, "tsan", &["-fsanitize=thread", "-fno-omit-frame-pointer"], &env);
 }

@@ -55,6 +55,7 @@ pub mod scheduler;
 pub mod semaphore;
 pub mod signals;
 pub mod status;
+mod sync;
 pub mod wake;
 
 pub use config::{ConfigError, SimConfig, SimConfigBuilder};

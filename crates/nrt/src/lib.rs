@@ -33,6 +33,7 @@ pub mod profile;
 pub mod program;
 pub mod runtime;
 pub mod status;
+mod sync;
 pub mod tensor;
 pub mod topology;
 pub mod trace;

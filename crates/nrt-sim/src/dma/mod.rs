@@ -145,10 +145,14 @@ impl DmaQueue {
         }
     }
 
-    /// The doorbell: submits `tx` and `rx` more descriptors.
+    /// The doorbell: submits `tx` and `rx` more descriptors. The adds are
+    /// sequentially consistent (on x86 the same locked add as `Release`):
+    /// with the walk's `SeqCst` clear of `queued` and tail reads they order
+    /// the doorbell's add against the walk (see `walk::run_queue` and the
+    /// model in crates/nrt-loom/src/models/dma_doorbell.rs).
     pub fn ring_doorbell(&self, tx: u32, rx: u32) {
-        self.tx_tail.fetch_add(u64::from(tx), Ordering::Release);
-        self.rx_tail.fetch_add(u64::from(rx), Ordering::Release);
+        self.tx_tail.fetch_add(u64::from(tx), Ordering::SeqCst);
+        self.rx_tail.fetch_add(u64::from(rx), Ordering::SeqCst);
     }
 
     /// Whether submitted pairs are waiting to be processed.
@@ -215,7 +219,7 @@ pub fn write_reg(q: &DmaQueue, r: RegRef, value: u32) -> bool {
         // One side's tail (a locked add each, so not the other side's by
         // zero as `ring_doorbell` would).
         let tail = if r.rx { &q.rx_tail } else { &q.tx_tail };
-        tail.fetch_add(u64::from(value), Ordering::Release);
+        tail.fetch_add(u64::from(value), Ordering::SeqCst);
         return true;
     }
     program_reg(q, r, value);

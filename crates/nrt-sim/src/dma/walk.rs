@@ -38,8 +38,14 @@ pub fn run_queue(dev: &impl Bus, faults: &FaultState, arch: &ArchDesc, core: &Co
     // The tails are read once: a doorbell rung after this read walks or
     // queues the queue itself (every tail writer does after its add), so
     // the slice walks the pairs submitted when it began, up to its budget.
-    let tx_tail = q.tx_tail.load(Ordering::Acquire);
-    let rx_tail = q.rx_tail.load(Ordering::Acquire);
+    // Sequentially consistent, like the doorbell's add and the task's
+    // clear of `queued` before this walk: with `Acquire` loads the clear
+    // and this read may pass each other, the doorbell then sees the walk
+    // still queued and this read misses its add, stranding its
+    // descriptors (found by crates/nrt-loom's dma_doorbell model). A plain
+    // load on x86.
+    let tx_tail = q.tx_tail.load(Ordering::SeqCst);
+    let rx_tail = q.rx_tail.load(Ordering::SeqCst);
     let (tx_ready, rx_ready) = (tx_tail.saturating_sub(regs.tx_head), rx_tail.saturating_sub(regs.rx_head));
     // A tail more than a ring ahead of its head names descriptors that
     // were never written: once both sides have pairs, the engine refuses

@@ -212,7 +212,7 @@ impl Drop for PageBytes {
 /// Maps one zero-filled, [`SLAB_BYTES`]-aligned slab (advised for huge
 /// pages on Linux); aborts like the global allocator when memory is
 /// exhausted.
-#[cfg(unix)]
+#[cfg(all(unix, not(miri)))]
 fn map_slab() -> NonNull<u8> {
     let layout = std::alloc::Layout::from_size_align(SLAB_BYTES, SLAB_BYTES).expect("the slab layout is valid");
     // Twice the size, so an aligned slab lies inside; the rest is unmapped.
@@ -250,19 +250,21 @@ fn map_slab() -> NonNull<u8> {
 ///
 /// # Safety
 /// No block of the slab may be in use.
-#[cfg(unix)]
+#[cfg(all(unix, not(miri)))]
 unsafe fn unmap_slab(base: NonNull<u8>) {
     // SAFETY: the caller's promise; the range is exactly the slab mapped.
     unsafe { libc::munmap(base.as_ptr() as *mut libc::c_void, SLAB_BYTES) };
 }
 
-#[cfg(not(unix))]
+#[cfg(any(not(unix), miri))]
 fn slab_layout() -> std::alloc::Layout {
     std::alloc::Layout::from_size_align(SLAB_BYTES, SLAB_BYTES).expect("the slab layout is valid")
 }
 
-/// Allocates one zero-filled, [`SLAB_BYTES`]-aligned slab.
-#[cfg(not(unix))]
+/// Allocates one zero-filled, [`SLAB_BYTES`]-aligned slab (also the slab
+/// under Miri, which has no `mmap` of this shape: the blocks' bookkeeping
+/// and pointer arithmetic above it are the same).
+#[cfg(any(not(unix), miri))]
 fn map_slab() -> NonNull<u8> {
     // SAFETY: the layout has a nonzero size.
     let p = unsafe { std::alloc::alloc_zeroed(slab_layout()) };
@@ -273,7 +275,7 @@ fn map_slab() -> NonNull<u8> {
 ///
 /// # Safety
 /// No block of the slab may be in use.
-#[cfg(not(unix))]
+#[cfg(any(not(unix), miri))]
 unsafe fn unmap_slab(base: NonNull<u8>) {
     // SAFETY: allocated by `map_slab` with this layout.
     unsafe { std::alloc::dealloc(base.as_ptr(), slab_layout()) };

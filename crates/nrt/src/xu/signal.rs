@@ -4,8 +4,8 @@
 //! registered. Used for "work arrived" (submitter -> worker) and "a
 //! request completed" (worker -> waiting host threads).
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// See the module docs.
@@ -19,8 +19,25 @@ pub struct EventCount {
 
 impl EventCount {
     /// A new event count at 0 (usable in a `static`).
+    #[cfg(not(loom))]
     pub const fn new() -> EventCount {
-        EventCount { count: AtomicU64::new(0), waiters: AtomicU32::new(0), lock: Mutex::new(()), wake: Condvar::new() }
+        EventCount {
+            count: AtomicU64::new(0),
+            waiters: AtomicU32::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// A new event count at 0 (loom's atomics are not `const`).
+    #[cfg(loom)]
+    pub fn new() -> EventCount {
+        EventCount {
+            count: AtomicU64::new(0),
+            waiters: AtomicU32::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
     }
 
     /// The current count.
@@ -58,7 +75,11 @@ impl EventCount {
             if left.is_zero() {
                 break now;
             }
-            guard = self.wake.wait_timeout(guard, left).unwrap_or_else(|e| e.into_inner()).0;
+            guard = self
+                .wake
+                .wait_timeout(guard, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         };
         drop(guard);
         self.waiters.fetch_sub(1, Ordering::SeqCst);
@@ -66,7 +87,7 @@ impl EventCount {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
