@@ -250,3 +250,21 @@ fn bad_arrivals_are_refused_before_waiting() {
     let e = rt.collectives().run(&rt, Arrival { dtype: Dtype::Unknown, ..base }).unwrap_err();
     assert!(e.message.contains("cannot be reduced"), "{}", e.message);
 }
+
+#[test]
+fn a_lost_notification_gives_1200_on_the_rank_that_misses_it_and_the_next_op_runs() {
+    use nrt_sim::fault::{FaultKind, FaultSpec};
+    let dir: PathBuf = std::env::temp_dir().join(format!("nrt-cc-{}-lost", std::process::id()));
+    let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(64 << 20).locks(dir, "lost").fault(FaultSpec::new(FaultKind::SemLost)).build();
+    let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
+    let rt = Runtime::init(RuntimeOptions::new(devs, Env::from_pairs([("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_EXEC_TIMEOUT", "1")]))).unwrap();
+    let vals: Vec<Vec<i64>> = (0..4).map(|r| values(Dtype::Int32, r, 64)).collect();
+    let inputs: Vec<Vec<u8>> = vals.iter().map(|v| encode(Dtype::Int32, v)).collect();
+    let got = run(&rt, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 64, &inputs, false);
+    let failed: Vec<&nrt::NrtError> = got.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "exactly the rank whose notification was lost fails");
+    assert_eq!(failed[0].status, NrtStatus::ExecHwErrCollectives);
+    assert!(failed[0].message.contains("missing collectives status on Neuron Device 0") && failed[0].message.contains("suspected hang in collectives operation"), "{}", failed[0].message);
+    // The fault fired once: the next operation completes on every rank.
+    check(&rt, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 4, 64, false);
+}
