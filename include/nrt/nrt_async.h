@@ -6,8 +6,8 @@
  * Schedule calls return NRT_QUEUE_FULL when the execution unit's queue is
  * full (NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS, default 8, at most 63)
  * and NRT_EXEC_UNIT_UNRECOVERABLE after a fatal fault on that unit; they
- * accept device tensors only. nrta_cc_* return NRT_FAILURE in this release
- * (see docs/c-api.md).
+ * accept device tensors only. nrta_cc_* run collectives between the
+ * logical cores of this process (see docs/collectives.md).
  */
 #ifndef NRT_RS_NRT_ASYNC_H
 #define NRT_RS_NRT_ASYNC_H

@@ -381,13 +381,36 @@ CASE(LIVE, nrta_execute_schedule, "stale model", NRT_INVALID_HANDLE) {
     return s == 77 ? r : NRT_FAILURE;
 }
 CASE(LIVE, nrta_execute_schedule, "NULL sequence output", NRT_INVALID) { return nrta_execute_schedule(g_model, g_set, g_set, 0, NULL, NULL); }
-/* Standalone collectives are refused as a family until they land (docs/c-api.md). */
-CASE(LIVE, nrta_cc_prepare, "NULL context output (family not yet supported)", NRT_FAILURE) {
-    return nrta_cc_prepare(NULL, NULL, NULL, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, NULL);
+CASE(LIVE, nrta_cc_prepare, "NULL comm", NRT_INVALID) {
+    nrt_cc_context_t *ctx = NULL;
+    return nrta_cc_prepare(NULL, NULL, NULL, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, &ctx);
 }
-CASE(LIVE, nrta_cc_schedule, "NULL context (family not yet supported)", NRT_FAILURE) {
+CASE(LIVE, nrta_cc_prepare, "NULL context output", NRT_INVALID) {
+    uint32_t group[1] = {0};
+    nrt_cc_comm_t comm = {group, 0, 1, 0, 1, 0};
+    return nrta_cc_prepare(&comm, NULL, NULL, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, NULL);
+}
+CASE(LIVE, nrta_cc_prepare, "rank past rank_n", NRT_INVALID) {
+    uint32_t group[1] = {0};
+    nrt_cc_comm_t comm = {group, 1, 1, 0, 1, 0};
+    nrt_cc_context_t *ctx = NULL;
+    return nrta_cc_prepare(&comm, NULL, NULL, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, &ctx);
+}
+CASE(LIVE, nrta_cc_prepare, "unknown cc_op", NRT_INVALID) {
+    uint32_t group[1] = {0};
+    nrt_cc_comm_t comm = {group, 0, 1, 0, 1, 0};
+    nrt_cc_context_t *ctx = NULL;
+    return nrta_cc_prepare(&comm, NULL, NULL, NRT_DTYPE_FLOAT32, NRT_OP_ADD, (nrt_cc_op_type_t)7, &ctx);
+}
+CASE(LIVE, nrta_cc_schedule, "NULL context", NRT_INVALID) {
     nrta_seq_t s = 77;
     NRT_STATUS r = nrta_cc_schedule(NULL, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_cc_schedule, "stale context", NRT_INVALID_HANDLE) {
+    nrta_seq_t s = 77;
+    nrt_cc_context_t *ctx = (nrt_cc_context_t *)g_buf;
+    NRT_STATUS r = nrta_cc_schedule(&ctx, 0, NULL, &s);
     return s == 77 ? r : NRT_FAILURE;
 }
 CASE(LIVE, nrta_is_completed, "NULL output", NRT_INVALID) { return nrta_is_completed(1, NULL); }

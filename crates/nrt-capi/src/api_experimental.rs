@@ -2,7 +2,7 @@
 //! memcpy into mapped memory, one-participant barrier / all-gather, drain
 //! and the on-demand OOM report.
 
-use crate::api_core::{copy_versioned, one_participant};
+use crate::api_core::copy_versioned;
 use crate::global::{self, MODELS, TENSORS};
 use crate::ptr::{self, non_null};
 use crate::shim::{call, value};
@@ -247,36 +247,6 @@ fn check_vnc(vnc: i32) -> NrtResult<()> {
     h.rt.vcore(v).map(|_| ())
 }
 
-/// `nrt_barrier`: with one participant, returns once `vnc` is valid.
-#[unsafe(no_mangle)]
-pub extern "C" fn nrt_barrier(vnc: i32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
-    call("nrt_barrier", || {
-        check_vnc(vnc)?;
-        one_participant(g_device_id, g_device_count)
-    })
-}
-
-/// `nrt_all_gather`: with one participant, output = input.
-///
-/// # Safety
-/// Pointer arguments must be NULL or valid as the C header documents.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nrt_all_gather(vnc: i32, g_device_id: u32, g_device_count: u32, rank_input_size: u32, input: *mut c_void, output: *mut c_void) -> NRT_STATUS {
-    call("nrt_all_gather", || {
-        check_vnc(vnc)?;
-        one_participant(g_device_id, g_device_count)?;
-        let n = rank_input_size as usize;
-        if n == 0 {
-            return Ok(());
-        }
-        non_null(input, "input")?;
-        non_null(output, "output")?;
-        // SAFETY: the caller gives `rank_input_size` bytes on each side.
-        unsafe { std::ptr::copy(input.cast::<u8>(), output.cast::<u8>(), n) };
-        Ok(())
-    })
-}
-
 /// `nrt_async_drain_queued_execs`: a barrier: returns when every request
 /// queued so far on `vnc`'s execution units (implicit async executions
 /// and `nrta_*` requests) has completed.
@@ -333,8 +303,6 @@ crate::symbols::versioned!("NRT_2.0.0":
     nrt_get_model_info,
     nrt_set_pool_eng_ucode,
     nrt_memcpy_to_device,
-    nrt_barrier,
-    nrt_all_gather,
     nrt_async_drain_queued_execs,
     nrt_debug_log_oom_report,
     nrt_get_libnccl_net,

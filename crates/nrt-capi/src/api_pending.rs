@@ -1,13 +1,11 @@
-//! Exports whose behaviour lands with later issues (nrta_cc_* of
-//! nrt_async.h) or
-//! needs hardware the simulator does not have (dma-buf, EFA, HBM mmap).
+//! Exports that need hardware the simulator does not have (dma-buf, EFA,
+//! HBM mmap).
 //! Each one is exported so clients link, and each returns a documented
 //! status (NRT_FAILURE, output pointers untouched) with an error line
 //! saying where it lands — never a crash and never a silent success.
-//! The one-participant collectives setup (global communicator) and the
-//! host device id query have real behaviour here.
+//! The host device id query has real behaviour here (the collectives
+//! exports are in `api_cc`).
 
-use crate::api_core::one_participant;
 use crate::global;
 use crate::ptr::{self, non_null};
 use crate::shim::call;
@@ -15,8 +13,6 @@ use crate::status::NRT_STATUS;
 use nrt_core::NrtError;
 use std::ffi::{c_char, c_int, c_void};
 
-/// Where collectives outside a NEFF land.
-pub const CC_ISSUE: &str = "collectives outside a NEFF (nrta_cc_*) land with the collectives issue";
 /// What the simulated devices cannot provide.
 pub const NO_HARDWARE: &str = "not available on simulated devices (no dma-buf, EFA or host-mapped HBM)";
 
@@ -32,14 +28,6 @@ macro_rules! refused {
     )* };
 }
 
-type P = *mut c_void;
-type S = *mut i32;
-type Seq = *mut u64;
-
-refused! { CC_ISSUE;
-    nrta_cc_prepare(P, P, P, u32, u32, u32, P);
-    nrta_cc_schedule(P, c_int, S, Seq);
-}
 
 refused! { NO_HARDWARE;
     nrt_get_dmabuf_fd(u64, u64, *mut c_int);
@@ -90,50 +78,10 @@ pub unsafe extern "C" fn nrt_host_device_id_get(neuron_dev: c_int, host_device_i
     })
 }
 
-fn global_comm(vnc: i64, id: u32, count: u32) -> nrt_core::NrtResult<()> {
-    let h = global::hosts()?;
-    let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not a logical core")))?;
-    h.rt.vcore(v)?;
-    one_participant(id, count)
-}
-
-/// `nrt_build_global_comm`: with one participant there is nothing to
-/// connect; larger groups are NRT_INVALID until the collectives issue.
-#[unsafe(no_mangle)]
-pub extern "C" fn nrt_build_global_comm(vnc: i32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
-    call("nrt_build_global_comm", || global_comm(vnc.into(), g_device_id, g_device_count))
-}
-
-/// `nrt_cc_global_comm_init`: as `nrt_build_global_comm`.
-#[unsafe(no_mangle)]
-pub extern "C" fn nrt_cc_global_comm_init(vnc: u32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
-    call("nrt_cc_global_comm_init", || global_comm(vnc.into(), g_device_id, g_device_count))
-}
-
 crate::symbols::versioned!("NRT_2.0.0":
     nrt_get_hbm_mmap_va,
     nrt_host_device_id_get,
-    nrt_build_global_comm,
-    nrt_cc_global_comm_init,
     nrt_get_dmabuf_fd,
     nrt_host_device_id_rid_map_get,
     nrt_get_attached_efa_bdf,
 );
-
-crate::symbols::versioned!("NRT_3.0.0":
-    nrta_cc_prepare,
-    nrta_cc_schedule,
-);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refused_calls_fail_without_touching_outputs() {
-        let mut seq = 7u64;
-        let mut st = 0i32;
-        assert_eq!(nrta_cc_schedule(std::ptr::null_mut(), 0, &mut st, &mut seq), 1);
-        assert_eq!((seq, st), (7, 0));
-    }
-}

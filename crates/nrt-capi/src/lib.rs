@@ -16,6 +16,7 @@
 //! nrt.h functions that need hardware we do not simulate).
 
 pub mod api_async;
+pub mod api_cc;
 pub mod api_core;
 pub mod api_experimental;
 pub mod api_pending;

@@ -355,6 +355,14 @@ fn async_api_bench() {
 }
 
 #[test]
+fn collectives_between_in_process_ranks() {
+    let dir = scratch("cc_api");
+    let exe = build("cc_api", &dir, false);
+    let out = run_env(&exe, &dir, &[], &[("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_CC_NET_TIMEOUT", "60")]);
+    assert!(out.contains("cc_api: world of 8 ranks ok") && out.contains("0 failed"), "{out}");
+}
+
+#[test]
 fn threads_execute_concurrently() {
     let dir = scratch("threads");
     let neff = copy_neff(&dir);

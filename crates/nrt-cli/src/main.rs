@@ -12,6 +12,7 @@ mod gen_cmd;
 mod bench_async;
 mod bench_cmd;
 mod bench_device;
+mod cc_cmd;
 mod custom_ops_data;
 #[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
 mod example_data;
@@ -176,6 +177,63 @@ enum Command {
         #[arg(long, value_name = "OUT.html")]
         html: Option<PathBuf>,
     },
+    /// Benchmark and check collectives between ranks on the simulated
+    /// instance, as nccom-test does: `nrt cc-test -r RANKS [options] OP`
+    /// with OP one of all_reduce|allr, all_gather|allg,
+    /// reduce_scatter|redsct, sendrecv, alltoall, permute.
+    CcTest {
+        /// The operation.
+        op: String,
+        /// Ranks (logical cores of this process).
+        #[arg(short = 'r', long = "nranks")]
+        ranks: usize,
+        /// Nodes (machines); only 1 in this release.
+        #[arg(short = 'N', long = "nnodes", default_value_t = 1)]
+        nodes: usize,
+        /// Hosts of a multi-node run (with -N).
+        #[arg(short = 's', long)]
+        hosts: Option<String>,
+        /// Processes on this machine the ranks split over (ours); only 1 in this release.
+        #[arg(long, default_value_t = 1)]
+        processes: usize,
+        /// Smallest size (e.g. 32M, 2kb).
+        #[arg(short = 'b', long = "minbytes", default_value = "32M", value_parser = cc_cmd::parse_size)]
+        min_bytes: u64,
+        /// Largest size.
+        #[arg(short = 'e', long = "maxbytes", default_value = "32M", value_parser = cc_cmd::parse_size)]
+        max_bytes: u64,
+        /// Size step (default (max - min) / 10).
+        #[arg(short = 'i', long = "stepbytes", value_parser = cc_cmd::parse_size)]
+        step_bytes: Option<u64>,
+        /// Size factor between steps (overrides -i).
+        #[arg(short = 'f', long = "stepfactor")]
+        step_factor: Option<u64>,
+        /// Timed iterations per size.
+        #[arg(short = 'n', long = "iters", default_value_t = 20)]
+        iters: u32,
+        /// Warm-up iterations per size.
+        #[arg(short = 'w', long = "warmup_iters", default_value_t = 5)]
+        warmup: u32,
+        /// Element type: uint8, int8, fp8e4, uint16, int16, fp16, bf16, uint32, int32, fp32.
+        #[arg(short = 'd', long = "datatype", default_value = "uint8")]
+        datatype: String,
+        /// Check the outputs: random (a CPU golden) or all_ones.
+        #[arg(short = 'c', long = "check", num_args = 0..=1, default_missing_value = "random")]
+        check: Option<String>,
+        /// Seed of --check random.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Write the results as JSON to this file.
+        #[arg(long = "report-to-json-file")]
+        report: Option<PathBuf>,
+        /// Add the algorithm column.
+        #[arg(long = "show-algorithm")]
+        show_algorithm: bool,
+        /// Also measure host memcpy bandwidth of each size, interleaved with
+        /// the iterations, and print the medians and their ratio (ours).
+        #[arg(long = "compare-memcpy")]
+        compare_memcpy: bool,
+    },
     /// Build GPSIMD custom-op kernel libraries.
     Kernel {
         #[command(subcommand)]
@@ -333,6 +391,10 @@ fn main() -> ExitCode {
         }
         Command::Profile { file, html } => profile_cmd::run(&file, html.as_deref()),
         Command::Top { interval } => top_cmd::run(std::time::Duration::from_secs_f64(interval)),
+        Command::CcTest { op, ranks, nodes, hosts: _, processes, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, report, show_algorithm, compare_memcpy } => {
+            let o = cc_cmd::Options { ranks, nodes, processes, op, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, json: report, show_algorithm, compare_memcpy };
+            cc_cmd::run(&o)
+        }
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
             kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())
         }

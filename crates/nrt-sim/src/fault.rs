@@ -6,10 +6,11 @@
 //! A comma-separated list of `kind[@core=N][:after=N|:at=INSTR]`:
 //!
 //! - `kind`: `hbm_ue`, `hbm_ue_repairable`, `sram_parity`, `dma_abort`,
-//!   `nq_overflow`, `hang`, `nan`, `oob`;
+//!   `nq_overflow`, `hang`, `nan`, `oob`, `sem_lost`;
 //! - `@core=N`: only on physical core `N` (default: any core);
 //! - `:after=N`: let `N` executions (for `dma_abort` and `nan`: `N` DMA
-//!   packets) complete normally, then fire (default `after=0`);
+//!   packets; for `sem_lost`: `N` DMA writes into semaphore registers)
+//!   complete normally, then fire (default `after=0`);
 //! - `:at=INSTR`: fire on the instruction with that record index in the
 //!   stream, or that opcode name (e.g. `NOTIFY`, `MATMUL`). Engine faults
 //!   and `nan` (which then poisons that compute instruction's output);
@@ -24,6 +25,7 @@
 //! | `nq_overflow` | the engine's next notification is dropped and the ring's overflow flag/bit is raised |
 //! | `oob` | a CUSTOM notification (subtype 6, sub-id 2: indirect copy out of bounds) on the engine's ring |
 //! | `dma_abort` | the queue goes to ABORTED, a DmaAbort error record (detail = queue index) is written, no completion semaphore |
+//! | `sem_lost` | a DMA write into a semaphore register (a collective's "done" or a peer's notification) is dropped: the packet completes, the semaphore does not move; nothing else is recorded (a lost notification) |
 //! | `nan` (`:after=N`) | the DMA packet's first f32 at the destination becomes NaN and a Numerical error record (detail = queue index) is written |
 //! | `nan:at=INSTR` | the compute instruction runs, then the first element of its output becomes NaN (in the output dtype) and a Numerical error record (detail = opcode) is written; the engine continues. On a non-compute instruction nothing happens and the fault is spent |
 
@@ -50,11 +52,13 @@ pub enum FaultKind {
     Nan,
     /// Out-of-bounds indirect access.
     Oob,
+    /// A DMA write into a semaphore register is lost.
+    SemLost,
 }
 
 impl FaultKind {
     /// Every kind with its spelling in `NEURON_SIM_INJECT`.
-    pub const ALL: [(FaultKind, &'static str); 8] = [
+    pub const ALL: [(FaultKind, &'static str); 9] = [
         (FaultKind::HbmUe, "hbm_ue"),
         (FaultKind::HbmUeRepairable, "hbm_ue_repairable"),
         (FaultKind::SramParity, "sram_parity"),
@@ -63,6 +67,7 @@ impl FaultKind {
         (FaultKind::Hang, "hang"),
         (FaultKind::Nan, "nan"),
         (FaultKind::Oob, "oob"),
+        (FaultKind::SemLost, "sem_lost"),
     ];
 
     /// The spelling in `NEURON_SIM_INJECT`.
@@ -73,7 +78,7 @@ impl FaultKind {
     /// Whether the fault fires on DMA packets rather than on instructions
     /// (`nan` does unless it names an instruction with `:at=`).
     pub fn is_dma(self) -> bool {
-        matches!(self, FaultKind::DmaAbort | FaultKind::Nan)
+        matches!(self, FaultKind::DmaAbort | FaultKind::Nan | FaultKind::SemLost)
     }
 }
 
@@ -291,7 +296,7 @@ impl FaultState {
     fn on_dma_packet_armed(&self, core: u32) -> Option<FaultKind> {
         let mut armed = self.armed.lock().unwrap_or_else(|e| e.into_inner());
         for a in armed.iter_mut() {
-            if a.fired || a.spec.fires_on_instructions() || a.spec.core.is_some_and(|c| c != core) {
+            if a.fired || a.spec.fires_on_instructions() || a.spec.kind == FaultKind::SemLost || a.spec.core.is_some_and(|c| c != core) {
                 continue;
             }
             let Trigger::After(n) = a.spec.trigger else { continue };
@@ -302,6 +307,30 @@ impl FaultState {
             a.packets += 1;
         }
         None
+    }
+}
+
+impl FaultState {
+    /// Whether an armed `sem_lost` drops this DMA write of `core` into a
+    /// semaphore register (counted per such write).
+    #[inline(never)]
+    pub fn on_semaphore_write(&self, core: u32) -> bool {
+        if !self.any.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut armed = self.armed.lock().unwrap_or_else(|e| e.into_inner());
+        for a in armed.iter_mut() {
+            if a.fired || a.spec.kind != FaultKind::SemLost || a.spec.core.is_some_and(|c| c != core) {
+                continue;
+            }
+            let Trigger::After(n) = a.spec.trigger else { continue };
+            if a.packets >= n {
+                a.fired = true;
+                return true;
+            }
+            a.packets += 1;
+        }
+        false
     }
 }
 

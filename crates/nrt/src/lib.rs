@@ -16,11 +16,14 @@
 //!   harvest).
 //! - [`custom_ops`]: the GPSIMD custom-op path (Q7 image, custom-op queues,
 //!   library staging, the 0xCA lowering).
+//! - [`cc`]: collectives between logical cores of the process, as DMA
+//!   work on the devices (the ring schedule, its descriptors, the rendezvous).
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
 #![forbid(unsafe_code)]
 
 pub mod cache_line;
+pub mod cc;
 pub mod capi_support;
 pub mod config;
 pub mod custom_ops;

@@ -196,6 +196,8 @@ pub struct Runtime {
     closed: AtomicBool,
     q7_image: Q7Image,
     q7_image_source: ImageSource,
+    /// The in-process collectives world (rendezvous of this runtime's ranks).
+    cc: crate::cc::Collectives,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -320,6 +322,7 @@ impl Runtime {
             env: options.env.clone(),
             framework: options.framework,
             closed: AtomicBool::new(false),
+            cc: crate::cc::Collectives::default(),
             q7_image,
             q7_image_source,
         })
@@ -390,6 +393,16 @@ impl Runtime {
         } else {
             NrtError::invalid(format!("device {d} does not exist (the runtime has {} devices)", self.devices.len()))
         }
+    }
+
+    /// The collectives of this runtime's logical cores (`crate::cc`).
+    pub fn collectives(&self) -> &crate::cc::Collectives {
+        &self.cc
+    }
+
+    /// The environment the runtime was configured from.
+    pub fn env(&self) -> &Env {
+        &self.env
     }
 
     /// A visible logical core by process-local index.

@@ -97,6 +97,16 @@ impl Tensor {
         Tensor::with_storage(name, bytes.len() as u64, Storage::Host(Mutex::new(bytes)))
     }
 
+    /// The index of the device holding a device tensor (`None` for a
+    /// host tensor): what a collective checks before it names the
+    /// tensor's address in another core's descriptors.
+    pub fn device_index(&self) -> Option<u32> {
+        match &self.storage {
+            Storage::Device { memory, .. } => Some(memory.device_index()),
+            Storage::Host(_) => None,
+        }
+    }
+
     /// Its name.
     pub fn name(&self) -> &str {
         &self.name

@@ -10,6 +10,7 @@
 
 pub mod desc;
 pub mod pattern;
+pub mod reduce;
 pub mod regs;
 pub mod rings;
 pub mod walk;

@@ -6,7 +6,10 @@
 //! (innermost dim fastest), transformed, and scattered to the destination
 //! pattern in the same order. Arithmetic goes through f32 (the DMA
 //! engine's compute datapath); results are rounded to nearest-even into
-//! the destination dtype.
+//! the destination dtype. A reduction of the source into the destination
+//! (add / fma / min / max, no constant, both sides of one dtype) is the
+//! collectives' in-DMA reduce and runs exactly in that dtype
+//! ([`crate::dma::reduce`]: integers wrap instead of passing through f32).
 //!
 //! Transpose (ours, as the block format leaves it open): `shape` is
 //! innermost-first `[d0, d1, d2, d3]` (a zero counts as 1); the gathered
@@ -123,7 +126,8 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
     }
     let src = gather(mem, &b.src)?;
     let dsize = b.dst.dtype.size_bytes();
-    let mut out = vec![0u8; n as usize * dsize];
+    let reduces = matches!(b.op, DmaOp::Fma | DmaOp::Add | DmaOp::Min | DmaOp::Max) && b.constant.is_none() && b.src.dtype == b.dst.dtype;
+    let mut out = if reduces { gather(mem, &b.dst)? } else { vec![0u8; n as usize * dsize] };
     match b.op {
         DmaOp::Copy => {
             convert(&src, b.src.dtype, &mut out, b.dst.dtype, &mut Rounding::NearestEven)
@@ -151,6 +155,11 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
                     }
                 }
             }
+        }
+        _ if reduces => {
+            // A reduction into the destination in one dtype (the
+            // collectives' receive): exact per dtype, see `reduce.rs`.
+            crate::dma::reduce::reduce_into(b.op, b.scale, b.dst.dtype, &src, &mut out).map_err(|e| bad(b.dst.addr, e.to_string()))?;
         }
         DmaOp::Fma | DmaOp::Add | DmaOp::Min | DmaOp::Max => {
             let x = to_f32(&src, b.src.dtype, b.src.addr)?;

@@ -679,8 +679,8 @@ impl Issuer {
             }
             // `nan:at=` poisons this instruction's compute output.
             FaultKind::Nan => Ok(true),
-            // DMA aborts never fire on instructions.
-            FaultKind::DmaAbort => Ok(false),
+            // DMA aborts and lost semaphore writes never fire on instructions.
+            FaultKind::DmaAbort | FaultKind::SemLost => Ok(false),
         }
     }
 

@@ -154,6 +154,8 @@ impl CoreDispatch {
             .flat_map(|e| (0..info.dma_queues_per_engine()).map(move |q| DmaQueueId { engine: e as u8, queue: q as u8 }))
             // The custom-op queues (one per Q7 core) are never handed to models.
             .filter(|q| !crate::custom_ops::is_custom_op_dma(u32::from(q.engine), u32::from(q.queue)))
+            // Nor the collectives' queues.
+            .filter(|q| !crate::cc::compose::is_cc_queue(u32::from(q.engine), u32::from(q.queue)))
             .collect();
         Ok(CoreDispatch {
             core,

@@ -158,6 +158,13 @@ impl Xus {
         self.unit(id)?.submit(Request { work: Work::Tensor(job), on_complete })
     }
 
+    /// Queues a collective (`nrta_cc_schedule`) on collectives queue
+    /// `queue` (0..=2) of `vnc`; the job runs this rank's part of it.
+    pub fn schedule_collective(&self, vnc: u32, queue: i64, job: TensorJob, on_complete: Option<OnComplete>) -> NrtResult<u64> {
+        let id = XuId::new(vnc, XuKind::Collectives, queue)?;
+        self.unit(id)?.submit(Request { work: Work::Tensor(job), on_complete })
+    }
+
     /// `nrta_tensor_write`: `data` into device tensor `t` at `offset`.
     pub fn tensor_write(&self, vnc: u32, t: Arc<Tensor>, offset: u64, data: Vec<u8>, queue: i64, on_complete: Option<OnComplete>) -> NrtResult<u64> {
         device_tensor(&t)?;

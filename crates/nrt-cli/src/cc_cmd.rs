@@ -1,0 +1,398 @@
+//! `nrt cc-test`: nccom-test's benchmark and sanity check of collectives,
+//! over ranks that are logical cores of this process on the simulated
+//! instance (collectives spec §7): the same synopsis, ops and short names,
+//! flags, table, JSON report and failure lines.
+//!
+//! Time per size is the mean over `-n` iterations after `-w` warm-ups,
+//! from the moment every rank is released to the moment the last one
+//! finished. `--compare-memcpy` (ours) interleaves a host memcpy of the
+//! same size with every iteration and prints the medians of both and
+//! their ratio.
+
+use anyhow::{Result, anyhow, bail};
+use nrt::cc::{Arrival, CcKind, ReduceOp};
+use nrt::config::Env;
+use nrt::tensor::Tensor;
+use nrt::{Runtime, RuntimeOptions};
+use nrt_hal::Device;
+use nrt_isa::dtype::Dtype;
+use std::path::PathBuf;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// The options of `nrt cc-test` (see `nrt cc-test --help`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Ranks.
+    pub ranks: usize,
+    /// Nodes (`-N`); only 1 runs here.
+    pub nodes: usize,
+    /// Processes on this machine (`--processes`); only 1 runs here.
+    pub processes: usize,
+    /// The op name as given.
+    pub op: String,
+    /// Smallest size in bytes.
+    pub min_bytes: u64,
+    /// Largest size in bytes.
+    pub max_bytes: u64,
+    /// Step in bytes (0: (max - min) / 10).
+    pub step_bytes: Option<u64>,
+    /// Step factor (sizes multiply), overrides the step.
+    pub step_factor: Option<u64>,
+    /// Timed iterations.
+    pub iters: u32,
+    /// Warm-up iterations.
+    pub warmup: u32,
+    /// Element type name.
+    pub datatype: String,
+    /// Check mode: none, `random`, `all_ones`.
+    pub check: Option<String>,
+    /// Seed of `--check random`.
+    pub seed: u64,
+    /// Where to write the JSON report.
+    pub json: Option<PathBuf>,
+    /// Print the algorithm column.
+    pub show_algorithm: bool,
+    /// Measure memcpy bandwidth alongside.
+    pub compare_memcpy: bool,
+}
+
+/// Parses nccom-test sizes: `32M`, `2kb`, `1MB`, `4096` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.strip_suffix('b').unwrap_or(&t);
+    let (num, mul) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.trim().parse::<u64>().ok().and_then(|n| n.checked_mul(mul)).ok_or_else(|| format!("invalid size {s:?}: expected a byte count with an optional k/m/g suffix (e.g. 32M, 2kb, 1MB)"))
+}
+
+fn kind_of(op: &str, ranks: usize) -> Result<CcKind> {
+    Ok(match op {
+        "all_reduce" | "allr" => CcKind::AllReduce,
+        "all_gather" | "allg" => CcKind::AllGather,
+        "reduce_scatter" | "redsct" => CcKind::ReduceScatter,
+        "alltoall" => CcKind::AllToAll,
+        "permute" => CcKind::Permute((0..ranks).map(|r| (r, (r + 1) % ranks)).collect()),
+        "sendrecv" => {
+            if ranks % 2 != 0 {
+                bail!("sendrecv pairs ranks (0<->1, 2<->3, ...): -r must be even, got {ranks}");
+            }
+            CcKind::Permute((0..ranks).map(|r| (r, r ^ 1)).collect())
+        }
+        "all_gatherv" | "allgv" | "alltoallv" => bail!("{op} is not supported by nrt cc-test yet (variable-size ops)"),
+        _ => bail!("unknown operation {op:?}: expected all_reduce|allr, all_gather|allg, reduce_scatter|redsct, sendrecv, alltoall or permute"),
+    })
+}
+
+/// nccom-test's bus-bandwidth factor.
+fn bus_factor(kind: &CcKind, n: usize) -> f64 {
+    let n = n as f64;
+    match kind {
+        CcKind::AllReduce => 2.0 * (n - 1.0) / n,
+        CcKind::Permute(_) => 1.0,
+        _ => (n - 1.0) / n,
+    }
+}
+
+fn dtype_of(name: &str) -> Result<Dtype> {
+    let d = match name {
+        "fp8e4" => Dtype::Fp8E4,
+        "fp8e5" => Dtype::Fp8E5,
+        "fp16" => Dtype::Float16,
+        "bf16" => Dtype::Bfloat16,
+        "fp32" => Dtype::Float32,
+        other => Dtype::from_name(other).ok_or_else(|| anyhow!("unknown datatype {other:?}: expected uint8, int8, fp8e4, uint16, int16, fp16, bf16, uint32, int32 or fp32"))?,
+    };
+    Ok(d)
+}
+
+fn sizes(o: &Options, esize: u64) -> Result<Vec<u64>> {
+    if o.min_bytes > o.max_bytes {
+        bail!("minbytes {} is larger than maxbytes {}", o.min_bytes, o.max_bytes);
+    }
+    let mut v = Vec::new();
+    let mut s = o.min_bytes;
+    loop {
+        v.push(s / esize * esize);
+        if s >= o.max_bytes {
+            break;
+        }
+        s = match (o.step_factor, o.step_bytes) {
+            (Some(f), _) if f >= 2 => s.max(1) * f,
+            (Some(f), _) => bail!("stepfactor must be at least 2, got {f}"),
+            (None, Some(b)) if b > 0 => s + b,
+            _ => s + ((o.max_bytes - o.min_bytes) / 10).max(1),
+        }
+        .min(o.max_bytes);
+    }
+    Ok(v)
+}
+
+/// Element `i` of rank `r`'s input under a check mode (small integers so
+/// every sum is exact in every dtype).
+fn value(mode: Option<&str>, seed: u64, r: usize, i: u64, signed: bool) -> i64 {
+    match mode {
+        Some("all_ones") => 1,
+        Some(_) => {
+            let mut x = seed ^ (r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x ^= x >> 31;
+            x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+            x ^= x >> 29;
+            (x % 16) as i64 - if signed { 8 } else { 0 }
+        }
+        None => 0,
+    }
+}
+
+fn encode(dtype: Dtype, v: i64, out: &mut Vec<u8>) {
+    if dtype.is_float() {
+        let mut o = [0u8; 4];
+        let o = &mut o[..dtype.size_bytes()];
+        nrt_isa::dtype::f32_to_bytes(&[v as f32], dtype, o, &mut nrt_isa::dtype::Rounding::NearestEven).expect("a float dtype");
+        out.extend_from_slice(o);
+    } else {
+        out.extend_from_slice(&(v as i32).to_le_bytes()[..dtype.size_bytes()]);
+    }
+}
+
+/// The golden output of every rank.
+fn golden(kind: &CcKind, n: usize, count: u64, inputs: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    let c = count as usize;
+    match kind {
+        CcKind::AllReduce => vec![(0..c).map(|i| inputs.iter().map(|v| v[i]).sum()).collect(); n],
+        CcKind::AllGather => vec![inputs.concat(); n],
+        CcKind::ReduceScatter => (0..n).map(|r| (0..c).map(|i| inputs.iter().map(|v| v[r * c + i]).sum()).collect()).collect(),
+        CcKind::AllToAll => (0..n).map(|r| (0..n).flat_map(|j| inputs[j][r * c..(r + 1) * c].to_vec()).collect()).collect(),
+        CcKind::Permute(p) => (0..n).map(|r| p.iter().find(|x| x.1 == r).map_or(vec![0; c], |x| inputs[x.0].clone())).collect(),
+    }
+}
+
+struct Row {
+    size: u64,
+    count: u64,
+    time_us: f64,
+    algbw: f64,
+    busbw: f64,
+    check: &'static str,
+    memcpy: Option<(f64, f64)>,
+}
+
+/// Runs `nrt cc-test`.
+pub fn run(o: &Options) -> Result<()> {
+    if o.nodes > 1 {
+        bail!("-N {}: ranks on several machines (mpirun launch) are not supported by this release; run with -N 1", o.nodes);
+    }
+    if o.processes != 1 {
+        bail!("--processes {}: ranks in several processes need the network proxy, which this release does not run yet; use --processes 1", o.processes);
+    }
+    let n = o.ranks;
+    if n == 0 {
+        bail!("-r must be at least 1");
+    }
+    let kind = kind_of(&o.op, n)?;
+    let dtype = dtype_of(&o.datatype)?;
+    let esize = dtype.size_bytes() as u64;
+    let check = o.check.as_deref();
+    if let Some(c) = check {
+        if c != "random" && c != "all_ones" {
+            bail!("unknown check {c:?}: expected random or all_ones");
+        }
+    }
+    // The instance: NEURON_SIM_INSTANCE, else one trn2 device; logical
+    // cores of one physical core each unless configured.
+    let devs: Vec<Arc<dyn Device>> = nrt_sim::SimDevice::all_from_env().map_err(|e| anyhow!("simulated instance: {e}"))?.into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
+    let mut env = Env::from_process();
+    if env.get("NEURON_LOGICAL_NC_CONFIG").is_none() {
+        env.set("NEURON_LOGICAL_NC_CONFIG", "1");
+    }
+    let rt = Arc::new(Runtime::init(RuntimeOptions::new(devs, env)).map_err(|e| anyhow!("{}", e.message))?);
+    let vncs = rt.visible_vnc_count() as usize;
+    if n > vncs {
+        bail!("-r {n}: the simulated instance has {vncs} logical cores (set NEURON_SIM_INSTANCE for more)");
+    }
+    let mut rows = Vec::new();
+    let mut errors = 0usize;
+    for size in sizes(o, esize)? {
+        // size(B) is the larger per-rank buffer: the output of all-gather,
+        // the input of reduce-scatter.
+        let unit = match kind {
+            CcKind::AllGather | CcKind::ReduceScatter | CcKind::AllToAll => size / esize / n as u64,
+            _ => size / esize,
+        };
+        match run_size(&rt, &kind, dtype, n, unit, o) {
+            Ok((times, memcpy, ok)) => {
+                let t = times.iter().sum::<f64>() / times.len() as f64;
+                let bytes = (kind.sizes(n, unit).0.max(kind.sizes(n, unit).1) * esize) as f64;
+                let algbw = bytes / (t * 1e-6) / (1u64 << 30) as f64;
+                let check = match (check, ok) {
+                    (None, _) => "skipped",
+                    (_, true) => "pass",
+                    _ => "fail",
+                };
+                if check == "fail" {
+                    errors += 1;
+                    println!("Failure running size {size}: outputs differ from the golden ({})", check_name(o));
+                }
+                let memcpy = memcpy.map(|m| (median(&times), m));
+                rows.push(Row { size: bytes as u64, count: bytes as u64 / esize, time_us: t, algbw, busbw: algbw * bus_factor(&kind, n), check, memcpy });
+            }
+            Err(e) => {
+                errors += 1;
+                println!("Failure running size {size}: {e}");
+            }
+        }
+    }
+    print_table(&rows, &o.datatype, o.show_algorithm, &kind);
+    if let Some(path) = &o.json {
+        let results: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| serde_json::json!({"size(B)": r.size, "count(elems)": r.count, "type": o.datatype, "algbw(GB/s)": r.algbw, "busbw(GB/s)": r.busbw, "time:avg(us)": r.time_us, "check": r.check}))
+            .collect();
+        std::fs::write(path, serde_json::to_string_pretty(&serde_json::json!({ "results": results }))?).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    if errors > 0 {
+        println!("{errors} errors found - test failed");
+        bail!("{errors} errors found - test failed");
+    }
+    Ok(())
+}
+
+fn check_name(o: &Options) -> &str {
+    o.check.as_deref().unwrap_or("none")
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    s[s.len() / 2]
+}
+
+fn print_table(rows: &[Row], dtype: &str, algo: bool, kind: &CcKind) {
+    let alg = if algo { "    algorithm" } else { "" };
+    println!("{:>14}  {:>14}  {:>7}  {:>10}  {:>13}  {:>13}{alg}", "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+    for r in rows {
+        let a = if algo { format!("  {:>11}", if matches!(kind, CcKind::AllToAll | CcKind::Permute(_)) { "direct" } else { "ring" }) } else { String::new() };
+        println!("{:>14}  {:>14}  {:>7}  {:>10.0}  {:>13.2}  {:>13.2}{a}", r.size, r.count, dtype, r.time_us, r.algbw, r.busbw);
+    }
+    if !rows.is_empty() {
+        let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len() as f64;
+        println!(" Avg bus bandwidth:      {avg:.4}GB/s");
+    }
+    for r in rows {
+        if let Some((t, m)) = r.memcpy {
+            let busbw = r.size as f64 / (t * 1e-6) / (1u64 << 30) as f64 * r.busbw / r.algbw;
+            println!(" size {}: median busbw {busbw:.2} GB/s, median memcpy {m:.2} GB/s, ratio {:.2}", r.size, busbw / m);
+        }
+    }
+}
+
+/// Runs one size: warm-ups, then timed iterations (each interleaved with
+/// a memcpy when asked). Returns the times in µs, the median memcpy
+/// bandwidth (GiB/s) and whether the check passed.
+fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, unit: u64, o: &Options) -> Result<(Vec<f64>, Option<f64>, bool)> {
+    let esize = dtype.size_bytes() as u64;
+    let (ie, oe) = kind.sizes(n, unit);
+    let signed = !matches!(dtype, Dtype::Uint8 | Dtype::Uint16 | Dtype::Uint32);
+    let mode = o.check.as_deref();
+    let vals: Vec<Vec<i64>> = (0..n).map(|r| (0..ie).map(|i| value(mode, o.seed, r, i, signed)).collect()).collect();
+    let mut tensors = Vec::with_capacity(n);
+    for (r, v) in vals.iter().enumerate() {
+        let vc = rt.vcore(r as u32).map_err(|e| anyhow!("{}", e.message))?.clone();
+        let mem = rt.memory(vc.device).map_err(|e| anyhow!("{}", e.message))?;
+        let i = Arc::new(Tensor::allocate_device(mem, vc.physical[0], (ie * esize).max(1), "cc-test input").map_err(|e| anyhow!("{}", e.message))?);
+        let out = Arc::new(Tensor::allocate_device(mem, vc.physical[0], (oe * esize).max(1), "cc-test output").map_err(|e| anyhow!("{}", e.message))?);
+        let mut bytes = Vec::with_capacity((ie * esize) as usize);
+        for &x in v {
+            encode(dtype, x, &mut bytes);
+        }
+        i.write(0, &bytes).map_err(|e| anyhow!("{}", e.message))?;
+        tensors.push((i, out));
+    }
+    let total = o.warmup + o.iters;
+    let start = Arc::new(Barrier::new(n + 1));
+    let end = Arc::new(Barrier::new(n + 1));
+    let mut times = Vec::with_capacity(o.iters as usize);
+    let mut copies = Vec::new();
+    let mut result = Ok(());
+    let (src, mut dst) = if o.compare_memcpy { (vec![1u8; (ie.max(oe) * esize) as usize], vec![0u8; (ie.max(oe) * esize) as usize]) } else { (Vec::new(), Vec::new()) };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|r| {
+                let (i, out) = tensors[r].clone();
+                let (start, end, rt, kind) = (start.clone(), end.clone(), rt.clone(), kind.clone());
+                s.spawn(move || -> nrt::NrtResult<()> {
+                    let mut status = Ok(());
+                    for _ in 0..total {
+                        start.wait();
+                        if status.is_ok() {
+                            let a = Arrival { group: (0..n as u32).collect(), rank: r, vnc: r as u32, kind: kind.clone(), dtype, op: ReduceOp::Add, count: unit, input: vec![i.clone()], output: vec![out.clone()] };
+                            status = rt.collectives().run(&rt, a);
+                        }
+                        end.wait();
+                    }
+                    status
+                })
+            })
+            .collect();
+        for k in 0..total {
+            let t0 = Instant::now();
+            start.wait();
+            end.wait();
+            let t = t0.elapsed();
+            if k >= o.warmup {
+                times.push(t.as_secs_f64() * 1e6);
+                if o.compare_memcpy {
+                    let c0 = Instant::now();
+                    dst.copy_from_slice(&src);
+                    std::hint::black_box(&dst);
+                    copies.push(src.len() as f64 / c0.elapsed().max(Duration::from_nanos(1)).as_secs_f64() / (1u64 << 30) as f64);
+                }
+            }
+        }
+        for h in handles {
+            if let Err(e) = h.join().expect("rank thread") {
+                result = Err(anyhow!("{}", e.message));
+            }
+        }
+    });
+    result?;
+    let ok = if mode.is_some() {
+        let want = golden(kind, n, unit, &vals);
+        (0..n).all(|r| {
+            let mut g = vec![0u8; (oe * esize) as usize];
+            let mut w = Vec::with_capacity(g.len());
+            for &x in &want[r] {
+                encode(dtype, x, &mut w);
+            }
+            tensors[r].1.read(0, &mut g).is_ok() && g == w
+        })
+    } else {
+        true
+    };
+    Ok((times, (!copies.is_empty()).then(|| median(&copies)), ok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_like_nccom_test() {
+        assert_eq!(parse_size("32M"), Ok(32 << 20));
+        assert_eq!(parse_size("2kb"), Ok(2048));
+        assert_eq!(parse_size("1MB"), Ok(1 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn bus_factors_are_nccom_tests() {
+        assert_eq!(bus_factor(&CcKind::AllReduce, 8), 1.75);
+        assert_eq!(bus_factor(&CcKind::AllGather, 4), 0.75);
+        assert_eq!(bus_factor(&CcKind::Permute(vec![]), 4), 1.0);
+    }
+}

@@ -1,0 +1,55 @@
+//! `nrt cc-test` end to end: the table, the JSON report with its check
+//! verdicts, and the failure lines.
+
+use std::process::{Command, Output};
+
+fn cc_test(args: &[&str], name: &str) -> Output {
+    let dir = std::env::temp_dir().join(format!("nrt-cc-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_nrt")).arg("cc-test").args(args).env("XDG_RUNTIME_DIR", &dir).env_remove("NEURON_SIM_INSTANCE").output().expect("run nrt")
+}
+
+#[test]
+fn all_reduce_prints_nccom_tests_table_and_writes_a_checked_json_report() {
+    let json = std::env::temp_dir().join(format!("nrt-cc-test-{}.json", std::process::id()));
+    let out = cc_test(&["-r", "8", "-b", "1k", "-e", "16k", "-f", "4", "-n", "3", "-w", "1", "-d", "bf16", "-c", "all_ones", "--show-algorithm", "--report-to-json-file", json.to_str().unwrap(), "allr"], "allr");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for col in ["size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm", "Avg bus bandwidth:"] {
+        assert!(text.contains(col), "missing {col}:\n{text}");
+    }
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "1k, 4k, 16k");
+    for r in rows {
+        assert_eq!(r["check"], "pass");
+        assert_eq!(r["type"], "bf16");
+        let (alg, bus) = (r["algbw(GB/s)"].as_f64().unwrap(), r["busbw(GB/s)"].as_f64().unwrap());
+        assert!((bus - alg * 1.75).abs() <= 1e-9 * bus.max(1.0), "busbw = algbw x 2(r-1)/r");
+        assert!(r["time:avg(us)"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(rows[0]["size(B)"], 1024);
+    assert_eq!(rows[0]["count(elems)"], 512);
+    let _ = std::fs::remove_file(&json);
+}
+
+#[test]
+fn every_op_passes_its_random_check() {
+    for op in ["all_gather", "redsct", "alltoall", "permute", "sendrecv"] {
+        let out = cc_test(&["-r", "4", "-b", "4k", "-e", "4k", "-n", "2", "-w", "1", "-d", "int32", "-c", "random", "--seed", "7", op], op);
+        assert!(out.status.success(), "{op}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn bad_requests_fail_with_a_message() {
+    let out = cc_test(&["-r", "3", "sendrecv"], "odd");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-r must be even"));
+    let out = cc_test(&["-r", "2", "-N", "2", "allr"], "nodes");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported by this release"));
+    let out = cc_test(&["-r", "2", "bogus"], "bogus");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation \"bogus\""));
+    let out = cc_test(&["-r", "16", "allr"], "many");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("logical cores"), "{}", String::from_utf8_lossy(&out.stderr));
+}

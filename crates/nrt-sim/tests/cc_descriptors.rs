@@ -1,0 +1,75 @@
+//! The device primitives a collective's schedule is made of, seen from
+//! the HAL only (bytes in rings, doorbells, semaphores): a DMA on one core
+//! reduces into another core's memory, rings that core's DMA queue, and
+//! the second queue raises a semaphore of the first core; nothing on the
+//! host moves the data.
+
+use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP, EVT_SEM_SEM_INC};
+use nrt_hal::{CoreId, Device, DeviceAddr, DmaQueueId, DmaRingConfig, MemoryLocation};
+use nrt_isa::dma_desc::{DmaDescriptor, DmaOp, PatternBlock, PatternSide, pattern_pair, plain_copy_pairs};
+use nrt_isa::dtype::Dtype;
+use nrt_sim::{SimConfig, SimDevice};
+use std::time::{Duration, Instant};
+
+fn put_pair(dev: &SimDevice, tx: DeviceAddr, rx: DeviceAddr, slot: u64, pair: (nrt_isa::dma_desc::TxDescriptor, nrt_isa::dma_desc::RxDescriptor)) {
+    dev.write(tx.offset(slot * 16), &DmaDescriptor::Tx(pair.0).to_bytes().unwrap()).unwrap();
+    dev.write(rx.offset(slot * 16), &DmaDescriptor::Rx(pair.1).to_bytes().unwrap()).unwrap();
+}
+
+fn copy_pair(src: DeviceAddr, dst: DeviceAddr, len: u64) -> (nrt_isa::dma_desc::TxDescriptor, nrt_isa::dma_desc::RxDescriptor) {
+    plain_copy_pairs(src.get(), dst.get(), len, 1).unwrap().remove(0)
+}
+
+#[test]
+fn a_queue_reduces_into_another_core_rings_its_queue_and_that_queue_raises_a_semaphore_back() {
+    let dev = SimDevice::new(&SimConfig::builder().hbm_bytes_per_channel(16 << 20).build(), 0);
+    let arch = dev.info().arch;
+    assert!(dev.info().physical_cores >= 2);
+    let hbm = MemoryLocation::Hbm { channel: 0 };
+    let (c0, c1) = (CoreId(0), CoreId(1));
+    let n = 1000u32;
+    let a: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+    let b: Vec<i32> = (0..n as i32).map(|i| 1_000_000 * i).collect();
+    let bytes = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let (src, dst) = (dev.alloc(hbm, 4 * u64::from(n), 64).unwrap(), dev.alloc(hbm, 4 * u64::from(n), 64).unwrap());
+    dev.write(src, &bytes(&a)).unwrap();
+    dev.write(dst, &bytes(&b)).unwrap();
+    // Core 0, queue (3, 7): reduce src into dst, then ring core 1's queue
+    // (5, 2) by one pair on each side (two 4-byte register writes).
+    let q0 = DmaQueueId { engine: 3, queue: 7 };
+    let q1 = DmaQueueId { engine: 5, queue: 2 };
+    let ring = |k| (dev.alloc(hbm, 32 * 16, 256).unwrap(), dev.alloc(hbm, 32 * 16, 256).unwrap(), k);
+    let (tx0, rx0, _) = ring(0);
+    let (tx1, rx1, _) = ring(1);
+    let block = dev.alloc(hbm, 128, 64).unwrap();
+    let pb = PatternBlock {
+        op: DmaOp::Add,
+        src: PatternSide::contiguous(src.get(), Dtype::Int32, n),
+        dst: PatternSide::contiguous(dst.get(), Dtype::Int32, n),
+        scale: 1.0,
+        constant: None,
+        transpose: None,
+    };
+    dev.write(block, &pb.to_bytes().unwrap()).unwrap();
+    let one = dev.alloc(hbm, 64, 64).unwrap();
+    dev.write(one, &1u32.to_le_bytes()).unwrap();
+    put_pair(&dev, tx0, rx0, 0, pattern_pair(block.get(), 1).unwrap());
+    put_pair(&dev, tx0, rx0, 1, copy_pair(one, arch.dma_tail_inc_addr(c1, q1, DMA_M2S_GROUP), 4));
+    put_pair(&dev, tx0, rx0, 2, copy_pair(one, arch.dma_tail_inc_addr(c1, q1, DMA_S2M_GROUP), 4));
+    // Core 1's queue: raise semaphore 40 of core 0 by one.
+    put_pair(&dev, tx1, rx1, 0, copy_pair(one, arch.semaphore_addr(c0, EVT_SEM_SEM_INC, 40), 4));
+    dev.dma_queue_init(c0, q0, DmaRingConfig { tx_ring: tx0, rx_ring: rx0, descriptors: 32, completion_semaphore: None, completion_event: None }).unwrap();
+    dev.dma_queue_init(c1, q1, DmaRingConfig { tx_ring: tx1, rx_ring: rx1, descriptors: 32, completion_semaphore: None, completion_event: None }).unwrap();
+    dev.semaphore_set(c0, 40, 0).unwrap();
+    dev.dma_tail_increment(c0, q0, 3, 3).unwrap();
+    let t0 = Instant::now();
+    while dev.semaphore_read(c0, 40).unwrap() < 1 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "core 1's queue never raised core 0's semaphore");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut got = vec![0u8; 4 * n as usize];
+    dev.read(dst, &mut got).unwrap();
+    let want: Vec<i32> = a.iter().zip(&b).map(|(x, y)| x.wrapping_add(*y)).collect();
+    assert_eq!(got, bytes(&want), "exact int32 sums landed in the destination");
+    assert_eq!(dev.dma_queue_state(c1, q1).unwrap().tx_head, 1, "the ring from core 0 submitted one pair");
+}

@@ -1,0 +1,267 @@
+//! A [`Plan`] as the bytes the device walks: per rank, per lane, a TX and
+//! an RX descriptor ring, the pattern blocks of its reducing transfers and
+//! a table of 32-bit words its register writes copy from.
+//!
+//! Encoding (docs/collectives.md, "On the device"):
+//! - a copy is plain UDMA copy pairs (at most 64 KiB each);
+//! - a reduce is one pattern-block pair whose block has the reduction op
+//!   (add / fma / max / min), the same dtype on both sides and no
+//!   constant: the DMA engine computes `dst = op(src, dst)`;
+//! - "submit step k of lane l of rank q" is two 4-byte copies of the
+//!   step's pair count from the word table into q's queue's M2S and S2M
+//!   tail-increment registers (a doorbell rung by the DMA engine);
+//! - "done on rank q" is a 4-byte copy of the word 1 into the SEM_INC
+//!   alias of q's collectives semaphore [`CC_SEM`].
+
+use super::plan::{Buf, Loc, Plan, Signal, Step};
+use nrt_hal::arch::{ArchDesc, DMA_M2S_GROUP, DMA_S2M_GROUP, EVT_SEM_SEM_INC};
+use nrt_hal::{CoreId, DmaQueueId};
+use nrt_isa::dma_desc::{RxDescriptor, TxDescriptor, DmaDescriptor, DmaOp, MAX_BD_LENGTH, PatternBlock, PatternSide, pattern_pair, plain_copy_pairs};
+use nrt_isa::dtype::Dtype;
+
+/// The semaphore of each core that counts a collective's "done" signals
+/// (outside the models' 0..248 and the dispatcher's; see
+/// `exec::dispatch`).
+pub const CC_SEM: u32 = 254;
+
+/// The DMA queues of a core the collectives use, one per lane; the
+/// model queue pool never hands them out ([`is_cc_queue`]).
+pub const CC_QUEUES: [DmaQueueId; 2] = [DmaQueueId { engine: 7, queue: 14 }, DmaQueueId { engine: 7, queue: 15 }];
+
+/// Whether `(engine, queue)` belongs to the collectives.
+pub fn is_cc_queue(engine: u32, queue: u32) -> bool {
+    CC_QUEUES.iter().any(|q| u32::from(q.engine) == engine && u32::from(q.queue) == queue)
+}
+
+/// Where one rank's buffers are: the device address of each chunk of its
+/// input, output and scratch (see [`Loc`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankSide {
+    /// The rank's physical core (the first of its logical core).
+    pub core: CoreId,
+    /// Input chunk addresses.
+    pub input: Vec<u64>,
+    /// Output chunk addresses.
+    pub output: Vec<u64>,
+    /// Scratch chunk addresses (reduce-scatter only).
+    pub scratch: Vec<u64>,
+}
+
+impl RankSide {
+    fn addr(&self, l: &Loc, esize: u64) -> u64 {
+        let chunks = match l.buf {
+            Buf::In => &self.input,
+            Buf::Out => &self.output,
+            Buf::Scratch => &self.scratch,
+        };
+        chunks[l.chunk] + l.offset * esize
+    }
+}
+
+/// One lane's rings and the pair count of each of its steps.
+#[derive(Clone, Debug, Default)]
+pub struct LaneImage {
+    /// TX descriptors, in walk order.
+    pub tx: Vec<[u8; 16]>,
+    /// RX descriptors.
+    pub rx: Vec<[u8; 16]>,
+    /// Pairs of each step (what a doorbell for that step adds).
+    pub step_pairs: Vec<u32>,
+    /// Ring length in descriptors (a multiple of 16, at least 32).
+    pub capacity: u32,
+}
+
+/// One rank's device image, laid out from `base`: the lanes' TX and RX
+/// rings, then the pattern blocks, then the word table.
+#[derive(Clone, Debug, Default)]
+pub struct RankImage {
+    /// Lanes.
+    pub lanes: Vec<LaneImage>,
+    /// Pattern blocks.
+    pub blocks: Vec<[u8; 128]>,
+    /// Word table.
+    pub words: Vec<u32>,
+    /// Where the image sits.
+    pub base: u64,
+}
+
+impl RankImage {
+    /// Address of lane `l`'s TX ring and RX ring.
+    pub fn rings(&self, l: usize) -> (u64, u64) {
+        let mut at = self.base;
+        for (i, lane) in self.lanes.iter().enumerate() {
+            let bytes = u64::from(lane.capacity) * 16;
+            if i == l {
+                return (at, at + bytes);
+            }
+            at += 2 * bytes;
+        }
+        (at, at)
+    }
+
+    fn blocks_at(&self) -> u64 {
+        self.rings(self.lanes.len()).0
+    }
+
+    fn words_at(&self) -> u64 {
+        self.blocks_at() + 128 * self.blocks.len() as u64
+    }
+
+    /// Bytes the image needs.
+    pub fn bytes(&self) -> u64 {
+        self.words_at() + 4 * self.words.len() as u64 - self.base
+    }
+
+    /// The image as (offset from base, bytes) pieces to write.
+    pub fn pieces(&self) -> Vec<(u64, Vec<u8>)> {
+        let mut out = Vec::new();
+        for (l, lane) in self.lanes.iter().enumerate() {
+            let (tx, rx) = self.rings(l);
+            out.push((tx - self.base, lane.tx.concat()));
+            out.push((rx - self.base, lane.rx.concat()));
+        }
+        out.push((self.blocks_at() - self.base, self.blocks.concat()));
+        out.push((self.words_at() - self.base, self.words.iter().flat_map(|w| w.to_le_bytes()).collect()));
+        out
+    }
+}
+
+impl LaneImage {
+    fn push(&mut self, tx: TxDescriptor, rx: RxDescriptor) -> Result<(), String> {
+        self.tx.push(DmaDescriptor::Tx(tx).to_bytes().map_err(|e| e.to_string())?);
+        self.rx.push(DmaDescriptor::Rx(rx).to_bytes().map_err(|e| e.to_string())?);
+        Ok(())
+    }
+
+    fn copy(&mut self, src: u64, dst: u64, len: u64) -> Result<(), String> {
+        for (t, x) in plain_copy_pairs(src, dst, len, 1).map_err(|e| e.to_string())? {
+            self.push(t, x)?;
+        }
+        Ok(())
+    }
+}
+
+fn copy_pairs(len_bytes: u64) -> u32 {
+    len_bytes.div_ceil(u64::from(MAX_BD_LENGTH)) as u32
+}
+
+/// Pairs of one step.
+fn pairs_of(step: &Step, esize: u64) -> u32 {
+    let data: u32 = step.transfers.iter().map(|t| if t.reduce { 1 } else { copy_pairs(t.len * esize) }).sum();
+    let signals: u32 = step.then.iter().map(|s| if matches!(s, Signal::Submit { .. }) { 2 } else { 1 }).sum();
+    data + signals
+}
+
+/// Composes every rank's image; `bases[r]` is where rank `r`'s image
+/// will sit (compose once with zeros to learn the sizes, see
+/// [`RankImage::bytes`]; they do not depend on the bases).
+pub fn compose(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &ArchDesc, bases: &[u64]) -> Result<Vec<RankImage>, String> {
+    let esize = dtype.size_bytes() as u64;
+    let step_pairs: Vec<Vec<Vec<u32>>> = plan.lanes.iter().map(|lanes| lanes.iter().map(|steps| steps.iter().map(|s| pairs_of(s, esize)).collect()).collect()).collect();
+    let mut images = Vec::with_capacity(plan.ranks);
+    for (r, lanes) in plan.lanes.iter().enumerate() {
+        // Lay out rings and count blocks and words first, so the
+        // descriptors can name their addresses.
+        let mut img = RankImage { base: bases[r], ..Default::default() };
+        for l in 0..lanes.len() {
+            let total: u32 = step_pairs[r][l].iter().sum();
+            img.lanes.push(LaneImage { step_pairs: step_pairs[r][l].clone(), capacity: total.max(32).next_multiple_of(16), ..Default::default() });
+        }
+        let reduces: usize = lanes.iter().flatten().flat_map(|s| &s.transfers).filter(|t| t.reduce).count();
+        img.blocks = vec![[0u8; 128]; reduces];
+        let mut words: Vec<u32> = vec![1];
+        for steps in lanes {
+            for s in steps {
+                for sig in &s.then {
+                    if let Signal::Submit { rank, lane, step } = *sig {
+                        let w = step_pairs[rank][lane][step];
+                        if !words.contains(&w) {
+                            words.push(w);
+                        }
+                    }
+                }
+            }
+        }
+        img.words = words;
+        let (blocks_at, words_at) = (img.blocks_at(), img.words_at());
+        let word_addr = |w: u32| words_at + 4 * img.words.iter().position(|&x| x == w).expect("word in table") as u64;
+        let mut block = 0usize;
+        let mut blocks = std::mem::take(&mut img.blocks);
+        for (l, steps) in lanes.iter().enumerate() {
+            let lane = &mut img.lanes[l];
+            for s in steps {
+                for t in &s.transfers {
+                    let src = sides[t.src.rank].addr(&t.src, esize);
+                    let dst = sides[t.dst.rank].addr(&t.dst, esize);
+                    if t.reduce {
+                        let n = u32::try_from(t.len).map_err(|_| format!("a reducing transfer of {} elements is too large", t.len))?;
+                        let pb = PatternBlock {
+                            op,
+                            src: PatternSide::contiguous(src, dtype, n),
+                            dst: PatternSide::contiguous(dst, dtype, n),
+                            scale: 1.0,
+                            constant: None,
+                            transpose: None,
+                        };
+                        blocks[block] = pb.to_bytes().map_err(|e| e.to_string())?;
+                        let (tx, rx) = pattern_pair(blocks_at + 128 * block as u64, 1).map_err(|e| e.to_string())?;
+                        lane.push(tx, rx)?;
+                        block += 1;
+                    } else {
+                        lane.copy(src, dst, t.len * esize)?;
+                    }
+                }
+                for sig in &s.then {
+                    match *sig {
+                        Signal::Submit { rank, lane: ql, step } => {
+                            let w = word_addr(step_pairs[rank][ql][step]);
+                            let (core, q) = (sides[rank].core, CC_QUEUES[ql]);
+                            lane.copy(w, arch.dma_tail_inc_addr(core, q, DMA_M2S_GROUP).get(), 4)?;
+                            lane.copy(w, arch.dma_tail_inc_addr(core, q, DMA_S2M_GROUP).get(), 4)?;
+                        }
+                        Signal::Done { rank } => {
+                            lane.copy(word_addr(1), arch.semaphore_addr(sides[rank].core, EVT_SEM_SEM_INC, CC_SEM).get(), 4)?;
+                        }
+                    }
+                }
+            }
+            debug_assert_eq!(lane.tx.len() as u32, lane.step_pairs.iter().sum::<u32>());
+        }
+        img.blocks = blocks;
+        images.push(img);
+    }
+    Ok(images)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::plan::{CcKind, plan};
+
+    #[test]
+    fn the_collectives_queues_are_not_custom_op_queues() {
+        for q in CC_QUEUES {
+            assert!(!crate::custom_ops::is_custom_op_dma(u32::from(q.engine), u32::from(q.queue)));
+        }
+    }
+
+    #[test]
+    fn images_hold_one_pair_per_counted_pair_and_fit_their_rings() {
+        let arch = nrt_hal::Arch::Trn2.desc();
+        let p = plan(&CcKind::AllReduce, 4, 100_000, &[false; 4]);
+        let sides: Vec<RankSide> = (0..4u64)
+            .map(|r| RankSide { core: CoreId(r as u32), input: (0..4).map(|c| 0x1000_0000 * (r + 1) + c * 100_000).collect(), output: (0..4).map(|c| 0x2000_0000 * (r + 1) + c * 100_000).collect(), scratch: vec![] })
+            .collect();
+        let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0; 4]).unwrap();
+        for img in &imgs {
+            for lane in &img.lanes {
+                assert_eq!(lane.tx.len(), lane.rx.len());
+                assert_eq!(lane.tx.len() as u32, lane.step_pairs.iter().sum::<u32>());
+                assert!(lane.tx.len() as u32 <= lane.capacity && lane.capacity % 16 == 0);
+            }
+            assert_eq!(img.blocks.len(), 2 * 3, "one reduce per half per reduce-scatter step");
+            let total: usize = img.pieces().iter().map(|(_, b)| b.len()).sum();
+            assert!(total as u64 <= img.bytes());
+        }
+    }
+}

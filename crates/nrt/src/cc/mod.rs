@@ -1,0 +1,14 @@
+//! Collectives between ranks of this process (a rank is a logical core),
+//! as device work: the ring schedule of the seeds ([`plan`]) composed
+//! into DMA descriptors ([`compose`]) that the cores' DMA queues walk,
+//! reducing in the DMA engines, ringing each other's queues and raising
+//! each other's semaphores; the host only rings the first doorbells and
+//! waits, bounded, for its core's semaphore ([`world`]).
+//! docs/collectives.md describes the design and the encoding.
+
+pub mod compose;
+pub mod plan;
+pub mod world;
+
+pub use plan::CcKind;
+pub use world::{Arrival, Collectives, ReduceOp};

@@ -1,0 +1,451 @@
+//! The in-process world: ranks (logical cores of this runtime) meet per
+//! replica group and per operation, the last to arrive composes the
+//! schedule for all of them and rings the first doorbells, and every rank
+//! then waits for its own core's collectives semaphore.
+//!
+//! Every wait is bounded: peers by `NEURON_RT_CC_NET_TIMEOUT` (a rank
+//! that never arrives: NRT_TIMEOUT naming it), the device by
+//! `NEURON_RT_EXEC_TIMEOUT` (a missing "done" signal:
+//! NRT_EXEC_HW_ERR_COLLECTIVES, as libnrt reports a collectives hang).
+//! A peer that arrives with another op, dtype, count or reduction fails
+//! every rank of that operation with a message naming both sides.
+
+use super::compose::{self, CC_QUEUES, CC_SEM, RankImage, RankSide};
+use super::plan::{self, CcKind};
+use crate::log::{Level, Module};
+use crate::memory::{MemOwner, MemUsage};
+use crate::runtime::Runtime;
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use crate::tensor::{Placement, Tensor};
+use nrt_hal::{CoreId, DeviceAddr, DmaRingConfig};
+use nrt_isa::dma_desc::DmaOp;
+use nrt_isa::dtype::Dtype;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The variable bounding the wait for peers.
+pub const PEER_TIMEOUT_VAR: &str = "NEURON_RT_CC_NET_TIMEOUT";
+/// Its default.
+pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(600);
+/// The variable bounding the wait for the device.
+pub const EXEC_TIMEOUT_VAR: &str = "NEURON_RT_EXEC_TIMEOUT";
+
+/// The reduction of `nrt_op_type_t` (the in-DMA CCE opcodes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// NRT_OP_ADD = 0.
+    Add = 0,
+    /// NRT_OP_FMA = 1 (scale 1: `src * 1 + dst`).
+    Fma = 1,
+    /// NRT_OP_MAX = 2.
+    Max = 2,
+    /// NRT_OP_MIN = 3.
+    Min = 3,
+}
+
+impl ReduceOp {
+    /// The op of `nrt_op_type_t` code `code`.
+    pub fn from_code(code: u32) -> Option<ReduceOp> {
+        [ReduceOp::Add, ReduceOp::Fma, ReduceOp::Max, ReduceOp::Min].get(code as usize).copied()
+    }
+
+    /// The DMA engine's op.
+    pub fn dma(self) -> DmaOp {
+        match self {
+            ReduceOp::Add => DmaOp::Add,
+            ReduceOp::Fma => DmaOp::Fma,
+            ReduceOp::Max => DmaOp::Max,
+            ReduceOp::Min => DmaOp::Min,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        self.dma().name()
+    }
+}
+
+/// Dtypes a collective moves; reductions need arithmetic (not `unknown`).
+pub fn check_dtype(dtype: Dtype, reduces: bool) -> NrtResult<()> {
+    if dtype == Dtype::Unknown && reduces {
+        return Err(NrtError::invalid("dtype NRT_DTYPE_UNKNOWN cannot be reduced: expected an integer or floating-point nrt_dtype_t"));
+    }
+    Ok(())
+}
+
+/// One rank's part in one operation.
+#[derive(Clone, Debug)]
+pub struct Arrival {
+    /// The replica group: participants' ids, in ring order.
+    pub group: Vec<u32>,
+    /// This rank's index in `group`.
+    pub rank: usize,
+    /// Its logical core.
+    pub vnc: u32,
+    /// The operation.
+    pub kind: CcKind,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Reduction (ignored by ops that do not reduce).
+    pub op: ReduceOp,
+    /// The op's per-rank unit of elements ([`CcKind::sizes`]).
+    pub count: u64,
+    /// The input: one tensor, or one per chunk.
+    pub input: Vec<Arc<Tensor>>,
+    /// The output: one tensor, or one per chunk.
+    pub output: Vec<Arc<Tensor>>,
+}
+
+impl Arrival {
+    fn describe(&self) -> String {
+        let op = if self.kind.reduces() { format!(" ({})", self.op.name()) } else { String::new() };
+        format!("{} of {} {}{op}", self.kind, self.count, self.dtype.name())
+    }
+}
+
+/// Where a launched operation's pieces are, and who is still in it.
+#[derive(Debug)]
+struct Launched {
+    /// Per rank: device position, core, expected done count.
+    ranks: Vec<(usize, CoreId, u32)>,
+    /// Device memory to free when the last rank leaves.
+    memory: Vec<(usize, DeviceAddr)>,
+    left: usize,
+}
+
+#[derive(Debug, Default)]
+struct Gathering {
+    arrivals: BTreeMap<usize, Arrival>,
+    outcome: Option<Result<Arc<Mutex<Launched>>, NrtError>>,
+}
+
+#[derive(Debug, Default)]
+struct Group {
+    next_seq: BTreeMap<usize, u64>,
+    pending: BTreeMap<u64, Gathering>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    groups: BTreeMap<Vec<u32>, Group>,
+    /// Cores with an operation in flight (one at a time per core: the
+    /// collectives queues and semaphore are per core).
+    busy: BTreeSet<(usize, u32)>,
+}
+
+/// The rendezvous of a runtime's ranks (see the module docs).
+#[derive(Debug, Default)]
+pub struct Collectives {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn bound(rt: &Runtime, var: &'static str, default: Duration) -> NrtResult<Duration> {
+    match rt.env().get(var) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<f64>() {
+            Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Duration::from_secs_f64(s)),
+            _ => Err(NrtError::invalid(format!("invalid {var}={v}: expected a number of seconds greater than 0 (decimals allowed, e.g. 30 or 0.5)"))),
+        },
+    }
+}
+
+fn names(ranks: &[usize]) -> String {
+    ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// Chunk addresses of a buffer given as one tensor or as `chunks`
+/// tensors, checking sizes and placement.
+fn chunk_addrs(rt: &Runtime, device: usize, tensors: &[Arc<Tensor>], chunks: usize, chunk_bytes: u64, what: &str) -> NrtResult<Vec<u64>> {
+    let want_dev = rt.memory(device)?.device_index();
+    let addr = |t: &Tensor, need: u64| -> NrtResult<u64> {
+        let Placement::Device { addr, .. } = t.placement() else {
+            return Err(NrtError::invalid(format!("{what} tensor {:?} is in host memory: collectives need device tensors", t.name())));
+        };
+        if t.device_index() != Some(want_dev) {
+            return Err(NrtError::invalid(format!("{what} tensor {:?} is on another Neuron device than its rank's logical core", t.name())));
+        }
+        if t.size() < need {
+            return Err(NrtError::invalid(format!("{what} tensor {:?} has {} bytes; the operation needs {need}", t.name(), t.size())));
+        }
+        Ok(addr.get())
+    };
+    match tensors.len() {
+        1 => {
+            let base = addr(&tensors[0], chunk_bytes * chunks as u64)?;
+            Ok((0..chunks as u64).map(|c| base + c * chunk_bytes).collect())
+        }
+        n if n == chunks => tensors.iter().map(|t| addr(t, chunk_bytes)).collect(),
+        n => Err(NrtError::invalid(format!("{n} {what} tensors: expected 1 or {chunks}"))),
+    }
+}
+
+impl Collectives {
+    /// Runs this rank's part of one operation: meets the peers, launches
+    /// (when last), waits for the device. Returns when this rank's output
+    /// is complete and its inputs are no longer read.
+    pub fn run(&self, rt: &Runtime, me: Arrival) -> NrtResult<()> {
+        let n = me.group.len();
+        if n == 0 || me.rank >= n {
+            return Err(NrtError::invalid(format!("rank {} is not in a replica group of {n} participants", me.rank)));
+        }
+        if me.group.iter().collect::<BTreeSet<_>>().len() != n {
+            return Err(NrtError::invalid(format!("replica group {:?} names a participant twice", me.group)));
+        }
+        check_dtype(me.dtype, me.kind.reduces())?;
+        if let CcKind::Permute(pairs) = &me.kind {
+            let mut targets = BTreeSet::new();
+            for &(s, t) in pairs {
+                if s >= n || t >= n || !targets.insert(t) {
+                    return Err(NrtError::invalid(format!("source-target pair ({s}, {t}): ranks must be below {n} and each target receive from one source")));
+                }
+            }
+        }
+        rt.vcore(me.vnc)?;
+        let peers = bound(rt, PEER_TIMEOUT_VAR, DEFAULT_PEER_TIMEOUT)?;
+        let exec = bound(rt, EXEC_TIMEOUT_VAR, rt.config().exec_timeout)?;
+        let key = me.group.clone();
+        let rank = me.rank;
+        let started = Instant::now();
+        let mut st = lock(&self.state);
+        let group = st.groups.entry(key.clone()).or_default();
+        let seq = {
+            let s = group.next_seq.entry(rank).or_insert(0);
+            *s += 1;
+            *s - 1
+        };
+        let g = group.pending.entry(seq).or_default();
+        if let Some(Err(e)) = &g.outcome {
+            return Err(e.clone());
+        }
+        g.arrivals.insert(rank, me);
+        if g.arrivals.len() == n {
+            let arrivals: Vec<Arrival> = g.arrivals.values().cloned().collect();
+            // One operation per core at a time: wait (bounded) for the
+            // cores' previous collective to end.
+            let cores: Vec<(usize, u32)> = arrivals.iter().filter_map(|a| rt.vcore(a.vnc).ok().map(|v| (v.device, v.physical[0].0))).collect();
+            while cores.iter().any(|c| st.busy.contains(c)) && Instant::now() < started + peers {
+                st = self.changed.wait_timeout(st, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+            }
+            let outcome = if cores.iter().any(|c| st.busy.contains(c)) {
+                Err(NrtError::new(NrtStatus::Timeout, format!("collective on replica group {key:?}: its cores stayed busy with another collective for {:.1} sec ({PEER_TIMEOUT_VAR})", peers.as_secs_f64())))
+            } else {
+                self.launch(rt, &mut st, &arrivals)
+            };
+            let outcome = outcome.map(|l| Arc::new(Mutex::new(l)));
+            let g = st.groups.get_mut(&key).and_then(|g| g.pending.get_mut(&seq)).expect("gathering");
+            g.arrivals.clear();
+            g.outcome = Some(outcome);
+            self.changed.notify_all();
+        }
+        // WAIT_BARRIER_PROXY: for the peers (and the launch).
+        let mut warned = started;
+        let launched = loop {
+            let g = st.groups.get_mut(&key).and_then(|g| g.pending.get_mut(&seq)).expect("gathering");
+            if let Some(o) = &g.outcome {
+                break o.clone()?;
+            }
+            let now = Instant::now();
+            if now >= started + peers {
+                let missing: Vec<usize> = (0..n).filter(|r| !g.arrivals.contains_key(r)).collect();
+                let e = NrtError::new(
+                    NrtStatus::Timeout,
+                    format!(
+                        "collective {} on replica group {key:?}: rank(s) {} never arrived within {:.1} sec ({PEER_TIMEOUT_VAR}); ranks in other processes need NEURON_RT_ROOT_COMM_ID and the network proxy, which this release does not run yet",
+                        g.arrivals.values().next().map_or_else(String::new, Arrival::describe),
+                        names(&missing),
+                        peers.as_secs_f64()
+                    ),
+                );
+                g.arrivals.clear();
+                g.outcome = Some(Err(e.clone()));
+                return Err(e);
+            }
+            let period = (peers / 4).min(Duration::from_secs(120));
+            if now.duration_since(warned) >= period {
+                warned = now;
+                let missing: Vec<usize> = (0..n).filter(|r| !g.arrivals.contains_key(r)).collect();
+                crate::log::write(Level::Warn, Module::Nrt, "nrta_cc_schedule", format_args!("Timeout exceeded: Waiting on barrier proxy task: {} sec (replica group {key:?}, missing rank(s) {}) - retrying; giving up after {:.1} sec ({PEER_TIMEOUT_VAR})", now.duration_since(started).as_secs(), names(&missing), peers.as_secs_f64()));
+            }
+            st = self.changed.wait_timeout(st, (started + peers).saturating_duration_since(now).min(period)).unwrap_or_else(|e| e.into_inner()).0;
+        };
+        drop(st);
+        // WAIT_CORE: for this rank's done count.
+        let (dev, core, expected) = launched.lock().unwrap_or_else(|e| e.into_inner()).ranks[rank];
+        let device = rt.device(dev)?.clone();
+        let t0 = Instant::now();
+        let mut spins = 0u32;
+        let result = loop {
+            let v = device.semaphore_read(core, CC_SEM).map_err(|e| NrtError::failure(format!("collectives semaphore of core {}: {e}", core.0)))?;
+            if v >= expected as i32 {
+                break Ok(());
+            }
+            if t0.elapsed() >= exec {
+                break Err(NrtError::new(
+                    NrtStatus::ExecHwErrCollectives,
+                    format!(
+                        "(FATAL-RT-UNDEFINED-STATE) missing collectives status on Neuron Device {dev} NC {}, replica group {key:?} rank {rank}: {v} of {expected} notifications within {:.1} sec ({EXEC_TIMEOUT_VAR}) - suspected hang in collectives operation 0 out of 1. Possibly caused by a hardware error on another worker.",
+                        core.0,
+                        exec.as_secs_f64()
+                    ),
+                ));
+            }
+            spins += 1;
+            if spins < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        };
+        self.leave(rt, &key, seq, &launched);
+        result
+    }
+
+    /// This rank is done with a launched operation; the last one frees
+    /// its device memory and the cores.
+    fn leave(&self, rt: &Runtime, key: &[u32], seq: u64, launched: &Arc<Mutex<Launched>>) {
+        let mut l = launched.lock().unwrap_or_else(|e| e.into_inner());
+        l.left -= 1;
+        if l.left > 0 {
+            return;
+        }
+        for (d, a) in l.memory.drain(..) {
+            if let Ok(m) = rt.memory(d) {
+                let _ = m.free(a);
+            }
+        }
+        let cores: Vec<(usize, u32)> = l.ranks.iter().map(|&(d, c, _)| (d, c.0)).collect();
+        drop(l);
+        let mut st = lock(&self.state);
+        for c in cores {
+            st.busy.remove(&c);
+        }
+        if let Some(g) = st.groups.get_mut(key) {
+            g.pending.remove(&seq);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Checks the peers agree, composes every rank's descriptors, programs
+    /// the queues and rings the first doorbells (called by the last
+    /// arrival, holding the state lock).
+    fn launch(&self, rt: &Runtime, st: &mut State, arrivals: &[Arrival]) -> NrtResult<Launched> {
+        let first = &arrivals[0];
+        let n = arrivals.len();
+        for a in &arrivals[1..] {
+            if a.kind != first.kind || a.dtype != first.dtype || a.count != first.count || (a.kind.reduces() && a.op != first.op) {
+                return Err(NrtError::invalid(format!(
+                    "mismatched collectives between the peers: rank {} (vnc {}) runs {} but rank {} (vnc {}) runs {}",
+                    first.rank,
+                    first.vnc,
+                    first.describe(),
+                    a.rank,
+                    a.vnc,
+                    a.describe()
+                )));
+            }
+        }
+        let kind = &first.kind;
+        let esize = first.dtype.size_bytes() as u64;
+        let locate: Vec<(usize, CoreId)> = arrivals.iter().map(|a| rt.vcore(a.vnc).map(|v| (v.device, v.physical[0]))).collect::<NrtResult<_>>()?;
+        if locate.iter().any(|l| l.0 != locate[0].0) {
+            return Err(NrtError::invalid(format!(
+                "replica group {:?} spans several Neuron devices (logical cores {}); this release runs a collective between the cores of one device",
+                first.group,
+                arrivals.iter().map(|a| a.vnc.to_string()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if locate.iter().collect::<BTreeSet<_>>().len() != n {
+            return Err(NrtError::invalid(format!("two ranks of replica group {:?} run on the same logical core", first.group)));
+        }
+        let cores: Vec<(usize, u32)> = locate.iter().map(|&(d, c)| (d, c.0)).collect();
+        let dev = locate[0].0;
+        let device = rt.device(dev)?.clone();
+        let memory = rt.memory(dev)?.clone();
+        let arch = device.info().arch;
+        let (in_elems, out_elems) = kind.sizes(n, first.count);
+        let mut allocated: Vec<(usize, DeviceAddr)> = Vec::new();
+        let fail = |allocated: &mut Vec<(usize, DeviceAddr)>, e: NrtError| {
+            for (_, a) in allocated.drain(..) {
+                let _ = memory.free(a);
+            }
+            e
+        };
+        // Where each rank's chunks are.
+        let (in_chunks, out_chunks) = match kind {
+            CcKind::AllReduce => (n, n),
+            CcKind::AllGather => (1, n),
+            CcKind::ReduceScatter => (n, 1),
+            CcKind::AllToAll => (n, n),
+            CcKind::Permute(_) => (1, 1),
+        };
+        let mut sides = Vec::with_capacity(n);
+        let mut in_place = Vec::with_capacity(n);
+        for (a, &(_, core)) in arrivals.iter().zip(&locate) {
+            let side = (|| -> NrtResult<RankSide> {
+                let split = |tensors: &[Arc<Tensor>], chunks: usize, elems: u64, what: &str| -> NrtResult<Vec<u64>> {
+                    if matches!(kind, CcKind::AllReduce) && tensors.len() == 1 {
+                        // Uneven chunks of one buffer.
+                        let base = chunk_addrs(rt, dev, tensors, 1, elems * esize, what)?[0];
+                        return Ok((0..chunks).map(|c| base + (0..c).map(|k| plan::chunk_len(kind, n, elems, k)).sum::<u64>() * esize).collect());
+                    }
+                    chunk_addrs(rt, dev, tensors, chunks, elems / chunks as u64 * esize, what)
+                };
+                let input = split(&a.input, in_chunks, in_elems, "input")?;
+                let output = split(&a.output, out_chunks, out_elems, "output")?;
+                Ok(RankSide { core, input, output, scratch: Vec::new() })
+            })()
+            .map_err(|e| NrtError::new(e.status, format!("rank {} (vnc {}): {}", a.rank, a.vnc, e.message)))?;
+            in_place.push(side.input[0] == side.output[0] && side.input.len() == side.output.len());
+            sides.push(side);
+        }
+        if matches!(kind, CcKind::ReduceScatter) && n > 1 {
+            for (side, &(_, core)) in sides.iter_mut().zip(&locate) {
+                let bytes = (in_elems * esize).max(64);
+                let a = memory.alloc(core, MemOwner::Runtime, MemUsage::Cc, bytes, 64).map_err(|e| fail(&mut allocated, e))?;
+                allocated.push((dev, a));
+                side.scratch = (0..n as u64).map(|c| a.get() + c * first.count * esize).collect();
+            }
+        }
+        let p = plan::plan(kind, n, first.count, &in_place);
+        let sizes = compose::compose(&p, &sides, first.dtype, first.op.dma(), arch, &vec![0; n]).map_err(|e| fail(&mut allocated, NrtError::invalid(e)))?;
+        let mut bases = Vec::with_capacity(n);
+        for (img, &(_, core)) in sizes.iter().zip(&locate) {
+            let a = memory.alloc(core, MemOwner::Runtime, MemUsage::DmaRingCollectives, img.bytes(), 256).map_err(|e| fail(&mut allocated, e))?;
+            allocated.push((dev, a));
+            bases.push(a.get());
+        }
+        let images: Vec<RankImage> = compose::compose(&p, &sides, first.dtype, first.op.dma(), arch, &bases).map_err(|e| fail(&mut allocated, NrtError::invalid(e)))?;
+        let hal = |what: &str, e: nrt_hal::HalError| NrtError::failure(format!("collectives {what}: {e}"));
+        let program = || -> NrtResult<()> {
+            for (img, &(_, core)) in images.iter().zip(&locate) {
+                for (off, bytes) in img.pieces() {
+                    if !bytes.is_empty() {
+                        device.write(DeviceAddr(img.base + off), &bytes).map_err(|e| hal("descriptor write", e))?;
+                    }
+                }
+                for (l, lane) in img.lanes.iter().enumerate() {
+                    let (tx, rx) = img.rings(l);
+                    let config = DmaRingConfig { tx_ring: DeviceAddr(tx), rx_ring: DeviceAddr(rx), descriptors: lane.capacity, completion_semaphore: None, completion_event: None };
+                    device.dma_queue_init(core, CC_QUEUES[l], config).map_err(|e| hal("queue init", e))?;
+                }
+                device.semaphore_set(core, CC_SEM, 0).map_err(|e| hal("semaphore reset", e))?;
+            }
+            for &(r, l, s) in &p.host_submits {
+                let k = images[r].lanes[l].step_pairs[s];
+                device.dma_tail_increment(locate[r].1, CC_QUEUES[l], k, k).map_err(|e| hal("doorbell", e))?;
+            }
+            Ok(())
+        };
+        program().map_err(|e| fail(&mut allocated, e))?;
+        for c in &cores {
+            st.busy.insert(*c);
+        }
+        Ok(Launched { ranks: (0..n).map(|r| (dev, locate[r].1, p.expected_done(r))).collect(), memory: allocated, left: n })
+    }
+}

@@ -1,0 +1,270 @@
+//! Collectives between the logical cores of one process, run as DMA work
+//! on a simulated trn2 device (eight cores, LNC 1): every op x several
+//! dtypes x world sizes 2, 4 and 8, checked against a host reference;
+//! bit-identical results on every rank and run; a missing rank, a
+//! mismatched op and bad arguments give their status and message.
+
+use half::{bf16, f16};
+use nrt::cc::{Arrival, CcKind, ReduceOp};
+use nrt::config::Env;
+use nrt::tensor::Tensor;
+use nrt::{NrtStatus, Runtime, RuntimeOptions};
+use nrt_hal::{Arch, Device};
+use nrt_isa::dtype::Dtype;
+use nrt_sim::{SimConfig, SimDevice};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn runtime(test: &str, env: &[(&str, &str)]) -> Runtime {
+    let dir: PathBuf = std::env::temp_dir().join(format!("nrt-cc-{}-{test}", std::process::id()));
+    let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(256 << 20).locks(dir, test).build();
+    let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
+    let mut pairs = vec![("NEURON_LOGICAL_NC_CONFIG", "1")];
+    pairs.extend_from_slice(env);
+    Runtime::init(RuntimeOptions::new(devs, Env::from_pairs(pairs))).unwrap()
+}
+
+fn enc(dtype: Dtype, v: i64) -> Vec<u8> {
+    match dtype {
+        Dtype::Float32 => (v as f32).to_le_bytes().to_vec(),
+        Dtype::Float16 => f16::from_f32(v as f32).to_le_bytes().to_vec(),
+        Dtype::Bfloat16 => bf16::from_f32(v as f32).to_le_bytes().to_vec(),
+        Dtype::Int8 | Dtype::Uint8 => vec![v as u8],
+        Dtype::Int16 | Dtype::Uint16 => (v as u16).to_le_bytes().to_vec(),
+        Dtype::Int32 | Dtype::Uint32 => (v as u32).to_le_bytes().to_vec(),
+        _ => unreachable!(),
+    }
+}
+
+fn encode(dtype: Dtype, v: &[i64]) -> Vec<u8> {
+    v.iter().flat_map(|&x| enc(dtype, x)).collect()
+}
+
+/// Rank `r`'s input values: small integers (every sum of eight is exact
+/// in every dtype tested), negative ones for signed and float types.
+fn values(dtype: Dtype, r: usize, len: u64) -> Vec<i64> {
+    let signed = !matches!(dtype, Dtype::Uint8 | Dtype::Uint16 | Dtype::Uint32);
+    (0..len as i64).map(|i| (i * 7 + r as i64 * 3 + i / 5) % 8 - if signed { 3 } else { 0 }).collect()
+}
+
+fn reduce(op: ReduceOp, vals: impl Iterator<Item = i64>) -> i64 {
+    let v: Vec<i64> = vals.collect();
+    match op {
+        ReduceOp::Add | ReduceOp::Fma => v.iter().sum(),
+        ReduceOp::Max => *v.iter().max().unwrap(),
+        ReduceOp::Min => *v.iter().min().unwrap(),
+    }
+}
+
+fn reference(kind: &CcKind, op: ReduceOp, n: usize, count: u64, inputs: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    let c = count as usize;
+    match kind {
+        CcKind::AllReduce => vec![(0..c).map(|i| reduce(op, inputs.iter().map(|v| v[i]))).collect(); n],
+        CcKind::AllGather => vec![inputs.concat(); n],
+        CcKind::ReduceScatter => (0..n).map(|r| (0..c).map(|i| reduce(op, inputs.iter().map(|v| v[r * c + i]))).collect()).collect(),
+        CcKind::AllToAll => (0..n).map(|r| (0..n).flat_map(|j| inputs[j][r * c..(r + 1) * c].to_vec()).collect()).collect(),
+        CcKind::Permute(pairs) => (0..n).map(|r| pairs.iter().find(|p| p.1 == r).map_or(vec![0; c], |p| inputs[p.0].clone())).collect(),
+    }
+}
+
+/// Runs one op on ranks 0..n (rank r on logical core r), one thread per
+/// rank; returns each rank's output bytes.
+fn run(rt: &Runtime, kind: &CcKind, dtype: Dtype, op: ReduceOp, count: u64, inputs: &[Vec<u8>], in_place: bool) -> Vec<nrt::NrtResult<Vec<u8>>> {
+    let n = inputs.len();
+    let (_, out_elems) = kind.sizes(n, count);
+    let out_bytes = out_elems * dtype.size_bytes() as u64;
+    let tensors: Vec<(Arc<Tensor>, Arc<Tensor>)> = (0..n)
+        .map(|r| {
+            let v = rt.vcore(r as u32).unwrap();
+            let mem = rt.memory(v.device).unwrap();
+            let i = Arc::new(Tensor::allocate_device(mem, v.physical[0], (inputs[r].len() as u64).max(1), "in").unwrap());
+            i.write(0, &inputs[r]).unwrap();
+            let o = if in_place { i.clone() } else { Arc::new(Tensor::allocate_device(mem, v.physical[0], out_bytes.max(1), "out").unwrap()) };
+            (i, o)
+        })
+        .collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|r| {
+                let (i, o) = tensors[r].clone();
+                let kind = kind.clone();
+                s.spawn(move || {
+                    let a = Arrival { group: (0..n as u32).collect(), rank: r, vnc: r as u32, kind, dtype, op, count, input: vec![i], output: vec![o.clone()] };
+                    rt.collectives().run(rt, a)?;
+                    let mut b = vec![0u8; out_bytes as usize];
+                    o.read(0, &mut b)?;
+                    Ok(b)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn check(rt: &Runtime, kind: &CcKind, dtype: Dtype, op: ReduceOp, n: usize, count: u64, in_place: bool) {
+    let (in_elems, _) = kind.sizes(n, count);
+    let vals: Vec<Vec<i64>> = (0..n).map(|r| values(dtype, r, in_elems)).collect();
+    let inputs: Vec<Vec<u8>> = vals.iter().map(|v| encode(dtype, v)).collect();
+    let got = run(rt, kind, dtype, op, count, &inputs, in_place);
+    let want = reference(kind, op, n, count, &vals);
+    for (r, g) in got.into_iter().enumerate() {
+        let g = g.unwrap_or_else(|e| panic!("{kind} {} {} n={n}: rank {r}: {e}", dtype.name(), op.name()));
+        let mut w = encode(dtype, &want[r]);
+        if matches!(kind, CcKind::Permute(_)) && w.len() != g.len() {
+            w.resize(g.len(), 0);
+        }
+        assert!(g == w, "{kind} {} {} n={n} count={count}: rank {r} differs from the reference", dtype.name(), op.name());
+    }
+}
+
+const DTYPES: [Dtype; 9] = [Dtype::Float32, Dtype::Float16, Dtype::Bfloat16, Dtype::Int8, Dtype::Uint8, Dtype::Int16, Dtype::Uint16, Dtype::Int32, Dtype::Uint32];
+
+#[test]
+fn every_reduction_x_dtype_x_world_size_matches_the_reference() {
+    let rt = runtime("reduce", &[]);
+    for n in [2usize, 4, 8] {
+        for dtype in DTYPES {
+            for op in [ReduceOp::Add, ReduceOp::Fma, ReduceOp::Max, ReduceOp::Min] {
+                check(&rt, &CcKind::AllReduce, dtype, op, n, 1000, false);
+            }
+            check(&rt, &CcKind::AllReduce, dtype, ReduceOp::Add, n, 333, true);
+            check(&rt, &CcKind::ReduceScatter, dtype, ReduceOp::Add, n, 250, false);
+            check(&rt, &CcKind::ReduceScatter, dtype, ReduceOp::Max, n, 7, false);
+        }
+    }
+}
+
+#[test]
+fn every_data_movement_op_x_dtype_x_world_size_matches_the_reference() {
+    let rt = runtime("move", &[]);
+    for n in [2usize, 4, 8] {
+        for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Int8, Dtype::Uint32] {
+            check(&rt, &CcKind::AllGather, dtype, ReduceOp::Add, n, 300, false);
+            check(&rt, &CcKind::AllToAll, dtype, ReduceOp::Add, n, 100, false);
+            check(&rt, &CcKind::Permute((0..n).map(|r| (r, (r + 1) % n)).collect()), dtype, ReduceOp::Add, n, 500, false);
+            // send/recv: pairs exchange.
+            check(&rt, &CcKind::Permute((0..n).map(|r| (r, r ^ 1)).collect()), dtype, ReduceOp::Add, n, 64, false);
+        }
+    }
+}
+
+#[test]
+fn a_buffer_larger_than_one_pass_and_a_tiny_one_reduce_right() {
+    let rt = runtime("passes", &[]);
+    check(&rt, &CcKind::AllReduce, Dtype::Float32, ReduceOp::Add, 2, 2 * (1 << 20) * 2 + 3, false);
+    check(&rt, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 8, 3, false);
+    check(&rt, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 4, 0, false);
+}
+
+#[test]
+fn fp32_all_reduce_is_bit_identical_on_every_rank_and_run_and_sums_in_ring_order() {
+    let rt = runtime("bits", &[]);
+    let n = 8;
+    let count = 4099u64;
+    let mut x = 0x1234_5678u32;
+    let vals: Vec<Vec<f32>> = (0..n)
+        .map(|_| {
+            (0..count)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    (x as f32 / u32::MAX as f32 - 0.5) * 1e3 * if x % 3 == 0 { 1e-4 } else { 1.0 }
+                })
+                .collect()
+        })
+        .collect();
+    let inputs: Vec<Vec<u8>> = vals.iter().map(|v| v.iter().flat_map(|f| f.to_le_bytes()).collect()).collect();
+    let first: Vec<Vec<u8>> = run(&rt, &CcKind::AllReduce, Dtype::Float32, ReduceOp::Add, count, &inputs, false).into_iter().map(|r| r.unwrap()).collect();
+    for r in 1..n {
+        assert_eq!(first[r], first[0], "rank {r} differs from rank 0");
+    }
+    let again: Vec<Vec<u8>> = run(&rt, &CcKind::AllReduce, Dtype::Float32, ReduceOp::Add, count, &inputs, false).into_iter().map(|r| r.unwrap()).collect();
+    assert_eq!(again, first, "a second run gives the same bits");
+    // Chunk c is summed along the ring from rank c + 1 to rank c.
+    let per = count.div_ceil(n as u64) as usize;
+    let want: Vec<u8> = (0..count as usize)
+        .flat_map(|i| {
+            let c = i / per;
+            let mut acc = vals[(c + 1) % n][i];
+            for k in 2..=n {
+                acc += vals[(c + k) % n][i];
+            }
+            acc.to_le_bytes()
+        })
+        .collect();
+    assert_eq!(first[0], want);
+}
+
+#[test]
+fn a_rank_that_never_arrives_times_out_naming_it() {
+    let rt = runtime("missing", &[("NEURON_RT_CC_NET_TIMEOUT", "0.3")]);
+    let v = rt.vcore(0).unwrap();
+    let t = Arc::new(Tensor::allocate_device(rt.memory(v.device).unwrap(), v.physical[0], 64, "t").unwrap());
+    let a = Arrival { group: vec![0, 1, 2], rank: 0, vnc: 0, kind: CcKind::AllReduce, dtype: Dtype::Float32, op: ReduceOp::Add, count: 16, input: vec![t.clone()], output: vec![t] };
+    let e = rt.collectives().run(&rt, a).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Timeout);
+    assert!(e.message.contains("rank(s) 1, 2 never arrived") && e.message.contains("NEURON_RT_CC_NET_TIMEOUT"), "{}", e.message);
+}
+
+#[test]
+fn mismatched_peers_fail_on_every_rank_naming_both_sides() {
+    let rt = runtime("mismatch", &[("NEURON_RT_CC_NET_TIMEOUT", "20")]);
+    let results = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2usize)
+            .map(|r| {
+                let rt = &rt;
+                s.spawn(move || {
+                    let v = rt.vcore(r as u32).unwrap();
+                    let t = Arc::new(Tensor::allocate_device(rt.memory(v.device).unwrap(), v.physical[0], 4096, "t").unwrap());
+                    let count = if r == 0 { 16 } else { 32 };
+                    let a = Arrival { group: vec![0, 1], rank: r, vnc: r as u32, kind: CcKind::AllReduce, dtype: Dtype::Float32, op: ReduceOp::Add, count, input: vec![t.clone()], output: vec![t] };
+                    rt.collectives().run(rt, a)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+    });
+    for r in results {
+        let e = r.unwrap_err();
+        assert_eq!(e.status, NrtStatus::Invalid);
+        assert!(e.message.contains("mismatched collectives between the peers: rank 0 (vnc 0) runs all_reduce of 16 float32 (add) but rank 1 (vnc 1) runs all_reduce of 32 float32 (add)"), "{}", e.message);
+    }
+}
+
+#[test]
+fn bad_arrivals_are_refused_before_waiting() {
+    let rt = runtime("bad", &[]);
+    let v = rt.vcore(0).unwrap();
+    let small = Arc::new(Tensor::allocate_device(rt.memory(v.device).unwrap(), v.physical[0], 8, "small").unwrap());
+    let host = Arc::new(Tensor::allocate_host(64, "host").unwrap());
+    let base = Arrival { group: vec![0], rank: 0, vnc: 0, kind: CcKind::AllReduce, dtype: Dtype::Float32, op: ReduceOp::Add, count: 16, input: vec![small.clone()], output: vec![small.clone()] };
+    let e = rt.collectives().run(&rt, base.clone()).unwrap_err();
+    assert!(e.message.contains("has 8 bytes; the operation needs 64"), "{}", e.message);
+    let e = rt.collectives().run(&rt, Arrival { input: vec![host.clone()], output: vec![host], count: 2, ..base.clone() }).unwrap_err();
+    assert!(e.message.contains("is in host memory"), "{}", e.message);
+    let e = rt.collectives().run(&rt, Arrival { rank: 3, ..base.clone() }).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    let e = rt.collectives().run(&rt, Arrival { group: vec![0, 0], ..base.clone() }).unwrap_err();
+    assert!(e.message.contains("names a participant twice"), "{}", e.message);
+    let e = rt.collectives().run(&rt, Arrival { dtype: Dtype::Unknown, ..base }).unwrap_err();
+    assert!(e.message.contains("cannot be reduced"), "{}", e.message);
+}
+
+#[test]
+fn a_lost_notification_gives_1200_on_the_rank_that_misses_it_and_the_next_op_runs() {
+    use nrt_sim::fault::{FaultKind, FaultSpec};
+    let dir: PathBuf = std::env::temp_dir().join(format!("nrt-cc-{}-lost", std::process::id()));
+    let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(64 << 20).locks(dir, "lost").fault(FaultSpec::new(FaultKind::SemLost)).build();
+    let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
+    let rt = Runtime::init(RuntimeOptions::new(devs, Env::from_pairs([("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_EXEC_TIMEOUT", "1")]))).unwrap();
+    let vals: Vec<Vec<i64>> = (0..4).map(|r| values(Dtype::Int32, r, 64)).collect();
+    let inputs: Vec<Vec<u8>> = vals.iter().map(|v| encode(Dtype::Int32, v)).collect();
+    let got = run(&rt, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 64, &inputs, false);
+    let failed: Vec<&nrt::NrtError> = got.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "exactly the rank whose notification was lost fails");
+    assert_eq!(failed[0].status, NrtStatus::ExecHwErrCollectives);
+    assert!(failed[0].message.contains("missing collectives status on Neuron Device 0") && failed[0].message.contains("suspected hang in collectives operation"), "{}", failed[0].message);
+    // The fault fired once: the next operation completes on every rank.
+    check(&rt, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 4, 64, false);
+}
