@@ -314,10 +314,20 @@ pub const SPLIT_MIN_MACS: usize = 1 << 21;
 /// row-major with unit columns, and there are at least two `MR` row bands.
 fn split_parts(m: usize, n: usize, k: usize, c: &MatMut<'_>) -> usize {
     let macs = m.saturating_mul(n).saturating_mul(k);
-    if macs < SPLIT_MIN_MACS || c.col_stride != 1 || c.row_stride < c.cols {
+    if !split_enabled() || macs < SPLIT_MIN_MACS || c.col_stride != 1 || c.row_stride < c.cols {
         return 1;
     }
     split::parallelism().min(m.div_ceil(MR)).min(split::MAX_HELPERS + 1)
+}
+
+/// Whether GEMMs split across the cores: opt-in with
+/// `NEURON_SIM_SPLIT_GEMM=1` (read once). Off by default because on the
+/// shared 2-core machine it measured slower: mlp's execute p50 went from
+/// ~2.0 ms to ~5.9 ms (deterministic mode, load ~9), the helper waiting for
+/// a CPU the simulator's own threads hold (docs/performance.md).
+fn split_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("NEURON_SIM_SPLIT_GEMM").is_some_and(|v| v == "1") || cfg!(test))
 }
 
 /// [`blocked`] with this thread's packing buffers.
