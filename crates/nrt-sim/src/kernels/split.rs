@@ -143,6 +143,8 @@ pub fn parallelism() -> usize {
 /// calling thread and others on idle helpers (or the caller, when none is
 /// idle); returns when all have finished. A panic in any part is resumed
 /// on the caller once every part has stopped.
+// The part numbers are the job's argument as well as indices.
+#[allow(clippy::needless_range_loop)]
 pub fn run_parts(parts: usize, job: &(dyn Fn(usize) + Sync)) {
     let mut posted = Posted { helpers: [None; MAX_HELPERS] };
     let mut local = [false; MAX_HELPERS + 1];
