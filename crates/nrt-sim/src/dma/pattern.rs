@@ -22,6 +22,8 @@ use nrt_hal::{DeviceAddr, HalError, HalResult};
 use nrt_isa::dma_desc::{DmaOp, PatternBlock, PatternConstant, PatternSide};
 use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32, convert, f32_to_bytes};
 
+use crate::kernels::scratch;
+
 /// Largest number of elements one pattern block may move (self-protection
 /// against a block that would make the simulator allocate gigabytes).
 pub const MAX_ELEMENTS: u64 = 1 << 24;
@@ -38,71 +40,114 @@ fn bad(addr: u64, why: impl Into<String>) -> HalError {
     HalError::invalid(DeviceAddr(addr), 0, why.into())
 }
 
-/// Start addresses of the contiguous runs a side covers, in pattern order,
-/// plus the run length in bytes (one element when the innermost step is
-/// not the element size).
-fn runs(side: &PatternSide) -> HalResult<(Vec<u64>, usize)> {
-    let dims = side.used_dims();
-    let esize = side.dtype.size_bytes() as u64;
-    let inner = dims[0];
-    let inner_elems = u64::from(inner.size) / esize;
-    let contiguous = i64::from(inner.step) == esize as i64;
-    let (run_len, per_run_count, per_run_step) =
-        if contiguous { (u64::from(inner.size), 1, 0i64) } else { (esize, inner_elems, i64::from(inner.step)) };
-    let mut starts = Vec::new();
-    let outer: Vec<(u64, i64)> = dims[1..].iter().map(|d| (u64::from(d.size), i64::from(d.step))).collect();
-    let total_runs = outer.iter().fold(per_run_count, |n, (c, _)| n.saturating_mul(*c));
-    if total_runs.saturating_mul(run_len / esize) > MAX_ELEMENTS {
-        return Err(bad(side.addr, format!("pattern moves more than {MAX_ELEMENTS} elements")));
+/// The contiguous runs a side covers: `total` runs of `len` bytes (one
+/// element when the innermost step is not the element size), enumerated
+/// in pattern order by [`Runs::visit`] without collecting them, so a
+/// pattern block executes without heap allocation.
+struct Runs {
+    addr: u64,
+    len: usize,
+    total: u64,
+    per_outer: u64,
+    inner_step: i64,
+    /// `(count, step)` of the outer dims (at most 3 of the block's 4).
+    outer: [(u64, i64); 4],
+    rank: usize,
+}
+
+impl Runs {
+    fn of(side: &PatternSide) -> HalResult<Self> {
+        let dims = side.used_dims();
+        let esize = side.dtype.size_bytes() as u64;
+        let inner = dims[0];
+        let inner_elems = u64::from(inner.size) / esize;
+        let contiguous = i64::from(inner.step) == esize as i64;
+        let (len, per_outer, inner_step) =
+            if contiguous { (u64::from(inner.size), 1, 0i64) } else { (esize, inner_elems, i64::from(inner.step)) };
+        let mut outer = [(1u64, 0i64); 4];
+        let rank = dims.len() - 1;
+        for (o, d) in outer.iter_mut().zip(&dims[1..]) {
+            *o = (u64::from(d.size), i64::from(d.step));
+        }
+        let total = outer[..rank].iter().fold(per_outer, |n, (c, _)| n.saturating_mul(*c));
+        if total.saturating_mul(len / esize) > MAX_ELEMENTS {
+            return Err(bad(side.addr, format!("pattern moves more than {MAX_ELEMENTS} elements")));
+        }
+        Ok(Self { addr: side.addr, len: len as usize, total, per_outer, inner_step, outer, rank })
     }
-    starts.reserve(total_runs as usize);
-    let mut idx = vec![0u64; outer.len()];
-    loop {
-        let mut base = side.addr as i128;
-        for (k, (_, step)) in outer.iter().enumerate() {
-            base += i128::from(idx[k]) * i128::from(*step);
+
+    /// Bytes the runs cover.
+    fn bytes(&self) -> usize {
+        self.total as usize * self.len
+    }
+
+    /// Calls `f(index, address)` for every run, in pattern order.
+    fn visit(&self, mut f: impl FnMut(usize, u64) -> HalResult<()>) -> HalResult<()> {
+        if self.total == 0 {
+            return Ok(());
         }
-        for j in 0..per_run_count {
-            let a = base + i128::from(j) * i128::from(per_run_step);
-            let a = u64::try_from(a).map_err(|_| bad(side.addr, "pattern steps leave the address space"))?;
-            starts.push(a);
-        }
-        // Odometer over the outer dims.
-        let mut k = 0;
+        let outer = &self.outer[..self.rank];
+        let mut idx = [0u64; 4];
+        let mut n = 0usize;
         loop {
-            if k == outer.len() {
-                return Ok((starts, run_len as usize));
+            let mut base = self.addr as i128;
+            for (k, (_, step)) in outer.iter().enumerate() {
+                base += i128::from(idx[k]) * i128::from(*step);
             }
-            idx[k] += 1;
-            if idx[k] < outer[k].0 {
-                break;
+            for j in 0..self.per_outer {
+                let a = base + i128::from(j) * i128::from(self.inner_step);
+                let a = u64::try_from(a).map_err(|_| bad(self.addr, "pattern steps leave the address space"))?;
+                f(n, a)?;
+                n += 1;
             }
-            idx[k] = 0;
-            k += 1;
+            // Odometer over the outer dims.
+            let mut k = 0;
+            loop {
+                if k == outer.len() {
+                    return Ok(());
+                }
+                idx[k] += 1;
+                if idx[k] < outer[k].0 {
+                    break;
+                }
+                idx[k] = 0;
+                k += 1;
+            }
         }
     }
 }
 
+/// Reads a side's bytes into a pooled buffer (hand it back with
+/// `scratch::recycle_bytes`).
 fn gather(mem: &dyn Bytes, side: &PatternSide) -> HalResult<Vec<u8>> {
-    let (starts, run) = runs(side)?;
-    let mut out = vec![0u8; starts.len() * run];
-    for (chunk, &a) in out.chunks_exact_mut(run).zip(&starts) {
-        mem.read_bytes(DeviceAddr(a), chunk)?;
+    let runs = Runs::of(side)?;
+    let mut out = scratch::bytes_zeroed(runs.bytes());
+    let len = runs.len;
+    match runs.visit(|i, a| mem.read_bytes(DeviceAddr(a), &mut out[i * len..(i + 1) * len])) {
+        Ok(()) => Ok(out),
+        Err(e) => {
+            scratch::recycle_bytes(out);
+            Err(e)
+        }
     }
-    Ok(out)
 }
 
 fn scatter(mem: &dyn Bytes, side: &PatternSide, data: &[u8]) -> HalResult<()> {
-    let (starts, run) = runs(side)?;
-    for (chunk, &a) in data.chunks_exact(run).zip(&starts) {
-        mem.write_bytes(DeviceAddr(a), chunk)?;
-    }
-    Ok(())
+    let runs = Runs::of(side)?;
+    let len = runs.len;
+    // As a zip of runs and data chunks: runs past the data are not written.
+    let chunks = data.len() / len.max(1);
+    runs.visit(|i, a| if i < chunks { mem.write_bytes(DeviceAddr(a), &data[i * len..(i + 1) * len]) } else { Ok(()) })
 }
 
+/// Widens `bytes` into a pooled f32 buffer (return it with
+/// `scratch::recycle_f32`).
 fn to_f32(bytes: &[u8], dtype: Dtype, addr: u64) -> HalResult<Vec<f32>> {
-    let mut v = vec![0f32; bytes.len() / dtype.size_bytes()];
-    bytes_to_f32(bytes, dtype, &mut v).map_err(|e| bad(addr, e.to_string()))?;
+    let mut v = scratch::f32_filled(bytes.len() / dtype.size_bytes(), 0.0);
+    if let Err(e) = bytes_to_f32(bytes, dtype, &mut v) {
+        scratch::recycle_f32(v);
+        return Err(bad(addr, e.to_string()));
+    }
     Ok(v)
 }
 
@@ -125,12 +170,39 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
         ));
     }
     let src = gather(mem, &b.src)?;
+    // A reduction into the destination in one dtype (the collectives'
+    // receive) starts from the destination's bytes.
+    let mut out = if reduces(b) {
+        match gather(mem, &b.dst) {
+            Ok(d) => d,
+            Err(e) => {
+                scratch::recycle_bytes(src);
+                return Err(e);
+            }
+        }
+    } else {
+        scratch::bytes_zeroed(n as usize * b.dst.dtype.size_bytes())
+    };
+    let res = transform(mem, b, n, &src, &mut out).and_then(|()| scatter(mem, &b.dst, &out));
+    let written = out.len() as u64;
+    scratch::recycle_bytes(src);
+    scratch::recycle_bytes(out);
+    res.map(|()| written)
+}
+
+/// Whether the block reduces its source into its destination in the
+/// destination's own dtype, exactly (`reduce.rs`).
+fn reduces(b: &PatternBlock) -> bool {
+    matches!(b.op, DmaOp::Fma | DmaOp::Add | DmaOp::Min | DmaOp::Max) && b.constant.is_none() && b.src.dtype == b.dst.dtype
+}
+
+/// The block's operation from the gathered source `src` into `out` (the
+/// destination's `n` elements; for a reduction, already its bytes).
+fn transform(mem: &dyn Bytes, b: &PatternBlock, n: u64, src: &[u8], out: &mut [u8]) -> HalResult<()> {
     let dsize = b.dst.dtype.size_bytes();
-    let reduces = matches!(b.op, DmaOp::Fma | DmaOp::Add | DmaOp::Min | DmaOp::Max) && b.constant.is_none() && b.src.dtype == b.dst.dtype;
-    let mut out = if reduces { gather(mem, &b.dst)? } else { vec![0u8; n as usize * dsize] };
     match b.op {
         DmaOp::Copy => {
-            convert(&src, b.src.dtype, &mut out, b.dst.dtype, &mut Rounding::NearestEven)
+            convert(src, b.src.dtype, out, b.dst.dtype, &mut Rounding::NearestEven)
                 .map_err(|e| bad(b.src.addr, e.to_string()))?;
         }
         DmaOp::Transpose => {
@@ -139,7 +211,7 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
             if es != b.src.dtype.size_bytes() || es != dsize {
                 return Err(bad(b.src.addr, "transpose element size must match both dtypes"));
             }
-            let d: Vec<usize> = t.shape.iter().map(|&x| x.max(1) as usize).collect();
+            let d = t.shape.map(|x| x.max(1) as usize);
             let (d0, d1) = (d[0], d[1]);
             let slab = d0 * d1;
             let covered = d.iter().try_fold(1u64, |acc, &x| acc.checked_mul(x as u64));
@@ -156,30 +228,45 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
                 }
             }
         }
-        _ if reduces => {
-            // A reduction into the destination in one dtype (the
-            // collectives' receive): exact per dtype, see `reduce.rs`.
-            crate::dma::reduce::reduce_into(b.op, b.scale, b.dst.dtype, &src, &mut out).map_err(|e| bad(b.dst.addr, e.to_string()))?;
+        _ if reduces(b) => {
+            // Exact per dtype, see `reduce.rs`.
+            crate::dma::reduce::reduce_into(b.op, b.scale, b.dst.dtype, src, out).map_err(|e| bad(b.dst.addr, e.to_string()))?;
         }
         DmaOp::Fma | DmaOp::Add | DmaOp::Min | DmaOp::Max => {
-            let x = to_f32(&src, b.src.dtype, b.src.addr)?;
+            let mut x = to_f32(src, b.src.dtype, b.src.addr)?;
             let needs_dst = b.op == DmaOp::Fma || b.constant.is_none();
-            let y = if needs_dst { to_f32(&gather(mem, &b.dst)?, b.dst.dtype, b.dst.addr)? } else { Vec::new() };
+            let y = if needs_dst {
+                let y = gather(mem, &b.dst).and_then(|d| {
+                    let y = to_f32(&d, b.dst.dtype, b.dst.addr);
+                    scratch::recycle_bytes(d);
+                    y
+                });
+                match y {
+                    Ok(y) => y,
+                    Err(e) => {
+                        scratch::recycle_f32(x);
+                        return Err(e);
+                    }
+                }
+            } else {
+                Vec::new()
+            };
             let other = |i: usize| b.constant.map_or_else(|| y[i], constant);
-            let r: Vec<f32> = (0..x.len())
-                .map(|i| match b.op {
-                    DmaOp::Fma => x[i] * b.scale + y[i],
-                    DmaOp::Add => x[i] + other(i),
-                    DmaOp::Min => x[i].min(other(i)),
-                    _ => x[i].max(other(i)),
-                })
-                .collect();
-            f32_to_bytes(&r, b.dst.dtype, &mut out, &mut Rounding::NearestEven)
-                .map_err(|e| bad(b.dst.addr, e.to_string()))?;
+            for (i, v) in x.iter_mut().enumerate() {
+                *v = match b.op {
+                    DmaOp::Fma => *v * b.scale + y[i],
+                    DmaOp::Add => *v + other(i),
+                    DmaOp::Min => v.min(other(i)),
+                    _ => v.max(other(i)),
+                };
+            }
+            let res = f32_to_bytes(&x, b.dst.dtype, out, &mut Rounding::NearestEven).map_err(|e| bad(b.dst.addr, e.to_string()));
+            scratch::recycle_f32(x);
+            scratch::recycle_f32(y);
+            res?;
         }
     }
-    scatter(mem, &b.dst, &out)?;
-    Ok(out.len() as u64)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -263,7 +263,10 @@ impl DescRing {
         {
             self.page = Some((base.get(), pin));
             self.pins = self.pins.wrapping_add(1);
-            self.lines.clear();
+            // Forget the lines but keep their storage: a queue whose rings
+            // alternate between pages re-pins every execution, and must
+            // not reallocate the table each time.
+            self.lines.fill(None);
             return Ok(Some(v));
         }
         dev.read(addr, out)?;

@@ -30,8 +30,10 @@
 //! bit; a reference using `mul_add` matches exactly.
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 use super::error::{KernelError, KernelResult};
+use super::split;
 
 /// Rows of C produced by one micro-kernel call.
 const MR: usize = 6;
@@ -198,7 +200,7 @@ pub fn gemm_with(kernel: MicroKernel, a: MatRef<'_>, b: MatRef<'_>, c: &mut MatM
 /// [`MatRef`] (f32) and the low-precision views of [`super::lowp`] implement
 /// it, so a bf16 / fp16 / fp8 operand is widened straight into the packed
 /// panels instead of into a separate f32 tile first.
-pub(crate) trait PanelSource {
+pub(crate) trait PanelSource: Sync {
     /// Number of rows.
     fn rows(&self) -> usize;
     /// Number of columns.
@@ -273,12 +275,94 @@ pub(crate) fn gemm_sources<A: PanelSource, B: PanelSource>(
     } else {
         kernel
     };
+    let parts = split_parts(m, n, k, c);
+    if parts <= 1 {
+        blocked_here(kernel, a, b, c, accumulate);
+        return Ok(());
+    }
+    // Row bands of C (multiples of MR rows), one per part: each element is
+    // computed exactly as without the split (same blocking over k, same
+    // kernel), so the result is bit-identical.
+    let band = m.div_ceil(MR).div_ceil(parts) * MR;
+    // Rounding bands up to MR rows can leave fewer, never empty, bands.
+    let parts = m.div_ceil(band);
+    let (rs, cols) = (c.row_stride, c.cols);
+    let mut bands: [Mutex<Option<MatMut<'_>>>; split::MAX_HELPERS + 1] = Default::default();
+    let mut rest: &mut [f32] = &mut *c.data;
+    for (i, slot) in bands.iter_mut().enumerate().take(parts) {
+        let rows = band.min(m - i * band);
+        let take = if i + 1 == parts { rest.len() } else { (rows * rs).min(rest.len()) };
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
+        rest = tail;
+        *slot.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(MatMut { data: mine, rows, cols, row_stride: rs, col_stride: 1 });
+    }
+    split::run_parts(parts, &|i| {
+        let mut band_c = bands[i].lock().unwrap_or_else(|e| e.into_inner());
+        let Some(cb) = band_c.as_mut() else { return };
+        let rows_a = RowBand { src: a, first: i * band, rows: cb.rows };
+        blocked_here(kernel, &rows_a, b, cb, accumulate);
+    });
+    Ok(())
+}
+
+/// Multiply-adds from which a GEMM is split across the cores: below it the
+/// hand-off (a few microseconds) and the repeated packing of B cost more
+/// than the second core gains.
+pub const SPLIT_MIN_MACS: usize = 1 << 21;
+
+/// Parts a GEMM of this shape runs in: 1 unless it is large, C is
+/// row-major with unit columns, and there are at least two `MR` row bands.
+fn split_parts(m: usize, n: usize, k: usize, c: &MatMut<'_>) -> usize {
+    let macs = m.saturating_mul(n).saturating_mul(k);
+    if !split_enabled() || macs < SPLIT_MIN_MACS || c.col_stride != 1 || c.row_stride < c.cols {
+        return 1;
+    }
+    split::parallelism().min(m.div_ceil(MR)).min(split::MAX_HELPERS + 1)
+}
+
+/// Whether GEMMs split across the cores: opt-in with
+/// `NEURON_SIM_SPLIT_GEMM=1` (read once). Off by default because on the
+/// shared 2-core machine it measured slower: mlp's execute p50 went from
+/// ~2.0 ms to ~5.9 ms (deterministic mode, load ~9), the helper waiting for
+/// a CPU the simulator's own threads hold (docs/performance.md).
+fn split_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("NEURON_SIM_SPLIT_GEMM").is_some_and(|v| v == "1") || cfg!(test))
+}
+
+/// [`blocked`] with this thread's packing buffers.
+fn blocked_here<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: &B, c: &mut MatMut<'_>, accumulate: bool) {
     PACK.with(|cell| {
         let mut bufs = cell.borrow_mut();
         let (pa, pb) = &mut *bufs;
         blocked(kernel, a, b, c, accumulate, pa, pb);
     });
-    Ok(())
+}
+
+/// Rows `first..first + rows` of a packable operand.
+struct RowBand<'a, A> {
+    src: &'a A,
+    first: usize,
+    rows: usize,
+}
+
+impl<A: PanelSource> PanelSource for RowBand<'_, A> {
+    fn rows(&self) -> usize {
+        self.rows
+    }
+    fn cols(&self) -> usize {
+        self.src.cols()
+    }
+    fn row_stride(&self) -> usize {
+        self.src.row_stride()
+    }
+    fn col_stride(&self) -> usize {
+        self.src.col_stride()
+    }
+    #[inline(always)]
+    fn read_run(&self, start: usize, step: usize, out: &mut [f32]) {
+        self.src.read_run(start + self.first * self.src.row_stride(), step, out);
+    }
 }
 
 /// The three-level blocking loop (Goto/BLIS order: jc, pc, ic, jr, ir).
@@ -728,6 +812,24 @@ mod tests {
                 }
                 c[i * n + j] = acc;
             }
+        }
+    }
+
+    #[test]
+    fn split_across_cores_is_bit_identical() {
+        // Above SPLIT_MIN_MACS, with row counts that leave a ragged band.
+        for (m, n, k, accumulate) in [(128, 512, 128, false), (101, 300, 130, true), (13, 2100, 200, true)] {
+            assert!(m * n * k >= SPLIT_MIN_MACS);
+            let a = values(m * k, 3);
+            let b = values(k * n, 4);
+            let start = values(m * n, 5);
+            let mut split_c = start.clone();
+            let mut one_c = start.clone();
+            let (ar, br) = (MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap());
+            gemm(ar, br, &mut MatMut::row_major(&mut split_c, m, n).unwrap(), accumulate).unwrap();
+            blocked_here(micro_kernel(), &ar, &br, &mut MatMut::row_major(&mut one_c, m, n).unwrap(), accumulate);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&split_c), bits(&one_c), "{m}x{n}x{k}");
         }
     }
 

@@ -19,24 +19,22 @@ pub fn iota(partitions: usize, base: i64, channel_multiplier: i64, axes: &[Axis]
         });
     }
     let free = checked_free_len(axes)?;
-    // Offsets of each free position from the partition's base, computed once.
-    let mut offsets = Vec::with_capacity(free);
-    let mut idx = [0u32; MAX_AXES];
-    for _ in 0..free {
-        offsets.push(axes.iter().zip(&idx).map(|(a, &i)| a.step as i64 * i as i64).sum::<i64>());
-        for (a, i) in axes.iter().zip(idx.iter_mut()) {
-            *i += 1;
-            if *i < a.count {
-                break;
-            }
-            *i = 0;
-        }
-    }
     let mut out = Tile::zeros(partitions, free);
     for p in 0..partitions {
         let start = base.wrapping_add((p as i64).wrapping_mul(channel_multiplier));
-        for (o, &off) in out.row_mut(p).iter_mut().zip(&offsets) {
+        // The offset of each free position from the partition's base, by an
+        // odometer over the axes (no offsets table: iota allocates nothing).
+        let mut idx = [0u32; MAX_AXES];
+        for o in out.row_mut(p).iter_mut() {
+            let off = axes.iter().zip(&idx).map(|(a, &i)| a.step as i64 * i as i64).sum::<i64>();
             *o = start.wrapping_add(off) as f32;
+            for (a, i) in axes.iter().zip(idx.iter_mut()) {
+                *i += 1;
+                if *i < a.count {
+                    break;
+                }
+                *i = 0;
+            }
         }
     }
     Ok(out)

@@ -245,7 +245,7 @@ struct Typed<'a, W: Widen> {
     widen: W,
 }
 
-impl<W: Widen> PanelSource for Typed<'_, W> {
+impl<W: Widen + Sync> PanelSource for Typed<'_, W> {
     fn rows(&self) -> usize {
         self.view.rows
     }

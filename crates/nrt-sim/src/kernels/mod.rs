@@ -25,6 +25,7 @@
 //! - [`math`]: vectorisable exp / tanh / erfc with documented accuracy.
 //! - [`simd`]: run-time AVX2 dispatch and scalar operands.
 //! - [`scratch`]: per-thread pools recycling tile and byte buffers.
+//! - [`split`]: fork-join of one large kernel call across the cores.
 
 pub mod activation;
 pub mod copy;
@@ -41,6 +42,7 @@ pub mod pe;
 pub mod reduce;
 pub mod scratch;
 pub mod simd;
+pub mod split;
 pub mod tile;
 pub mod transpose;
 

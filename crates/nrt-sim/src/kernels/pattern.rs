@@ -398,14 +398,19 @@ fn walk_read<M: OnChipRead + ?Sized>(
     }
     let (inner, runs) = pat.runs();
     let len = inner.count as usize;
-    let mut staging = super::scratch::bytes_with_capacity(0);
-    let mut strided = super::scratch::bytes_with_capacity(len * esize);
+    // Pooled buffers taken at their full size on first need (Vec::new
+    // does not allocate; an empty vector is not pooled back).
+    let mut staging = Vec::new();
+    let mut strided = Vec::new();
     let first = (pat.offset - lo) as i64;
     for p in 0..pat.partitions {
         let part = pat.start_partition + p;
         let span: &[u8] = match mem.partition_slice(part) {
             Some(whole) => &whole[lo..hi],
             None => {
+                if staging.capacity() < hi - lo {
+                    staging = super::scratch::bytes_with_capacity(hi - lo);
+                }
                 staging.resize(hi - lo, 0);
                 mem.read_partition(part, lo, &mut staging);
                 &staging
@@ -417,6 +422,9 @@ fn walk_read<M: OnChipRead + ?Sized>(
                 let s = start as usize;
                 visit(p, pos, &span[s..s + len * esize])?;
             } else {
+                if strided.capacity() < len * esize {
+                    strided = super::scratch::bytes_with_capacity(len * esize);
+                }
                 strided.resize(len * esize, 0);
                 gather_strided(span, start, inner.step as i64, esize, &mut strided);
                 visit(p, pos, &strided)?;
@@ -481,7 +489,7 @@ fn walk_write<M: OnChipWrite + ?Sized>(
     let (inner, runs) = pat.runs();
     let len = inner.count as usize;
     let mut buf = super::scratch::bytes_zeroed(len * esize);
-    let mut rev = super::scratch::bytes_zeroed(if inner.step == -1 { len * esize } else { 0 });
+    let mut rev = if inner.step == -1 { super::scratch::bytes_zeroed(len * esize) } else { Vec::new() };
     for p in 0..pat.partitions {
         let part = pat.start_partition + p;
         for (pos, elem) in runs {

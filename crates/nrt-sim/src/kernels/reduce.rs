@@ -98,7 +98,8 @@ pub fn reduce_partitions(data: &Tile, op: ReduceOp) -> KernelResult<Tile> {
             got: "0".into(),
         });
     }
-    let mut out = Tile::from_vec(1, data.free(), data.row(0).to_vec())?;
+    let mut out = Tile::zeros(1, data.free());
+    out.as_mut_slice().copy_from_slice(data.row(0));
     if op == ReduceOp::AbsMax {
         out.as_mut_slice().iter_mut().for_each(|v| *v = v.abs());
     }

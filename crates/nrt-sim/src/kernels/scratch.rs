@@ -9,13 +9,26 @@
 //! caller's, in deterministic mode), so after the first execution the pools
 //! hold every size a program needs.
 //!
-//! The pools are bounded ([`MAX_POOLED`] vectors, [`MAX_POOLED_BYTES`]
-//! each), so a one-off huge operand does not stay resident.
+//! Engines move between worker threads, and a buffer taken on one thread
+//! is often dropped on another (weights loaded by one LDWEIGHTS, replaced
+//! by the next on another worker), so per-thread pools alone would drain
+//! on one thread and overflow on the other, allocating for ever. Each
+//! thread's pool therefore spills into, and refills from, one shared pool
+//! (a mutex taken only on a local miss or overflow): after warm-up the
+//! pools together hold every buffer a program needs, whichever thread
+//! runs which engine.
+//!
+//! The pools are bounded ([`MAX_POOLED`] vectors per thread,
+//! [`MAX_SHARED`] shared, [`MAX_POOLED_BYTES`] each), so a one-off huge
+//! operand does not stay resident.
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 /// Most vectors kept per element type and thread.
 pub const MAX_POOLED: usize = 32;
+/// Most vectors kept per element type in the shared pool.
+pub const MAX_SHARED: usize = 64;
 /// Largest vector (in bytes of capacity) worth keeping.
 pub const MAX_POOLED_BYTES: usize = 64 << 20;
 
@@ -24,35 +37,61 @@ thread_local! {
     static BYTES: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Takes from `pool` the smallest vector with capacity for `len` elements,
-/// emptied; `None` when none is large enough.
-fn take<T>(pool: &RefCell<Vec<Vec<T>>>, len: usize) -> Option<Vec<T>> {
-    let mut pool = pool.try_borrow_mut().ok()?;
+/// The shared pools behind the per-thread ones.
+static SHARED_F32: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
+static SHARED_BYTES: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+/// Removes from `pool` the smallest vector with capacity for `len`
+/// elements; `None` when none is large enough.
+fn take_best<T>(pool: &mut Vec<Vec<T>>, len: usize) -> Option<Vec<T>> {
     let best = pool
         .iter()
         .enumerate()
         .filter(|(_, v)| v.capacity() >= len)
         .min_by_key(|(_, v)| v.capacity())
         .map(|(i, _)| i)?;
-    let mut v = pool.swap_remove(best);
+    Some(pool.swap_remove(best))
+}
+
+/// Takes a vector with capacity for `len` elements, emptied: from this
+/// thread's pool, else from the shared one; `None` when neither has one.
+fn take<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, len: usize) -> Option<Vec<T>> {
+    let mut v = match local.try_borrow_mut().ok().and_then(|mut p| take_best(&mut p, len)) {
+        Some(v) => v,
+        None => take_best(&mut *shared.lock().ok()?, len)?,
+    };
     v.clear();
     Some(v)
 }
 
-fn give<T>(pool: &RefCell<Vec<Vec<T>>>, v: Vec<T>) {
+fn give<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, v: Vec<T>) {
     if v.capacity() == 0 || v.capacity() * size_of::<T>() > MAX_POOLED_BYTES {
         return;
     }
-    if let Ok(mut pool) = pool.try_borrow_mut()
+    if let Ok(mut pool) = local.try_borrow_mut()
         && pool.len() < MAX_POOLED
     {
+        // The local pool was sized on first use; pushing within its
+        // capacity does not allocate.
+        if pool.capacity() == 0 {
+            pool.reserve_exact(MAX_POOLED);
+        }
+        pool.push(v);
+        return;
+    }
+    if let Ok(mut pool) = shared.lock()
+        && pool.len() < MAX_SHARED
+    {
+        if pool.capacity() == 0 {
+            pool.reserve_exact(MAX_SHARED);
+        }
         pool.push(v);
     }
 }
 
 /// An f32 vector of `len` copies of `value`, reusing pooled storage.
 pub fn f32_filled(len: usize, value: f32) -> Vec<f32> {
-    match F32.with(|p| take(p, len)) {
+    match F32.with(|p| take(p, &SHARED_F32, len)) {
         Some(mut v) => {
             v.resize(len, value);
             v
@@ -66,12 +105,12 @@ pub fn f32_filled(len: usize, value: f32) -> Vec<f32> {
 /// Returns an f32 vector's storage to this thread's pool.
 pub fn recycle_f32(v: Vec<f32>) {
     // During thread teardown the pool may be gone; the vector is then freed.
-    let _ = F32.try_with(|p| give(p, v));
+    let _ = F32.try_with(|p| give(p, &SHARED_F32, v));
 }
 
 /// A byte vector of `len` zeros, reusing pooled storage.
 pub fn bytes_zeroed(len: usize) -> Vec<u8> {
-    match BYTES.with(|p| take(p, len)) {
+    match BYTES.with(|p| take(p, &SHARED_BYTES, len)) {
         Some(mut v) => {
             v.resize(len, 0);
             v
@@ -82,12 +121,13 @@ pub fn bytes_zeroed(len: usize) -> Vec<u8> {
 
 /// An empty byte vector with room for `cap` bytes, reusing pooled storage.
 pub fn bytes_with_capacity(cap: usize) -> Vec<u8> {
-    BYTES.with(|p| take(p, cap)).unwrap_or_else(|| Vec::with_capacity(cap))
+    BYTES.with(|p| take(p, &SHARED_BYTES, cap)).unwrap_or_else(|| Vec::with_capacity(cap))
 }
 
 /// Returns a byte vector's storage to this thread's pool.
 pub fn recycle_bytes(v: Vec<u8>) {
-    let _ = BYTES.try_with(|p| give(p, v));
+    // During thread teardown the pool may be gone; the vector is then freed.
+    let _ = BYTES.try_with(|p| give(p, &SHARED_BYTES, v));
 }
 
 #[cfg(test)]
@@ -108,6 +148,32 @@ mod tests {
         recycle_bytes(c);
         let d = bytes_with_capacity(5);
         assert!(d.is_empty() && d.capacity() >= 5);
+    }
+
+    #[test]
+    fn a_buffer_dropped_on_another_thread_is_reused() {
+        // An unusual size, so no other test's buffer fits it better.
+        const LEN: usize = 3_000_017;
+        let ptr = std::thread::spawn(|| {
+            // Fill this thread's pool, so the next vector spills to the
+            // shared one.
+            for _ in 0..MAX_POOLED {
+                recycle_f32(vec![0.0; 4]);
+            }
+            let v = vec![1.0f32; LEN];
+            let ptr = v.as_ptr() as usize;
+            recycle_f32(v);
+            ptr
+        })
+        .join()
+        .unwrap();
+        let got = std::thread::spawn(|| {
+            let v = f32_filled(LEN, 0.0);
+            (v.as_ptr() as usize, v.iter().all(|x| *x == 0.0))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(got, (ptr, true), "the vector came back through the shared pool, refilled");
     }
 
     #[test]

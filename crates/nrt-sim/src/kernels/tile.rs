@@ -70,10 +70,10 @@ impl Tile {
     /// Builds a tile by evaluating `f(partition, free_index)` for each element;
     /// handy for tests and for generated constants such as identities.
     pub fn from_fn(partitions: usize, free: usize, mut f: impl FnMut(usize, usize) -> f32) -> Self {
-        let mut data = Vec::with_capacity(partitions * free);
+        let mut data = super::scratch::f32_filled(partitions * free, 0.0);
         for p in 0..partitions {
             for j in 0..free {
-                data.push(f(p, j));
+                data[p * free + j] = f(p, j);
             }
         }
         Self { partitions, free, data }

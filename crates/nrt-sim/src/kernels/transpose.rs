@@ -70,7 +70,8 @@ pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
             have: raw.bytes.len(),
         });
     }
-    let mut bytes = vec![0u8; raw.bytes.len()];
+    // Pooled storage (RawTile hands it back when dropped).
+    let mut bytes = super::scratch::bytes_zeroed(raw.bytes.len());
     for i in 0..rows {
         for j in 0..cols {
             let s = (i * cols + j) * e;

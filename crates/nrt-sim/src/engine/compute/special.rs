@@ -68,7 +68,7 @@ pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
     } else if let (Some(b), Some(p), Some(s0), Some(s1), Some(s2)) =
         (integral(base), integral(ps), integral(steps[0]), integral(steps[1]), integral(steps[2]))
     {
-        let axes = [s0, s1, s2].iter().zip(counts).map(|(s, c)| Axis::new(*s as i32, c)).collect::<Vec<_>>();
+        let axes = [(s0, counts[0]), (s1, counts[1]), (s2, counts[2])].map(|(s, c)| Axis::new(s as i32, c));
         k_iota(parts, b, p, &axes)?
     } else {
         let (n0, n1) = (counts[0] as usize, counts[1] as usize);

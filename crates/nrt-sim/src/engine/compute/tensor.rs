@@ -11,7 +11,7 @@ use crate::port::Bus;
 use crate::cost;
 use crate::kernels::copy::copy_cast;
 use crate::kernels::elementwise::{AluOp as K, ScalarStage, tensor_scalar as k_tensor_scalar, tensor_tensor as k_tensor_tensor};
-use crate::kernels::pattern::{Axis, Pattern, gather, gather_raw, scatter, scatter_raw};
+use crate::kernels::pattern::{Axis, MAX_AXES, Pattern, gather, gather_raw, scatter, scatter_raw};
 use crate::kernels::reduce::{ReduceOp as KR, reduce_free};
 use crate::kernels::simd::ScalarOperand;
 use nrt_isa::dtype::Rounding;
@@ -124,7 +124,11 @@ pub(crate) fn pool(i: &Pool, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
     let axes = input.pattern.axes();
     let reduced = (0..axes.len()).filter(|k| i.axes & (1 << k) != 0);
     let kept = (0..axes.len()).filter(|k| i.axes & (1 << k) == 0);
-    let order: Vec<Axis> = reduced.clone().chain(kept.clone()).map(|k| axes[k]).collect();
+    let mut order = [Axis::new(0, 1); MAX_AXES];
+    for (o, k) in order.iter_mut().zip(reduced.clone().chain(kept.clone())) {
+        *o = axes[k];
+    }
+    let order = &order[..axes.len()];
     let group: usize = reduced.map(|k| axes[k].count as usize).product();
     let kept_len: usize = kept.map(|k| axes[k].count as usize).product();
     if output.pattern.free_len() != kept_len {
@@ -134,7 +138,7 @@ pub(crate) fn pool(i: &Pool, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
         )));
     }
     let p = &input.pattern;
-    let walk = Pattern::new(p.start_partition(), p.partitions(), p.offset(), &order)?;
+    let walk = Pattern::new(p.start_partition(), p.partitions(), p.offset(), order)?;
     let x = gather(&chip.view(input.space), &walk, input.dtype)?;
     if group == 0 {
         return Err(OpError::Bad("a reduced dimension has count 0".into()));
