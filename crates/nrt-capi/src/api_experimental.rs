@@ -273,27 +273,50 @@ pub extern "C" fn nrt_debug_log_oom_report() -> NRT_STATUS {
     })
 }
 
-/// `nrt_get_libnccl_net`: no network plugin ships in this release; returns
-/// NULL with `*err = 1` and the reason in `err_msg`.
+/// The network plugin libnrt hands to its collectives library: the
+/// aws-ofi-nccl plugin of the `aws-neuronx-collectives` package.
+pub const NCCL_NET_LIBRARY: &str = "libnccom-net.so";
+
+/// `nrt_get_libnccl_net`: as libnrt, opens the NCCL network plugin
+/// (`libnccom-net.so`, found through the loader's search path) and returns
+/// its `dlopen` handle, from which the caller looks up
+/// `ncclNetPlugin_v6`. Without the plugin it returns NULL with `*err = 1`
+/// and the loader's reason plus the package to install in `err_msg`.
+/// nrt-rs's own collectives do not go through it (they use libfabric
+/// directly, docs/collectives.md).
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_libnccl_net(err: *mut c_int, err_msg: *mut c_char, err_msg_size: usize) -> *mut c_void {
-    let msg = "libnccl-net is not available: multi-participant collectives land with the collectives issue";
+    let name = std::ffi::CString::new(NCCL_NET_LIBRARY).expect("no NUL in the library name");
+    // SAFETY: a NUL-terminated name; dlopen has no other precondition.
+    let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    let failed = handle.is_null();
+    let msg = if failed {
+        // SAFETY: dlerror returns NULL or a NUL-terminated string owned by
+        // the loader, read before any other dl call on this thread.
+        let why = unsafe {
+            let e = libc::dlerror();
+            if e.is_null() { "not found".to_string() } else { std::ffi::CStr::from_ptr(e).to_string_lossy().into_owned() }
+        };
+        format!("Error opening {NCCL_NET_LIBRARY}: {why} (the NCCL network plugin of package aws-neuronx-collectives)")
+    } else {
+        String::new()
+    };
     value("nrt_get_libnccl_net", || {
         if !err.is_null() {
             // SAFETY: non-NULL int pointer from the caller.
-            unsafe { ptr::write(err, 1) };
+            unsafe { ptr::write(err, c_int::from(failed)) };
         }
         if !err_msg.is_null() && err_msg_size > 0 {
             // SAFETY: the caller gives `err_msg_size` bytes.
             let dst = unsafe { std::slice::from_raw_parts_mut(err_msg, err_msg_size) };
-            ptr::fill_chars(dst, msg);
+            ptr::fill_chars(dst, &msg);
         }
-        Err::<(), _>(NrtError::failure(msg))
+        if failed { Err(NrtError::failure(msg.clone())) } else { Ok(()) }
     });
-    std::ptr::null_mut()
+    handle
 }
 
 crate::symbols::versioned!("NRT_2.0.0":

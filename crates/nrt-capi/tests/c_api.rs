@@ -591,6 +591,8 @@ fn async_sendrecv_between_two_processes() {
         let out = side.join().unwrap_or_else(|_| panic!("the {mode} process failed"));
         assert!(out.contains(&format!("sendrecv {mode}: ")) && out.contains(" 0 failed"), "{out}");
     }
+}
+
 /// A C test program's run: its name, the arguments and environment the
 /// tests above give it.
 struct CRun {
@@ -628,6 +630,8 @@ fn sanitizer_runs(dir: &Path) -> Vec<CRun> {
         run("execute_mlp", vec![mlp, w, b], vec![]),
         run("sys_trace", vec![neff.clone(), out], vec![("NEURON_SIM_DETERMINISTIC", "1")]),
         run("bad_args", vec![neff], vec![]),
+        run("cc_api", vec![], vec![("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_CC_NET_TIMEOUT", "60")]),
+        run("nccl_net", vec!["absent".into()], vec![("LD_LIBRARY_PATH", "/nonexistent")]),
     ]
 }
 
@@ -683,7 +687,7 @@ fn c_tests_run_clean_under_address_and_undefined_sanitizers() {
 #[test]
 fn multi_threaded_c_tests_run_clean_under_thread_sanitizer() {
     let dir = scratch("tsan");
-    let runs: Vec<CRun> = sanitizer_runs(&dir).into_iter().filter(|r| ["threads", "async_api"].contains(&r.name)).collect();
+    let runs: Vec<CRun> = sanitizer_runs(&dir).into_iter().filter(|r| ["threads", "async_api", "cc_api"].contains(&r.name)).collect();
     // libnrt is not instrumented: its own accesses are ordered by atomics
     // TSan cannot see (the loom models check those), so the interceptors
     // libnrt calls (its memcpy of tensor bytes, ...) are left out, as
@@ -693,4 +697,23 @@ fn multi_threaded_c_tests_run_clean_under_thread_sanitizer() {
     std::fs::write(&supp, "called_from_lib:libnrt.so.1\n").expect("write the TSan suppressions");
     let env = [("TSAN_OPTIONS", format!("halt_on_error=1:exitcode=88:report_signal_unsafe=0:suppressions={}", supp.display()))];
     run_sanitized(&dir, &runs, "tsan", &["-fsanitize=thread", "-fno-omit-frame-pointer"], &env);
+}
+
+#[test]
+fn nccl_net_plugin_is_opened_when_present_and_named_when_absent() {
+    let dir = scratch("nccl_net");
+    let exe = build("nccl_net", &dir, false);
+    // A stand-in for aws-neuronx-collectives' plugin: the one symbol the
+    // collectives library looks up through the handle.
+    let plugin = dir.join("plugin");
+    std::fs::create_dir_all(&plugin).unwrap();
+    let src = dir.join("plugin.c");
+    std::fs::write(&src, "const int ncclNetPlugin_v6[4] = {6, 0, 0, 0};\n").unwrap();
+    let mut c = cc();
+    c.args(["-shared", "-fPIC"]).arg(&src).arg("-o").arg(plugin.join("libnccom-net.so"));
+    run_checked(c, "compiling the stand-in plugin");
+    let absent = run_env(&exe, &dir, &[Path::new("absent")], &[("LD_LIBRARY_PATH", "/nonexistent")]);
+    assert!(absent.contains("nccl_net absent: ") && absent.contains(" 0 failed"), "{absent}");
+    let present = run_env(&exe, &dir, &[Path::new("present")], &[("LD_LIBRARY_PATH", plugin.to_str().unwrap())]);
+    assert!(present.contains("nccl_net present: ") && present.contains(" 0 failed"), "{present}");
 }
