@@ -114,9 +114,10 @@ fn a_semaphore_wait_never_met_times_out() {
     let neff = copy_with_sp("dma_trigger queue=\"qCopy\" block_id=0\nevent_semaphore wait=sem1>=5\npseudo_inst sub=exit_execution\n");
     let (_dev, host) = host_with(short_timeout());
     let e = load_and_run(&host, &neff);
-    // The status and the model are named; the engine and its instruction
-    // are not yet (the runtime reads no sequencer state from the device).
+    // The status, the model and the engine that never ended are named;
+    // its instruction is not yet (the runtime reads no sequencer state).
     assert_eq!(e.status, NrtStatus::Timeout, "{}", e.message);
     assert!(e.message.contains("NRT_TIMEOUT") && e.message.contains("copy"), "{}", e.message);
+    assert!(e.message.contains("no END from engine(s) SP") && e.message.contains("NEURON_RT_EXEC_TIMEOUT"), "{}", e.message);
     still_usable(&host);
 }

@@ -93,6 +93,8 @@ pub enum Failure {
         core: usize,
         /// The timeout.
         timeout_ms: u64,
+        /// The engines of that core (bit = engine index) that wrote no END.
+        engines: u8,
     },
     /// A record came out of order and the ring had overflowed.
     Overflow {
@@ -431,7 +433,7 @@ impl Harvest {
                     let overflow = (0..cores).flat_map(|c| (0..ENGINES).map(move |e| (c, e))).find(|&(c, e)| src.overflowed(c, e));
                     match overflow {
                         Some((core, engine)) => self.fail(NrtStatus::ExecSwNqOverflow, Failure::Overflow { core, engine }),
-                        None => self.fail(NrtStatus::Timeout, Failure::Timeout { core, timeout_ms: self.timeout.as_millis() as u64 }),
+                        None => self.fail(NrtStatus::Timeout, Failure::Timeout { core, timeout_ms: self.timeout.as_millis() as u64, engines: self.pending[core] }),
                     }
                     Step::Done(self.status)
                 } else {

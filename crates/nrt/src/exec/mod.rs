@@ -445,8 +445,9 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     if let Some(t) = trace.as_deref() {
         traced::record_device_events(model, prog, st.harvest.observation(), t, status);
     }
+    let mut detail = String::new();
     if status != NrtStatus::Success {
-        report_failure(model, prog, &st.harvest, status);
+        detail = report_failure(model, prog, &st.harvest, status);
         if errors::poisons(status, st.harvest.engine_stopped()) {
             model.poison(status);
             for c in &prog.cores {
@@ -475,7 +476,7 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
         }
         Ok(())
     } else {
-        Err(NrtError::new(status, format!("execution of model {} \"{}\" finished with {status}", model.id, model.name)))
+        Err(NrtError::new(status, format!("execution of model {} \"{}\" finished with {status}{detail}", model.id, model.name)))
     }
 }
 
@@ -551,16 +552,27 @@ fn engine_name(i: Option<usize>) -> &'static str {
     i.and_then(nrt_hal::EngineId::from_index).map_or("TPB", |e| e.name())
 }
 
-fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harvest, status: NrtStatus) {
+/// Logs an execution's failure as libnrt does and returns what the
+/// caller's error message adds (e.g. which engines never ended).
+fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harvest, status: NrtStatus) -> String {
     let nc = |core: usize| prog.cores.get(core).map_or(0, |c| c.core.core().0);
     let nd = prog.cores[0].core.device().info().device_index;
     match h.failure() {
-        Some(Failure::Timeout { core, timeout_ms }) => crate::log_error!(
-            Module::Kmgr,
-            "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] execution timeout ({timeout_ms} ms) on model {}, waiting for execution completion notification",
-            nc(core),
-            model.name
-        ),
+        Some(Failure::Timeout { core, timeout_ms, engines }) => {
+            // libnrt's per-engine line, then the fatal one; our message adds
+            // the engines that never wrote END (still running or waiting).
+            let names: Vec<&str> = (0..8).filter(|e| engines & (1 << e) != 0).map(|e| engine_name(Some(e))).collect();
+            for e in (0..8).filter(|e| engines & (1 << e) != 0) {
+                crate::log_error!(Module::Kmgr, "[ND {nd}][NC {}] Missing infer_status notification: (end:{e}) engine {}", nc(core), engine_name(Some(e)));
+            }
+            crate::log_error!(
+                Module::Kmgr,
+                "(FATAL-RT-UNDEFINED-STATE) [ND {nd}][NC {}] execution timeout ({timeout_ms} ms) on model {}, waiting for execution completion notification",
+                nc(core),
+                model.name
+            );
+            return format!(": no END from engine(s) {} of NC {} within {timeout_ms} ms (NEURON_RT_EXEC_TIMEOUT)", names.join(", "), nc(core));
+        }
         Some(Failure::Overflow { core, engine }) => crate::log_error!(
             Module::Kmgr,
             "[ND {nd}][NC {}] notification queue of engine {engine} overflowed on model {} ({status})",
@@ -589,4 +601,5 @@ fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harves
         ),
         None => crate::log_warn!(Module::Kmgr, "[ND {nd}] execution of model {} completed with {status}", model.name),
     }
+    String::new()
 }
