@@ -115,3 +115,35 @@ pub fn resize_copy_io(m: &mut Members, rows: u64, cols: u64) {
     }]);
     m.insert("sg00/SP.json".into(), serde_json::to_vec(&sp).expect("SP.json"));
 }
+
+/// A global allocator that counts allocations (alloc, alloc_zeroed,
+/// realloc) into [`ALLOCATIONS`], for the allocation-free tests; a test
+/// binary installs it with
+/// `#[global_allocator] static GLOBAL: CountingAlloc = CountingAlloc;`.
+pub struct CountingAlloc;
+
+/// Allocations seen by [`CountingAlloc`] so far.
+pub static ALLOCATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { std::alloc::System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}
