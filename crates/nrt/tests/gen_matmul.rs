@@ -10,27 +10,10 @@
 mod exec_support;
 
 use exec_support::*;
-use half::{bf16, f16};
 use nrt::tensor::{Tensor, TensorSet};
 use nrt_gen::{MatmulSpec, Split, matmul_neff};
 use nrt_isa::dtype::Dtype;
 use std::sync::Arc;
-
-fn encode(d: Dtype, v: &[f32]) -> Vec<u8> {
-    match d {
-        Dtype::Float16 => v.iter().flat_map(|x| f16::from_f32(*x).to_le_bytes()).collect(),
-        Dtype::Bfloat16 => v.iter().flat_map(|x| bf16::from_f32(*x).to_le_bytes()).collect(),
-        _ => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-    }
-}
-
-fn decode(d: Dtype, b: &[u8]) -> Vec<f32> {
-    match d {
-        Dtype::Float16 => b.chunks(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
-        Dtype::Bfloat16 => b.chunks(2).map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
-        _ => b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-    }
-}
 
 /// Uniform in [-1, 1), rounded to `d`.
 fn random(d: Dtype, len: usize, seed: u64) -> Vec<f32> {

@@ -147,3 +147,26 @@ unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
         unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
     }
 }
+
+/// `v` as little-endian bytes of `d` (fp16 and bf16 rounded to nearest
+/// even; anything else as fp32).
+pub fn encode(d: nrt_isa::dtype::Dtype, v: &[f32]) -> Vec<u8> {
+    use half::{bf16, f16};
+    use nrt_isa::dtype::Dtype;
+    match d {
+        Dtype::Float16 => v.iter().flat_map(|x| f16::from_f32(*x).to_le_bytes()).collect(),
+        Dtype::Bfloat16 => v.iter().flat_map(|x| bf16::from_f32(*x).to_le_bytes()).collect(),
+        _ => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    }
+}
+
+/// The inverse of [`encode`].
+pub fn decode(d: nrt_isa::dtype::Dtype, b: &[u8]) -> Vec<f32> {
+    use half::{bf16, f16};
+    use nrt_isa::dtype::Dtype;
+    match d {
+        Dtype::Float16 => b.chunks(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+        Dtype::Bfloat16 => b.chunks(2).map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+        _ => b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+    }
+}
