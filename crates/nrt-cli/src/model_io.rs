@@ -213,12 +213,7 @@ pub fn read_input_npy(sig: &TensorSignature, path: &Path) -> Result<Vec<u8>> {
 /// deterministic pseudo-random data (seeded by the input's position) for
 /// inputs not given. Unknown names are errors.
 pub fn input_bytes(inputs: &[TensorSignature], given: &[(String, std::path::PathBuf)]) -> Result<Vec<Vec<u8>>> {
-    for (name, _) in given {
-        if !inputs.iter().any(|s| &s.name == name) {
-            let names: Vec<&str> = inputs.iter().map(|s| s.name.as_str()).collect();
-            bail!("--input {name:?}: the model has no input of that name (inputs: {})", names.join(", "));
-        }
-    }
+    check_input_names(inputs, given)?;
     inputs
         .iter()
         .enumerate()
@@ -227,6 +222,17 @@ pub fn input_bytes(inputs: &[TensorSignature], given: &[(String, std::path::Path
             None => Ok(example_data::pseudo_random_tensor(&sig.dtype, size_of(sig)?, 1 + i as u64)),
         })
         .collect()
+}
+
+/// Refuses `--input` names the model does not have, listing the real ones.
+pub fn check_input_names(inputs: &[TensorSignature], given: &[(String, std::path::PathBuf)]) -> Result<()> {
+    for (name, _) in given {
+        if !inputs.iter().any(|s| &s.name == name) {
+            let names: Vec<&str> = inputs.iter().map(|s| s.name.as_str()).collect();
+            bail!("--input {name:?}: the model has no input of that name (inputs: {})", names.join(", "));
+        }
+    }
+    Ok(())
 }
 
 /// Parses `NAME=PATH`.

@@ -15,12 +15,7 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
     let bytes = model_io::neff_bytes(path)?;
     let loaded = Loaded::with_profile(&bytes, profile_dir)?;
     drop(bytes);
-    for (name, _) in inputs {
-        if !loaded.inputs.iter().any(|s| &s.name == name) {
-            let names: Vec<&str> = loaded.inputs.iter().map(|s| s.name.as_str()).collect();
-            return Err(anyhow!("--input {name:?}: the model has no input of that name (inputs: {})", names.join(", ")));
-        }
-    }
+    model_io::check_input_names(&loaded.inputs, inputs)?;
     // Inputs and outputs live in device memory of the model's core, as a
     // framework's tensors would: execute binds them in place, and files
     // stream in and out a chunk at a time, so a tensor of several GiB is
