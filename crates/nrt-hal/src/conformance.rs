@@ -62,7 +62,7 @@ macro_rules! device_conformance_tests {
             memory_roundtrip, memory_every_channel_and_host, out_of_memory, invalid_address,
             semaphores_and_events, semaphore_windows, dma_ring_copy,
             dma_doorbell_by_device_write, nq_wrap_and_phase, nq_overflow_flag,
-            reservation_exclusive);
+            engine_state_names_the_wait, reservation_exclusive);
     };
 }
 
@@ -436,6 +436,36 @@ pub fn nq_wrap_and_phase(factory: Factory<'_>) {
     }
     assert!(!nq.overflowed(), "an acknowledged ring must not overflow");
     dev.reset_core(c).unwrap();
+}
+
+/// A sequencer's debug registers (where a device has them): an engine
+/// blocked at its stream's doorbell wait reports that record and the
+/// semaphore; once the doorbell rings and it passes, it reports a later
+/// record; after a core reset it is idle.
+pub fn engine_state_names_the_wait(factory: Factory<'_>) {
+    use crate::device::{EngineRun, EngineWaitOn};
+    let dev = factory();
+    let c = CoreId(0);
+    if dev.engine_state(c, EngineId::Act).unwrap().is_none() {
+        return;
+    }
+    // DOORBELL(sem 29), DOORBELL(sem 28), EXIT.
+    let mut stream = Vec::new();
+    stream.extend_from_slice(&records::doorbell_wait(29));
+    stream.extend_from_slice(&records::doorbell_wait(28));
+    stream.extend_from_slice(&records::exit());
+    let addr = dev.alloc(HBM0, stream.len() as u64, 64).unwrap();
+    dev.write(addr, &stream).unwrap();
+    dev.start_engine(c, EngineId::Act, addr, stream.len() as u64).unwrap();
+    let state = || dev.engine_state(c, EngineId::Act).unwrap().unwrap();
+    wait_until("the engine blocking on semaphore 29", || state().waiting_on == EngineWaitOn::Semaphore(29));
+    let st = state();
+    assert_eq!((st.run, st.pc), (EngineRun::Running, 0), "blocked at the first record: {st:?}");
+    dev.semaphore_increment(c, 29, 1).unwrap();
+    wait_until("the engine blocking on semaphore 28", || state().waiting_on == EngineWaitOn::Semaphore(28));
+    assert_eq!(state().pc, 1, "blocked at the second record: {:?}", state());
+    dev.reset_core(c).unwrap();
+    assert_eq!(state().run, EngineRun::Idle, "a reset core's engines are idle: {:?}", state());
 }
 
 /// A producer lapping an unacknowledged ring sets the overflow flag.

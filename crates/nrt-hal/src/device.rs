@@ -226,6 +226,59 @@ pub struct DmaQueueState {
     pub rx_tail: u64,
 }
 
+/// Where a sequencer is, as its debug registers report it: what a hang
+/// report names (which instruction an engine is stuck on, and on what).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineState {
+    /// Whether it runs.
+    pub run: EngineRun,
+    /// The record it executes next (or waits at), counted from the start of
+    /// its instruction stream.
+    pub pc: u64,
+    /// What it is blocked on, if anything.
+    pub waiting_on: EngineWaitOn,
+}
+
+/// A sequencer's run state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineRun {
+    /// No program, or ran off the end of its stream.
+    Idle,
+    /// Fetching and executing (possibly blocked, see [`EngineState::waiting_on`]).
+    Running,
+    /// Stopped by HALT or a fatal fault.
+    Halted,
+    /// Stopped without a word (a hang).
+    Hung,
+}
+
+/// What a sequencer waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineWaitOn {
+    /// Nothing: it is executing.
+    Nothing,
+    /// A compare on semaphore `n`.
+    Semaphore(u32),
+    /// Event `n`.
+    Event(u32),
+    /// The core's DMA queues going idle (DRAIN).
+    DmaIdle,
+    /// A custom operator on the POOL engine's cores.
+    CustomOp,
+}
+
+impl std::fmt::Display for EngineWaitOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineWaitOn::Nothing => write!(f, "nothing"),
+            EngineWaitOn::Semaphore(n) => write!(f, "semaphore {n}"),
+            EngineWaitOn::Event(n) => write!(f, "event {n}"),
+            EngineWaitOn::DmaIdle => write!(f, "its DMA queues to drain"),
+            EngineWaitOn::CustomOp => write!(f, "a custom operator"),
+        }
+    }
+}
+
 /// A NeuronCore device as the runtime sees it.
 ///
 /// Thin and trusting: no policy, no validation beyond what keeps the
@@ -313,6 +366,14 @@ pub trait Device: Send + Sync {
     /// block on a semaphore at its top; at PSEUDO EXIT the sequencer
     /// reports END and branches back to the top.
     fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()>;
+
+    /// Reads a sequencer's debug registers (its program counter, run state
+    /// and what it waits on), for a hang report. A device without them
+    /// reports `None`.
+    fn engine_state(&self, core: CoreId, engine: EngineId) -> HalResult<Option<EngineState>> {
+        let _ = (core, engine);
+        Ok(None)
+    }
 
     /// Resets a core (RESET_NCS for one core): stops its sequencers and DMA
     /// queues, clears semaphores and events. Memory is kept.

@@ -24,8 +24,8 @@ pub mod status_read;
 pub use addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
 pub use arch::{Arch, ArchDesc, HbmChannelDesc, InstanceType};
 pub use device::{
-    Device, DeviceInfo, DmaQueueState, DmaQueueStatus, DmaRingConfig, MemoryLocation, NqRing,
-    NqSpec, NqType, NQ_RECORD_BYTES,
+    Device, DeviceInfo, DmaQueueState, DmaQueueStatus, DmaRingConfig, EngineRun, EngineState,
+    EngineWaitOn, MemoryLocation, NqRing, NqSpec, NqType, NQ_RECORD_BYTES,
 };
 pub use error::{HalError, HalResult};
 pub use reservation::CoreReservation;

@@ -114,10 +114,14 @@ fn a_semaphore_wait_never_met_times_out() {
     let neff = copy_with_sp("dma_trigger queue=\"qCopy\" block_id=0\nevent_semaphore wait=sem1>=5\npseudo_inst sub=exit_execution\n");
     let (_dev, host) = host_with(short_timeout());
     let e = load_and_run(&host, &neff);
-    // The status, the model and the engine that never ended are named;
-    // its instruction is not yet (the runtime reads no sequencer state).
+    // The status, the model, the engine that never ended, the semaphore it
+    // waits on with its value, and its instruction (the second of SP's
+    // stream, an EVENT_SEMAPHORE) are named.
     assert_eq!(e.status, NrtStatus::Timeout, "{}", e.message);
     assert!(e.message.contains("NRT_TIMEOUT") && e.message.contains("copy"), "{}", e.message);
     assert!(e.message.contains("no END from engine(s) SP") && e.message.contains("NEURON_RT_EXEC_TIMEOUT"), "{}", e.message);
+    // (The value is 1 once the copy's DMA has signalled it, 0 before.)
+    assert!(e.message.contains("SP waiting on semaphore 1 (value "), "{}", e.message);
+    assert!(e.message.contains("at sg00 SP instruction 1 (EVENT_SEMAPHORE)"), "{}", e.message);
     still_usable(&host);
 }

@@ -442,6 +442,32 @@ impl Device for SimDevice {
         Ok(())
     }
 
+    fn engine_state(&self, core: CoreId, engine: EngineId) -> HalResult<Option<nrt_hal::EngineState>> {
+        use crate::engine::RunState;
+        use crate::wake::WaitKey;
+        use nrt_hal::{EngineRun, EngineWaitOn};
+        self.alive()?;
+        let c = self.shared.core(core)?;
+        let slot = &c.engines[engine.index()];
+        // Under the sequencer's lock the published wait key is the one its
+        // last step ended on (see `Shared::step_engine`).
+        let seq = slot.seq.lock().unwrap_or_else(|e| e.into_inner());
+        let run = match seq.state() {
+            RunState::Idle => EngineRun::Idle,
+            RunState::Running => EngineRun::Running,
+            RunState::Halted => EngineRun::Halted,
+            RunState::Hung => EngineRun::Hung,
+        };
+        let waiting_on = match (run, slot.wait.key()) {
+            (EngineRun::Running, WaitKey::Sem(n)) => EngineWaitOn::Semaphore(n),
+            (EngineRun::Running, WaitKey::Event(n)) => EngineWaitOn::Event(n),
+            (EngineRun::Running, WaitKey::DmaIdle) => EngineWaitOn::DmaIdle,
+            (EngineRun::Running, WaitKey::Q7) => EngineWaitOn::CustomOp,
+            _ => EngineWaitOn::Nothing,
+        };
+        Ok(Some(nrt_hal::EngineState { run, pc: seq.pc(), waiting_on }))
+    }
+
     fn assist(&self) -> bool {
         self.shared.scheduler.run_one(&self.shared)
     }

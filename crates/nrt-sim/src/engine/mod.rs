@@ -117,6 +117,11 @@ impl Sequencer {
         self.st.state
     }
 
+    /// The record executed next (or waited at), from the stream's start.
+    pub fn pc(&self) -> u64 {
+        self.st.pc
+    }
+
     /// Virtual clock in picoseconds.
     pub fn clock(&self) -> u64 {
         self.st.clock

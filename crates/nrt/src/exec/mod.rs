@@ -30,7 +30,7 @@ pub mod traced;
 
 use crate::load::ModelHost;
 use crate::log::Module;
-use crate::model::{DeviceProgram, LoadedModel, ModelId};
+use crate::model::{CoreProgram, DeviceProgram, LoadedModel, ModelId};
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use crate::tensor::{Placement, Tensor, TensorSet};
 use cores::CoreExec;
@@ -552,6 +552,29 @@ fn engine_name(i: Option<usize>) -> &'static str {
     i.and_then(nrt_hal::EngineId::from_index).map_or("TPB", |e| e.name())
 }
 
+/// Where engine `e` of core program `c` is: "waiting on semaphore 3
+/// (value 0) at sg00 ... instruction 5 ...", from the device's debug
+/// registers; `None` when the device has none or the engine is not there.
+fn where_engine_is(c: &CoreProgram, e: usize) -> Option<String> {
+    let engine = nrt_hal::EngineId::from_index(e)?;
+    let dev = c.core.device();
+    let st = dev.engine_state(c.core.core(), engine).ok().flatten()?;
+    let what = match st.waiting_on {
+        nrt_hal::EngineWaitOn::Nothing => match st.run {
+            nrt_hal::EngineRun::Running => "running".to_string(),
+            nrt_hal::EngineRun::Idle => "idle".to_string(),
+            nrt_hal::EngineRun::Halted => "halted".to_string(),
+            nrt_hal::EngineRun::Hung => "stopped".to_string(),
+        },
+        nrt_hal::EngineWaitOn::Semaphore(n) => match dev.semaphore_read(c.core.core(), n) {
+            Ok(v) => format!("waiting on semaphore {n} (value {v})"),
+            Err(_) => format!("waiting on semaphore {n}"),
+        },
+        w => format!("waiting on {w}"),
+    };
+    Some(format!("{what} at {}", c.describe_pc(e, st.pc)))
+}
+
 /// Logs an execution's failure as libnrt does and returns what the
 /// caller's error message adds (e.g. which engines never ended).
 fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harvest, status: NrtStatus) -> String {
@@ -571,7 +594,18 @@ fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harves
                 nc(core),
                 model.name
             );
-            return format!(": no END from engine(s) {} of NC {} within {timeout_ms} ms (NEURON_RT_EXEC_TIMEOUT)", names.join(", "), nc(core));
+            // Where each of them is, from the sequencers' debug registers:
+            // the instruction it is stuck on and what it waits for.
+            let at: Vec<String> = (0..8)
+                .filter(|e| engines & (1 << e) != 0)
+                .filter_map(|e| Some((e, where_engine_is(prog.cores.get(core)?, e)?)))
+                .map(|(e, w)| format!("{} {w}", engine_name(Some(e))))
+                .collect();
+            for line in &at {
+                crate::log_error!(Module::Kmgr, "[ND {nd}][NC {}] engine {line}", nc(core));
+            }
+            let at = if at.is_empty() { String::new() } else { format!("; {}", at.join("; ")) };
+            return format!(": no END from engine(s) {} of NC {} within {timeout_ms} ms (NEURON_RT_EXEC_TIMEOUT){at}", names.join(", "), nc(core));
         }
         Some(Failure::Overflow { core, engine }) => crate::log_error!(
             Module::Kmgr,
