@@ -329,6 +329,35 @@ mod tests {
         }
     }
 
+    /// A receiver's own-chunk copy and the reduce into it alternate piece
+    /// by piece: each piece's copy pairs, then a reduce block over the
+    /// same bytes of the destination, covering the chunk once.
+    #[test]
+    fn own_chunk_copies_interleave_with_their_reduce_piece_by_piece() {
+        use nrt_isa::dma_desc::RingSide;
+        let arch = nrt_hal::Arch::Trn2.desc();
+        // Two ranks, halves of 100_000 fp32 (400_000 bytes): a 256 KiB
+        // piece and a 137_856-byte one.
+        let p = plan(&CcKind::AllReduce, 2, 400_000, &[false; 2]);
+        let sides: Vec<RankSide> = (0..2u64).map(|r| RankSide { core: CoreId(r as u32), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 800_000], output: vec![0x4000_0000 * (r + 1), 0x4000_0000 * (r + 1) + 800_000], scratch: vec![] }).collect();
+        let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0; 2]).unwrap();
+        let img = &imgs[0];
+        assert_eq!(img.blocks.len(), 2 * 2, "two pieces per half");
+        let lane = &img.lanes[0];
+        let first_step = lane.step_pairs[0] as usize;
+        let kinds: Vec<bool> = lane.tx[..first_step].iter().map(|b| DmaDescriptor::from_bytes(b, RingSide::Tx).unwrap().len_ctrl().pattern).collect();
+        let want: Vec<bool> = [vec![false; 4], vec![true], vec![false; 3], vec![true]].concat();
+        assert_eq!(&kinds[..want.len()], &want[..], "4 copies, a reduce, 3 copies, a reduce, then the signals");
+        assert!(kinds[want.len()..].iter().all(|k| !k));
+        // Rank 0 sends chunk 1 to rank 1: the blocks reduce into rank 1's
+        // output chunk 1 at offsets 0 and 256 KiB.
+        let dst_of = |b: &[u8; 128]| PatternBlock::from_bytes(b).unwrap().dst;
+        let (d0, d1) = (dst_of(&img.blocks[0]), dst_of(&img.blocks[1]));
+        let base = sides[1].output[1];
+        assert_eq!((d0.addr, d1.addr), (base, base + FUSED_PIECE_BYTES));
+        assert_eq!((d0.elements(), d1.elements()), (FUSED_PIECE_BYTES / 4, 100_000 - FUSED_PIECE_BYTES / 4));
+    }
+
     #[test]
     fn images_hold_one_pair_per_counted_pair_and_fit_their_rings() {
         let arch = nrt_hal::Arch::Trn2.desc();
