@@ -169,6 +169,9 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
             format!("source covers {n} elements, destination {}", b.dst.elements()),
         ));
     }
+    if let Some(done) = reduce_streamed(mem, b) {
+        return done;
+    }
     let src = gather(mem, &b.src)?;
     // A reduction into the destination in one dtype (the collectives'
     // receive) starts from the destination's bytes.
@@ -188,6 +191,54 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
     scratch::recycle_bytes(src);
     scratch::recycle_bytes(out);
     res.map(|()| written)
+}
+
+/// Bytes of one piece of a streamed reduction ([`reduce_streamed`]): a
+/// piece of each side (2 x 32 KiB) stays in the L2 cache while it is
+/// reduced.
+const PIECE_BYTES: usize = 32 << 10;
+
+/// A reduction (see [`reduces`]) between two contiguous runs that do not
+/// overlap (every collectives receive), streamed piece by piece: read a
+/// piece of each side, reduce, write the destination's piece. The bytes
+/// pass through cache-sized buffers once, where the general path
+/// gathers both whole sides into temporaries and scatters the result
+/// back. A side that cannot be read or written stops the transfer there
+/// (the pieces before it have landed, as on an engine that aborts
+/// mid-transfer). `None`: any other block, for the general path (which
+/// also reports malformed sides).
+fn reduce_streamed(mem: &dyn Bytes, b: &PatternBlock) -> Option<HalResult<u64>> {
+    if !reduces(b) {
+        return None;
+    }
+    let (s, d) = (Runs::of(&b.src).ok()?, Runs::of(&b.dst).ok()?);
+    if s.total != 1 || d.total != 1 || s.len != d.len {
+        return None;
+    }
+    let len = d.len as u64;
+    if s.addr < d.addr.saturating_add(len) && d.addr < s.addr.saturating_add(len) {
+        return None;
+    }
+    let piece = PIECE_BYTES.min(d.len);
+    let mut x = scratch::bytes_zeroed(piece);
+    let mut y = scratch::bytes_zeroed(piece);
+    let mut run = || -> HalResult<u64> {
+        let mut done = 0u64;
+        while done < len {
+            let n = (len - done).min(piece as u64) as usize;
+            let (sa, da) = (DeviceAddr(s.addr + done), DeviceAddr(d.addr + done));
+            mem.read_bytes(sa, &mut x[..n])?;
+            mem.read_bytes(da, &mut y[..n])?;
+            crate::dma::reduce::reduce_into(b.op, b.scale, b.dst.dtype, &x[..n], &mut y[..n]).map_err(|e| bad(da.get(), e.to_string()))?;
+            mem.write_bytes(da, &y[..n])?;
+            done += n as u64;
+        }
+        Ok(len)
+    };
+    let res = run();
+    scratch::recycle_bytes(x);
+    scratch::recycle_bytes(y);
+    Some(res)
 }
 
 /// Whether the block reduces its source into its destination in the
@@ -348,6 +399,45 @@ mod tests {
         let min = PatternBlock { constant: Some(PatternConstant::I32(2)), ..block(DmaOp::Min, src, side(500, Dtype::Float32, &[(4, 16)])) };
         execute(&m, &min).unwrap();
         assert_eq!(f32s(&m, 500, 4), vec![1.5, -2.0, 2.0, 2.0]);
+    }
+
+    /// A reduction between contiguous sides spanning several streamed
+    /// pieces (and a partial one) gives the element-wise result of every
+    /// op; sides that overlap take the gathering path, whose result is
+    /// that of reading the whole source before writing.
+    #[test]
+    fn streamed_reductions_match_the_elementwise_reference() {
+        let n = PIECE_BYTES / 4 * 2 + 37;
+        let d0 = 4 * n + 64;
+        let m = Flat(RefCell::new(vec![0; 2 * 4 * n + 4096]));
+        let a: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.25 - 100.0).collect();
+        let b: Vec<f32> = (0..n).map(|i| 7.0 - (i % 613) as f32 * 0.5).collect();
+        put_f32s(&m, 0, &a);
+        let bytes = (4 * n) as u32;
+        for op in [DmaOp::Add, DmaOp::Fma, DmaOp::Max, DmaOp::Min] {
+            put_f32s(&m, d0, &b);
+            let blk = PatternBlock { scale: 0.5, ..block(op, side(0, Dtype::Float32, &[(4, bytes)]), side(d0 as u64, Dtype::Float32, &[(4, bytes)])) };
+            assert_eq!(execute(&m, &blk).unwrap(), u64::from(bytes));
+            let want: Vec<u32> = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| match op {
+                    DmaOp::Add => x + y,
+                    DmaOp::Fma => x * 0.5 + y,
+                    DmaOp::Max => x.max(y),
+                    _ => x.min(y),
+                })
+                .map(f32::to_bits)
+                .collect();
+            assert_eq!(f32s(&m, d0, n).iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want, "{}", op.name());
+            assert_eq!(f32s(&m, 0, n), a, "the source is only read");
+        }
+        // Destination two elements past the source: every destination
+        // element is its old value plus the source's old value.
+        let old = f32s(&m, 0, n + 2);
+        execute(&m, &block(DmaOp::Add, side(0, Dtype::Float32, &[(4, bytes)]), side(8, Dtype::Float32, &[(4, bytes)]))).unwrap();
+        let want: Vec<f32> = (0..n).map(|i| old[i] + old[i + 2]).collect();
+        assert_eq!(f32s(&m, 8, n), want);
     }
 
     #[test]

@@ -53,33 +53,85 @@ pub enum ReduceError {
     },
 }
 
+/// `dst[i] = f(src[i], dst[i])` over whole runs of `N`-byte elements:
+/// one loop per (dtype, op) pair, monomorphised through `f`, with no
+/// dispatch per element, so the compiler can vectorise it.
+#[inline(always)]
+fn elementwise<const N: usize, T: Copy>(
+    src: &[u8],
+    dst: &mut [u8],
+    load: impl Fn([u8; N]) -> T,
+    store: impl Fn(T) -> [u8; N],
+    f: impl Fn(T, T) -> T,
+) {
+    let (s, _) = src.as_chunks::<N>();
+    let (d, _) = dst.as_chunks_mut::<N>();
+    for (d, s) in d.iter_mut().zip(s) {
+        *d = store(f(load(*s), load(*d)));
+    }
+}
+
 macro_rules! int_reduce {
     ($t:ty, $op:expr, $src:expr, $dst:expr) => {{
         const N: usize = std::mem::size_of::<$t>();
-        for (d, s) in $dst.chunks_exact_mut(N).zip($src.chunks_exact(N)) {
-            let a = <$t>::from_le_bytes(s.try_into().expect("element"));
-            let b = <$t>::from_le_bytes((&*d).try_into().expect("element"));
-            let r = match $op {
-                DmaOp::Max => a.max(b),
-                DmaOp::Min => a.min(b),
-                _ => a.wrapping_add(b),
-            };
-            d.copy_from_slice(&r.to_le_bytes());
+        let (load, store) = (<$t>::from_le_bytes, <$t>::to_le_bytes);
+        match $op {
+            DmaOp::Max => elementwise::<N, $t>($src, $dst, load, store, |a, b| a.max(b)),
+            DmaOp::Min => elementwise::<N, $t>($src, $dst, load, store, |a, b| a.min(b)),
+            _ => elementwise::<N, $t>($src, $dst, load, store, |a, b| a.wrapping_add(b)),
         }
     }};
 }
 
-fn f32_op(op: DmaOp, scale: f32, a: f32, b: f32) -> f32 {
-    match op {
-        DmaOp::Fma => a * scale + b,
-        DmaOp::Max => a.max(b),
-        DmaOp::Min => a.min(b),
-        _ => a + b,
+/// Calls `$body` with `$f` bound to the f32 function of `$op` (`Fma`
+/// with `$scale`), one monomorphised body per op.
+macro_rules! with_f32_op {
+    ($op:expr, $scale:expr, |$f:ident| $body:expr) => {{
+        let scale: f32 = $scale;
+        match $op {
+            DmaOp::Fma => {
+                let $f = move |a: f32, b: f32| a * scale + b;
+                $body
+            }
+            DmaOp::Max => {
+                let $f = |a: f32, b: f32| a.max(b);
+                $body
+            }
+            DmaOp::Min => {
+                let $f = |a: f32, b: f32| a.min(b);
+                $body
+            }
+            _ => {
+                let $f = |a: f32, b: f32| a + b;
+                $body
+            }
+        }
+    }};
+}
+
+/// The narrow floats: widens a lane of each side to f32 (exact), applies
+/// `f` over the lane, rounds the lane back to nearest-even.
+fn narrow_reduce(dtype: Dtype, src: &[u8], dst: &mut [u8], f: impl Fn(f32, f32) -> f32) -> Result<(), ReduceError> {
+    let size = dtype.size_bytes();
+    let mut a = [0f32; LANE];
+    let mut b = [0f32; LANE];
+    let mut rounding = Rounding::NearestEven;
+    let err = |_| ReduceError::NoArithmetic(dtype.name());
+    for (d, s) in dst.chunks_mut(LANE * size).zip(src.chunks(LANE * size)) {
+        let n = s.len() / size;
+        bytes_to_f32(s, dtype, &mut a[..n]).map_err(err)?;
+        bytes_to_f32(d, dtype, &mut b[..n]).map_err(err)?;
+        for (y, x) in b[..n].iter_mut().zip(&a[..n]) {
+            *y = f(*x, *y);
+        }
+        f32_to_bytes(&b[..n], dtype, d, &mut rounding).map_err(err)?;
     }
+    Ok(())
 }
 
 /// Reduces `src` into `dst` in place: `dst[i] = op(src[i], dst[i])` for
-/// every element of `dtype` (`scale` is the `Fma` multiplier).
+/// every element of `dtype` (`scale` is the `Fma` multiplier). The dtype
+/// and op are matched once per call, never per element.
 pub fn reduce_into(op: DmaOp, scale: f32, dtype: Dtype, src: &[u8], dst: &mut [u8]) -> Result<(), ReduceError> {
     if !matches!(op, DmaOp::Add | DmaOp::Fma | DmaOp::Max | DmaOp::Min) {
         return Err(ReduceError::NotAReduction(op.name()));
@@ -96,11 +148,7 @@ pub fn reduce_into(op: DmaOp, scale: f32, dtype: Dtype, src: &[u8], dst: &mut [u
     }
     match dtype {
         Dtype::Float32 | Dtype::Float32r => {
-            for (d, s) in dst.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
-                let a = f32::from_le_bytes(s.try_into().expect("element"));
-                let b = f32::from_le_bytes((&*d).try_into().expect("element"));
-                d.copy_from_slice(&f32_op(op, scale, a, b).to_le_bytes());
-            }
+            with_f32_op!(op, scale, |f| elementwise::<4, f32>(src, dst, f32::from_le_bytes, f32::to_le_bytes, f))
         }
         Dtype::Int8 => int_reduce!(i8, op, src, dst),
         Dtype::Uint8 => int_reduce!(u8, op, src, dst),
@@ -110,23 +158,7 @@ pub fn reduce_into(op: DmaOp, scale: f32, dtype: Dtype, src: &[u8], dst: &mut [u
         Dtype::Uint32 => int_reduce!(u32, op, src, dst),
         Dtype::Int64 => int_reduce!(i64, op, src, dst),
         Dtype::Uint64 => int_reduce!(u64, op, src, dst),
-        _ => {
-            // The narrow floats: widen a lane of each side, reduce in f32,
-            // round the lane back.
-            let mut a = [0f32; LANE];
-            let mut b = [0f32; LANE];
-            let mut rounding = Rounding::NearestEven;
-            for (d, s) in dst.chunks_mut(LANE * size).zip(src.chunks(LANE * size)) {
-                let n = s.len() / size;
-                let err = |_| ReduceError::NoArithmetic(dtype.name());
-                bytes_to_f32(s, dtype, &mut a[..n]).map_err(err)?;
-                bytes_to_f32(d, dtype, &mut b[..n]).map_err(err)?;
-                for i in 0..n {
-                    b[i] = f32_op(op, scale, a[i], b[i]);
-                }
-                f32_to_bytes(&b[..n], dtype, d, &mut rounding).map_err(err)?;
-            }
-        }
+        _ => with_f32_op!(op, scale, |f| narrow_reduce(dtype, src, dst, f))?,
     }
     Ok(())
 }

@@ -7,13 +7,20 @@
 //! - a reduce is one pattern-block pair whose block has the reduction op
 //!   (add / fma / max / min), the same dtype on both sides and no
 //!   constant: the DMA engine computes `dst = op(src, dst)`;
+//! - a copy into a destination that the next transfer of the step reduces
+//!   into (a receiver's own contribution, then the incoming chunk) is
+//!   interleaved with that reduce in pieces of [`FUSED_PIECE_BYTES`]: the
+//!   copy pairs of a piece, then the reduce of the same piece, so the
+//!   engine reduces into bytes it has just written (still in its cache)
+//!   instead of reading the whole copied chunk back from memory. Each
+//!   element is still `op(src, copied)`, once, so results are the same;
 //! - "submit step k of lane l of rank q" is two 4-byte copies of the
 //!   step's pair count from the word table into q's queue's M2S and S2M
 //!   tail-increment registers (a doorbell rung by the DMA engine);
 //! - "done on rank q" is a 4-byte copy of the word 1 into the SEM_INC
 //!   alias of q's collectives semaphore [`CC_SEM`].
 
-use super::plan::{Buf, Loc, Plan, Signal, Step};
+use super::plan::{Buf, Loc, Plan, Signal, Step, Transfer};
 use nrt_hal::arch::{ArchDesc, DMA_M2S_GROUP, DMA_S2M_GROUP, EVT_SEM_SEM_INC};
 use nrt_hal::{CoreId, DmaQueueId};
 use nrt_isa::dma_desc::{RxDescriptor, TxDescriptor, DmaDescriptor, DmaOp, MAX_BD_LENGTH, PatternBlock, PatternSide, pattern_pair, plain_copy_pairs};
@@ -145,9 +152,66 @@ fn copy_pairs(len_bytes: u64) -> u32 {
     len_bytes.div_ceil(u64::from(MAX_BD_LENGTH)) as u32
 }
 
+/// Bytes per piece of a copy interleaved with the reduce into the same
+/// destination (see the module doc): four 64 KiB copy pairs, then one
+/// reduce, so a piece stays in a core's L2 cache between the two.
+pub const FUSED_PIECE_BYTES: u64 = 4 * MAX_BD_LENGTH as u64;
+
+/// How a step's transfers become descriptors: a plain copy, a reduce, or
+/// a copy and the reduce into the same destination right after it,
+/// interleaved piece by piece.
+#[derive(Clone, Copy)]
+enum Emit<'a> {
+    Copy(&'a Transfer),
+    Reduce(&'a Transfer),
+    CopyThenReduce(&'a Transfer, &'a Transfer),
+}
+
+impl Emit<'_> {
+    /// Pairs and pattern blocks the item takes, for `esize`-byte elements.
+    fn counts(&self, esize: u64) -> (u32, usize) {
+        match *self {
+            Emit::Copy(t) => (copy_pairs(t.len * esize), 0),
+            Emit::Reduce(_) => (1, 1),
+            Emit::CopyThenReduce(c, _) => {
+                let bytes = c.len * esize;
+                let pieces = bytes.div_ceil(piece_elems(esize) * esize);
+                let copies: u32 = (0..pieces).map(|p| copy_pairs((bytes - p * piece_elems(esize) * esize).min(piece_elems(esize) * esize))).sum();
+                (copies + pieces as u32, pieces as usize)
+            }
+        }
+    }
+}
+
+/// Elements of one interleaved piece (whole elements only).
+fn piece_elems(esize: u64) -> u64 {
+    (FUSED_PIECE_BYTES / esize).max(1)
+}
+
+/// A step's transfers as [`Emit`] items, in order.
+fn emits(step: &Step) -> Vec<Emit<'_>> {
+    let ts = &step.transfers;
+    let mut out = Vec::with_capacity(ts.len());
+    let mut i = 0;
+    while i < ts.len() {
+        let t = &ts[i];
+        match ts.get(i + 1) {
+            Some(n) if !t.reduce && n.reduce && n.dst == t.dst && n.len == t.len => {
+                out.push(Emit::CopyThenReduce(t, n));
+                i += 2;
+            }
+            _ => {
+                out.push(if t.reduce { Emit::Reduce(t) } else { Emit::Copy(t) });
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Pairs of one step.
 fn pairs_of(step: &Step, esize: u64) -> u32 {
-    let data: u32 = step.transfers.iter().map(|t| if t.reduce { 1 } else { copy_pairs(t.len * esize) }).sum();
+    let data: u32 = emits(step).iter().map(|e| e.counts(esize).0).sum();
     let signals: u32 = step.then.iter().map(|s| if matches!(s, Signal::Submit { .. }) { 2 } else { 1 }).sum();
     data + signals
 }
@@ -167,7 +231,7 @@ pub fn compose(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &
             let total: u32 = step_pairs[r][l].iter().sum();
             img.lanes.push(LaneImage { step_pairs: step_pairs[r][l].clone(), capacity: total.max(32).next_multiple_of(16), ..Default::default() });
         }
-        let reduces: usize = lanes.iter().flatten().flat_map(|s| &s.transfers).filter(|t| t.reduce).count();
+        let reduces: usize = lanes.iter().flatten().flat_map(emits).map(|e| e.counts(esize).1).sum();
         img.blocks = vec![[0u8; 128]; reduces];
         let mut words: Vec<u32> = vec![1];
         for steps in lanes {
@@ -190,25 +254,45 @@ pub fn compose(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &
         for (l, steps) in lanes.iter().enumerate() {
             let lane = &mut img.lanes[l];
             for s in steps {
-                for t in &s.transfers {
-                    let src = sides[t.src.rank].addr(&t.src, esize);
-                    let dst = sides[t.dst.rank].addr(&t.dst, esize);
-                    if t.reduce {
-                        let n = u32::try_from(t.len).map_err(|_| format!("a reducing transfer of {} elements is too large", t.len))?;
-                        let pb = PatternBlock {
-                            op,
-                            src: PatternSide::contiguous(src, dtype, n),
-                            dst: PatternSide::contiguous(dst, dtype, n),
-                            scale: 1.0,
-                            constant: None,
-                            transpose: None,
-                        };
-                        blocks[block] = pb.to_bytes().map_err(|e| e.to_string())?;
-                        let (tx, rx) = pattern_pair(blocks_at + 128 * block as u64, 1).map_err(|e| e.to_string())?;
-                        lane.push(tx, rx)?;
-                        block += 1;
-                    } else {
-                        lane.copy(src, dst, t.len * esize)?;
+                let mut reduce = |lane: &mut LaneImage, src: u64, dst: u64, len: u64| -> Result<(), String> {
+                    let n = u32::try_from(len).map_err(|_| format!("a reducing transfer of {len} elements is too large"))?;
+                    let pb = PatternBlock {
+                        op,
+                        src: PatternSide::contiguous(src, dtype, n),
+                        dst: PatternSide::contiguous(dst, dtype, n),
+                        scale: 1.0,
+                        constant: None,
+                        transpose: None,
+                    };
+                    blocks[block] = pb.to_bytes().map_err(|e| e.to_string())?;
+                    let (tx, rx) = pattern_pair(blocks_at + 128 * block as u64, 1).map_err(|e| e.to_string())?;
+                    lane.push(tx, rx)?;
+                    block += 1;
+                    Ok(())
+                };
+                for e in emits(s) {
+                    let at = |t: &Transfer| (sides[t.src.rank].addr(&t.src, esize), sides[t.dst.rank].addr(&t.dst, esize));
+                    match e {
+                        Emit::Copy(t) => {
+                            let (src, dst) = at(t);
+                            lane.copy(src, dst, t.len * esize)?;
+                        }
+                        Emit::Reduce(t) => {
+                            let (src, dst) = at(t);
+                            reduce(lane, src, dst, t.len)?;
+                        }
+                        Emit::CopyThenReduce(c, r) => {
+                            let ((own, dst), (incoming, _)) = (at(c), at(r));
+                            let per = piece_elems(esize);
+                            let mut done = 0;
+                            while done < c.len {
+                                let n = (c.len - done).min(per);
+                                let off = done * esize;
+                                lane.copy(own + off, dst + off, n * esize)?;
+                                reduce(lane, incoming + off, dst + off, n)?;
+                                done += n;
+                            }
+                        }
                     }
                 }
                 for sig in &s.then {
@@ -243,6 +327,35 @@ mod tests {
         for q in CC_QUEUES {
             assert!(!crate::custom_ops::is_custom_op_dma(u32::from(q.engine), u32::from(q.queue)));
         }
+    }
+
+    /// A receiver's own-chunk copy and the reduce into it alternate piece
+    /// by piece: each piece's copy pairs, then a reduce block over the
+    /// same bytes of the destination, covering the chunk once.
+    #[test]
+    fn own_chunk_copies_interleave_with_their_reduce_piece_by_piece() {
+        use nrt_isa::dma_desc::RingSide;
+        let arch = nrt_hal::Arch::Trn2.desc();
+        // Two ranks, halves of 100_000 fp32 (400_000 bytes): a 256 KiB
+        // piece and a 137_856-byte one.
+        let p = plan(&CcKind::AllReduce, 2, 400_000, &[false; 2]);
+        let sides: Vec<RankSide> = (0..2u64).map(|r| RankSide { core: CoreId(r as u32), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 800_000], output: vec![0x4000_0000 * (r + 1), 0x4000_0000 * (r + 1) + 800_000], scratch: vec![] }).collect();
+        let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0; 2]).unwrap();
+        let img = &imgs[0];
+        assert_eq!(img.blocks.len(), 2 * 2, "two pieces per half");
+        let lane = &img.lanes[0];
+        let first_step = lane.step_pairs[0] as usize;
+        let kinds: Vec<bool> = lane.tx[..first_step].iter().map(|b| DmaDescriptor::from_bytes(b, RingSide::Tx).unwrap().len_ctrl().pattern).collect();
+        let want: Vec<bool> = [vec![false; 4], vec![true], vec![false; 3], vec![true]].concat();
+        assert_eq!(&kinds[..want.len()], &want[..], "4 copies, a reduce, 3 copies, a reduce, then the signals");
+        assert!(kinds[want.len()..].iter().all(|k| !k));
+        // Rank 0 sends chunk 1 to rank 1: the blocks reduce into rank 1's
+        // output chunk 1 at offsets 0 and 256 KiB.
+        let dst_of = |b: &[u8; 128]| PatternBlock::from_bytes(b).unwrap().dst;
+        let (d0, d1) = (dst_of(&img.blocks[0]), dst_of(&img.blocks[1]));
+        let base = sides[1].output[1];
+        assert_eq!((d0.addr, d1.addr), (base, base + FUSED_PIECE_BYTES));
+        assert_eq!((d0.elements(), d1.elements()), (FUSED_PIECE_BYTES / 4, 100_000 - FUSED_PIECE_BYTES / 4));
     }
 
     #[test]

@@ -295,6 +295,16 @@ impl Collectives {
                     ),
                 ));
             }
+            // Lend the waiting thread to the device (a simulator runs a
+            // slice of the collective's DMA walks here, where sleeping
+            // ranks left two workers to do all of it and woke thousands
+            // of times per operation for nothing; hardware lends nothing
+            // and falls through). One bounded slice, so the bound above is
+            // checked between slices.
+            if device.assist() {
+                spins = 0;
+                continue;
+            }
             spins += 1;
             if spins < 64 {
                 std::thread::yield_now();
