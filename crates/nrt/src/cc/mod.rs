@@ -7,7 +7,11 @@
 //! docs/collectives.md describes the design and the encoding.
 
 pub mod compose;
+pub mod net;
 pub mod plan;
+pub mod proxy;
+mod remote;
+pub mod split;
 pub mod world;
 
 pub use plan::CcKind;
