@@ -384,6 +384,7 @@ fn a_peer_killed_mid_collective_fails_the_others_within_the_bound_and_reinit_wor
     assert_eq!(out[0].lines(0).len(), 1, "{report}");
     assert!(out[0].lines(0)[0].contains(" OK "), "{report}");
     let (status, ms, msg) = err_of(out[0].lines(1)[0]);
+    eprintln!("the survivor: {status} after {ms} ms: {msg}");
     assert!(status == "NRT_TIMEOUT" || status == "NRT_NETWORK_PROXY_FAILURE", "{status}: {msg}\n{report}");
     assert!(ms < 30_000, "failed after {ms} ms\n{report}");
     assert!(msg.contains("rank 1"), "the message names the dead rank: {msg}");
@@ -456,4 +457,91 @@ fn an_injected_proxy_failure_gives_1206_on_every_rank() {
         assert!(s == "NRT_NETWORK_PROXY_FAILURE" && m.contains("failed in an earlier operation"), "{m}");
     }
     assert!(out[0].stderr.contains("EFA network proxy operation failed"), "{report}");
+}
+
+/// Two network namespaces joined by a veth pair (10.213.78.0/30), each a
+/// "host"; removed again on drop.
+struct TwoHosts {
+    names: [String; 2],
+    devs: [String; 2],
+}
+
+impl TwoHosts {
+    fn create() -> Result<TwoHosts, String> {
+        let tag = std::process::id() % 10000;
+        let names = [format!("nrtcc{tag}a"), format!("nrtcc{tag}b")];
+        let devs = [format!("nc{tag}a"), format!("nc{tag}b")];
+        let hosts = TwoHosts { names: names.clone(), devs: devs.clone() };
+        let run = |args: &[&str]| -> Result<(), String> {
+            let o = Command::new("ip").args(args).output().map_err(|e| format!("ip: {e}"))?;
+            if o.status.success() { Ok(()) } else { Err(format!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&o.stderr))) }
+        };
+        run(&["netns", "add", &names[0]])?;
+        run(&["netns", "add", &names[1]])?;
+        run(&["link", "add", &devs[0], "netns", &names[0], "type", "veth", "peer", "name", &devs[1], "netns", &names[1]])?;
+        for (ns, dev, addr) in [(&names[0], &devs[0], "10.213.78.1/30"), (&names[1], &devs[1], "10.213.78.2/30")] {
+            run(&["-n", ns, "addr", "add", addr, "dev", dev])?;
+            run(&["-n", ns, "link", "set", dev, "up"])?;
+            run(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        for (ns, dev) in names.iter().zip(&devs) {
+            let start = Instant::now();
+            loop {
+                let o = Command::new("ip").args(["-n", ns, "link", "show", "dev", dev]).output().map_err(|e| e.to_string())?;
+                if String::from_utf8_lossy(&o.stdout).contains("LOWER_UP") {
+                    break;
+                }
+                if start.elapsed() > Duration::from_secs(10) {
+                    return Err(format!("{dev} in {ns} did not come up"));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(hosts)
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).output();
+        }
+    }
+}
+
+#[test]
+fn two_hosts_made_of_network_namespaces_run_an_all_reduce() {
+    if !fabric_here() {
+        return;
+    }
+    let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    if uid != "0" {
+        eprintln!("SKIP: network namespaces need root; two-host collectives test not run");
+        return;
+    }
+    let hosts = match TwoHosts::create() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("SKIP: cannot create network namespaces here ({e})");
+            return;
+        }
+    };
+    let root = "10.213.78.1:62021";
+    let steps = "op:allr:f32ring:50000,op:allg:u8:1000";
+    let ranks = (0..2u32)
+        .map(|p| {
+            let wrap = ["ip", "netns", "exec", hosts.names[p as usize].as_str()];
+            spawn(p, 1, 2, root, steps, &[("FI_TCP_IFACE", hosts.devs[p as usize].clone())], Some(&wrap))
+        })
+        .collect();
+    let out = finish(ranks, Duration::from_secs(120));
+    drop(hosts);
+    let report = report(&out);
+    for i in 0..2 {
+        let lines: Vec<&str> = out.iter().flat_map(|o| o.lines(i)).collect();
+        assert_eq!(lines.len(), 2, "{report}");
+        assert!(lines.iter().all(|l| l.contains(" OK ")), "{report}");
+    }
+    let d: Vec<&str> = out.iter().map(|o| o.lines(0)[0].rsplit(' ').next().unwrap()).collect();
+    assert_eq!(d[0], d[1], "the two hosts' all-reduce results differ\n{report}");
 }
