@@ -112,14 +112,10 @@ pub fn net_err(what: &str, e: &NetError) -> NrtError {
 
 impl NetSlot {
     /// Records that global rank `gid` of a world of `size` ranks runs on
-    /// logical core `vnc` of this process.
+    /// logical core `vnc` of this process (a rank on two cores, or a core
+    /// with two ranks, is an error).
     pub fn register(&self, gid: u32, vnc: u32, size: u32) -> NrtResult<()> {
         let mut st = lock(&self.state);
-        if let Some(s) = st.world_size
-            && s != size
-        {
-            return Err(NrtError::invalid(format!("rank {gid} joins a collectives world of {size} ranks, but this process's ranks are in a world of {s}")));
-        }
         if let Some(&v) = st.registered.get(&gid)
             && v != vnc
         {
@@ -128,7 +124,9 @@ impl NetSlot {
         if let Some((&g, _)) = st.registered.iter().find(|(g, v)| **v == vnc && **g != gid) {
             return Err(NrtError::invalid(format!("logical core {vnc} is already g_device_id {g}; it cannot also be g_device_id {gid}")));
         }
-        st.world_size = Some(size);
+        // The two communicator contexts may name different sizes (the
+        // C layer checks each); the world is the larger.
+        st.world_size = Some(st.world_size.map_or(size, |s| s.max(size)));
         st.registered.insert(gid, vnc);
         Ok(())
     }
