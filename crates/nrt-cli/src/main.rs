@@ -193,7 +193,7 @@ enum Command {
         /// Hosts of a multi-node run (with -N).
         #[arg(short = 's', long)]
         hosts: Option<String>,
-        /// Processes on this machine the ranks split over (ours); only 1 in this release.
+        /// Processes on this machine the ranks split over (ours): the command spawns them, they meet at NEURON_RT_ROOT_COMM_ID (a free loopback port unless set) and talk over libfabric.
         #[arg(long, default_value_t = 1)]
         processes: usize,
         /// Smallest size (e.g. 32M, 2kb).

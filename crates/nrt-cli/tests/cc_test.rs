@@ -53,3 +53,32 @@ fn bad_requests_fail_with_a_message() {
     let out = cc_test(&["-r", "16", "allr"], "many");
     assert!(String::from_utf8_lossy(&out.stderr).contains("logical cores"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Whether libfabric can be loaded (the cross-process runs need it).
+fn libfabric_here() -> bool {
+    let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
+    if !found {
+        eprintln!("SKIP: libfabric.so.1 not installed (apt-get install libfabric1)");
+    }
+    found
+}
+
+#[test]
+fn processes_split_the_ranks_and_gather_one_checked_report() {
+    if !libfabric_here() {
+        return;
+    }
+    let json = std::env::temp_dir().join(format!("nrt-cc-test-procs-{}.json", std::process::id()));
+    for (op, dt) in [("allr", "int32"), ("allg", "uint8"), ("redsct", "bf16")] {
+        let out = cc_test(&["-r", "4", "--processes", "2", "-b", "4k", "-e", "16k", "-f", "4", "-n", "2", "-w", "1", "-d", dt, "-c", "random", "--report-to-json-file", json.to_str().unwrap(), op], "procs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{op}: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("size(B)") && text.contains("Avg bus bandwidth") && !text.contains("WORKER"), "{text}");
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let results = report["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "{report}");
+        assert!(results.iter().all(|r| r["check"] == "pass"), "{op}: {report}");
+    }
+    let out = cc_test(&["-r", "3", "--processes", "2", "allr"], "uneven");
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("must split evenly"), "{}", String::from_utf8_lossy(&out.stderr));
+}
