@@ -34,8 +34,10 @@ use std::time::{Duration, Instant};
 pub struct Options {
     /// Ranks.
     pub ranks: usize,
-    /// Nodes (`-N`); only 1 runs here.
+    /// Nodes (`-N`): more than 1 launches one process per host with mpirun.
     pub nodes: usize,
+    /// The hosts of `-N` (`--hosts H1,H2`).
+    pub hosts: Option<String>,
     /// Processes on this machine (`--processes`); only 1 runs here.
     pub processes: usize,
     /// The op name as given.
@@ -196,24 +198,31 @@ pub const WORKER_VAR: &str = "NRT_CC_TEST_WORKER";
 
 /// Runs `nrt cc-test`.
 pub fn run(o: &Options) -> Result<()> {
-    if o.nodes > 1 {
-        bail!("-N {}: ranks on several machines (mpirun launch) are not supported by this release; run with -N 1", o.nodes);
-    }
     let n = o.ranks;
     if n == 0 {
         bail!("-r must be at least 1");
     }
-    if o.processes == 0 || n % o.processes != 0 {
-        bail!("--processes {}: the {n} ranks must split evenly over the processes (-r a multiple of --processes)", o.processes);
+    if o.nodes > 1 && o.processes != 1 {
+        bail!("-N {} with --processes {}: -N runs one process per host; leave --processes at 1", o.nodes, o.processes);
     }
-    let worker = match std::env::var(WORKER_VAR) {
-        Ok(w) if o.processes > 1 => Some(w.parse::<usize>().ok().filter(|p| *p < o.processes).ok_or_else(|| anyhow!("{WORKER_VAR}={w}: expected a process index below {}", o.processes))?),
+    let procs = o.processes.max(o.nodes);
+    if procs == 0 || n % procs != 0 {
+        bail!("--processes {procs}: the {n} ranks must split evenly over the processes (-r a multiple of --processes or -N)");
+    }
+    // A worker: spawned by --processes (our variable) or by mpirun for -N
+    // (Open MPI's rank variable).
+    let var = if o.nodes > 1 { MPI_RANK_VAR } else { WORKER_VAR };
+    let worker = match std::env::var(var) {
+        Ok(w) if procs > 1 => Some(w.parse::<usize>().ok().filter(|p| *p < procs).ok_or_else(|| anyhow!("{var}={w}: expected a process index below {procs}"))?),
         _ => None,
     };
-    if o.processes > 1 && worker.is_none() {
+    if o.nodes > 1 && worker.is_none() {
+        return launch_mpirun(o);
+    }
+    if procs > 1 && worker.is_none() {
         return launch(o);
     }
-    let per = n / o.processes;
+    let per = n / procs;
     let first = worker.unwrap_or(0) * per;
     let gids: Vec<u32> = (first..first + per).map(|g| g as u32).collect();
     let kind = kind_of(&o.op, n)?;
@@ -255,8 +264,8 @@ pub fn run(o: &Options) -> Result<()> {
         if worker.is_some() {
             // One line per size for the launcher.
             match &outcome {
-                Ok((times, _, ok)) => println!("WORKER size={size} time={} check={ok}", times.iter().sum::<f64>() / times.len() as f64),
-                Err(e) => println!("WORKER size={size} error={e}"),
+                Ok((times, _, ok)) => println!("WORKER {} size={size} time={} check={ok}", worker.unwrap_or(0), times.iter().sum::<f64>() / times.len() as f64),
+                Err(e) => println!("WORKER {} size={size} error={e}", worker.unwrap_or(0)),
             }
             continue;
         }
@@ -311,9 +320,6 @@ fn report(o: &Options, kind: &CcKind, rows: &[Row], errors: usize) -> Result<()>
 fn launch(o: &Options) -> Result<()> {
     let n = o.ranks;
     let per = n / o.processes;
-    let kind = kind_of(&o.op, n)?;
-    let dtype = dtype_of(&o.datatype)?;
-    let esize = dtype.size_bytes() as u64;
     let root = match std::env::var("NEURON_RT_ROOT_COMM_ID") {
         Ok(r) => r,
         Err(_) => format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()),
@@ -336,16 +342,72 @@ fn launch(o: &Options) -> Result<()> {
     let mut outputs = Vec::new();
     for (p, c) in children.into_iter().enumerate() {
         let out = c.wait_with_output().map_err(|e| anyhow!("worker {p}: {e}"))?;
-        outputs.push((p, out.status, String::from_utf8_lossy(&out.stdout).into_owned()));
+        outputs.push((p, out.status.to_string(), String::from_utf8_lossy(&out.stdout).into_owned()));
     }
+    gather(o, &outputs)
+}
+
+/// Open MPI's rank of a process it launched.
+pub const MPI_RANK_VAR: &str = "OMPI_COMM_WORLD_RANK";
+
+/// The mpirun command line of `-N NODES --hosts H1,H2`: one process per
+/// host running `exe args`, with the collectives variables passed on.
+pub fn mpirun_command(o: &Options, exe: &std::path::Path, args: &[String], as_root: bool) -> Result<Vec<String>> {
+    let hosts: Vec<&str> = o.hosts.as_deref().unwrap_or("").split(',').map(str::trim).filter(|h| !h.is_empty()).collect();
+    if hosts.len() != o.nodes {
+        bail!("-N {} needs --hosts with {} host names (got {})", o.nodes, o.nodes, hosts.len());
+    }
+    let mut c: Vec<String> = vec!["mpirun".into(), "-np".into(), o.nodes.to_string(), "--host".into(), hosts.join(",")];
+    if as_root {
+        c.push("--allow-run-as-root".into());
+    }
+    for v in ["NEURON_RT_ROOT_COMM_ID", "FI_PROVIDER", "FI_TCP_IFACE", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_RT_CC_NET_TIMEOUT", "NEURON_SIM_INSTANCE", "NEURON_LOGICAL_NC_CONFIG"] {
+        c.extend(["-x".into(), v.into()]);
+    }
+    c.push(exe.display().to_string());
+    c.extend(args.iter().cloned());
+    Ok(c)
+}
+
+/// `-N NODES --hosts H1,H2`: one process per host through mpirun, as
+/// nccom-test does; their lines come back through mpirun's output.
+fn launch_mpirun(o: &Options) -> Result<()> {
+    if std::env::var_os("NEURON_RT_ROOT_COMM_ID").is_none() {
+        bail!("-N {}: set NEURON_RT_ROOT_COMM_ID to <first host's address>:<port> (e.g. 10.0.0.1:62001); mpirun passes it to every process", o.nodes);
+    }
+    let exe = std::env::current_exe()?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
+    let cmd = mpirun_command(o, &exe, &args, root)?;
+    let out = std::process::Command::new(&cmd[0]).args(&cmd[1..]).output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow!("-N {}: mpirun not found; launching across machines needs Open MPI (on Debian/Ubuntu: apt-get install openmpi-bin)", o.nodes)
+        } else {
+            anyhow!("cannot run mpirun: {e}")
+        }
+    })?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let outputs: Vec<(usize, String, String)> = (0..o.nodes).map(|p| (p, format!("mpirun {}", out.status), text.lines().filter(|l| l.starts_with(&format!("WORKER {p} "))).collect::<Vec<_>>().join("\n"))).collect();
+    if !out.status.success() && outputs.iter().all(|(_, _, t)| t.is_empty()) {
+        bail!("mpirun failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
+    }
+    gather(o, &outputs)
+}
+
+/// One table from the workers' `WORKER p size=… time=… check=…` lines.
+fn gather(o: &Options, outputs: &[(usize, String, String)]) -> Result<()> {
+    let n = o.ranks;
+    let kind = kind_of(&o.op, n)?;
+    let dtype = dtype_of(&o.datatype)?;
+    let esize = dtype.size_bytes() as u64;
     let mut rows = Vec::new();
     let mut errors = 0usize;
     for size in sizes(o, esize)? {
-        let tag = format!("WORKER size={size} ");
         let mut time: f64 = 0.0;
         let mut ok = true;
         let mut failure = None;
-        for (p, status, text) in &outputs {
+        for (p, status, text) in outputs {
+            let tag = format!("WORKER {p} size={size} ");
             match text.lines().find_map(|l| l.strip_prefix(&tag)) {
                 Some(rest) if rest.starts_with("error=") => failure = Some(format!("process {p}: {}", &rest[6..])),
                 Some(rest) => {
@@ -510,6 +572,19 @@ mod tests {
         assert_eq!(parse_size("1MB"), Ok(1 << 20));
         assert_eq!(parse_size("4096"), Ok(4096));
         assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn minus_n_builds_an_mpirun_line_of_one_process_per_host() {
+        let o = Options { ranks: 4, nodes: 2, hosts: Some("h1, h2".into()), processes: 1, op: "allr".into(), min_bytes: 1, max_bytes: 1, step_bytes: None, step_factor: None, iters: 1, warmup: 0, datatype: "fp32".into(), check: None, seed: 0, json: None, show_algorithm: false, compare_memcpy: false };
+        let args: Vec<String> = ["cc-test", "-r", "4", "-N", "2", "--hosts", "h1,h2", "allr"].iter().map(|s| s.to_string()).collect();
+        let c = mpirun_command(&o, std::path::Path::new("/opt/nrt"), &args, true).unwrap();
+        let line = c.join(" ");
+        assert!(line.starts_with("mpirun -np 2 --host h1,h2 --allow-run-as-root -x NEURON_RT_ROOT_COMM_ID -x FI_PROVIDER"), "{line}");
+        assert!(line.ends_with("/opt/nrt cc-test -r 4 -N 2 --hosts h1,h2 allr"), "{line}");
+        assert!(!mpirun_command(&o, std::path::Path::new("/opt/nrt"), &args, false).unwrap().contains(&"--allow-run-as-root".to_string()));
+        let one = Options { hosts: Some("h1".into()), ..o };
+        assert!(mpirun_command(&one, std::path::Path::new("/opt/nrt"), &args, false).unwrap_err().to_string().contains("needs --hosts with 2 host names"));
     }
 
     #[test]

@@ -46,8 +46,8 @@ fn bad_requests_fail_with_a_message() {
     let out = cc_test(&["-r", "3", "sendrecv"], "odd");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("-r must be even"));
-    let out = cc_test(&["-r", "2", "-N", "2", "allr"], "nodes");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported by this release"));
+    let out = cc_test(&["-r", "2", "-N", "2", "--hosts", "h1,h2", "allr"], "nodes");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("set NEURON_RT_ROOT_COMM_ID"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = cc_test(&["-r", "2", "bogus"], "bogus");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation \"bogus\""));
     let out = cc_test(&["-r", "16", "allr"], "many");
@@ -81,4 +81,19 @@ fn processes_split_the_ranks_and_gather_one_checked_report() {
     }
     let out = cc_test(&["-r", "3", "--processes", "2", "allr"], "uneven");
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("must split evenly"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn minus_n_without_mpirun_names_the_package() {
+    let dir = std::env::temp_dir().join(format!("nrt-cc-test-{}-mpi", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nrt"))
+        .args(["cc-test", "-r", "2", "-N", "2", "--hosts", "h1,h2", "allr"])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .env("NEURON_RT_ROOT_COMM_ID", "127.0.0.1:62001")
+        .env("PATH", &dir)
+        .output()
+        .expect("run nrt");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("mpirun not found") && err.contains("apt-get install openmpi-bin"), "{err}");
 }
