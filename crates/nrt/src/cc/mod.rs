@@ -4,6 +4,12 @@
 //! reducing in the DMA engines, ringing each other's queues and raising
 //! each other's semaphores; the host only rings the first doorbells and
 //! waits, bounded, for its core's semaphore ([`world`]).
+//!
+//! Ranks in other processes or machines: the world is bootstrapped at
+//! `NEURON_RT_ROOT_COMM_ID` ([`net`]); each process keeps its own ranks'
+//! steps, cut at the network ([`split`]), and a proxy thread moves the
+//! cross-process bytes over libfabric between outboxes and inboxes the
+//! devices' DMA fills and drains ([`proxy`]).
 //! docs/collectives.md describes the design and the encoding.
 
 pub mod compose;
