@@ -84,7 +84,7 @@ fn check_member(id: u32, count: u32) -> NrtResult<()> {
 /// again succeeds, another world size is an error).
 fn global_comm(slot: usize, vnc: i64, id: u32, count: u32) -> NrtResult<()> {
     let h = global::hosts()?;
-    vnc_of(vnc)?;
+    let v = vnc_of(vnc)?;
     check_member(id, count)?;
     let key = Arc::as_ptr(&h.rt) as usize;
     let mut w = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
@@ -97,6 +97,9 @@ fn global_comm(slot: usize, vnc: i64, id: u32, count: u32) -> NrtResult<()> {
             "NRT has already been setup with a collectives world size of {n}; it cannot change to {count} (g_device_id {id})"
         ))),
         _ => {
+            // The rank is this process's; the others, if any, are found
+            // through NEURON_RT_ROOT_COMM_ID at the first collective.
+            h.rt.collectives().register_rank(id, v, count)?;
             worlds[slot] = Some(count);
             Ok(())
         }

@@ -593,6 +593,39 @@ fn async_sendrecv_between_two_processes() {
     }
 }
 
+#[test]
+fn collectives_between_two_processes() {
+    if let Err(e) = nrt_net::fabric::available() {
+        eprintln!("SKIP: {e}");
+        return;
+    }
+    let dir = scratch("cc_procs");
+    let exe = build("cc_procs", &dir, false);
+    let root = format!("127.0.0.1:{}", free_port());
+    let sides: Vec<std::thread::JoinHandle<String>> = (0..2)
+        .map(|r| {
+            let (exe, dir, root) = (exe.clone(), dir.clone(), root.clone());
+            std::thread::spawn(move || {
+                let core = r.to_string();
+                let env = [
+                    ("NEURON_RT_ROOT_COMM_ID", root.as_str()),
+                    ("FI_PROVIDER", "tcp"),
+                    ("FI_TCP_IFACE", "lo"),
+                    ("NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "60"),
+                    ("NEURON_RT_CC_NET_TIMEOUT", "60"),
+                    // Each process owns another simulated core.
+                    ("NEURON_RT_VISIBLE_CORES", core.as_str()),
+                ];
+                run_env(&exe, &dir, &[Path::new(&core), Path::new("2")], &env)
+            })
+        })
+        .collect();
+    for (r, side) in sides.into_iter().enumerate() {
+        let out = side.join().unwrap_or_else(|_| panic!("rank process {r} failed"));
+        assert!(out.contains(&format!("cc_procs rank {r} of 2: ")) && out.contains(" 0 failed"), "{out}");
+    }
+}
+
 /// A C test program's run: its name, the arguments and environment the
 /// tests above give it.
 struct CRun {

@@ -3,6 +3,15 @@
 //! instance (collectives spec §7): the same synopsis, ops and short names,
 //! flags, table, JSON report and failure lines.
 //!
+//! `--processes P` splits the ranks over P processes on this machine: the
+//! command spawns P workers (copies of itself, each owning `-r / P`
+//! logical cores through `NEURON_RT_VISIBLE_CORES`), which meet at
+//! `NEURON_RT_ROOT_COMM_ID` (a free loopback port unless set) and move
+//! their bytes over libfabric (`FI_PROVIDER`, default tcp on `lo`); each
+//! worker reports its per-size times and checks on stdout and the command
+//! prints one table and report: a size's time is the slowest process's
+//! mean.
+//!
 //! Time per size is the mean over `-n` iterations after `-w` warm-ups,
 //! from the moment every rank is released to the moment the last one
 //! finished. `--compare-memcpy` (ours) interleaves a host memcpy of the
@@ -25,8 +34,10 @@ use std::time::{Duration, Instant};
 pub struct Options {
     /// Ranks.
     pub ranks: usize,
-    /// Nodes (`-N`); only 1 runs here.
+    /// Nodes (`-N`): more than 1 launches one process per host with mpirun.
     pub nodes: usize,
+    /// The hosts of `-N` (`--hosts H1,H2`).
+    pub hosts: Option<String>,
     /// Processes on this machine (`--processes`); only 1 runs here.
     pub processes: usize,
     /// The op name as given.
@@ -181,18 +192,39 @@ struct Row {
     memcpy: Option<(f64, f64)>,
 }
 
+/// The variable that makes `nrt cc-test` a worker of `--processes`: its
+/// process index.
+pub const WORKER_VAR: &str = "NRT_CC_TEST_WORKER";
+
 /// Runs `nrt cc-test`.
 pub fn run(o: &Options) -> Result<()> {
-    if o.nodes > 1 {
-        bail!("-N {}: ranks on several machines (mpirun launch) are not supported by this release; run with -N 1", o.nodes);
-    }
-    if o.processes != 1 {
-        bail!("--processes {}: ranks in several processes need the network proxy, which this release does not run yet; use --processes 1", o.processes);
-    }
     let n = o.ranks;
     if n == 0 {
         bail!("-r must be at least 1");
     }
+    if o.nodes > 1 && o.processes != 1 {
+        bail!("-N {} with --processes {}: -N runs one process per host; leave --processes at 1", o.nodes, o.processes);
+    }
+    let procs = o.processes.max(o.nodes);
+    if procs == 0 || n % procs != 0 {
+        bail!("--processes {procs}: the {n} ranks must split evenly over the processes (-r a multiple of --processes or -N)");
+    }
+    // A worker: spawned by --processes (our variable) or by mpirun for -N
+    // (Open MPI's rank variable).
+    let var = if o.nodes > 1 { MPI_RANK_VAR } else { WORKER_VAR };
+    let worker = match std::env::var(var) {
+        Ok(w) if procs > 1 => Some(w.parse::<usize>().ok().filter(|p| *p < procs).ok_or_else(|| anyhow!("{var}={w}: expected a process index below {procs}"))?),
+        _ => None,
+    };
+    if o.nodes > 1 && worker.is_none() {
+        return launch_mpirun(o);
+    }
+    if procs > 1 && worker.is_none() {
+        return launch(o);
+    }
+    let per = n / procs;
+    let first = worker.unwrap_or(0) * per;
+    let gids: Vec<u32> = (first..first + per).map(|g| g as u32).collect();
     let kind = kind_of(&o.op, n)?;
     let dtype = dtype_of(&o.datatype)?;
     let esize = dtype.size_bytes() as u64;
@@ -211,8 +243,13 @@ pub fn run(o: &Options) -> Result<()> {
     }
     let rt = Arc::new(Runtime::init(RuntimeOptions::new(devs, env)).map_err(|e| anyhow!("{}", e.message))?);
     let vncs = rt.visible_vnc_count() as usize;
-    if n > vncs {
+    if per > vncs {
         bail!("-r {n}: the simulated instance has {vncs} logical cores (set NEURON_SIM_INSTANCE for more)");
+    }
+    if worker.is_some() {
+        for (v, &g) in gids.iter().enumerate() {
+            rt.collectives().register_rank(g, v as u32, n as u32).map_err(|e| anyhow!("{}", e.message))?;
+        }
     }
     let mut rows = Vec::new();
     let mut errors = 0usize;
@@ -223,7 +260,16 @@ pub fn run(o: &Options) -> Result<()> {
             CcKind::AllGather | CcKind::ReduceScatter | CcKind::AllToAll => size / esize / n as u64,
             _ => size / esize,
         };
-        match run_size(&rt, &kind, dtype, n, unit, o) {
+        let outcome = run_size(&rt, &kind, dtype, n, &gids, unit, o);
+        if worker.is_some() {
+            // One line per size for the launcher.
+            match &outcome {
+                Ok((times, _, ok)) => println!("WORKER {} size={size} time={} check={ok}", worker.unwrap_or(0), times.iter().sum::<f64>() / times.len() as f64),
+                Err(e) => println!("WORKER {} size={size} error={e}", worker.unwrap_or(0)),
+            }
+            continue;
+        }
+        match outcome {
             Ok((times, memcpy, ok)) => {
                 let t = times.iter().sum::<f64>() / times.len() as f64;
                 let bytes = (kind.sizes(n, unit).0.max(kind.sizes(n, unit).1) * esize) as f64;
@@ -246,7 +292,15 @@ pub fn run(o: &Options) -> Result<()> {
             }
         }
     }
-    print_table(&rows, &o.datatype, o.show_algorithm, &kind);
+    if worker.is_some() {
+        return Ok(());
+    }
+    report(o, &kind, &rows, errors)
+}
+
+/// Prints the table and the JSON report; fails when a size failed.
+fn report(o: &Options, kind: &CcKind, rows: &[Row], errors: usize) -> Result<()> {
+    print_table(rows, &o.datatype, o.show_algorithm, kind);
     if let Some(path) = &o.json {
         let results: Vec<serde_json::Value> = rows
             .iter()
@@ -259,6 +313,134 @@ pub fn run(o: &Options) -> Result<()> {
         bail!("{errors} errors found - test failed");
     }
     Ok(())
+}
+
+/// `--processes P`: spawns the workers, waits for them and prints their
+/// combined table (a size's time is the slowest process's mean).
+fn launch(o: &Options) -> Result<()> {
+    let n = o.ranks;
+    let per = n / o.processes;
+    let root = match std::env::var("NEURON_RT_ROOT_COMM_ID") {
+        Ok(r) => r,
+        Err(_) => format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()),
+    };
+    let exe = std::env::current_exe()?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut children = Vec::new();
+    for p in 0..o.processes {
+        let cores = (p * per..(p + 1) * per).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(&args).env(WORKER_VAR, p.to_string()).env("NEURON_RT_ROOT_COMM_ID", &root).env("NEURON_RT_VISIBLE_CORES", cores).stdout(std::process::Stdio::piped());
+        if std::env::var_os("FI_PROVIDER").is_none() {
+            cmd.env("FI_PROVIDER", "tcp");
+        }
+        if std::env::var_os("FI_TCP_IFACE").is_none() {
+            cmd.env("FI_TCP_IFACE", "lo");
+        }
+        children.push(cmd.spawn().map_err(|e| anyhow!("cannot start worker {p} ({}): {e}", exe.display()))?);
+    }
+    let mut outputs = Vec::new();
+    for (p, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().map_err(|e| anyhow!("worker {p}: {e}"))?;
+        outputs.push((p, out.status.to_string(), String::from_utf8_lossy(&out.stdout).into_owned()));
+    }
+    gather(o, &outputs)
+}
+
+/// Open MPI's rank of a process it launched.
+pub const MPI_RANK_VAR: &str = "OMPI_COMM_WORLD_RANK";
+
+/// The mpirun command line of `-N NODES --hosts H1,H2`: one process per
+/// host running `exe args`, with the collectives variables passed on.
+pub fn mpirun_command(o: &Options, exe: &std::path::Path, args: &[String], as_root: bool) -> Result<Vec<String>> {
+    let hosts: Vec<&str> = o.hosts.as_deref().unwrap_or("").split(',').map(str::trim).filter(|h| !h.is_empty()).collect();
+    if hosts.len() != o.nodes {
+        bail!("-N {} needs --hosts with {} host names (got {})", o.nodes, o.nodes, hosts.len());
+    }
+    let mut c: Vec<String> = vec!["mpirun".into(), "-np".into(), o.nodes.to_string(), "--host".into(), hosts.join(",")];
+    if as_root {
+        c.push("--allow-run-as-root".into());
+    }
+    for v in ["NEURON_RT_ROOT_COMM_ID", "FI_PROVIDER", "FI_TCP_IFACE", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_RT_CC_NET_TIMEOUT", "NEURON_SIM_INSTANCE", "NEURON_LOGICAL_NC_CONFIG"] {
+        c.extend(["-x".into(), v.into()]);
+    }
+    c.push(exe.display().to_string());
+    c.extend(args.iter().cloned());
+    Ok(c)
+}
+
+/// `-N NODES --hosts H1,H2`: one process per host through mpirun, as
+/// nccom-test does; their lines come back through mpirun's output.
+fn launch_mpirun(o: &Options) -> Result<()> {
+    if std::env::var_os("NEURON_RT_ROOT_COMM_ID").is_none() {
+        bail!("-N {}: set NEURON_RT_ROOT_COMM_ID to <first host's address>:<port> (e.g. 10.0.0.1:62001); mpirun passes it to every process", o.nodes);
+    }
+    let exe = std::env::current_exe()?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0")));
+    let cmd = mpirun_command(o, &exe, &args, root)?;
+    let out = std::process::Command::new(&cmd[0]).args(&cmd[1..]).output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow!("-N {}: mpirun not found; launching across machines needs Open MPI (on Debian/Ubuntu: apt-get install openmpi-bin)", o.nodes)
+        } else {
+            anyhow!("cannot run mpirun: {e}")
+        }
+    })?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let outputs: Vec<(usize, String, String)> = (0..o.nodes).map(|p| (p, format!("mpirun {}", out.status), text.lines().filter(|l| l.starts_with(&format!("WORKER {p} "))).collect::<Vec<_>>().join("\n"))).collect();
+    if !out.status.success() && outputs.iter().all(|(_, _, t)| t.is_empty()) {
+        bail!("mpirun failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
+    }
+    gather(o, &outputs)
+}
+
+/// One table from the workers' `WORKER p size=… time=… check=…` lines.
+fn gather(o: &Options, outputs: &[(usize, String, String)]) -> Result<()> {
+    let n = o.ranks;
+    let kind = kind_of(&o.op, n)?;
+    let dtype = dtype_of(&o.datatype)?;
+    let esize = dtype.size_bytes() as u64;
+    let mut rows = Vec::new();
+    let mut errors = 0usize;
+    for size in sizes(o, esize)? {
+        let mut time: f64 = 0.0;
+        let mut ok = true;
+        let mut failure = None;
+        for (p, status, text) in outputs {
+            let tag = format!("WORKER {p} size={size} ");
+            match text.lines().find_map(|l| l.strip_prefix(&tag)) {
+                Some(rest) if rest.starts_with("error=") => failure = Some(format!("process {p}: {}", &rest[6..])),
+                Some(rest) => {
+                    let field = |k: &str| rest.split(' ').find_map(|f| f.strip_prefix(k)).unwrap_or("");
+                    time = time.max(field("time=").parse().unwrap_or(f64::NAN));
+                    ok &= field("check=") == "true";
+                }
+                None => failure = Some(format!("process {p} reported nothing for this size ({status})")),
+            }
+        }
+        if let Some(f) = failure {
+            errors += 1;
+            println!("Failure running size {size}: {f}");
+            continue;
+        }
+        let unit = match kind {
+            CcKind::AllGather | CcKind::ReduceScatter | CcKind::AllToAll => size / esize / n as u64,
+            _ => size / esize,
+        };
+        let bytes = (kind.sizes(n, unit).0.max(kind.sizes(n, unit).1) * esize) as f64;
+        let algbw = bytes / (time * 1e-6) / (1u64 << 30) as f64;
+        let check = match (o.check.is_some(), ok) {
+            (false, _) => "skipped",
+            (true, true) => "pass",
+            _ => "fail",
+        };
+        if check == "fail" {
+            errors += 1;
+            println!("Failure running size {size}: outputs differ from the golden ({})", check_name(o));
+        }
+        rows.push(Row { size: bytes as u64, count: bytes as u64 / esize, time_us: time, algbw, busbw: algbw * bus_factor(&kind, n), check, memcpy: None });
+    }
+    report(o, &kind, &rows, errors)
 }
 
 fn check_name(o: &Options) -> &str {
@@ -293,14 +475,15 @@ fn print_table(rows: &[Row], dtype: &str, algo: bool, kind: &CcKind) {
 /// Runs one size: warm-ups, then timed iterations (each interleaved with
 /// a memcpy when asked). Returns the times in µs, the median memcpy
 /// bandwidth (GiB/s) and whether the check passed.
-fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, unit: u64, o: &Options) -> Result<(Vec<f64>, Option<f64>, bool)> {
+fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, gids: &[u32], unit: u64, o: &Options) -> Result<(Vec<f64>, Option<f64>, bool)> {
     let esize = dtype.size_bytes() as u64;
     let (ie, oe) = kind.sizes(n, unit);
     let signed = !matches!(dtype, Dtype::Uint8 | Dtype::Uint16 | Dtype::Uint32);
     let mode = o.check.as_deref();
     let vals: Vec<Vec<i64>> = (0..n).map(|r| (0..ie).map(|i| value(mode, o.seed, r, i, signed)).collect()).collect();
-    let mut tensors = Vec::with_capacity(n);
-    for (r, v) in vals.iter().enumerate() {
+    let mut tensors = Vec::with_capacity(gids.len());
+    for (r, &g) in gids.iter().enumerate() {
+        let v = &vals[g as usize];
         let vc = rt.vcore(r as u32).map_err(|e| anyhow!("{}", e.message))?.clone();
         let mem = rt.memory(vc.device).map_err(|e| anyhow!("{}", e.message))?;
         let i = Arc::new(Tensor::allocate_device(mem, vc.physical[0], (ie * esize).max(1), "cc-test input").map_err(|e| anyhow!("{}", e.message))?);
@@ -313,15 +496,17 @@ fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, unit: u64,
         tensors.push((i, out));
     }
     let total = o.warmup + o.iters;
-    let start = Arc::new(Barrier::new(n + 1));
-    let end = Arc::new(Barrier::new(n + 1));
+    let local = gids.len();
+    let start = Arc::new(Barrier::new(local + 1));
+    let end = Arc::new(Barrier::new(local + 1));
     let mut times = Vec::with_capacity(o.iters as usize);
     let mut copies = Vec::new();
     let mut result = Ok(());
     let (src, mut dst) = if o.compare_memcpy { (vec![1u8; (ie.max(oe) * esize) as usize], vec![0u8; (ie.max(oe) * esize) as usize]) } else { (Vec::new(), Vec::new()) };
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
+        let handles: Vec<_> = (0..local)
             .map(|r| {
+                let g = gids[r] as usize;
                 let (i, out) = tensors[r].clone();
                 let (start, end, rt, kind) = (start.clone(), end.clone(), rt.clone(), kind.clone());
                 s.spawn(move || -> nrt::NrtResult<()> {
@@ -329,7 +514,7 @@ fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, unit: u64,
                     for _ in 0..total {
                         start.wait();
                         if status.is_ok() {
-                            let a = Arrival { group: (0..n as u32).collect(), rank: r, vnc: r as u32, kind: kind.clone(), dtype, op: ReduceOp::Add, count: unit, input: vec![i.clone()], output: vec![out.clone()] };
+                            let a = Arrival { group: (0..n as u32).collect(), rank: g, vnc: r as u32, kind: kind.clone(), dtype, op: ReduceOp::Add, count: unit, input: vec![i.clone()], output: vec![out.clone()] };
                             status = rt.collectives().run(&rt, a);
                         }
                         end.wait();
@@ -362,10 +547,10 @@ fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, unit: u64,
     result?;
     let ok = if mode.is_some() {
         let want = golden(kind, n, unit, &vals);
-        (0..n).all(|r| {
+        (0..local).all(|r| {
             let mut g = vec![0u8; (oe * esize) as usize];
             let mut w = Vec::with_capacity(g.len());
-            for &x in &want[r] {
+            for &x in &want[gids[r] as usize] {
                 encode(dtype, x, &mut w);
             }
             tensors[r].1.read(0, &mut g).is_ok() && g == w
@@ -387,6 +572,19 @@ mod tests {
         assert_eq!(parse_size("1MB"), Ok(1 << 20));
         assert_eq!(parse_size("4096"), Ok(4096));
         assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn minus_n_builds_an_mpirun_line_of_one_process_per_host() {
+        let o = Options { ranks: 4, nodes: 2, hosts: Some("h1, h2".into()), processes: 1, op: "allr".into(), min_bytes: 1, max_bytes: 1, step_bytes: None, step_factor: None, iters: 1, warmup: 0, datatype: "fp32".into(), check: None, seed: 0, json: None, show_algorithm: false, compare_memcpy: false };
+        let args: Vec<String> = ["cc-test", "-r", "4", "-N", "2", "--hosts", "h1,h2", "allr"].iter().map(|s| s.to_string()).collect();
+        let c = mpirun_command(&o, std::path::Path::new("/opt/nrt"), &args, true).unwrap();
+        let line = c.join(" ");
+        assert!(line.starts_with("mpirun -np 2 --host h1,h2 --allow-run-as-root -x NEURON_RT_ROOT_COMM_ID -x FI_PROVIDER"), "{line}");
+        assert!(line.ends_with("/opt/nrt cc-test -r 4 -N 2 --hosts h1,h2 allr"), "{line}");
+        assert!(!mpirun_command(&o, std::path::Path::new("/opt/nrt"), &args, false).unwrap().contains(&"--allow-run-as-root".to_string()));
+        let one = Options { hosts: Some("h1".into()), ..o };
+        assert!(mpirun_command(&one, std::path::Path::new("/opt/nrt"), &args, false).unwrap_err().to_string().contains("needs --hosts with 2 host names"));
     }
 
     #[test]

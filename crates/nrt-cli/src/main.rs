@@ -193,7 +193,7 @@ enum Command {
         /// Hosts of a multi-node run (with -N).
         #[arg(short = 's', long)]
         hosts: Option<String>,
-        /// Processes on this machine the ranks split over (ours); only 1 in this release.
+        /// Processes on this machine the ranks split over (ours): the command spawns them, they meet at NEURON_RT_ROOT_COMM_ID (a free loopback port unless set) and talk over libfabric.
         #[arg(long, default_value_t = 1)]
         processes: usize,
         /// Smallest size (e.g. 32M, 2kb).
@@ -391,8 +391,8 @@ fn main() -> ExitCode {
         }
         Command::Profile { file, html } => profile_cmd::run(&file, html.as_deref()),
         Command::Top { interval } => top_cmd::run(std::time::Duration::from_secs_f64(interval)),
-        Command::CcTest { op, ranks, nodes, hosts: _, processes, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, report, show_algorithm, compare_memcpy } => {
-            let o = cc_cmd::Options { ranks, nodes, processes, op, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, json: report, show_algorithm, compare_memcpy };
+        Command::CcTest { op, ranks, nodes, hosts, processes, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, report, show_algorithm, compare_memcpy } => {
+            let o = cc_cmd::Options { ranks, nodes, hosts, processes, op, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, json: report, show_algorithm, compare_memcpy };
             cc_cmd::run(&o)
         }
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {

@@ -46,10 +46,54 @@ fn bad_requests_fail_with_a_message() {
     let out = cc_test(&["-r", "3", "sendrecv"], "odd");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("-r must be even"));
-    let out = cc_test(&["-r", "2", "-N", "2", "allr"], "nodes");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported by this release"));
+    let out = cc_test(&["-r", "2", "-N", "2", "--hosts", "h1,h2", "allr"], "nodes");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("set NEURON_RT_ROOT_COMM_ID"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = cc_test(&["-r", "2", "bogus"], "bogus");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation \"bogus\""));
     let out = cc_test(&["-r", "16", "allr"], "many");
     assert!(String::from_utf8_lossy(&out.stderr).contains("logical cores"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Whether libfabric can be loaded (the cross-process runs need it).
+fn libfabric_here() -> bool {
+    let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
+    if !found {
+        eprintln!("SKIP: libfabric.so.1 not installed (apt-get install libfabric1)");
+    }
+    found
+}
+
+#[test]
+fn processes_split_the_ranks_and_gather_one_checked_report() {
+    if !libfabric_here() {
+        return;
+    }
+    let json = std::env::temp_dir().join(format!("nrt-cc-test-procs-{}.json", std::process::id()));
+    for (op, dt) in [("allr", "int32"), ("allg", "uint8"), ("redsct", "bf16")] {
+        let out = cc_test(&["-r", "4", "--processes", "2", "-b", "4k", "-e", "16k", "-f", "4", "-n", "2", "-w", "1", "-d", dt, "-c", "random", "--report-to-json-file", json.to_str().unwrap(), op], "procs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{op}: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("size(B)") && text.contains("Avg bus bandwidth") && !text.contains("WORKER"), "{text}");
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let results = report["results"].as_array().unwrap();
+        assert_eq!(results.len(), 2, "{report}");
+        assert!(results.iter().all(|r| r["check"] == "pass"), "{op}: {report}");
+    }
+    let out = cc_test(&["-r", "3", "--processes", "2", "allr"], "uneven");
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("must split evenly"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn minus_n_without_mpirun_names_the_package() {
+    let dir = std::env::temp_dir().join(format!("nrt-cc-test-{}-mpi", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nrt"))
+        .args(["cc-test", "-r", "2", "-N", "2", "--hosts", "h1,h2", "allr"])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .env("NEURON_RT_ROOT_COMM_ID", "127.0.0.1:62001")
+        .env("PATH", &dir)
+        .output()
+        .expect("run nrt");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("mpirun not found") && err.contains("apt-get install openmpi-bin"), "{err}");
 }

@@ -15,6 +15,8 @@
 //! * [`bootstrap`]: rank 0 listens at `NEURON_RT_ROOT_COMM_ID`, the others
 //!   connect; they exchange endpoints, world size and op signatures.
 //! * [`limits`]: every wait is bounded by a documented variable.
+//! * [`queue`]: owning send and receive queues over a comm, for callers
+//!   that keep many transfers in flight without `unsafe`.
 //! * [`sendrecv`]: point-to-point tensor transfers between logical cores
 //!   (the engine of `nrt_async_sendrecv.h`) and its rendezvous store.
 
@@ -23,6 +25,7 @@ pub mod error;
 pub mod fabric;
 pub mod inproc;
 pub mod limits;
+pub mod queue;
 pub mod sendrecv;
 mod slots;
 pub mod transport;

@@ -6,7 +6,8 @@
 //! A comma-separated list of `kind[@core=N][:after=N|:at=INSTR]`:
 //!
 //! - `kind`: `hbm_ue`, `hbm_ue_repairable`, `sram_parity`, `dma_abort`,
-//!   `nq_overflow`, `hang`, `nan`, `oob`, `sem_lost`;
+//!   `nq_overflow`, `hang`, `nan`, `oob`, `sem_lost`; and `proxy_fail`,
+//!   which the runtime's collectives proxy acts on ([`RUNTIME_KINDS`]);
 //! - `@core=N`: only on physical core `N` (default: any core);
 //! - `:after=N`: let `N` executions (for `dma_abort` and `nan`: `N` DMA
 //!   packets; for `sem_lost`: `N` DMA writes into semaphore registers)
@@ -157,9 +158,21 @@ pub struct FaultParseError {
     pub kinds: String,
 }
 
-/// Parses a comma-separated fault list (see the module docs).
+/// Kinds of `NEURON_SIM_INJECT` that the runtime, not the device, acts
+/// on: `proxy_fail[:after=N]` makes the runtime's collectives network
+/// proxy fail after N messages (NRT_NETWORK_PROXY_FAILURE); the device
+/// never sees the network, so the simulator accepts and skips them.
+pub const RUNTIME_KINDS: [&str; 1] = ["proxy_fail"];
+
+/// Parses a comma-separated fault list (see the module docs); entries of
+/// [`RUNTIME_KINDS`] are skipped.
 pub fn parse_faults(text: &str) -> Result<Vec<FaultSpec>, FaultParseError> {
-    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(parse_one).collect()
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .filter(|s| !RUNTIME_KINDS.iter().any(|k| s.split([':', '@']).next() == Some(*k)))
+        .map(parse_one)
+        .collect()
 }
 
 fn parse_one(entry: &str) -> Result<FaultSpec, FaultParseError> {
@@ -354,6 +367,7 @@ mod tests {
         assert_eq!(e.entry, "melt");
         let msg = e.to_string();
         assert!(msg.contains("unknown fault kind") && msg.contains("hbm_ue_repairable"), "{msg}");
+        assert_eq!(parse_faults("proxy_fail:after=3,sem_lost").unwrap().len(), 1, "the runtime's kinds are skipped");
         assert!(parse_faults("hang@cpu=1").unwrap_err().problem.contains("core=N"));
         assert!(parse_faults("hang:after=x").is_err());
         assert!(parse_faults("dma_abort:at=3").unwrap_err().problem.contains("after"));

@@ -4,10 +4,20 @@
 //! reducing in the DMA engines, ringing each other's queues and raising
 //! each other's semaphores; the host only rings the first doorbells and
 //! waits, bounded, for its core's semaphore ([`world`]).
+//!
+//! Ranks in other processes or machines: the world is bootstrapped at
+//! `NEURON_RT_ROOT_COMM_ID` ([`net`]); each process keeps its own ranks'
+//! steps, cut at the network ([`split`]), and a proxy thread moves the
+//! cross-process bytes over libfabric between outboxes and inboxes the
+//! devices' DMA fills and drains ([`proxy`]).
 //! docs/collectives.md describes the design and the encoding.
 
 pub mod compose;
+pub mod net;
 pub mod plan;
+pub mod proxy;
+mod remote;
+pub mod split;
 pub mod world;
 
 pub use plan::CcKind;

@@ -98,7 +98,8 @@ pub struct Arrival {
 }
 
 impl Arrival {
-    fn describe(&self) -> String {
+    /// The op in words: `all_reduce of 16 float32 (add)`.
+    pub(super) fn describe(&self) -> String {
         let op = if self.kind.reduces() { format!(" ({})", self.op.name()) } else { String::new() };
         format!("{} of {} {}{op}", self.kind, self.count, self.dtype.name())
     }
@@ -112,6 +113,8 @@ struct Launched {
     /// Device memory to free when the last rank leaves.
     memory: Vec<(usize, DeviceAddr)>,
     left: usize,
+    /// The network proxy of an operation whose group spans processes.
+    proxy: Option<Arc<super::proxy::Proxy>>,
 }
 
 #[derive(Debug, Default)]
@@ -139,6 +142,9 @@ struct State {
 pub struct Collectives {
     state: Mutex<State>,
     changed: Condvar,
+    /// The cross-process world (ranks registered by the global
+    /// communicator, the bootstrap, the connections).
+    net: super::net::NetSlot,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -161,7 +167,7 @@ fn names(ranks: &[usize]) -> String {
 
 /// Chunk addresses of a buffer given as one tensor or as `chunks`
 /// tensors, checking sizes and placement.
-fn chunk_addrs(rt: &Runtime, device: usize, tensors: &[Arc<Tensor>], chunks: usize, chunk_bytes: u64, what: &str) -> NrtResult<Vec<u64>> {
+pub(super) fn chunk_addrs(rt: &Runtime, device: usize, tensors: &[Arc<Tensor>], chunks: usize, chunk_bytes: u64, what: &str) -> NrtResult<Vec<u64>> {
     let want_dev = rt.memory(device)?.device_index();
     let addr = |t: &Tensor, need: u64| -> NrtResult<u64> {
         let Placement::Device { addr, .. } = t.placement() else {
@@ -186,6 +192,19 @@ fn chunk_addrs(rt: &Runtime, device: usize, tensors: &[Arc<Tensor>], chunks: usi
 }
 
 impl Collectives {
+    /// Records that global rank `g_device_id` of a world of
+    /// `g_device_count` ranks is logical core `vnc` of this process (the
+    /// global communicator calls this). A replica group naming ranks this
+    /// process did not register runs across processes when
+    /// `NEURON_RT_ROOT_COMM_ID` is set: the world is bootstrapped there at
+    /// its first operation.
+    pub fn register_rank(&self, g_device_id: u32, vnc: u32, g_device_count: u32) -> NrtResult<()> {
+        if g_device_count == 0 || g_device_id >= g_device_count {
+            return Err(NrtError::invalid(format!("g_device_id {g_device_id} is not in a world of {g_device_count} participants")));
+        }
+        self.net.register(g_device_id, vnc, g_device_count)
+    }
+
     /// Runs this rank's part of one operation: meets the peers, launches
     /// (when last), waits for the device. Returns when this rank's output
     /// is complete and its inputs are no longer read.
@@ -209,6 +228,20 @@ impl Collectives {
         rt.vcore(me.vnc)?;
         let peers = bound(rt, PEER_TIMEOUT_VAR, DEFAULT_PEER_TIMEOUT)?;
         let exec = bound(rt, EXEC_TIMEOUT_VAR, rt.config().exec_timeout)?;
+        let world = self.net.world_for(rt, &me.group)?;
+        let local: Vec<bool> = match &world {
+            Some(w) => {
+                w.check()?;
+                match w.local.get(&me.group[me.rank]) {
+                    Some(&v) if v == me.vnc => {}
+                    Some(&v) => return Err(NrtError::invalid(format!("rank {} of the collectives world is logical core {v} of this process, not {}", me.group[me.rank], me.vnc))),
+                    None => return Err(NrtError::invalid(format!("rank {} of the collectives world runs in another process ({}), not on logical core {} here", me.group[me.rank], w.who(me.group[me.rank]), me.vnc))),
+                }
+                me.group.iter().map(|g| w.local.contains_key(g)).collect()
+            }
+            None => vec![true; n],
+        };
+        let local_n = local.iter().filter(|l| **l).count();
         let key = me.group.clone();
         let rank = me.rank;
         let started = Instant::now();
@@ -224,7 +257,7 @@ impl Collectives {
             return Err(e.clone());
         }
         g.arrivals.insert(rank, me);
-        if g.arrivals.len() == n {
+        if g.arrivals.len() == local_n {
             let arrivals: Vec<Arrival> = g.arrivals.values().cloned().collect();
             // One operation per core at a time: wait (bounded) for the
             // cores' previous collective to end.
@@ -234,6 +267,13 @@ impl Collectives {
             }
             let outcome = if cores.iter().any(|c| st.busy.contains(c)) {
                 Err(NrtError::new(NrtStatus::Timeout, format!("collective on replica group {key:?}: its cores stayed busy with another collective for {:.1} sec ({PEER_TIMEOUT_VAR})", peers.as_secs_f64())))
+            } else if let Some(w) = &world {
+                super::remote::launch(rt, w, &local, &arrivals, seq).map(|l| {
+                    for c in &cores {
+                        st.busy.insert(*c);
+                    }
+                    Launched { ranks: l.ranks, memory: l.memory, left: local_n, proxy: Some(l.proxy) }
+                })
             } else {
                 self.launch(rt, &mut st, &arrivals)
             };
@@ -252,11 +292,11 @@ impl Collectives {
             }
             let now = Instant::now();
             if now >= started + peers {
-                let missing: Vec<usize> = (0..n).filter(|r| !g.arrivals.contains_key(r)).collect();
+                let missing: Vec<usize> = (0..n).filter(|r| local[*r] && !g.arrivals.contains_key(r)).collect();
                 let e = NrtError::new(
                     NrtStatus::Timeout,
                     format!(
-                        "collective {} on replica group {key:?}: rank(s) {} never arrived within {:.1} sec ({PEER_TIMEOUT_VAR}); ranks in other processes need NEURON_RT_ROOT_COMM_ID and the network proxy, which this release does not run yet",
+                        "collective {} on replica group {key:?}: rank(s) {} never arrived within {:.1} sec ({PEER_TIMEOUT_VAR}); ranks in other processes need their global communicator (nrt_cc_global_comm_init) and NEURON_RT_ROOT_COMM_ID",
                         g.arrivals.values().next().map_or_else(String::new, Arrival::describe),
                         names(&missing),
                         peers.as_secs_f64()
@@ -269,12 +309,33 @@ impl Collectives {
             let period = (peers / 4).min(Duration::from_secs(120));
             if now.duration_since(warned) >= period {
                 warned = now;
-                let missing: Vec<usize> = (0..n).filter(|r| !g.arrivals.contains_key(r)).collect();
+                let missing: Vec<usize> = (0..n).filter(|r| local[*r] && !g.arrivals.contains_key(r)).collect();
                 crate::log::write(Level::Warn, Module::Nrt, "nrta_cc_schedule", format_args!("Timeout exceeded: Waiting on barrier proxy task: {} sec (replica group {key:?}, missing rank(s) {}) - retrying; giving up after {:.1} sec ({PEER_TIMEOUT_VAR})", now.duration_since(started).as_secs(), names(&missing), peers.as_secs_f64()));
             }
             st = self.changed.wait_timeout(st, (started + peers).saturating_duration_since(now).min(period)).unwrap_or_else(|e| e.into_inner()).0;
         };
         drop(st);
+        // WAIT_BARRIER_PROXY: the network part (bounded by the proxy's
+        // own NEURON_RT_CC_NET_TIMEOUT); warn at 120 s, then at every
+        // doubling, as libnrt's harvest does.
+        let proxy = launched.lock().unwrap_or_else(|e| e.into_inner()).proxy.clone();
+        if let Some(p) = proxy {
+            let t0 = Instant::now();
+            let mut threshold = Duration::from_secs(120);
+            let outcome = loop {
+                if let Some(r) = p.wait(Duration::from_millis(200)) {
+                    break r;
+                }
+                if t0.elapsed() >= threshold {
+                    crate::log::write(Level::Warn, Module::Nrt, "nrta_cc_schedule", format_args!("Timeout exceeded: Waiting on barrier proxy task: {} sec (replica group {key:?})", t0.elapsed().as_secs()));
+                    threshold *= 2;
+                }
+            };
+            if let Err(e) = outcome {
+                self.leave(rt, &key, seq, &launched);
+                return Err(e);
+            }
+        }
         // WAIT_CORE: for this rank's done count.
         let (dev, core, expected) = launched.lock().unwrap_or_else(|e| e.into_inner()).ranks[rank];
         let device = rt.device(dev)?.clone();
@@ -456,6 +517,6 @@ impl Collectives {
         for c in &cores {
             st.busy.insert(*c);
         }
-        Ok(Launched { ranks: (0..n).map(|r| (dev, locate[r].1, p.expected_done(r))).collect(), memory: allocated, left: n })
+        Ok(Launched { ranks: (0..n).map(|r| (dev, locate[r].1, p.expected_done(r))).collect(), memory: allocated, left: n, proxy: None })
     }
 }

@@ -1,0 +1,301 @@
+//! The collectives world across processes: which global ranks
+//! (`g_device_id`s) live in this process, the bootstrap that meets the
+//! others at `NEURON_RT_ROOT_COMM_ID`, the libfabric transport and the
+//! cached connections the proxy moves bytes over.
+//!
+//! Ranks register through the global communicator
+//! (`nrt_build_global_comm` / `nrt_cc_global_comm_init`, or
+//! [`super::Collectives::register_rank`]). When an operation names a rank
+//! this process did not register and `NEURON_RT_ROOT_COMM_ID` is set, the
+//! first local rank to get there bootstraps the world: every registered
+//! local rank joins the rendezvous (one thread each), publishing one
+//! transport listen handle per (source rank, lane) it may receive from.
+//! A world that failed once (bootstrap, a dead peer, a mismatch) stays
+//! failed until the runtime is re-initialised.
+
+use crate::log::{Level, Module};
+use crate::runtime::Runtime;
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use nrt_net::bootstrap::{BootstrapConfig, Joining, Member, RootCommId, ROOT_COMM_ID_VAR, rendezvous};
+use nrt_net::limits::{BOOTSTRAP_TIMEOUT_VAR, Bound, DEFAULT_TIMEOUT, NET_TIMEOUT_VAR, WarnSink, parse_seconds};
+use nrt_net::{Handle, Listener, NetError, RecvComm, SendComm, Transport};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Lanes a connection set covers (the ring's two half-chunk lanes).
+pub const LANES: usize = super::plan::RING_LANES;
+
+/// A connection: (source global rank, destination global rank, lane).
+pub type Link = (u32, u32, usize);
+
+/// The bootstrapped world.
+pub struct NetWorld {
+    /// Ranks in the world.
+    pub size: u32,
+    /// Global ranks of this process -> their logical core.
+    pub local: BTreeMap<u32, u32>,
+    /// Every rank's process.
+    pub members: Vec<Member>,
+    transport: Arc<dyn Transport>,
+    endpoints: Vec<Vec<u8>>,
+    listeners: Mutex<HashMap<Link, Box<dyn Listener>>>,
+    sends: Mutex<HashMap<Link, Box<dyn SendComm>>>,
+    recvs: Mutex<HashMap<Link, Box<dyn RecvComm>>>,
+    failed: Mutex<Option<NrtError>>,
+    /// Bounds each transport wait.
+    pub net: Bound,
+    /// Where the waits' warnings go.
+    pub sink: WarnSink,
+}
+
+impl std::fmt::Debug for NetWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetWorld").field("size", &self.size).field("local", &self.local).field("transport", &self.transport.name()).finish()
+    }
+}
+
+/// The runtime's net state: registered ranks and, once made, the world.
+#[derive(Debug, Default)]
+pub struct NetSlot {
+    state: Mutex<SlotState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct SlotState {
+    registered: BTreeMap<u32, u32>,
+    world_size: Option<u32>,
+    phase: Phase,
+}
+
+#[derive(Debug, Default)]
+enum Phase {
+    #[default]
+    Idle,
+    Running,
+    Ready(Arc<NetWorld>),
+    Failed(NrtError),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The runtime's sink for CCOM-style warnings.
+pub fn runtime_sink() -> WarnSink {
+    Arc::new(|m: &str| crate::log::write(Level::Warn, Module::Nrt, "ccom", format_args!("{m}")))
+}
+
+/// A bound read from the runtime's environment (`NEURON_RT_CC_*_TIMEOUT`).
+pub fn bound_of(rt: &Runtime, variable: &'static str) -> NrtResult<Bound> {
+    match rt.env().get(variable) {
+        None => Ok(Bound::new(DEFAULT_TIMEOUT, variable)),
+        Some(v) => Ok(Bound::new(parse_seconds(variable, v).map_err(|e| NrtError::invalid(e.to_string()))?, variable)),
+    }
+}
+
+/// The runtime status of a network error.
+pub fn status_of(e: &NetError) -> NrtStatus {
+    match e {
+        NetError::Timeout { .. } => NrtStatus::Timeout,
+        NetError::Mismatch(_) | NetError::InvalidRootCommId { .. } | NetError::InvalidVariable { .. } | NetError::Invalid(_) => NrtStatus::Invalid,
+        NetError::PeerClosed { .. } | NetError::Fabric { .. } => NrtStatus::NetworkProxyFailure,
+        _ => NrtStatus::Failure,
+    }
+}
+
+/// A runtime error from a network error, prefixed with what we did.
+pub fn net_err(what: &str, e: &NetError) -> NrtError {
+    NrtError::new(status_of(e), format!("{what}: {e}"))
+}
+
+impl NetSlot {
+    /// Records that global rank `gid` of a world of `size` ranks runs on
+    /// logical core `vnc` of this process (a rank on two cores, or a core
+    /// with two ranks, is an error).
+    pub fn register(&self, gid: u32, vnc: u32, size: u32) -> NrtResult<()> {
+        let mut st = lock(&self.state);
+        if let Some(&v) = st.registered.get(&gid)
+            && v != vnc
+        {
+            return Err(NrtError::invalid(format!("g_device_id {gid} is already logical core {v} of this process; it cannot also be logical core {vnc}")));
+        }
+        if let Some((&g, _)) = st.registered.iter().find(|(g, v)| **v == vnc && **g != gid) {
+            return Err(NrtError::invalid(format!("logical core {vnc} is already g_device_id {g}; it cannot also be g_device_id {gid}")));
+        }
+        // The two communicator contexts may name different sizes (the
+        // C layer checks each); the world is the larger.
+        st.world_size = Some(st.world_size.map_or(size, |s| s.max(size)));
+        st.registered.insert(gid, vnc);
+        Ok(())
+    }
+
+    /// The world a group of global ranks needs, or `None` when every rank
+    /// of the group runs here (or nothing says where the others are: no
+    /// registered world or no `NEURON_RT_ROOT_COMM_ID`; then it runs in
+    /// process as before).
+    pub fn world_for(&self, rt: &Runtime, group: &[u32]) -> NrtResult<Option<Arc<NetWorld>>> {
+        let mut st = lock(&self.state);
+        let Some(size) = st.world_size else { return Ok(None) };
+        if group.iter().all(|g| st.registered.contains_key(g)) {
+            return Ok(None);
+        }
+        if rt.env().get(ROOT_COMM_ID_VAR).is_none() {
+            return Ok(None);
+        }
+        if let Some(&g) = group.iter().find(|&&g| g >= size) {
+            return Err(NrtError::invalid(format!("replica group {group:?} names rank {g}, outside the collectives world of {size} ranks")));
+        }
+        let bootstrap = bound_of(rt, BOOTSTRAP_TIMEOUT_VAR)?;
+        let deadline = Instant::now() + bootstrap.limit + bootstrap.limit / 2 + Duration::from_secs(1);
+        loop {
+            match &st.phase {
+                Phase::Ready(w) => return Ok(Some(w.clone())),
+                Phase::Failed(e) => return Err(e.clone()),
+                Phase::Running => {
+                    if Instant::now() >= deadline {
+                        return Err(NrtError::new(NrtStatus::Timeout, format!("the collectives bootstrap did not finish within {:.1} sec ({BOOTSTRAP_TIMEOUT_VAR})", bootstrap.limit.as_secs_f64())));
+                    }
+                    st = self.changed.wait_timeout(st, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+                }
+                Phase::Idle => {
+                    st.phase = Phase::Running;
+                    let registered = st.registered.clone();
+                    drop(st);
+                    let r = bootstrap_world(rt, size, &registered, bootstrap);
+                    st = lock(&self.state);
+                    st.phase = match r {
+                        Ok(w) => Phase::Ready(Arc::new(w)),
+                        Err(e) => Phase::Failed(e),
+                    };
+                    self.changed.notify_all();
+                }
+            }
+        }
+    }
+}
+
+fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, bootstrap: Bound) -> NrtResult<NetWorld> {
+    let root_text = rt.env().get(ROOT_COMM_ID_VAR).unwrap_or_default();
+    let root: RootCommId = root_text.parse().map_err(|e: NetError| net_err("collectives bootstrap", &e))?;
+    let net = bound_of(rt, NET_TIMEOUT_VAR)?;
+    let sink = runtime_sink();
+    let transport: Arc<dyn Transport> = Arc::new(nrt_net::fabric::FabricTransport::open().map_err(|e| net_err("ranks in other processes need the libfabric transport", &e))?);
+    let mut listeners = HashMap::new();
+    let mut mine: Vec<(u32, Vec<u8>)> = Vec::new();
+    for &gid in registered.keys() {
+        let mut endpoint = Vec::with_capacity(size as usize * LANES * nrt_net::transport::HANDLE_BYTES);
+        for src in 0..size {
+            for lane in 0..LANES {
+                let (h, l) = transport.listen().map_err(|e| net_err(&format!("rank {gid}: listening for rank {src}"), &e))?;
+                endpoint.extend_from_slice(h.as_bytes());
+                listeners.insert((src, gid, lane), l);
+            }
+        }
+        mine.push((gid, endpoint));
+    }
+    let cfg = BootstrapConfig { root, bound: bootstrap, sink: sink.clone() };
+    crate::log::write(Level::Info, Module::Nrt, "cc_bootstrap", format_args!("ranks {:?} of a world of {size} meet at {root_text} over {}", registered.keys().collect::<Vec<_>>(), transport.name()));
+    let results: Vec<(u32, Result<nrt_net::bootstrap::World, NetError>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = mine
+            .into_iter()
+            .map(|(gid, endpoint)| {
+                let cfg = cfg.clone();
+                (gid, s.spawn(move || rendezvous(&cfg, Joining { rank: gid, world_size: size, endpoint, signatures: Vec::new() })))
+            })
+            .collect();
+        hs.into_iter().map(|(g, h)| (g, h.join().unwrap_or_else(|_| Err(NetError::Bootstrap("the rendezvous thread panicked".into()))))).collect()
+    });
+    let mut world = None;
+    for (gid, r) in results {
+        let w = r.map_err(|e| net_err(&format!("collectives bootstrap of rank {gid} at {root_text} ({ROOT_COMM_ID_VAR})"), &e))?;
+        world.get_or_insert(w);
+    }
+    let world = world.ok_or_else(|| NrtError::invalid("no rank of this process is registered in the collectives world"))?;
+    let me = Member::this_process();
+    let local: Vec<u32> = (0..size).filter(|&g| world.members[g as usize] == me).collect();
+    if local != registered.keys().copied().collect::<Vec<_>>() {
+        return Err(NrtError::invalid(format!("the bootstrap placed ranks {local:?} in this process, but it registered {:?}", registered.keys().collect::<Vec<_>>())));
+    }
+    Ok(NetWorld {
+        size,
+        local: registered.clone(),
+        members: world.members,
+        transport,
+        endpoints: world.endpoints,
+        listeners: Mutex::new(listeners),
+        sends: Mutex::new(HashMap::new()),
+        recvs: Mutex::new(HashMap::new()),
+        failed: Mutex::new(None),
+        net,
+        sink,
+    })
+}
+
+impl NetWorld {
+    /// Who global rank `g` is, for messages: `rank 1 (host pid 42)`.
+    pub fn who(&self, g: u32) -> String {
+        match self.members.get(g as usize) {
+            Some(m) => format!("rank {g} ({m})"),
+            None => format!("rank {g}"),
+        }
+    }
+
+    /// The transport.
+    pub fn transport(&self) -> &dyn Transport {
+        &*self.transport
+    }
+
+    /// Fails when an earlier operation broke the world.
+    pub fn check(&self) -> NrtResult<()> {
+        match &*lock(&self.failed) {
+            Some(e) => Err(NrtError::new(e.status, format!("the collectives world failed in an earlier operation ({}); re-initialize the runtime (nrt_close, nrt_init) to run collectives across processes again", e.message))),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the world broken (its connections may hold stray messages).
+    pub fn poison(&self, e: &NrtError) {
+        lock(&self.failed).get_or_insert_with(|| e.clone());
+        lock(&self.sends).clear();
+        lock(&self.recvs).clear();
+    }
+
+    /// The sending comm of `link`, connecting on first use.
+    pub fn take_send(&self, link: Link) -> NrtResult<Box<dyn SendComm>> {
+        if let Some(c) = lock(&self.sends).remove(&link) {
+            return Ok(c);
+        }
+        let (src, dst, lane) = link;
+        let at = ((src as usize) * LANES + lane) * nrt_net::transport::HANDLE_BYTES;
+        let bytes = self.endpoints.get(dst as usize).and_then(|e| e.get(at..at + nrt_net::transport::HANDLE_BYTES)).ok_or_else(|| NrtError::failure(format!("{} published no endpoint for rank {src} lane {lane}", self.who(dst))))?;
+        let h = Handle::from_bytes(bytes).map_err(|e| net_err("endpoint handle", &e))?;
+        self.transport.connect(&h).map_err(|e| net_err(&format!("rank {src} connecting to {}", self.who(dst)), &e))
+    }
+
+    /// The receiving comm of `link`, accepting (at most the net bound) on
+    /// first use.
+    pub fn take_recv(&self, link: Link) -> NrtResult<Box<dyn RecvComm>> {
+        if let Some(c) = lock(&self.recvs).remove(&link) {
+            return Ok(c);
+        }
+        let Some(mut l) = lock(&self.listeners).remove(&link) else {
+            return Err(NrtError::failure(format!("no listener of rank {} for {} lane {}", link.1, self.who(link.0), link.2)));
+        };
+        let r = l.accept(self.net).map_err(|e| net_err(&format!("rank {} waiting for {} to connect (lane {})", link.1, self.who(link.0), link.2), &e));
+        if r.is_err() {
+            lock(&self.listeners).insert(link, l);
+        }
+        r
+    }
+
+    /// Returns comms for the next operation.
+    pub fn give_back(&self, sends: Vec<(Link, Box<dyn SendComm>)>, recvs: Vec<(Link, Box<dyn RecvComm>)>) {
+        if lock(&self.failed).is_some() {
+            return;
+        }
+        lock(&self.sends).extend(sends);
+        lock(&self.recvs).extend(recvs);
+    }
+}

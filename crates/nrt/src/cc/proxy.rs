@@ -1,0 +1,392 @@
+//! The network proxy of one operation in one process: the host thread that
+//! plays the NIC between this process's ranks and the others'.
+//!
+//! The protocol is nec.h's `enc_net_host_memory` one, on the simulated
+//! device's bytes: a rank's DMA copies a step's bytes into an outbox and
+//! then writes the step's post index into a post word of host-visible
+//! memory; the proxy polls that word, reads the outbox and sends it over
+//! the [`nrt_net::Transport`] (libfabric). On the receiving side it lands
+//! the message in the rank's inbox and rings the doorbell of the landing
+//! step on the rank's own DMA queue, which reduces (in-DMA) or copies it
+//! into place and raises the signals the remote step would have raised.
+//! The device never sees the network; the runtime never copies between
+//! ranks' buffers.
+//!
+//! Per connection, the first message of an operation is a header naming
+//! the op, so ranks that disagree fail with a message naming both sides.
+//! Every wait is bounded by `NEURON_RT_CC_NET_TIMEOUT` (counted from the
+//! last progress) and logs CCOM-style warnings while it lasts. A failure
+//! sends an abort message to every peer this process sends to, so they
+//! fail at once with the reason instead of waiting out the bound.
+
+use super::net::{Link, NetWorld};
+use crate::log::{Level, Module};
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use nrt_hal::{CoreId, DeviceAddr, DmaQueueId};
+use nrt_net::queue::{RecvQueue, SendQueue};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Length of a header message.
+const HEADER_LEN: usize = 256;
+/// Length of an abort message.
+const ABORT_LEN: usize = 600;
+/// Smallest receive buffer (so an abort always fits).
+const MIN_RECV: usize = 1024;
+const HEADER_MAGIC: &[u8; 12] = b"NRTCC-OP\0\0\0\0";
+const ABORT_MAGIC: &[u8; 12] = b"NRTCC-ABORT\0";
+/// Messages in flight per connection and direction.
+const WINDOW: usize = 16;
+
+/// The device side of the proxy: what it reads, writes and rings.
+pub trait DeviceBytes: Send + Sync {
+    /// Reads device memory (the NIC reading host-visible memory).
+    fn read(&self, addr: u64, buf: &mut [u8]) -> NrtResult<()>;
+    /// Writes device memory (the NIC landing a message).
+    fn write(&self, addr: u64, data: &[u8]) -> NrtResult<()>;
+    /// Rings a queue's doorbell for `pairs` descriptor pairs.
+    fn ring(&self, core: CoreId, queue: DmaQueueId, pairs: u32) -> NrtResult<()>;
+}
+
+impl DeviceBytes for Arc<dyn nrt_hal::Device> {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> NrtResult<()> {
+        nrt_hal::Device::read(&**self, DeviceAddr(addr), buf).map_err(|e| NrtError::failure(format!("proxy read of {} bytes at {addr:#x}: {e}", buf.len())))
+    }
+    fn write(&self, addr: u64, data: &[u8]) -> NrtResult<()> {
+        nrt_hal::Device::write(&**self, DeviceAddr(addr), data).map_err(|e| NrtError::failure(format!("proxy write of {} bytes at {addr:#x}: {e}", data.len())))
+    }
+    fn ring(&self, core: CoreId, queue: DmaQueueId, pairs: u32) -> NrtResult<()> {
+        self.dma_tail_increment(core, queue, pairs, pairs).map_err(|e| NrtError::failure(format!("proxy doorbell: {e}")))
+    }
+}
+
+/// A local lane that posts messages.
+#[derive(Debug)]
+pub struct SendLane {
+    /// Its rank (global id), for messages.
+    pub gid: u32,
+    /// Its lane.
+    pub lane: usize,
+    /// Address of the post word.
+    pub post_word: u64,
+    /// Per post: (destination global rank, outbox address, bytes).
+    pub posts: Vec<Vec<(u32, u64, u64)>>,
+}
+
+/// A connection this process receives on, and where its messages land.
+#[derive(Debug)]
+pub struct RecvLink {
+    /// (source, destination, lane) in global ranks.
+    pub link: Link,
+    /// Per message: inbox address, bytes, index of the submit lane and of
+    /// the step in it.
+    pub msgs: Vec<(u64, u64, usize, usize)>,
+}
+
+/// A local queue whose steps the proxy submits, in order.
+#[derive(Debug)]
+pub struct SubmitLane {
+    /// Its core.
+    pub core: CoreId,
+    /// Its queue.
+    pub queue: DmaQueueId,
+    /// Pair count of each proxy-submitted step, in step order.
+    pub steps: Vec<u32>,
+}
+
+/// Everything the proxy thread needs for one operation.
+pub struct Job {
+    /// The world.
+    pub world: Arc<NetWorld>,
+    /// The device of the local ranks.
+    pub device: Box<dyn DeviceBytes>,
+    /// What the op is (the header text; must match on every peer).
+    pub op: String,
+    /// Local sending lanes.
+    pub sends: Vec<SendLane>,
+    /// Connections this process sends on.
+    pub out_links: Vec<Link>,
+    /// Connections this process receives on.
+    pub recvs: Vec<RecvLink>,
+    /// Queues the proxy feeds.
+    pub submits: Vec<SubmitLane>,
+    /// An injected failure: fail after this many messages sent.
+    pub inject_after: Option<u64>,
+}
+
+/// The proxy's outcome, shared with the ranks that wait for it.
+#[derive(Debug, Default)]
+pub struct Proxy {
+    result: Mutex<Option<NrtResult<()>>>,
+    done: Condvar,
+}
+
+impl Proxy {
+    /// Starts the proxy thread of `job`.
+    pub fn start(job: Job) -> NrtResult<Arc<Proxy>> {
+        let p = Arc::new(Proxy::default());
+        let q = p.clone();
+        std::thread::Builder::new()
+            .name("nrt-cc-proxy".into())
+            .spawn(move || {
+                let world = job.world.clone();
+                let r = run(job);
+                if let Err(e) = &r {
+                    if e.status == NrtStatus::NetworkProxyFailure {
+                        crate::log::write(Level::Error, Module::Nrt, "cc_proxy", format_args!("EFA network proxy operation failed: {}", e.message));
+                    }
+                    world.poison(e);
+                }
+                *q.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                q.done.notify_all();
+            })
+            .map_err(|e| NrtError::failure(format!("cannot start the collectives proxy thread: {e}")))?;
+        Ok(p)
+    }
+
+    /// The outcome once the proxy ended, `None` while it runs.
+    pub fn poll(&self) -> Option<NrtResult<()>> {
+        self.result.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Waits at most `d` for the outcome.
+    pub fn wait(&self, d: Duration) -> Option<NrtResult<()>> {
+        let g = self.result.lock().unwrap_or_else(|e| e.into_inner());
+        let (g, _) = self.done.wait_timeout_while(g, d, |r| r.is_none()).unwrap_or_else(|e| e.into_inner());
+        g.clone()
+    }
+}
+
+struct OutConn {
+    link: Link,
+    q: SendQueue,
+    queued: VecDeque<Vec<u8>>,
+}
+
+struct InConn {
+    link: Link,
+    q: RecvQueue,
+    /// The header is the oldest receive until it has been checked.
+    header_done: bool,
+    header_posted: bool,
+    next_post: usize,
+    next_done: usize,
+}
+
+fn header(op: &str) -> Vec<u8> {
+    let mut h = vec![0u8; HEADER_LEN];
+    h[..12].copy_from_slice(HEADER_MAGIC);
+    let t = op.as_bytes();
+    let n = t.len().min(HEADER_LEN - 12);
+    h[12..12 + n].copy_from_slice(&t[..n]);
+    h
+}
+
+fn text(b: &[u8]) -> String {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
+}
+
+fn abort(e: &NrtError) -> Vec<u8> {
+    let mut m = vec![0u8; ABORT_LEN];
+    m[..12].copy_from_slice(ABORT_MAGIC);
+    m[12..16].copy_from_slice(&(e.status as i32).to_le_bytes());
+    let t = e.message.as_bytes();
+    let n = t.len().min(ABORT_LEN - 17);
+    m[16..16 + n].copy_from_slice(&t[..n]);
+    m
+}
+
+/// The error a peer's abort message carries, if `b` is one.
+fn parse_abort(world: &NetWorld, from: u32, b: &[u8]) -> Option<NrtError> {
+    if b.len() != ABORT_LEN || &b[..12] != ABORT_MAGIC {
+        return None;
+    }
+    let code = i32::from_le_bytes(b[12..16].try_into().ok()?);
+    let status = NrtStatus::from_code(code).unwrap_or(NrtStatus::Failure);
+    Some(NrtError::new(status, format!("{} stopped the collective: {}", world.who(from), text(&b[16..]))))
+}
+
+fn net(e: nrt_net::NetError, what: impl FnOnce() -> String) -> NrtError {
+    super::net::net_err(&what(), &e)
+}
+
+fn run(job: Job) -> NrtResult<()> {
+    let world = job.world.clone();
+    world.check()?;
+    let mut outs: Vec<OutConn> = Vec::new();
+    for &link in &job.out_links {
+        outs.push(OutConn { link, q: SendQueue::new(world.take_send(link)?), queued: VecDeque::from([header(&job.op)]) });
+    }
+    let mut ins: Vec<InConn> = Vec::new();
+    let r = (|| -> NrtResult<()> {
+        for rl in &job.recvs {
+            ins.push(InConn { link: rl.link, q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
+        }
+        drive(&job, &mut outs, &mut ins)
+    })();
+    match r {
+        Ok(()) => {
+            world.give_back(outs.into_iter().map(|o| (o.link, o.q.into_comm())).collect(), ins.into_iter().map(|i| (i.link, i.q.into_comm())).collect());
+            Ok(())
+        }
+        Err(e) => {
+            // Tell the peers we send to, briefly; they fail at once.
+            let msg = abort(&e);
+            for o in outs {
+                let mut c = o.q.into_comm();
+                let _ = nrt_net::transport::send(&mut *c, &msg, nrt_net::Bound::new(Duration::from_secs(1), nrt_net::limits::NET_TIMEOUT_VAR), &world.sink);
+            }
+            drop(ins);
+            Err(e)
+        }
+    }
+}
+
+fn drive(job: &Job, outs: &mut [OutConn], ins: &mut [InConn]) -> NrtResult<()> {
+    let world = &*job.world;
+    let dev = &*job.device;
+    let bound = world.net;
+    let mut posted: Vec<usize> = vec![0; job.sends.len()];
+    let mut landed: Vec<Vec<bool>> = job.submits.iter().map(|s| vec![false; s.steps.len()]).collect();
+    let mut submitted: Vec<usize> = vec![0; job.submits.len()];
+    let mut sent_msgs: u64 = 0;
+    let mut last = Instant::now();
+    let started = Instant::now();
+    let mut warned = Instant::now();
+    let recv_of = |link: Link| job.recvs.iter().find(|r| r.link == link).expect("recv link");
+    let mut spins = 0u32;
+    loop {
+        let mut progress = false;
+        // Receives: the header first, then a window of data messages.
+        for c in ins.iter_mut() {
+            let rl = recv_of(c.link);
+            if !c.header_posted {
+                c.header_posted = true;
+                c.q.post(vec![0u8; MIN_RECV]).map_err(|e| net(e, || format!("posting the header receive from {}", world.who(c.link.0))))?;
+            }
+            while c.next_post < rl.msgs.len() && c.q.in_flight() < WINDOW {
+                let want = (rl.msgs[c.next_post].1 as usize).max(1);
+                c.q.post(vec![0u8; want.max(MIN_RECV)]).map_err(|e| net(e, || format!("posting a receive from {}", world.who(c.link.0))))?;
+                c.next_post += 1;
+            }
+            if !c.header_done {
+                let got = c.q.test_oldest().map_err(|e| net(e, || format!("the header of {} from {}", job.op, world.who(c.link.0))))?;
+                let Some((b, len)) = got else { continue };
+                if let Some(e) = parse_abort(world, c.link.0, &b[..len]) {
+                    return Err(e);
+                }
+                let theirs = if len == HEADER_LEN && &b[..12] == HEADER_MAGIC { text(&b[12..len]) } else { format!("a message of {len} bytes that is not an operation header") };
+                if theirs != job.op {
+                    return Err(NrtError::invalid(format!("mismatched collectives between the peers: {} runs {} but {} runs {}", world.who(c.link.1), job.op, world.who(c.link.0), theirs)));
+                }
+                c.header_done = true;
+                progress = true;
+            }
+            while c.next_done < c.next_post {
+                let i = c.next_done;
+                let (addr, bytes, lane, step) = rl.msgs[i];
+                let got = c.q.test_oldest().map_err(|e| net(e, || format!("message {} of {} on lane {} from {}", i + 1, rl.msgs.len(), c.link.2, world.who(c.link.0))))?;
+                let Some((b, len)) = got else { break };
+                if let Some(e) = parse_abort(world, c.link.0, &b[..len]) {
+                    return Err(e);
+                }
+                if len != (bytes as usize).max(1) {
+                    return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("message {} on lane {} from {} has {len} bytes; expected {bytes}", i + 1, c.link.2, world.who(c.link.0))));
+                }
+                if bytes > 0 {
+                    dev.write(addr, &b[..bytes as usize])?;
+                }
+                c.q.flush().map_err(|e| net(e, || "flushing a landed message".into()))?;
+                landed[lane][step] = true;
+                c.next_done += 1;
+                progress = true;
+            }
+        }
+        // Landed steps go to their queues in step order.
+        for (k, s) in job.submits.iter().enumerate() {
+            while submitted[k] < s.steps.len() && landed[k][submitted[k]] {
+                dev.ring(s.core, s.queue, s.steps[submitted[k]])?;
+                submitted[k] += 1;
+                progress = true;
+            }
+        }
+        // The devices' posts.
+        for (k, s) in job.sends.iter().enumerate() {
+            if posted[k] == s.posts.len() {
+                continue;
+            }
+            let mut w = [0u8; 8];
+            dev.read(s.post_word, &mut w)?;
+            let v = (u64::from_le_bytes(w) as usize).min(s.posts.len());
+            while posted[k] < v {
+                for &(dst, addr, bytes) in &s.posts[posted[k]] {
+                    let mut b = vec![0u8; (bytes as usize).max(1)];
+                    if bytes > 0 {
+                        dev.read(addr, &mut b)?;
+                    }
+                    let o = outs.iter_mut().find(|o| o.link == (s.gid, dst, s.lane)).expect("out link");
+                    o.queued.push_back(b);
+                }
+                posted[k] += 1;
+                progress = true;
+            }
+        }
+        // Sends: post what is queued, retire what completed.
+        for o in outs.iter_mut() {
+            while o.q.in_flight() < WINDOW {
+                let Some(b) = o.queued.pop_front() else { break };
+                if job.inject_after.is_some_and(|n| sent_msgs >= n) {
+                    return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("injected network proxy failure (NEURON_SIM_INJECT=proxy_fail) sending to {}", world.who(o.link.1))));
+                }
+                o.q.post(b).map_err(|e| net(e, || format!("sending to {}", world.who(o.link.1))))?;
+                sent_msgs += 1;
+                progress = true;
+            }
+            while o.q.in_flight() > 0 {
+                let got = o.q.test_oldest().map_err(|e| net(e, || format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)))?;
+                if got.is_none() {
+                    break;
+                }
+                progress = true;
+            }
+        }
+        let done = ins.iter().all(|c| c.header_done && c.next_done == recv_of(c.link).msgs.len())
+            && submitted.iter().zip(&job.submits).all(|(n, s)| *n == s.steps.len())
+            && posted.iter().zip(&job.sends).all(|(n, s)| *n == s.posts.len())
+            && outs.iter().all(|o| o.q.in_flight() == 0 && o.queued.is_empty());
+        if done {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if progress {
+            last = now;
+            spins = 0;
+            continue;
+        }
+        let waiting = || {
+            let mut w: Vec<String> = ins.iter().filter(|c| !c.header_done || c.next_done < recv_of(c.link).msgs.len()).map(|c| format!("message {} of {} on lane {} from {}", c.next_done + usize::from(c.header_done) + 1, recv_of(c.link).msgs.len() + 1, c.link.2, world.who(c.link.0))).collect();
+            w.extend(job.sends.iter().zip(&posted).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
+            w.extend(outs.iter().filter(|o| o.q.in_flight() > 0).map(|o| format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)));
+            w.join(", ")
+        };
+        if now.duration_since(last) >= bound.limit {
+            return Err(NrtError::new(
+                NrtStatus::Timeout,
+                format!("collective {}: nothing arrived within {:.1} sec ({}); waiting for {} (did a peer exit or fail?)", job.op, bound.limit.as_secs_f64(), bound.variable, waiting()),
+            ));
+        }
+        if now.duration_since(warned) >= bound.warn_period() {
+            warned = now;
+            (world.sink)(&format!("Timeout waiting for RX: {} (waited {} sec) - retrying; giving up after {:.1} sec of no progress ({})", waiting(), now.duration_since(started).as_secs(), bound.limit.as_secs_f64(), bound.variable));
+        }
+        spins += 1;
+        if spins < 32 {
+            std::thread::yield_now();
+        } else {
+            let _ = world.transport().progress();
+            std::thread::sleep(Duration::from_micros(if spins < 1000 { 20 } else { 200 }));
+        }
+    }
+}
