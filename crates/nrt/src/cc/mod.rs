@@ -4,9 +4,12 @@
 //! reducing in the DMA engines, ringing each other's queues and raising
 //! each other's semaphores; the host only rings the first doorbells and
 //! waits, bounded, for its core's semaphore ([`world`]).
+//! In-NEFF collectives (`nrt_load_collectives`) are composed at load by
+//! [`neff`] and run from the engines' instruction streams.
 //! docs/collectives.md describes the design and the encoding.
 
 pub mod compose;
+pub mod neff;
 pub mod plan;
 pub mod world;
 
