@@ -284,3 +284,66 @@ fn a_second_collectives_neff_on_a_core_is_refused_until_the_first_unloads() {
     let again = host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap();
     host.unload(again).unwrap();
 }
+
+/// A host over a device that drops one DMA write into a semaphore (a
+/// collective's lost "done" notification).
+fn host_losing_a_notification() -> ModelHost {
+    use nrt_sim::fault::{FaultKind, FaultSpec};
+    let cfg = nrt_sim::SimConfig::builder().deterministic(true).fault(FaultSpec::new(FaultKind::SemLost)).build();
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(1), ..LoadSettings::default() };
+    ModelHost::with_lnc(Arc::new(nrt_sim::SimDevice::new(&cfg, 0)), 1, settings).expect("host")
+}
+
+#[test]
+fn a_lost_collectives_notification_is_1200_naming_the_operation() {
+    let host = host_losing_a_notification();
+    let s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 64, 2);
+    let neff = collective_neff(&s).unwrap();
+    let models: Vec<u32> = load_all(&host, &neff, 2).into_iter().map(Result::unwrap).collect();
+    let ins: Vec<Vec<u8>> = (0..2).map(|r| bytes_of(Dtype::Float32, &input(r, 64, 0))).collect();
+    let rs: Vec<Result<(), nrt::status::NrtError>> = std::thread::scope(|sc| {
+        let hs: Vec<_> = models
+            .iter()
+            .zip(&ins)
+            .map(|(&m, input)| {
+                let host = &host;
+                sc.spawn(move || {
+                    let mut i = TensorSet::new();
+                    i.add("input", Arc::new(Tensor::from_host_bytes(input.clone(), "input")));
+                    let mut o = TensorSet::new();
+                    o.add("output", Arc::new(Tensor::allocate_host(256, "output").unwrap()));
+                    host.execute(m, &i, &o)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let failed: Vec<_> = rs.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "exactly the rank that missed its notification fails: {rs:?}");
+    assert_eq!(failed[0].status, NrtStatus::ExecHwErrCollectives, "{}", failed[0]);
+    assert!(failed[0].message.contains("suspected hang in collectives operation 0 out of 1"), "{}", failed[0]);
+}
+
+#[test]
+fn a_peer_that_never_executes_fails_the_barrier_within_the_peer_bound() {
+    let host = host();
+    let neff = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 16, 2)).unwrap();
+    let models: Vec<u32> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2u32).map(|r| {
+            let (host, neff) = (&host, &neff);
+            s.spawn(move || host.load_collectives(neff, r as i32, -1, &CcRank { rank: r, world: 2, peer_timeout: Duration::from_millis(500) }).unwrap())
+        }).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // Only rank 0 executes: it waits at the barrier, then fails.
+    let mut i = TensorSet::new();
+    i.add("input", Arc::new(Tensor::from_host_bytes(vec![0; 64], "input")));
+    let mut o = TensorSet::new();
+    o.add("output", Arc::new(Tensor::allocate_host(64, "output").unwrap()));
+    let e = host.execute(models[0], &i, &o).unwrap_err();
+    assert_eq!(e.status, NrtStatus::ExecHwErrCollectives, "{e}");
+    assert!(e.message.contains("Suspected hang in waiting for barrier") && e.message.contains("NEURON_RT_CC_NET_TIMEOUT"), "{e}");
+    for m in models {
+        host.unload(m).unwrap();
+    }
+}

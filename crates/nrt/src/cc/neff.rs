@@ -12,10 +12,12 @@
 //!    semaphore [`READY_SEM`] (the device-side barrier: a peer's buffers
 //!    are ready once it reaches the trigger);
 //! 3. a NOP waiting for `READY_SEM >= n`, subtracting `n`;
+//!    then a NOTIFY CC_START (subtype 7) on the engine's queue;
 //! 4. this rank's doorbells: a WRITE of each lane's first step to the M2S
 //!    and S2M tail-increment registers of its queue ([`QUEUES`]);
 //! 5. a NOP waiting for `DONE_SEM >= done`, subtracting `done` (the
-//!    schedule's "done" signals, raised by the DMA engines);
+//!    schedule's "done" signals, raised by the DMA engines), then a
+//!    NOTIFY CC_END (subtype 8);
 //! 6. a NOP with the record's update (SEM_INC_COMPLETE), so the engine's
 //!    next instruction sees the output complete.
 //!
@@ -33,7 +35,8 @@ use nrt_hal::{CoreId, DeviceAddr, DmaQueueId, DmaRingConfig, EngineId};
 use nrt_isa::collective::{CollectiveTrigger, Reduction};
 use nrt_isa::dma_desc::DmaOp;
 use nrt_isa::dtype::Dtype;
-use nrt_isa::instr::{CollectiveType, Head, Nop};
+use nrt_isa::instr::{CollectiveType, Head, Nop, Notify};
+use nrt_isa::notification::RuntimeSubtype;
 use nrt_isa::record::{Events, RecordBytes, UpdateMode, WaitMode};
 use nrt_neff::cc::CcConfig;
 use std::collections::{BTreeMap, BTreeSet};
@@ -360,6 +363,8 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
         out.push(crate::load::lower::write_record(arch.semaphore_addr(*core, EVT_SEM_SEM_INC, READY_SEM).get(), 1, Events::NONE));
     }
     out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(READY_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(READY_SEM), value: n as u32 }));
+    let notify = |subtype: RuntimeSubtype| Notify { head: Head::default(), queue: op.engine.index() as u8, subtype: subtype as u16, sub_id: 0, payload: 0 }.encode();
+    out.push(notify(RuntimeSubtype::CcStart));
     for &(r, l, s) in &p.host_submits {
         if r == op.me {
             let k = img.lanes[l].step_pairs[s];
@@ -369,6 +374,7 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
     }
     let done = p.expected_done(op.me);
     out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DONE_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(DONE_SEM), value: done }));
+    out.push(notify(RuntimeSubtype::CcEnd));
     out.push(nop(Events { wait_mode: WaitMode::None, wait_idx: 0, ..ev }));
     Ok(out)
 }

@@ -217,6 +217,11 @@ impl ModelHost {
         };
         let bound = device_program.as_ref().map(|p| p.io.iter().map(|s| s.staging.get()).collect()).unwrap_or_default();
         let ncores = device_program.as_ref().map_or(1, |p| p.cores.len());
+        let collectives = device_program.as_ref().map_or(0, |p| p.cores.iter().filter(|c| c.cc_claim.is_some()).count() as u32);
+        let mut harvest = Harvest::new(ncores, timeout, numerical);
+        if collectives > 0 {
+            harvest.expect_collectives(collectives, cc.peer_timeout);
+        }
         let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, &self.settings.inspect_output_dir) } else { None };
         let model = LoadedModel::new(
             id,
@@ -229,7 +234,7 @@ impl ModelHost {
                 bound,
                 last_sets: None,
                 output_positions: Vec::new(),
-                harvest: Harvest::new(ncores, timeout, numerical),
+                harvest,
                 profile,
                 capture: None,
             },
