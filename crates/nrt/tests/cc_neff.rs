@@ -285,11 +285,12 @@ fn a_second_collectives_neff_on_a_core_is_refused_until_the_first_unloads() {
     host.unload(again).unwrap();
 }
 
-/// A host over a device that drops one DMA write into a semaphore (a
-/// collective's lost "done" notification).
+/// A host over a device that drops one DMA write into a semaphore: the
+/// fifth, past the four ready raises of a 2-rank barrier, so a
+/// collective's "done" notification is lost.
 fn host_losing_a_notification() -> ModelHost {
     use nrt_sim::fault::{FaultKind, FaultSpec};
-    let cfg = nrt_sim::SimConfig::builder().deterministic(true).fault(FaultSpec::new(FaultKind::SemLost)).build();
+    let cfg = nrt_sim::SimConfig::builder().deterministic(true).fault(FaultSpec::new(FaultKind::SemLost).after(4)).build();
     let settings = LoadSettings { exec_timeout: Duration::from_secs(1), ..LoadSettings::default() };
     ModelHost::with_lnc(Arc::new(nrt_sim::SimDevice::new(&cfg, 0)), 1, settings).expect("host")
 }
@@ -345,5 +346,39 @@ fn a_peer_that_never_executes_fails_the_barrier_within_the_peer_bound() {
     assert!(e.message.contains("Suspected hang in waiting for barrier") && e.message.contains("NEURON_RT_CC_NET_TIMEOUT"), "{e}");
     for m in models {
         host.unload(m).unwrap();
+    }
+}
+
+#[test]
+fn each_rank_executes_as_soon_as_its_own_load_returns() {
+    // No join between the loads and the executions: a fast rank's barrier
+    // raise must not be lost to a slower peer's load.
+    let host = host();
+    let s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 128, 4);
+    let neff = collective_neff(&s).unwrap();
+    for _ in 0..3 {
+        let outs: Vec<(u32, Vec<f32>)> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..4u32)
+                .map(|r| {
+                    let (host, neff) = (&host, &neff);
+                    sc.spawn(move || {
+                        let m = host.load_collectives(neff, r as i32, -1, &rank(r, 4)).unwrap();
+                        let mut i = TensorSet::new();
+                        i.add("input", Arc::new(Tensor::from_host_bytes(bytes_of(Dtype::Float32, &input(r as usize, 128, 0)), "input")));
+                        let out = Arc::new(Tensor::allocate_host(512, "output").unwrap());
+                        let mut o = TensorSet::new();
+                        o.add("output", out.clone());
+                        host.execute(m, &i, &o).unwrap();
+                        (m, values_of(Dtype::Float32, &read_all(&out)))
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let want = reference(&s, &(0..4).map(|r| input(r, 128, 0)).collect::<Vec<_>>());
+        for (r, (m, got)) in outs.into_iter().enumerate() {
+            assert_eq!(got, want[r], "rank {r}");
+            host.unload(m).unwrap();
+        }
     }
 }

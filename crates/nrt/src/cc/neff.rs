@@ -8,9 +8,10 @@
 //!
 //! The lowered sequence, on the engine that issued the 0xC8 record:
 //! 1. a NOP with the record's wait; its done semaphore [`DONE_SEM`] := 0;
-//! 2. one WRITE per rank of the group raising that rank's ready
-//!    semaphore [`READY_SEM`] (the device-side barrier: a peer's buffers
-//!    are ready once it reaches the trigger);
+//! 2. the doorbell of the rank's ready queue [`READY_QUEUE`], whose DMA
+//!    raises every group rank's ready semaphore [`READY_SEM`] (the
+//!    device-side barrier: a peer's buffers are ready once it reaches the
+//!    trigger);
 //! 3. a NOP waiting for `READY_SEM >= n`, subtracting `n`;
 //!    then a NOTIFY CC_START (subtype 7) on the engine's queue;
 //! 4. this rank's doorbells: a WRITE of each lane's first step to the M2S
@@ -47,6 +48,9 @@ use std::time::{Duration, Instant};
 /// (never handed to models, nor shared with the standalone collectives'
 /// [`compose::CC_QUEUES`]).
 pub const QUEUES: [DmaQueueId; 2] = [DmaQueueId { engine: 7, queue: 12 }, DmaQueueId { engine: 7, queue: 13 }];
+/// The DMA queue of a core that raises the group's ready semaphores (one
+/// 4-byte copy of the word 1 per rank into its SEM_INC alias).
+pub const READY_QUEUE: DmaQueueId = DmaQueueId { engine: 7, queue: 11 };
 /// The semaphore counting an in-NEFF collective's "done" signals.
 pub const DONE_SEM: u32 = 246;
 /// The semaphore counting the group's "ready" raises (the barrier).
@@ -56,7 +60,7 @@ pub const MAX_RING: u64 = 1 << 16;
 
 /// Whether `(engine, queue)` runs in-NEFF collectives.
 pub fn is_neff_cc_queue(engine: u32, queue: u32) -> bool {
-    QUEUES.iter().any(|q| u32::from(q.engine) == engine && u32::from(q.queue) == queue)
+    QUEUES.iter().chain([&READY_QUEUE]).any(|q| u32::from(q.engine) == engine && u32::from(q.queue) == queue)
 }
 
 /// Who the loading rank is: `nrt_load_collectives`' `g_device_id` /
@@ -326,8 +330,17 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
         let at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * len, 256)?;
         rings.push((at.get(), len));
     }
+    // The ready queue's ring (one 4-byte copy per rank) and its word 1.
+    let ready_len = ring_len(n as u64);
+    let ready_at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * ready_len + 64, 256)?.get();
+    let one_at = ready_at + 2 * 16 * ready_len;
     let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
     let arrival = Arrival { rank: ctx.rank.rank, sig, side, base: base.get() };
+    // The counters start at 0 before the meeting: once it is over, a peer
+    // may load, execute and raise them before this rank returns.
+    for s in [DONE_SEM, READY_SEM] {
+        ctx.device.semaphore_set(ctx.core, s, 0).map_err(|e| NrtError::failure(format!("collectives semaphore reset: {e}")))?;
+    }
     let met = meet(device_key(ctx.device), &op.group, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
     let img = &met.images[op.me];
     // This rank's image, its rings (whole copies of the schedule) and queues.
@@ -347,9 +360,19 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
         let config = DmaRingConfig { tx_ring: DeviceAddr(at), rx_ring: DeviceAddr(at + 16 * len), descriptors: len as u32, completion_semaphore: None, completion_event: None };
         ctx.device.dma_queue_init(ctx.core, QUEUES[l], config).map_err(|e| hal("queue init", e))?;
     }
-    for s in [DONE_SEM, READY_SEM] {
-        ctx.device.semaphore_set(ctx.core, s, 0).map_err(|e| hal("semaphore reset", e))?;
+    ctx.device.write(DeviceAddr(one_at), &1u32.to_le_bytes()).map_err(|e| hal("ready word write", e))?;
+    let (mut tx, mut rx) = (Vec::new(), Vec::new());
+    for core in &met.cores {
+        for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, arch.semaphore_addr(*core, EVT_SEM_SEM_INC, READY_SEM).get(), 4, 1).map_err(|e| NrtError::invalid(e.to_string()))? {
+            tx.extend(nrt_isa::dma_desc::DmaDescriptor::Tx(t).to_bytes().map_err(|e| NrtError::invalid(e.to_string()))?);
+            rx.extend(nrt_isa::dma_desc::DmaDescriptor::Rx(r).to_bytes().map_err(|e| NrtError::invalid(e.to_string()))?);
+        }
     }
+    let copies = (ready_len / n as u64) as usize;
+    ctx.device.write(DeviceAddr(ready_at), &tx.repeat(copies)).map_err(|e| hal("ring write", e))?;
+    ctx.device.write(DeviceAddr(ready_at + 16 * ready_len), &rx.repeat(copies)).map_err(|e| hal("ring write", e))?;
+    let config = DmaRingConfig { tx_ring: DeviceAddr(ready_at), rx_ring: DeviceAddr(ready_at + 16 * ready_len), descriptors: ready_len as u32, completion_semaphore: None, completion_event: None };
+    ctx.device.dma_queue_init(ctx.core, READY_QUEUE, config).map_err(|e| hal("queue init", e))?;
     // The lowered records.
     let rec = ctx.sg.stream(op.engine).map(|s| s.records[op.index]).expect("the trigger's stream");
     let ev = Events::read_at(&rec, nrt_isa::record::EVENTS_OFFSET);
@@ -359,9 +382,8 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
         nop(Events { update_mode: UpdateMode::None, update_idx: 0, ..ev }),
         nop(Events { update_mode: UpdateMode::SemWrImmRead, update_idx: sem(DONE_SEM), ..Events::NONE }),
     ];
-    for core in &met.cores {
-        out.push(crate::load::lower::write_record(arch.semaphore_addr(*core, EVT_SEM_SEM_INC, READY_SEM).get(), 1, Events::NONE));
-    }
+    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_M2S_GROUP).get(), n as u32, Events::NONE));
+    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_S2M_GROUP).get(), n as u32, Events::NONE));
     out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(READY_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(READY_SEM), value: n as u32 }));
     let notify = |subtype: RuntimeSubtype| Notify { head: Head::default(), queue: op.engine.index() as u8, subtype: subtype as u16, sub_id: 0, payload: 0 }.encode();
     out.push(notify(RuntimeSubtype::CcStart));
@@ -577,7 +599,7 @@ mod tests {
 
     #[test]
     fn the_neff_queues_are_nobody_elses() {
-        for q in QUEUES {
+        for q in QUEUES.into_iter().chain([READY_QUEUE]) {
             assert!(!crate::custom_ops::is_custom_op_dma(u32::from(q.engine), u32::from(q.queue)));
             assert!(!compose::is_cc_queue(u32::from(q.engine), u32::from(q.queue)));
         }
