@@ -298,16 +298,6 @@ pub unsafe extern "C" fn nrt_load_collectives(
     })
 }
 
-/// NRT_INVALID unless the group is one participant with id 0.
-pub fn one_participant(id: u32, count: u32) -> NrtResult<()> {
-    if count == 1 && id == 0 {
-        Ok(())
-    } else {
-        Err(NrtError::invalid(format!(
-            "collectives group of {count} participants (id {id}): this release supports exactly one participant (id 0 of 1); multi-participant groups land with the collectives issue"
-        )))
-    }
-}
 
 /// `nrt_unload`.
 #[unsafe(no_mangle)]
