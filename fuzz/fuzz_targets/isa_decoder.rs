@@ -26,6 +26,14 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(instr) = Instruction::decode(rec) {
             assert_eq!(&instr.encode(), rec);
         }
+        // The collectives check of the runtime's load: a trigger or a
+        // message, never a panic (any record, as if its opcode were 0xC8).
+        let mut cc = *rec;
+        cc[0] = 0xC8;
+        if let Ok(t) = nrt_isa::collective::CollectiveTrigger::decode(&cc) {
+            assert!(t.num_elements > 0);
+            let _ = t.elements(u64::from(rec[1]));
+        }
     }
     let text = disassemble(&padded).expect("whole records");
     assert_eq!(assemble(&text).expect("disassembly assembles"), padded);

@@ -24,7 +24,21 @@ fn round_trip<T: DeserializeOwned + Serialize>(path: &str, bytes: &[u8]) {
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, body)) = data.split_first() else { return };
     match pick % 5 {
-        0 => round_trip::<DefJson>("sg00/def.json", body),
+        0 => {
+            round_trip::<DefJson>("sg00/def.json", body);
+            // The strict collectives reading of whatever parses: a value or
+            // a message, never a panic.
+            if let Ok(def) = json::parse_member::<DefJson>("sg00/def.json", body) {
+                if let Ok(cc) = nrt_neff::cc::CcConfig::from_def(&def) {
+                    for set in 0..cc.replica_groups.len() {
+                        let _ = cc.my_group(set, 0);
+                    }
+                    for set in 0..cc.src_target_pairs.len() {
+                        let _ = cc.my_pairs(set, 0);
+                    }
+                }
+            }
+        }
         1 => round_trip::<EngineJson>("sg00/PE.json", body),
         2 => round_trip::<NeffGraph>("neff.json", body),
         3 => round_trip::<KelfJson>("kelf-0.json", body),

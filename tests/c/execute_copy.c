@@ -154,8 +154,11 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(nrt_execute(model, ins, outs), NRT_INVALID_HANDLE);
     EXPECT_STATUS(nrt_get_model_vnc_count(model, &n), NRT_INVALID_HANDLE);
 
-    /* load_collectives with one participant; larger groups refused. */
-    EXPECT_STATUS(nrt_load_collectives(neff, size, 0, -1, 0, 2, &untouched), NRT_INVALID);
+    /* load_collectives of a NEFF without collectives: a rank outside the
+     * world is refused; otherwise it loads as any NEFF (the communicator
+     * of the first call, one participant, stays). */
+    EXPECT_STATUS(nrt_load_collectives(neff, size, 0, -1, 2, 2, &untouched), NRT_INVALID);
+    EXPECT(untouched == (nrt_model_t *)0x3);
     OK(nrt_load_collectives(neff, size, -1, -1, 0, 1, &model));
     OK(nrt_execute(model, ins, outs));
     OK(nrt_unload(model));

@@ -106,6 +106,32 @@ fn global_comm(slot: usize, vnc: i64, id: u32, count: u32) -> NrtResult<()> {
     }
 }
 
+/// The world of the NEFF collectives' context (0) for `nrt_load_collectives`
+/// as `id` of `count`: the existing one, else created as `count` (spec
+/// §3.1: "If global NCCL communicator was not previously created, we will
+/// create it inside this API").
+pub fn neff_world(vnc: i64, id: u32, count: u32) -> NrtResult<u32> {
+    check_member(id, count)?;
+    let h = global::hosts()?;
+    let key = Arc::as_ptr(&h.rt) as usize;
+    let existing = {
+        let w = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
+        w.as_ref().filter(|(k, _)| *k == key).and_then(|(_, worlds)| worlds[0])
+    };
+    match existing {
+        Some(n) => {
+            if id >= n {
+                return Err(NrtError::invalid(format!("g_device_id {id} is not in the global communicator's world of {n} (expected 0..{n})")));
+            }
+            Ok(n)
+        }
+        None => {
+            global_comm(0, vnc.max(0), id, count)?;
+            Ok(count)
+        }
+    }
+}
+
 /// `nrt_build_global_comm`: the world of NEFF collectives (context 0).
 /// Ranks of this process meet at their first collective; a world larger
 /// than the process's ranks waits there, bounded, for the others.

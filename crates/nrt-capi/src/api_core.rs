@@ -237,6 +237,11 @@ fn ignore_vnc_count(vnc_count: i32) {
 }
 
 fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *mut *mut c_void) -> NrtResult<()> {
+    load_as(bytes, size, vnc, vnc_count, model, None)
+}
+
+/// [`load_common`] as rank `cc` of a collectives world (None: `nrt_load`).
+fn load_as(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *mut *mut c_void, cc: Option<(u32, u32)>) -> NrtResult<()> {
     let h = global::hosts()?;
     non_null(model, "model")?;
     if size == 0 {
@@ -245,7 +250,13 @@ fn load_common(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, mode
     // SAFETY: the caller gives `size` readable bytes.
     let neff = unsafe { ptr::bytes(bytes, size, "neff_bytes") }?;
     ignore_vnc_count(vnc_count);
-    let m = h.load(neff, vnc, -1)?;
+    let m = match cc {
+        None => h.load(neff, vnc, -1)?,
+        Some((id, count)) => {
+            let rank = nrt_core::cc::neff::CcRank::of(&h.rt, id, count)?;
+            h.load_cc(neff, vnc, -1, &rank)?
+        }
+    };
     let handle = MODELS.insert(m);
     // SAFETY: checked non-NULL.
     unsafe { ptr::write(model, handle as *mut c_void) };
@@ -261,8 +272,11 @@ pub unsafe extern "C" fn nrt_load(neff_bytes: *const c_void, size: usize, vnc: i
     call("nrt_load", || load_common(neff_bytes, size, vnc, vnc_count, model))
 }
 
-/// `nrt_load_collectives`: one participant (device 0 of 1) until the
-/// collectives issue; larger groups are NRT_INVALID.
+/// `nrt_load_collectives`: loads as rank `ctx_device_id` of the NEFF
+/// collectives' global communicator (context 0), creating it as
+/// `ctx_device_id` of `ctx_device_count` when absent (spec §3.1); the
+/// NEFF's collectives meet their peers' loads, bounded by
+/// NEURON_RT_CC_NET_TIMEOUT.
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
@@ -278,21 +292,12 @@ pub unsafe extern "C" fn nrt_load_collectives(
 ) -> NRT_STATUS {
     call("nrt_load_collectives", || {
         global::hosts()?;
-        one_participant(ctx_device_id, ctx_device_count)?;
-        load_common(neff_bytes, size, vnc, vnc_count, model)
+        non_null(model, "model")?;
+        let world = crate::api_cc::neff_world(vnc.into(), ctx_device_id, ctx_device_count)?;
+        load_as(neff_bytes, size, vnc, vnc_count, model, Some((ctx_device_id, world)))
     })
 }
 
-/// NRT_INVALID unless the group is one participant with id 0.
-pub fn one_participant(id: u32, count: u32) -> NrtResult<()> {
-    if count == 1 && id == 0 {
-        Ok(())
-    } else {
-        Err(NrtError::invalid(format!(
-            "collectives group of {count} participants (id {id}): this release supports exactly one participant (id 0 of 1); multi-participant groups land with the collectives issue"
-        )))
-    }
-}
 
 /// `nrt_unload`.
 #[unsafe(no_mangle)]

@@ -84,6 +84,11 @@ impl Hosts {
     /// (NEURON_RT_FAKE_INSTANCE_TYPE) parsed and registered without a
     /// device program, as libnrt does.
     pub fn load(&self, neff: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<CModel> {
+        self.load_cc(neff, vnc, vnc_count, &nrt_core::cc::neff::CcRank::single())
+    }
+
+    /// [`Hosts::load`] as a rank of a collectives world (`nrt_load_collectives`).
+    pub fn load_cc(&self, neff: &[u8], vnc: i32, vnc_count: i32, cc: &nrt_core::cc::neff::CcRank) -> NrtResult<CModel> {
         if let Some(fake) = &self.rt.config().fake_instance {
             if vnc_count != -1 {
                 return Err(NrtError::invalid("vnc_count is deprecated. only use -1."));
@@ -112,7 +117,7 @@ impl Hosts {
             (d, l as i32)
         };
         let host = self.host(d)?;
-        let id = host.load(neff, local, vnc_count)?;
+        let id = host.load_collectives(neff, local, vnc_count, cc)?;
         let local_vnc = host.models().get(id).map(|m| m.vnc).ok_or_else(|| NrtError::failure("loaded model vanished"))?;
         let global_vnc = (0..self.rt.visible_vnc_count())
             .find(|&g| self.rt.locate_vnc(g).ok() == Some((d, local_vnc)))

@@ -362,6 +362,48 @@ fn collectives_between_in_process_ranks() {
     assert!(out.contains("cc_api: world of 8 ranks ok") && out.contains("0 failed"), "{out}");
 }
 
+/// A 4-rank all-reduce NEFF (fp32 add of the 1000 elements tests/c/cc_load.c checks).
+fn cc_allreduce_neff(dir: &Path, world: u32) -> PathBuf {
+    use nrt_isa::instr::{AluOp, CollectiveType};
+    let spec = nrt_gen::cc::CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, nrt_isa::dtype::Dtype::Float32, 1000, world);
+    let p = dir.join(format!("allreduce_w{world}.neff"));
+    std::fs::write(&p, nrt_gen::cc::collective_neff(&spec).expect("collective NEFF")).expect("write the NEFF");
+    p
+}
+
+#[test]
+fn neff_collectives_load_and_execute_from_rank_threads() {
+    let dir = scratch("cc_load");
+    let exe = build("cc_load", &dir, false);
+    for world in [2u32, 4] {
+        let neff = cc_allreduce_neff(&dir, world);
+        let w = world.to_string();
+        let out = run_env(&exe, &dir, &[&neff, Path::new(&w)], &[("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_CC_NET_TIMEOUT", "60")]);
+        assert!(out.contains(&format!("cc_load: world of {world} ranks in threads")) && out.contains(" 0 failed"), "{out}");
+    }
+}
+
+/// The same program as two processes, one rank each, meeting through
+/// NEURON_RT_ROOT_COMM_ID: needs the per-rank network proxy (another
+/// helper's work, not on main yet); until then the ranks time out
+/// waiting for each other.
+#[test]
+#[ignore = "ranks in other processes need the cross-process world (network proxy), not on main yet"]
+fn neff_collectives_from_two_processes() {
+    let dir = scratch("cc_load_2p");
+    let exe = build("cc_load", &dir, false);
+    let neff = cc_allreduce_neff(&dir, 2);
+    let env = [("NEURON_RT_ROOT_COMM_ID", "127.0.0.1:46123"), ("NEURON_RT_CC_NET_TIMEOUT", "60")];
+    let (exe, dir, neff, env) = (&exe, &dir, &neff, &env);
+    std::thread::scope(|s| {
+        let runs: Vec<_> = ["0", "1"].into_iter().map(|r| s.spawn(move || run_env(exe, dir, &[neff, Path::new("2"), Path::new(r)], env))).collect();
+        for (r, h) in runs.into_iter().enumerate() {
+            let out = h.join().expect("rank process");
+            assert!(out.contains(&format!("cc_load: rank {r} of 2")) && out.contains(" 0 failed"), "{out}");
+        }
+    });
+}
+
 #[test]
 fn threads_execute_concurrently() {
     let dir = scratch("threads");

@@ -9,7 +9,12 @@
 //! groups of 32 PE steps whose PSUM partials DVE adds into an fp32
 //! accumulator, the result cast and written out, LNC 2 splitting the work
 //! across the two cores.
+//!
+//! [`cc::collective_neff`] builds a NEFF carrying one collective
+//! (PSEUDO_TRIGGER_COLLECTIVE over a def.json replica group), for
+//! `nrt_load_collectives` on every rank.
 
+pub mod cc;
 pub mod matmul;
 mod sched;
 

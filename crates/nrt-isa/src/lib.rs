@@ -5,6 +5,7 @@
 //!   instruction records, their opcodes, operand sub-structs, typed
 //!   instructions, the on-chip address map, and the text assembler /
 //!   disassembler.
+//! - `collective`: PSEUDO_TRIGGER_COLLECTIVE (0xC8) checked into a plannable collective.
 //! - `dtype`: element types (nrt_dtype_t) and their conversions.
 //! - `dma_desc`: the 16-byte DMA descriptors the DMA engines walk.
 //! - `notification`: the 16-byte notification-queue (NQ) records.
@@ -20,6 +21,7 @@
 
 pub mod addr;
 pub mod asm;
+pub mod collective;
 pub mod dma_desc;
 pub mod dtype;
 pub mod instr;

@@ -42,8 +42,10 @@
 //! * [`dir`]: unpack to / pack from a directory.
 //! * [`error`]: the [`NeffError`] type and its [`Result`] alias.
 //! * [`gpsimd`]: the GPSIMD custom-op libraries (`ucode_lib`), checked and resolved.
+//! * [`cc`]: the collectives a def.json declares (world size, streams, replica groups, pairs), checked.
 
 pub mod archive;
+pub mod cc;
 pub mod debug_info;
 pub mod dir;
 pub mod dtype;

@@ -80,6 +80,9 @@ fn subgraphs_vars_and_queues() {
         assert_eq!(def.fp8_conversion_config.as_ref().unwrap().emax_fp8_e5m2, Some(15));
         assert_eq!(def.cc_streams.as_ref().unwrap().num_streams, Some(0));
         assert!(def.extra.contains_key("#rank_world_size"), "unknown keys are kept");
+        // The compiler's "no collectives" form reads as no collectives.
+        let cc = nrt_neff::cc::CcConfig::from_def(def).unwrap();
+        assert!(cc.is_empty() && cc.streams == 0, "{cc:?}");
 
         // Every engine has a program whose stream is whole 64-byte slots.
         assert_eq!(sg.engines.len(), 5);

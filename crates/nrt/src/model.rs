@@ -78,6 +78,9 @@ pub struct CoreProgram {
     pub image_records: [u32; 5],
     /// Set when the images are instrumented for a device profile.
     pub trace: Option<crate::profile::TracedImages>,
+    /// The core's in-NEFF collectives claim (its collectives queues and
+    /// semaphores), given back when the program is dropped.
+    pub cc_claim: Option<crate::cc::neff::CoreClaim>,
 }
 
 impl CoreProgram {

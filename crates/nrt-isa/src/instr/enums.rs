@@ -359,14 +359,20 @@ byte_enum! {
 }
 
 byte_enum! {
-    /// Collective type (`nrt_cc_op_type_t` values).
-    CollectiveType, "a collective (all_gather, all_reduce, reduce_scatter)" {
+    /// Collective type of PSEUDO_TRIGGER_COLLECTIVE: libnrt's `enc_op_type`
+    /// values (collectives spec §5.1; all-gather and all-reduce coincide with
+    /// `nrt_cc_op_type_t`). docs/collectives.md, "NEFF encoding".
+    CollectiveType, "a collective (all_gather, all_reduce, reduce_scatter, alltoall, permute)" {
         /// All-gather.
         AllGather = 0, "all_gather";
         /// All-reduce.
         AllReduce = 1, "all_reduce";
         /// Reduce-scatter.
-        ReduceScatter = 2, "reduce_scatter";
+        ReduceScatter = 4, "reduce_scatter";
+        /// All-to-all.
+        AllToAll = 7, "alltoall";
+        /// Permute over a source/target pair set (send/recv is a permute of pairs).
+        Permute = 8, "permute";
     }
 }
 

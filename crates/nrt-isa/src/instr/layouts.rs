@@ -584,15 +584,15 @@ instructions! {
         op: AluOp = 0x0C,
         /// Element type (float32 0x0A).
         dtype: DtypeCode = 0x0D,
-        /// Replica group.
+        /// Replica group set (permute: source/target pair set), an index into def.json's list.
         group_id: u16 = 0x0E,
-        /// Input tensor id.
+        /// Input tensor: a def.json var_id.
         input_tensor: u32 = 0x10,
-        /// Output tensor id.
+        /// Output tensor: a def.json var_id.
         output_tensor: u32 = 0x14,
-        /// Element count.
+        /// Elements of the per-rank unit.
         num_elements: u64 = 0x18,
-        /// Collective type.
+        /// Collective type (enc_op_type: all_gather 0, all_reduce 1, reduce_scatter 4, alltoall 7, permute 8).
         collective: CollectiveType = 0x20,
         /// Source offset in elements.
         src_offset: u64 = 0x30,

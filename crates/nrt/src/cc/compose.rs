@@ -220,6 +220,17 @@ fn pairs_of(step: &Step, esize: u64) -> u32 {
 /// will sit (compose once with zeros to learn the sizes, see
 /// [`RankImage::bytes`]; they do not depend on the bases).
 pub fn compose(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &ArchDesc, bases: &[u64]) -> Result<Vec<RankImage>, String> {
+    compose_on(plan, sides, dtype, op, arch, bases, &CC_QUEUES, CC_SEM)
+}
+
+/// [`compose`] for lanes on `queues` (one per lane) whose "done" signals
+/// count on semaphore `done_sem`: in-NEFF collectives (`cc::neff`) keep
+/// their own queues and semaphore, so they never meet the standalone ones.
+#[allow(clippy::too_many_arguments)]
+pub fn compose_on(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &ArchDesc, bases: &[u64], queues: &[DmaQueueId], done_sem: u32) -> Result<Vec<RankImage>, String> {
+    if plan.lanes.iter().any(|l| l.len() > queues.len()) {
+        return Err(format!("the schedule has more lanes than the {} queues given", queues.len()));
+    }
     let esize = dtype.size_bytes() as u64;
     let step_pairs: Vec<Vec<Vec<u32>>> = plan.lanes.iter().map(|lanes| lanes.iter().map(|steps| steps.iter().map(|s| pairs_of(s, esize)).collect()).collect()).collect();
     let mut images = Vec::with_capacity(plan.ranks);
@@ -299,12 +310,12 @@ pub fn compose(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &
                     match *sig {
                         Signal::Submit { rank, lane: ql, step } => {
                             let w = word_addr(step_pairs[rank][ql][step]);
-                            let (core, q) = (sides[rank].core, CC_QUEUES[ql]);
+                            let (core, q) = (sides[rank].core, queues[ql]);
                             lane.copy(w, arch.dma_tail_inc_addr(core, q, DMA_M2S_GROUP).get(), 4)?;
                             lane.copy(w, arch.dma_tail_inc_addr(core, q, DMA_S2M_GROUP).get(), 4)?;
                         }
                         Signal::Done { rank } => {
-                            lane.copy(word_addr(1), arch.semaphore_addr(sides[rank].core, EVT_SEM_SEM_INC, CC_SEM).get(), 4)?;
+                            lane.copy(word_addr(1), arch.semaphore_addr(sides[rank].core, EVT_SEM_SEM_INC, done_sem).get(), 4)?;
                         }
                     }
                 }

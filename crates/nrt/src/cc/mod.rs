@@ -10,9 +10,12 @@
 //! steps, cut at the network ([`split`]), and a proxy thread moves the
 //! cross-process bytes over libfabric between outboxes and inboxes the
 //! devices' DMA fills and drains ([`proxy`]).
+//! In-NEFF collectives (`nrt_load_collectives`) are composed at load by
+//! [`neff`] and run from the engines' instruction streams.
 //! docs/collectives.md describes the design and the encoding.
 
 pub mod compose;
+pub mod neff;
 pub mod net;
 pub mod plan;
 pub mod proxy;

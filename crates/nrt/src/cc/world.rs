@@ -151,7 +151,7 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn bound(rt: &Runtime, var: &'static str, default: Duration) -> NrtResult<Duration> {
+pub(crate) fn bound(rt: &Runtime, var: &'static str, default: Duration) -> NrtResult<Duration> {
     match rt.env().get(var) {
         None => Ok(default),
         Some(v) => match v.trim().parse::<f64>() {

@@ -156,6 +156,7 @@ impl CoreDispatch {
             .filter(|q| !crate::custom_ops::is_custom_op_dma(u32::from(q.engine), u32::from(q.queue)))
             // Nor the collectives' queues.
             .filter(|q| !crate::cc::compose::is_cc_queue(u32::from(q.engine), u32::from(q.queue)))
+            .filter(|q| !crate::cc::neff::is_neff_cc_queue(u32::from(q.engine), u32::from(q.queue)))
             .collect();
         Ok(CoreDispatch {
             core,

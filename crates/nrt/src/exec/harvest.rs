@@ -112,6 +112,24 @@ pub enum Failure {
         /// Raw notification type.
         notific_type: u8,
     },
+    /// A collective started (CC_START) but never ended (no CC_END) within
+    /// the timeout: a lost notification or a peer that stopped.
+    Collectives {
+        /// Core index.
+        core: usize,
+        /// The collective that hung (0-based: how many had ended).
+        op: u32,
+        /// Collectives per execution.
+        total: u32,
+    },
+    /// The collectives barrier (the group's other ranks reaching the
+    /// collective) did not pass within the peers' bound.
+    CollectivesBarrier {
+        /// Core index.
+        core: usize,
+        /// How long it waited, in seconds.
+        waited_s: u64,
+    },
     /// An error record stopped an engine.
     EngineStopped {
         /// Core index.
@@ -154,7 +172,20 @@ pub struct Harvest {
     outputs_seen: u32,
     /// The device-side timeline kept for the system trace (when observed).
     hw: crate::trace::hw::HwObservation,
+    /// In-NEFF collectives per execution (0: none, no barrier phase).
+    collectives: u32,
+    /// CC_START / CC_END records seen in this execution.
+    cc_started: u32,
+    cc_ended: u32,
+    /// The barrier phase: its bound, its warning threshold (doubles each
+    /// time it is passed) and when it began.
+    barrier_timeout: Duration,
+    barrier_warn: Duration,
+    barrier_start: Option<Instant>,
 }
+
+/// The first warning threshold of the collectives barrier (libnrt's 120 s).
+pub const BARRIER_WARN: Duration = Duration::from_secs(120);
 
 impl Harvest {
     /// A harvest for executions over `cores` physical cores.
@@ -174,7 +205,35 @@ impl Harvest {
             expected_outputs: 0,
             outputs_seen: 0,
             hw: crate::trace::hw::HwObservation::default(),
+            collectives: 0,
+            cc_started: 0,
+            cc_ended: 0,
+            barrier_timeout: Duration::ZERO,
+            barrier_warn: BARRIER_WARN,
+            barrier_start: None,
         }
+    }
+
+    /// The program runs `n` in-NEFF collectives per execution: until the
+    /// first CC_START the execution is in WAIT_BARRIER_PROXY (the group's
+    /// other ranks reaching the collective), which does not run the
+    /// execution clock, warns at 120 s (then doubling) and fails with
+    /// NRT_EXEC_HW_ERR_COLLECTIVES after `barrier_timeout`
+    /// (NEURON_RT_CC_NET_TIMEOUT); a CC_START without its CC_END at the
+    /// execution timeout is NRT_EXEC_HW_ERR_COLLECTIVES too.
+    pub fn expect_collectives(&mut self, n: u32, barrier_timeout: Duration) {
+        self.collectives = n;
+        self.barrier_timeout = barrier_timeout;
+    }
+
+    /// The execution timeout (NEURON_RT_EXEC_TIMEOUT).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Whether the execution is waiting at the collectives barrier.
+    pub fn in_barrier(&self) -> bool {
+        self.collectives > 0 && self.cc_started == 0 && self.phase != Phase::Done
     }
 
     /// Whether this execution keeps its device timeline for the system
@@ -208,6 +267,10 @@ impl Harvest {
         self.failure = None;
         self.core_start = None;
         self.outputs_seen = 0;
+        self.cc_started = 0;
+        self.cc_ended = 0;
+        self.barrier_warn = BARRIER_WARN;
+        self.barrier_start = None;
     }
 
     /// Current phase.
@@ -299,7 +362,8 @@ impl Harvest {
                     self.merge(custom_verdict(rec.custom_sub_id_code()))
                 }
             }
-            Some(RuntimeSubtype::CcStart | RuntimeSubtype::CcEnd) => {}
+            Some(RuntimeSubtype::CcStart) => self.cc_started += 1,
+            Some(RuntimeSubtype::CcEnd) => self.cc_ended += 1,
             None => self.fail(NrtStatus::Failure, Failure::Unexpected { core, engine, notific_type: rec.notific_type }),
         }
     }
@@ -354,6 +418,23 @@ impl Harvest {
             // An undecodable error record is still an error.
             Err(_) => self.merge(Verdict { status: NrtStatus::ExecCompletedWithErr, stops_engine: false }),
         }
+    }
+
+    /// One in-flight sweep at the collectives barrier (WAIT_BARRIER_PROXY):
+    /// warn-and-double at 120 s, fail at the peers' bound.
+    #[inline(never)]
+    fn barrier_step(&mut self, core: usize, now: Instant) -> Step {
+        let t0 = *self.barrier_start.get_or_insert(now);
+        let waited = now.saturating_duration_since(t0);
+        if waited >= self.barrier_timeout {
+            self.fail(NrtStatus::ExecHwErrCollectives, Failure::CollectivesBarrier { core, waited_s: waited.as_secs() });
+            return Step::Done(self.status);
+        }
+        if waited >= self.barrier_warn {
+            crate::log_warn!(crate::log::Module::Kmgr, "Timeout exceeded: Waiting on barrier proxy task: {} sec", waited.as_secs());
+            self.barrier_warn *= 2;
+        }
+        Step::InFlight
     }
 
     /// Advances the state machine by one sweep over every ring. `now` is
@@ -426,6 +507,7 @@ impl Harvest {
                 self.phase = Phase::Done;
                 Step::Done(self.status)
             }
+            Some(core) if self.in_barrier() => self.barrier_step(core, now()),
             Some(core) => {
                 let now = now();
                 let started = *self.core_start.get_or_insert(now);
@@ -433,6 +515,9 @@ impl Harvest {
                     let overflow = (0..cores).flat_map(|c| (0..ENGINES).map(move |e| (c, e))).find(|&(c, e)| src.overflowed(c, e));
                     match overflow {
                         Some((core, engine)) => self.fail(NrtStatus::ExecSwNqOverflow, Failure::Overflow { core, engine }),
+                        None if self.cc_started > self.cc_ended => {
+                            self.fail(NrtStatus::ExecHwErrCollectives, Failure::Collectives { core, op: self.cc_ended, total: self.collectives })
+                        }
                         None => self.fail(NrtStatus::Timeout, Failure::Timeout { core, timeout_ms: self.timeout.as_millis() as u64, engines: self.pending[core] }),
                     }
                     Step::Done(self.status)

@@ -607,6 +607,19 @@ fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harves
             let at = if at.is_empty() { String::new() } else { format!("; {}", at.join("; ")) };
             return format!(": no END from engine(s) {} of NC {} within {timeout_ms} ms (NEURON_RT_EXEC_TIMEOUT){at}", names.join(", "), nc(core));
         }
+        Some(Failure::Collectives { core, op, total }) => {
+            let line = format!("missing collectives status on Neuron Device {nd} NC {}, model {} - suspected hang in collectives operation {op} out of {total}", nc(core), model.name);
+            crate::log_error!(Module::Kmgr, "(FATAL-RT-UNDEFINED-STATE) {line}");
+            return format!(": (FATAL-RT-UNDEFINED-STATE) {line}: a CC_START without its CC_END within {} ms (NEURON_RT_EXEC_TIMEOUT); possibly caused by a hardware error on another worker", h.timeout().as_millis());
+        }
+        Some(Failure::CollectivesBarrier { core, waited_s }) => {
+            crate::log_error!(Module::Kmgr, "(FATAL-RT-UNDEFINED-STATE) missing collectives status on model {}. Suspected hang in waiting for barrier", model.name);
+            return format!(
+                ": (FATAL-RT-UNDEFINED-STATE) missing collectives status on model {}. Suspected hang in waiting for barrier: the replica group's other ranks did not reach the collective on NC {} within {waited_s} sec (NEURON_RT_CC_NET_TIMEOUT)",
+                model.name,
+                nc(core)
+            );
+        }
         Some(Failure::Overflow { core, engine }) => crate::log_error!(
             Module::Kmgr,
             "[ND {nd}][NC {}] notification queue of engine {engine} overflowed on model {} ({status})",

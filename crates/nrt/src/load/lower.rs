@@ -9,6 +9,9 @@
 //!   queue's ring, one packet per completion increment).
 //! - PSEUDO_EMBEDDING_UPDATE (0xCA, a GPSIMD custom op) becomes the six
 //!   records of [`crate::custom_ops::lower`]'s micro-program.
+//! - PSEUDO_TRIGGER_COLLECTIVE (0xC8) becomes the records
+//!   [`crate::cc::neff`] composed for it at load (the ready barrier, the
+//!   doorbells of this rank's first steps, the wait for its done count).
 //! - PSEUDO_BRANCH_LABEL is consumed.
 //! - PSEUDO_INST EXIT becomes a branch to the POSTAMBLE, so the runtime's
 //!   own completion path (join, semaphore reset, END) always runs.
@@ -18,7 +21,7 @@
 use crate::custom_ops::lower::MICRO_PROGRAM_RECORDS;
 use crate::exec::dispatch::{self, EngineSet};
 use crate::load::sites::ImageMap;
-use crate::program::opcodes::{CUSTOM_OP_OPCODE, DMA_DIRECT2D_OPCODE, OpcodeHandling, handling};
+use crate::program::opcodes::{CUSTOM_OP_OPCODE, DMA_DIRECT2D_OPCODE, OpcodeHandling, TRIGGER_COLLECTIVE_OPCODE, handling};
 use nrt_hal::EngineId;
 use nrt_isa::instr::{BranchCmp, BranchTarget, CtrlBr, PseudoDmaTrigger, slots};
 use nrt_isa::record::{EVENTS_OFFSET, Events, RecordBytes, UpdateMode, WaitMode};
@@ -134,6 +137,7 @@ enum Emit {
     Trigger(TriggerTarget),
     Exit,
     CustomOp(Box<[RecordBytes; MICRO_PROGRAM_RECORDS]>),
+    Records(Vec<RecordBytes>),
 }
 
 /// Lowers one engine stream into MAIN and assembles the engine's image.
@@ -166,12 +170,22 @@ pub fn lower_engine_with(
     trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
     custom_op: impl FnMut(usize, &RecordBytes) -> Result<[RecordBytes; MICRO_PROGRAM_RECORDS], LowerError>,
 ) -> Result<Vec<RecordBytes>, LowerError> {
-    lower_engine_mapped(subgraph, engine, EngineSet::ALL, records, head, trigger, custom_op).map(|(image, _)| image)
+    let no_cc = |index: usize, _: &RecordBytes| {
+        Err(LowerError::BadRecord {
+            subgraph: subgraph.to_string(),
+            engine: engine.name(),
+            index,
+            reason: "PSEUDO_TRIGGER_COLLECTIVE needs the load's collectives context, which this lowering was not given".to_string(),
+        })
+    };
+    lower_engine_mapped(subgraph, engine, EngineSet::ALL, records, head, trigger, custom_op, no_cc).map(|(image, _)| image)
 }
 
 /// [`lower_engine_with`] for a subgraph that runs on `engines` (which sizes
 /// SP's start-up and join), also returning the map from image records back
 /// to the stream's instructions (for messages and traces that name them).
+/// `collective` gives the records a 0xC8 record (with its index) becomes.
+#[allow(clippy::too_many_arguments)]
 pub fn lower_engine_mapped(
     subgraph: &str,
     engine: EngineId,
@@ -180,6 +194,7 @@ pub fn lower_engine_mapped(
     head: &[RecordBytes],
     mut trigger: impl FnMut(TriggerRef<'_>, usize) -> Result<TriggerTarget, LowerError>,
     mut custom_op: impl FnMut(usize, &RecordBytes) -> Result<[RecordBytes; MICRO_PROGRAM_RECORDS], LowerError>,
+    mut collective: impl FnMut(usize, &RecordBytes) -> Result<Vec<RecordBytes>, LowerError>,
 ) -> Result<(Vec<RecordBytes>, ImageMap), LowerError> {
     let bad = |index: usize, reason: String| LowerError::BadRecord { subgraph: subgraph.to_string(), engine: engine.name(), index, reason };
     // Pass 1: decide what each record becomes and where it lands in MAIN.
@@ -203,6 +218,7 @@ pub fn lower_engine_mapped(
             OpcodeHandling::Lower if slots::is_exit_record(rec) && index + 1 == records.len() && Events::read_at(rec, EVENTS_OFFSET) == Events::NONE => Emit::Drop,
             OpcodeHandling::Lower if slots::is_exit_record(rec) => Emit::Exit,
             OpcodeHandling::Lower if rec[0] == DMA_DIRECT2D_OPCODE => Emit::Trigger(trigger(TriggerRef::Direct2d, index)?),
+            OpcodeHandling::Lower if rec[0] == TRIGGER_COLLECTIVE_OPCODE => Emit::Records(collective(index, rec)?),
             OpcodeHandling::Lower if rec[0] == CUSTOM_OP_OPCODE => {
                 if engine != EngineId::Pool {
                     return Err(bad(index, format!("PSEUDO_EMBEDDING_UPDATE belongs to the POOL engine's stream, found on {}", engine.name())));
@@ -223,6 +239,7 @@ pub fn lower_engine_mapped(
             Emit::Drop => 0,
             Emit::Trigger(_) => 2,
             Emit::CustomOp(_) => MICRO_PROGRAM_RECORDS,
+            Emit::Records(ref r) => r.len(),
         };
         plan.push(emit);
     }
@@ -269,6 +286,7 @@ pub fn lower_engine_mapped(
                 main.push(write_record(t.rx_tail_inc, t.count, update));
             }
             Emit::CustomOp(recs) => main.extend_from_slice(&recs[..]),
+            Emit::Records(recs) => main.extend_from_slice(recs),
         }
     }
     // `start` counts from the head's start; the map wants MAIN offsets after it.

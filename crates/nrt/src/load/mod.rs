@@ -173,8 +173,15 @@ impl ModelHost {
     /// Loads a NEFF onto logical core `vnc` (-1: the first free one).
     /// `vnc_count` must be -1, as in libnrt.
     pub fn load(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<ModelId> {
+        self.load_collectives(neff_bytes, vnc, vnc_count, &crate::cc::neff::CcRank::single())
+    }
+
+    /// [`ModelHost::load`] as rank `cc.rank` of a collectives world of
+    /// `cc.world` (`nrt_load_collectives`): the NEFF's collectives meet
+    /// their peers' loads and are composed into the group's rings.
+    pub fn load_collectives(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32, cc: &crate::cc::neff::CcRank) -> NrtResult<ModelId> {
         let t0 = crate::trace::wants(crate::trace::EventType::NrtLoad).then(crate::trace::now_ns);
-        let r = self.load_inner(neff_bytes, vnc, vnc_count);
+        let r = self.load_inner(neff_bytes, vnc, vnc_count, cc);
         if let Some(t0) = t0 {
             let model = r.as_ref().ok().and_then(|id| self.models.get(*id));
             let v = model.as_ref().map_or(u32::try_from(vnc).unwrap_or(0), |m| m.vnc);
@@ -192,7 +199,7 @@ impl ModelHost {
         r
     }
 
-    fn load_inner(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<ModelId> {
+    fn load_inner(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32, cc: &crate::cc::neff::CcRank) -> NrtResult<ModelId> {
         if vnc_count != -1 {
             return Err(NrtError::invalid("vnc_count is deprecated. only use -1."));
         }
@@ -206,10 +213,15 @@ impl ModelHost {
         let device_program = if self.settings.fake_instance {
             None
         } else {
-            Some(stage::stage(self, &neff, &program, &plans, id, &cores)?)
+            Some(stage::stage(self, &neff, &program, &plans, id, &cores, cc)?)
         };
         let bound = device_program.as_ref().map(|p| p.io.iter().map(|s| s.staging.get()).collect()).unwrap_or_default();
         let ncores = device_program.as_ref().map_or(1, |p| p.cores.len());
+        let collectives = device_program.as_ref().map_or(0, |p| p.cores.iter().filter(|c| c.cc_claim.is_some()).count() as u32);
+        let mut harvest = Harvest::new(ncores, timeout, numerical);
+        if collectives > 0 {
+            harvest.expect_collectives(collectives, cc.peer_timeout);
+        }
         let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, &self.settings.inspect_output_dir) } else { None };
         let model = LoadedModel::new(
             id,
@@ -222,7 +234,7 @@ impl ModelHost {
                 bound,
                 last_sets: None,
                 output_positions: Vec::new(),
-                harvest: Harvest::new(ncores, timeout, numerical),
+                harvest,
                 profile,
                 capture: None,
             },

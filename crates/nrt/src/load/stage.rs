@@ -15,6 +15,7 @@ use super::sites::ImageMap;
 use super::ModelHost;
 use crate::custom_ops::{self, CustomOpEnv, StagedLibSet};
 use crate::exec::cores::CoreDispatch;
+use crate::cc::neff::CcRank;
 use crate::exec::dispatch::MODEL_SEMAPHORES;
 use crate::memory::MemUsage;
 use crate::model::{CoreProgram, DeviceProgram, IoSlot, ModelId, PatchSite};
@@ -49,10 +50,11 @@ fn hal(what: &str, e: impl std::fmt::Display) -> NrtError {
 
 /// Stages a planned program for model `id` on `cores` (subgraph i on
 /// `cores[i]`). On failure everything is given back.
-pub fn stage(host: &ModelHost, neff: &Neff, program: &Program, plans: &[SubgraphPlan], id: ModelId, cores: &[CoreId]) -> NrtResult<DeviceProgram> {
+/// `cc` is the loading rank of its collectives (rank 0 of 1 for `nrt_load`).
+pub fn stage(host: &ModelHost, neff: &Neff, program: &Program, plans: &[SubgraphPlan], id: ModelId, cores: &[CoreId], cc: &CcRank) -> NrtResult<DeviceProgram> {
     let memory = host.memory.model_tier(cores[0], id);
     let mut per_core: Vec<(Arc<CoreDispatch>, Taken)> = Vec::new();
-    let result = stage_inner(host, neff, program, plans, &memory, cores, &mut per_core);
+    let result = stage_inner(host, neff, program, plans, &memory, cores, &mut per_core, cc);
     match result {
         Ok((io, patches, cores_out)) => {
             let mut lock_order: Vec<usize> = (0..cores_out.len()).collect();
@@ -104,6 +106,7 @@ pub fn release(p: &DeviceProgram) -> NrtResult<()> {
 
 type Staged = (Vec<IoSlot>, Vec<PatchSite>, Vec<CoreProgram>);
 
+#[allow(clippy::too_many_arguments)]
 fn stage_inner(
     host: &ModelHost,
     neff: &Neff,
@@ -112,6 +115,7 @@ fn stage_inner(
     memory: &crate::memory::ModelMemory,
     cores: &[CoreId],
     per_core: &mut Vec<(Arc<CoreDispatch>, Taken)>,
+    cc: &CcRank,
 ) -> NrtResult<Staged> {
     // IO slots: one staging buffer per model input/output on the home core.
     let mut io = Vec::new();
@@ -140,7 +144,8 @@ fn stage_inner(
         let taken = &mut per_core.last_mut().expect("just pushed").1;
         // Single-core programs stream output completions from SP's postamble.
         let notify_outputs = if program.subgraphs.len() == 1 { program.outputs.len() } else { 0 };
-        out.push(stage_subgraph(host, neff, sg, plan, memory, &core, taken, &io, &mut patches, notify_outputs)?);
+        let nsg = program.subgraphs.len();
+        out.push(stage_subgraph(host, neff, sg, plan, memory, &core, taken, &io, &mut patches, notify_outputs, (cc, nsg))?);
     }
     patches.sort_by_key(|p: &PatchSite| p.slot);
     Ok((io, patches, out))
@@ -158,6 +163,7 @@ fn stage_subgraph(
     io: &[IoSlot],
     patches: &mut Vec<PatchSite>,
     notify_outputs: usize,
+    (cc, subgraphs): (&CcRank, usize),
 ) -> NrtResult<CoreProgram> {
     let device = &host.device;
     let arch = device.info().arch;
@@ -223,6 +229,13 @@ fn stage_subgraph(
             _ => {}
         }
     }
+
+    // Collectives: meet the peers, compose the group's rings, lower 0xC8.
+    let fixed = |id: u64| match ends.get(&id) {
+        Some(Endpoint::Fixed(a)) => Some(*a),
+        _ => None,
+    };
+    let mut collectives = crate::cc::neff::stage(&crate::cc::neff::StageCtx { device, memory, core: core_id, sg, def: &nsg.def, fixed: &fixed, subgraphs, rank: *cc })?;
 
     // Trigger order per queue set, engine by engine.
     let mut triggers: BTreeMap<String, (EngineId, Vec<i64>)> = BTreeMap::new();
@@ -374,7 +387,14 @@ fn stage_subgraph(
                     }
                     TriggerRef::Direct2d => direct_targets.get(&(engine, index)).copied().ok_or_else(|| bad("dma2d record has no staged ring".to_string())),
                 }
-            }, custom_op)
+            }, custom_op, |index, _| {
+                collectives.records.remove(&(engine, index)).ok_or_else(|| LowerError::BadRecord {
+                    subgraph: sg.name.clone(),
+                    engine: engine.name(),
+                    index,
+                    reason: "PSEUDO_TRIGGER_COLLECTIVE was not staged".to_string(),
+                })
+            })
             .map(|(image, map)| (image, map.with_names(&s.names)))
             .map_err(|e| NrtError::invalid(e.to_string()))?,
             None => (lower::empty_sp(engines), ImageMap::frame_only(crate::exec::dispatch::preamble_for(engine, engines).len())),
@@ -415,6 +435,7 @@ fn stage_subgraph(
         sites,
         image_records,
         trace: traced,
+        cc_claim: collectives.claim.take(),
     })
 }
 

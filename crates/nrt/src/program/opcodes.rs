@@ -56,6 +56,10 @@ pub const DMA_DIRECT2D_OPCODE: u8 = 0xD4;
 /// lowered to the POOL micro-program around LOAD_POOL_ARGUMENT.
 pub const CUSTOM_OP_OPCODE: u8 = 0xCA;
 
+/// PSEUDO_TRIGGER_COLLECTIVE, lowered to the records `cc::neff` composes
+/// for the collective at load.
+pub const TRIGGER_COLLECTIVE_OPCODE: u8 = 0xC8;
+
 /// PSEUDO_INST sub-opcode EXIT_EXECUTION (the program terminator).
 pub const PSEUDO_EXIT_SUB: u8 = 1;
 
@@ -67,7 +71,7 @@ pub fn handling(record: &[u8; 64]) -> OpcodeHandling {
         return OpcodeHandling::Execute;
     }
     match Opcode::from_u8(op) {
-        Opcode::PseudoDmaTrigger | Opcode::PseudoDmaDirect2d | Opcode::PseudoEmbeddingUpdate => OpcodeHandling::Lower,
+        Opcode::PseudoDmaTrigger | Opcode::PseudoDmaDirect2d | Opcode::PseudoEmbeddingUpdate | Opcode::PseudoTriggerCollective => OpcodeHandling::Lower,
         Opcode::PseudoBranchLabel => OpcodeHandling::Drop,
         Opcode::PseudoInst if record[0x0C] == PSEUDO_EXIT_SUB => OpcodeHandling::Lower,
         _ => OpcodeHandling::Unsupported,
@@ -100,6 +104,7 @@ mod tests {
         assert_eq!(handling(&rec(0x68, 0)), OpcodeHandling::Unsupported, "GATHER has no kernel yet");
         assert_eq!(handling(&rec(0x7A, 0)), OpcodeHandling::Unsupported, "LOAD_POOL_ARGUMENT comes from the lowering only");
         assert_eq!(handling(&rec(0xCA, 0)), OpcodeHandling::Lower);
+        assert_eq!(handling(&rec(0xC8, 0)), OpcodeHandling::Lower, "collectives are lowered at load");
         assert_eq!(handling(&rec(0xF0, 0)), OpcodeHandling::Execute);
     }
 }

@@ -1,0 +1,617 @@
+//! In-NEFF collectives (`nrt_load_collectives`): at load, each rank's
+//! PSEUDO_TRIGGER_COLLECTIVE is checked against its def.json
+//! declarations, the ranks of its replica group meet ([`meet`]), agree on
+//! the op and compose the ring schedule of the whole group into every
+//! rank's descriptor rings; the record is then lowered into the engine
+//! records that run it inside `nrt_execute` (docs/collectives.md, "NEFF
+//! encoding" and "In-NEFF collectives").
+//!
+//! The lowered sequence, on the engine that issued the 0xC8 record:
+//! 1. a NOP with the record's wait; its done semaphore [`DONE_SEM`] := 0;
+//! 2. the doorbell of the rank's ready queue [`READY_QUEUE`], whose DMA
+//!    raises every group rank's ready semaphore [`READY_SEM`] (the
+//!    device-side barrier: a peer's buffers are ready once it reaches the
+//!    trigger);
+//! 3. a NOP waiting for `READY_SEM >= n`, subtracting `n`;
+//!    then a NOTIFY CC_START (subtype 7) on the engine's queue;
+//! 4. this rank's doorbells: a WRITE of each lane's first step to the M2S
+//!    and S2M tail-increment registers of its queue ([`QUEUES`]);
+//! 5. a NOP waiting for `DONE_SEM >= done`, subtracting `done` (the
+//!    schedule's "done" signals, raised by the DMA engines), then a
+//!    NOTIFY CC_END (subtype 8);
+//! 6. a NOP with the record's update (SEM_INC_COMPLETE), so the engine's
+//!    next instruction sees the output complete.
+//!
+//! The rings hold a whole number of copies of the schedule (their length
+//! a multiple of the schedule's), so every execution starts at the top.
+
+use super::compose::{self, RankImage, RankSide};
+use super::plan::{self, CcKind};
+use crate::log::{Level, Module};
+use crate::memory::{MemUsage, ModelMemory};
+use crate::program::{MemRefKind, SubgraphProgram};
+use crate::status::{NrtError, NrtResult, NrtStatus};
+use nrt_hal::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP, EVT_SEM_SEM_INC};
+use nrt_hal::{CoreId, DeviceAddr, DmaQueueId, DmaRingConfig, EngineId};
+use nrt_isa::collective::{CollectiveTrigger, Reduction};
+use nrt_isa::dma_desc::DmaOp;
+use nrt_isa::dtype::Dtype;
+use nrt_isa::instr::{CollectiveType, Head, Nop, Notify};
+use nrt_isa::notification::RuntimeSubtype;
+use nrt_isa::record::{Events, RecordBytes, UpdateMode, WaitMode};
+use nrt_neff::cc::CcConfig;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The DMA queues of a core that run in-NEFF collectives, one per lane
+/// (never handed to models, nor shared with the standalone collectives'
+/// [`compose::CC_QUEUES`]).
+pub const QUEUES: [DmaQueueId; 2] = [DmaQueueId { engine: 7, queue: 12 }, DmaQueueId { engine: 7, queue: 13 }];
+/// The DMA queue of a core that raises the group's ready semaphores (one
+/// 4-byte copy of the word 1 per rank into its SEM_INC alias).
+pub const READY_QUEUE: DmaQueueId = DmaQueueId { engine: 7, queue: 11 };
+/// The semaphore counting an in-NEFF collective's "done" signals.
+pub const DONE_SEM: u32 = 246;
+/// The semaphore counting the group's "ready" raises (the barrier).
+pub const READY_SEM: u32 = 247;
+/// The longest ring a lane may take, in descriptors.
+pub const MAX_RING: u64 = 1 << 16;
+
+/// Whether `(engine, queue)` runs in-NEFF collectives.
+pub fn is_neff_cc_queue(engine: u32, queue: u32) -> bool {
+    QUEUES.iter().chain([&READY_QUEUE]).any(|q| u32::from(q.engine) == engine && u32::from(q.queue) == queue)
+}
+
+/// Who the loading rank is: `nrt_load_collectives`' `g_device_id` /
+/// `g_device_count`, and the bound on waiting for the peers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcRank {
+    /// This rank's global id.
+    pub rank: u32,
+    /// The world size of the global communicator.
+    pub world: u32,
+    /// How long the load waits for the peers (NEURON_RT_CC_NET_TIMEOUT).
+    pub peer_timeout: Duration,
+}
+
+impl CcRank {
+    /// Rank 0 of a world of one (what a plain `nrt_load` is).
+    pub fn single() -> CcRank {
+        CcRank { rank: 0, world: 1, peer_timeout: super::world::DEFAULT_PEER_TIMEOUT }
+    }
+
+    /// Rank `rank` of a world of `world`, waiting for peers as long as
+    /// the runtime's NEURON_RT_CC_NET_TIMEOUT says.
+    pub fn of(rt: &crate::runtime::Runtime, rank: u32, world: u32) -> NrtResult<CcRank> {
+        if world == 0 || rank >= world {
+            return Err(NrtError::invalid(format!("g_device_id {rank} is not in a world of {world} participants (expected 0..{world})")));
+        }
+        let peer_timeout = super::world::bound(rt, super::world::PEER_TIMEOUT_VAR, super::world::DEFAULT_PEER_TIMEOUT)?;
+        Ok(CcRank { rank, world, peer_timeout })
+    }
+}
+
+/// The core a loaded collectives model holds (its queues and semaphores);
+/// given back when dropped (unload, or a failed load's rollback).
+#[derive(Debug)]
+pub struct CoreClaim {
+    key: (usize, u32),
+}
+
+static CLAIMS: LazyLock<Mutex<BTreeSet<(usize, u32)>>> = LazyLock::new(Mutex::default);
+
+/// A device's identity for the claims and the meeting (the object, not its
+/// index: separate runtimes in one process each have a device 0).
+fn device_key(d: &Arc<dyn nrt_hal::Device>) -> usize {
+    Arc::as_ptr(d) as *const u8 as usize
+}
+
+impl CoreClaim {
+    fn take(key: usize, device: u32, core: CoreId) -> NrtResult<CoreClaim> {
+        let mut c = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
+        if !c.insert((key, core.0)) {
+            return Err(NrtError::new(
+                NrtStatus::Resource,
+                format!("Neuron Device {device} NC {} already runs a loaded NEFF with collectives; this release runs one per core (unload it first)", core.0),
+            ));
+        }
+        Ok(CoreClaim { key: (key, core.0) })
+    }
+}
+
+impl Drop for CoreClaim {
+    fn drop(&mut self) {
+        CLAIMS.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+    }
+}
+
+/// What staging a subgraph's collectives gives the lowering: the records
+/// each 0xC8 record becomes, by (engine, index), and the core's claim.
+#[derive(Debug, Default)]
+pub struct Staged {
+    /// Lowered records.
+    pub records: BTreeMap<(EngineId, usize), Vec<RecordBytes>>,
+    /// The core's claim, while the model is loaded.
+    pub claim: Option<CoreClaim>,
+}
+
+/// What staging needs of the load.
+pub struct StageCtx<'a> {
+    /// The device.
+    pub device: &'a Arc<dyn nrt_hal::Device>,
+    /// The model's memory.
+    pub memory: &'a ModelMemory,
+    /// The subgraph's core.
+    pub core: CoreId,
+    /// The subgraph.
+    pub sg: &'a SubgraphProgram,
+    /// Its def.json.
+    pub def: &'a nrt_neff::DefJson,
+    /// The device address of each var with a fixed one.
+    pub fixed: &'a dyn Fn(u64) -> Option<u64>,
+    /// Subgraphs of the program.
+    pub subgraphs: usize,
+    /// The loading rank.
+    pub rank: CcRank,
+}
+
+fn bad(sg: &str, what: impl std::fmt::Display) -> NrtError {
+    NrtError::invalid(format!("{sg}: {what}"))
+}
+
+/// One collective of a subgraph, resolved for this rank.
+#[derive(Clone, Debug)]
+struct Op {
+    engine: EngineId,
+    index: usize,
+    trigger: CollectiveTrigger,
+    /// Global ranks of the group, in ring order.
+    group: Vec<u32>,
+    /// This rank's index in it.
+    me: usize,
+    kind: CcKind,
+    dma: DmaOp,
+}
+
+/// The 0xC8 records of a subgraph, checked (no context needed).
+fn triggers(sg: &SubgraphProgram) -> NrtResult<Vec<(EngineId, usize, CollectiveTrigger)>> {
+    let mut out = Vec::new();
+    for s in &sg.streams {
+        for (index, rec) in s.records.iter().enumerate() {
+            if rec[0] == crate::program::opcodes::TRIGGER_COLLECTIVE_OPCODE {
+                let t = CollectiveTrigger::decode(rec).map_err(|e| bad(&sg.name, format!("{} instruction {index}: {e}", s.engine.name())))?;
+                out.push((s.engine, index, t));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn resolve(sg: &str, cfg: &CcConfig, rank: &CcRank, engine: EngineId, index: usize, t: CollectiveTrigger) -> NrtResult<Op> {
+    let at = |e: String| bad(sg, format!("{} instruction {index} ({:?}): {e}", engine.name(), t.kind));
+    let set = usize::from(t.group_set);
+    let (group, me, kind) = if t.kind == CollectiveType::Permute {
+        let (ranks, me) = cfg.my_pairs(set, rank.rank).map_err(at)?;
+        let local = |g: u32| ranks.iter().position(|&r| r == g).expect("a pair's rank is among the set's ranks");
+        let pairs = cfg.src_target_pairs[set].iter().map(|&(s, d)| (local(s), local(d))).collect();
+        (ranks, me, CcKind::Permute(pairs))
+    } else {
+        let (g, me) = cfg.my_group(set, rank.rank).map_err(at)?;
+        let kind = match t.kind {
+            CollectiveType::AllGather => CcKind::AllGather,
+            CollectiveType::AllReduce => CcKind::AllReduce,
+            CollectiveType::ReduceScatter => CcKind::ReduceScatter,
+            _ => CcKind::AllToAll,
+        };
+        (g.to_vec(), me, kind)
+    };
+    let dma = match t.reduction {
+        None | Some(Reduction::Add) => DmaOp::Add,
+        Some(Reduction::Max) => DmaOp::Max,
+        Some(Reduction::Min) => DmaOp::Min,
+        Some(Reduction::Mult) => {
+            return Err(at("reduction mult: the DMA engines reduce with add, max and min (fma); a product reduction is not supported by this runtime".to_string()));
+        }
+    };
+    Ok(Op { engine, index, trigger: t, group, me, kind, dma })
+}
+
+/// The device address of `elems` elements at element `offset` of var
+/// `id`, checked (an internal var with a fixed address, large enough).
+fn var_span(ctx: &StageCtx<'_>, what: &str, id: u32, offset: u64, elems: u64, esize: u64) -> NrtResult<u64> {
+    let sg = &ctx.sg.name;
+    let v = ctx.sg.var_by_id(u64::from(id)).ok_or_else(|| bad(sg, format!("the collective's {what} tensor {id} is no var_id of def.json")))?;
+    if !matches!(v.kind, MemRefKind::TmpBuf | MemRefKind::CrossCore) {
+        return Err(bad(sg, format!("the collective's {what} var {:?} is a {:?} var: expected a tmp-buf, remote, shared or sharded var (a buffer with a fixed device address the peers' DMA can reach)", v.name, v.kind)));
+    }
+    let need = offset.checked_add(elems).and_then(|e| e.checked_mul(esize)).ok_or_else(|| bad(sg, format!("the collective's {what} span overflows")))?;
+    if need > v.size {
+        return Err(bad(sg, format!("the collective's {what} var {:?} has {} bytes; elements {offset}..{} need {need}", v.name, v.size, offset + elems)));
+    }
+    let base = (ctx.fixed)(v.var_id).ok_or_else(|| bad(sg, format!("the collective's {what} var {:?} has no device memory", v.name)))?;
+    Ok(base + offset * esize)
+}
+
+/// Chunk addresses of one buffer, as the world cuts them.
+fn chunks(kind: &CcKind, n: usize, elems: u64, count: u64, esize: u64, base: u64, chunks: usize) -> Vec<u64> {
+    if matches!(kind, CcKind::AllReduce) {
+        return (0..chunks).map(|c| base + (0..c).map(|k| plan::chunk_len(kind, n, elems, k)).sum::<u64>() * esize).collect();
+    }
+    (0..chunks as u64).map(|c| base + c * count * esize).collect()
+}
+
+/// A whole number of copies of `t` descriptors, at least 32 and a
+/// multiple of 16.
+fn ring_len(t: u64) -> u64 {
+    let step = t / gcd(t, 16) * 16;
+    step * 32u64.div_ceil(step).max(1)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Stages the subgraph's collectives for this rank: checks, meets the
+/// peers, writes this rank's rings and programs its queues; returns the
+/// records each 0xC8 record becomes. Nothing when it has none.
+pub fn stage(ctx: &StageCtx<'_>) -> NrtResult<Staged> {
+    let sg = &ctx.sg.name;
+    let found = triggers(ctx.sg)?;
+    if found.is_empty() {
+        return Ok(Staged::default());
+    }
+    let cfg = CcConfig::from_def(ctx.def).map_err(|e| bad(sg, format!("def.json: {e}")))?;
+    if cfg.world_size == 0 {
+        return Err(bad(sg, format!("{} PSEUDO_TRIGGER_COLLECTIVE record(s) but def.json's {} is 0: expected the NEFF's world size", found.len(), nrt_neff::cc::WORLD_SIZE_KEY)));
+    }
+    if cfg.world_size > ctx.rank.world {
+        return Err(NrtError::invalid(format!("World size of neff {} is greater than world size of global communicator {}", cfg.world_size, ctx.rank.world)));
+    }
+    if cfg.streams != 1 {
+        return Err(bad(sg, format!("cc_streams.num_streams is {}: PSEUDO_TRIGGER_COLLECTIVE instructions only support a single stream (expected 1)", cfg.streams)));
+    }
+    if ctx.subgraphs > 1 {
+        return Err(bad(sg, "collectives in a NEFF of several subgraphs (a logical core of several physical cores) are not supported by this release"));
+    }
+    if found.len() > 1 {
+        return Err(bad(sg, format!("{} collectives: this release lowers one PSEUDO_TRIGGER_COLLECTIVE per NEFF", found.len())));
+    }
+    let (engine, index, t) = found.into_iter().next().expect("one");
+    let op = resolve(sg, &cfg, &ctx.rank, engine, index, t)?;
+    let device_index = ctx.device.info().device_index;
+    let claim = CoreClaim::take(device_key(ctx.device), device_index, ctx.core)?;
+    let records = stage_op(ctx, &op)?;
+    let mut staged = Staged { claim: Some(claim), ..Default::default() };
+    staged.records.insert((op.engine, op.index), records);
+    Ok(staged)
+}
+
+fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
+    let t = &op.trigger;
+    let n = op.group.len();
+    let esize = t.dtype.size_bytes() as u64;
+    let (in_elems, out_elems) = op.kind.sizes(n, t.num_elements);
+    let input = var_span(ctx, "input", t.input_var, t.src_offset, in_elems, esize)?;
+    let output = var_span(ctx, "output", t.output_var, t.dst_offset, out_elems, esize)?;
+    let in_place = input == output && in_elems == out_elems;
+    if !in_place && input < output + out_elems * esize && output < input + in_elems * esize {
+        return Err(bad(&ctx.sg.name, "the collective's input and output overlap without being the same span"));
+    }
+    let (in_chunks, out_chunks) = match op.kind {
+        CcKind::AllReduce | CcKind::AllToAll => (n, n),
+        CcKind::AllGather => (1, n),
+        CcKind::ReduceScatter => (n, 1),
+        CcKind::Permute(_) => (1, 1),
+    };
+    let mut side = RankSide {
+        core: ctx.core,
+        input: chunks(&op.kind, n, in_elems, t.num_elements, esize, input, in_chunks),
+        output: chunks(&op.kind, n, out_elems, t.num_elements, esize, output, out_chunks),
+        scratch: Vec::new(),
+    };
+    if matches!(op.kind, CcKind::ReduceScatter) && n > 1 {
+        let a = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, (in_elems * esize).max(64), 64)?;
+        side.scratch = (0..n as u64).map(|c| a.get() + c * t.num_elements * esize).collect();
+    }
+    let p = plan::plan(&op.kind, n, t.num_elements, &vec![in_place; n]);
+    let arch = ctx.device.info().arch;
+    // Sizes do not depend on addresses: compose with this rank's side
+    // everywhere to learn its image and ring lengths.
+    let probe = compose::compose_on(&p, &vec![side.clone(); n], t.dtype, op.dma, arch, &vec![0; n], &QUEUES, DONE_SEM).map_err(NrtError::invalid)?;
+    let mine = &probe[op.me];
+    let base = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, mine.bytes().max(64), 256)?;
+    let mut rings = Vec::with_capacity(mine.lanes.len());
+    for (l, lane) in mine.lanes.iter().enumerate() {
+        let len = ring_len(lane.tx.len() as u64);
+        if len > MAX_RING {
+            return Err(bad(&ctx.sg.name, format!("the collective needs {len} descriptors on lane {l}; a ring holds at most {MAX_RING}")));
+        }
+        let at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * len, 256)?;
+        rings.push((at.get(), len));
+    }
+    // The ready queue's ring (one 4-byte copy per rank) and its word 1.
+    let ready_len = ring_len(n as u64);
+    let ready_at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * ready_len + 64, 256)?.get();
+    let one_at = ready_at + 2 * 16 * ready_len;
+    let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
+    let arrival = Arrival { rank: ctx.rank.rank, sig, side, base: base.get() };
+    // The counters start at 0 before the meeting: once it is over, a peer
+    // may load, execute and raise them before this rank returns.
+    for s in [DONE_SEM, READY_SEM] {
+        ctx.device.semaphore_set(ctx.core, s, 0).map_err(|e| NrtError::failure(format!("collectives semaphore reset: {e}")))?;
+    }
+    let met = meet(device_key(ctx.device), &op.group, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
+    let img = &met.images[op.me];
+    // This rank's image, its rings (whole copies of the schedule) and queues.
+    let hal = |what: &str, e: nrt_hal::HalError| NrtError::failure(format!("collectives {what}: {e}"));
+    for (off, bytes) in img.pieces() {
+        if !bytes.is_empty() {
+            ctx.device.write(DeviceAddr(img.base + off), &bytes).map_err(|e| hal("image write", e))?;
+        }
+    }
+    for (l, lane) in img.lanes.iter().enumerate() {
+        let (at, len) = rings[l];
+        let copies = (len / lane.tx.len().max(1) as u64) as usize;
+        let tx: Vec<u8> = lane.tx.concat().repeat(copies);
+        let rx: Vec<u8> = lane.rx.concat().repeat(copies);
+        ctx.device.write(DeviceAddr(at), &tx).map_err(|e| hal("ring write", e))?;
+        ctx.device.write(DeviceAddr(at + 16 * len), &rx).map_err(|e| hal("ring write", e))?;
+        let config = DmaRingConfig { tx_ring: DeviceAddr(at), rx_ring: DeviceAddr(at + 16 * len), descriptors: len as u32, completion_semaphore: None, completion_event: None };
+        ctx.device.dma_queue_init(ctx.core, QUEUES[l], config).map_err(|e| hal("queue init", e))?;
+    }
+    ctx.device.write(DeviceAddr(one_at), &1u32.to_le_bytes()).map_err(|e| hal("ready word write", e))?;
+    let (mut tx, mut rx) = (Vec::new(), Vec::new());
+    for core in &met.cores {
+        for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, arch.semaphore_addr(*core, EVT_SEM_SEM_INC, READY_SEM).get(), 4, 1).map_err(|e| NrtError::invalid(e.to_string()))? {
+            tx.extend(nrt_isa::dma_desc::DmaDescriptor::Tx(t).to_bytes().map_err(|e| NrtError::invalid(e.to_string()))?);
+            rx.extend(nrt_isa::dma_desc::DmaDescriptor::Rx(r).to_bytes().map_err(|e| NrtError::invalid(e.to_string()))?);
+        }
+    }
+    let copies = (ready_len / n as u64) as usize;
+    ctx.device.write(DeviceAddr(ready_at), &tx.repeat(copies)).map_err(|e| hal("ring write", e))?;
+    ctx.device.write(DeviceAddr(ready_at + 16 * ready_len), &rx.repeat(copies)).map_err(|e| hal("ring write", e))?;
+    let config = DmaRingConfig { tx_ring: DeviceAddr(ready_at), rx_ring: DeviceAddr(ready_at + 16 * ready_len), descriptors: ready_len as u32, completion_semaphore: None, completion_event: None };
+    ctx.device.dma_queue_init(ctx.core, READY_QUEUE, config).map_err(|e| hal("queue init", e))?;
+    // The lowered records.
+    let rec = ctx.sg.stream(op.engine).map(|s| s.records[op.index]).expect("the trigger's stream");
+    let ev = Events::read_at(&rec, nrt_isa::record::EVENTS_OFFSET);
+    let nop = |e: Events| Nop { head: Head::with_events(e) }.encode();
+    let sem = |s: u32| s as u8;
+    let mut out = vec![
+        nop(Events { update_mode: UpdateMode::None, update_idx: 0, ..ev }),
+        nop(Events { update_mode: UpdateMode::SemWrImmRead, update_idx: sem(DONE_SEM), ..Events::NONE }),
+    ];
+    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_M2S_GROUP).get(), n as u32, Events::NONE));
+    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_S2M_GROUP).get(), n as u32, Events::NONE));
+    out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(READY_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(READY_SEM), value: n as u32 }));
+    let notify = |subtype: RuntimeSubtype| Notify { head: Head::default(), queue: op.engine.index() as u8, subtype: subtype as u16, sub_id: 0, payload: 0 }.encode();
+    out.push(notify(RuntimeSubtype::CcStart));
+    for &(r, l, s) in &p.host_submits {
+        if r == op.me {
+            let k = img.lanes[l].step_pairs[s];
+            out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, QUEUES[l], DMA_M2S_GROUP).get(), k, Events::NONE));
+            out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, QUEUES[l], DMA_S2M_GROUP).get(), k, Events::NONE));
+        }
+    }
+    let done = p.expected_done(op.me);
+    out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DONE_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(DONE_SEM), value: done }));
+    out.push(notify(RuntimeSubtype::CcEnd));
+    out.push(nop(Events { wait_mode: WaitMode::None, wait_idx: 0, ..ev }));
+    Ok(out)
+}
+
+/// What a rank's op must agree on with its peers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Signature {
+    kind: CcKind,
+    reduction: Option<Reduction>,
+    dtype: Dtype,
+    count: u64,
+    in_place: bool,
+}
+
+impl std::fmt::Display for Signature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} of {} {}", self.kind, self.count, self.dtype.name())?;
+        if let Some(r) = self.reduction {
+            write!(f, " ({})", r.name())?;
+        }
+        if let CcKind::Permute(p) = &self.kind {
+            write!(f, " pairs {p:?}")?;
+        }
+        if self.in_place {
+            f.write_str(" in place")?;
+        }
+        Ok(())
+    }
+}
+
+/// One rank's part at the meeting.
+#[derive(Clone, Debug)]
+struct Arrival {
+    rank: u32,
+    sig: Signature,
+    side: RankSide,
+    base: u64,
+}
+
+/// What the meeting gives every rank: every rank's image (only its own
+/// is written by it) and every rank's core.
+#[derive(Debug)]
+struct Met {
+    images: Vec<RankImage>,
+    cores: Vec<CoreId>,
+}
+
+#[derive(Debug, Default)]
+struct Gathering {
+    id: u64,
+    arrivals: Vec<Option<Arrival>>,
+    outcome: Option<Result<Arc<Met>, NrtError>>,
+    left: usize,
+}
+
+type Key = (usize, Vec<u32>);
+
+#[derive(Default)]
+struct Meeting {
+    state: Mutex<BTreeMap<Key, Vec<Gathering>>>,
+    changed: Condvar,
+}
+
+static NEXT_GATHERING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+static MEETING: LazyLock<Meeting> = LazyLock::new(Meeting::default);
+
+fn lock(m: &Mutex<BTreeMap<Key, Vec<Gathering>>>) -> MutexGuard<'_, BTreeMap<Key, Vec<Gathering>>> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn list(ranks: impl IntoIterator<Item = u32>) -> String {
+    ranks.into_iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// The load-time meeting of a replica group's ranks (of this process's
+/// device `device`): the k-th load of each rank meets the k-th of the
+/// others; the last to arrive checks the signatures and composes every
+/// rank's image. Bounded by `timeout`, warning while it waits.
+fn meet(device: usize, group: &[u32], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
+    let n = group.len();
+    let key: Key = (device, group.to_vec());
+    let m = &*MEETING;
+    let mut st = lock(&m.state);
+    let rounds = st.entry(key.clone()).or_default();
+    let slot = match rounds.iter().position(|g| g.outcome.is_none() && g.arrivals[me].is_none()) {
+        Some(i) => i,
+        None => {
+            let id = NEXT_GATHERING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            rounds.push(Gathering { id, arrivals: vec![None; n], outcome: None, left: n });
+            rounds.len() - 1
+        }
+    };
+    let g = &mut rounds[slot];
+    let id = g.id;
+    g.arrivals[me] = Some(arrival);
+    if g.arrivals.iter().all(Option::is_some) {
+        let arrivals: Vec<Arrival> = g.arrivals.iter().map(|a| a.clone().expect("all here")).collect();
+        g.outcome = Some(compose_all(&arrivals, p, arch).map(Arc::new));
+        m.changed.notify_all();
+    }
+    let started = Instant::now();
+    let period = (timeout / 4).min(Duration::from_secs(120));
+    let mut warned = started;
+    loop {
+        let rounds = st.get_mut(&key).expect("our gathering stays until we leave it");
+        let i = rounds.iter().position(|g| g.id == id).expect("our gathering stays until we leave it");
+        if let Some(o) = rounds[i].outcome.clone() {
+            rounds[i].left -= 1;
+            if rounds[i].left == 0 {
+                rounds.remove(i);
+            }
+            if rounds.is_empty() {
+                st.remove(&key);
+            }
+            return o;
+        }
+        let now = Instant::now();
+        let missing: Vec<u32> = rounds[i].arrivals.iter().zip(group).filter(|(a, _)| a.is_none()).map(|(_, r)| *r).collect();
+        if now >= started + timeout {
+            rounds[i].arrivals[me] = None;
+            if rounds[i].arrivals.iter().all(Option::is_none) {
+                rounds.remove(i);
+            }
+            if rounds.is_empty() {
+                st.remove(&key);
+            }
+            return Err(NrtError::new(
+                NrtStatus::Timeout,
+                format!(
+                    "nrt_load_collectives: replica group [{}]: rank(s) {} never loaded their NEFF within {:.1} sec ({}); every rank of the group must call nrt_load_collectives",
+                    list(group.iter().copied()),
+                    list(missing),
+                    timeout.as_secs_f64(),
+                    super::world::PEER_TIMEOUT_VAR
+                ),
+            ));
+        }
+        if now.duration_since(warned) >= period {
+            warned = now;
+            crate::log::write(
+                Level::Warn,
+                Module::Nrt,
+                "nrt_load_collectives",
+                format_args!(
+                    "Timeout exceeded: waiting for rank(s) {} of replica group [{}] to load: {} sec - retrying; giving up after {:.1} sec ({})",
+                    list(missing),
+                    list(group.iter().copied()),
+                    now.duration_since(started).as_secs(),
+                    timeout.as_secs_f64(),
+                    super::world::PEER_TIMEOUT_VAR
+                ),
+            );
+        }
+        let wait = (started + timeout).saturating_duration_since(now).min(period).max(Duration::from_millis(1));
+        st = m.changed.wait_timeout(st, wait).unwrap_or_else(|e| e.into_inner()).0;
+    }
+}
+
+/// Checks the group agrees and composes every rank's image (the last
+/// arrival, holding the meeting's lock).
+fn compose_all(arrivals: &[Arrival], p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Met> {
+    let first = &arrivals[0];
+    for (i, a) in arrivals.iter().enumerate().skip(1) {
+        if a.sig != first.sig {
+            return Err(NrtError::invalid(format!(
+                "mismatched collectives between the peers: rank {} (replica group index 0) runs {} but rank {} (replica group index {i}) runs {}",
+                first.rank, first.sig, a.rank, a.sig
+            )));
+        }
+    }
+    let cores: Vec<CoreId> = arrivals.iter().map(|a| a.side.core).collect();
+    if cores.iter().collect::<BTreeSet<_>>().len() != cores.len() {
+        return Err(NrtError::invalid(format!("ranks {} load their collectives onto the same Neuron core; each rank needs its own logical core", list(arrivals.iter().map(|a| a.rank)))));
+    }
+    let sides: Vec<RankSide> = arrivals.iter().map(|a| a.side.clone()).collect();
+    let bases: Vec<u64> = arrivals.iter().map(|a| a.base).collect();
+    let dma = match first.sig.reduction {
+        Some(Reduction::Max) => DmaOp::Max,
+        Some(Reduction::Min) => DmaOp::Min,
+        _ => DmaOp::Add,
+    };
+    let images = compose::compose_on(p, &sides, first.sig.dtype, dma, arch, &bases, &QUEUES, DONE_SEM).map_err(NrtError::invalid)?;
+    Ok(Met { images, cores })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rings_hold_whole_copies_of_the_schedule() {
+        for t in 1..200u64 {
+            let l = ring_len(t);
+            assert!(l >= 32 && l % 16 == 0 && l % t == 0, "{t} -> {l}");
+        }
+        assert_eq!(ring_len(16), 32);
+        assert_eq!(ring_len(48), 48);
+    }
+
+    #[test]
+    fn the_neff_queues_are_nobody_elses() {
+        for q in QUEUES.into_iter().chain([READY_QUEUE]) {
+            assert!(!crate::custom_ops::is_custom_op_dma(u32::from(q.engine), u32::from(q.queue)));
+            assert!(!compose::is_cc_queue(u32::from(q.engine), u32::from(q.queue)));
+        }
+        assert!(DONE_SEM < crate::exec::dispatch::SWITCH_COUNT_SEM && READY_SEM < crate::exec::dispatch::SWITCH_COUNT_SEM);
+        assert!(DONE_SEM >= crate::exec::dispatch::MODEL_SEMAPHORES);
+    }
+
+    #[test]
+    fn a_core_is_claimed_once() {
+        let a = CoreClaim::take(1, 900, CoreId(3)).unwrap();
+        assert_eq!(CoreClaim::take(1, 900, CoreId(3)).unwrap_err().status, NrtStatus::Resource);
+        drop(a);
+        assert!(CoreClaim::take(1, 900, CoreId(3)).is_ok());
+    }
+}

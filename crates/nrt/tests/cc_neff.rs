@@ -1,0 +1,384 @@
+//! In-NEFF collectives: NEFFs from `nrt_gen::cc` loaded by 2, 4 and 8
+//! ranks of one process (one thread per rank, each on its own logical
+//! core, as `nrt_load_collectives` does), executed, and checked against a
+//! reference; results bit-identical on every rank and every run. Plus the
+//! load's error cases (world size, mismatched ops, a rank that never
+//! loads, a missing self) and unload / reload.
+
+mod exec_support;
+
+use exec_support::{decode, encode, read_all, sim};
+use nrt::cc::neff::CcRank;
+use nrt::load::{LoadSettings, ModelHost};
+use nrt::status::NrtStatus;
+use nrt::tensor::{Tensor, TensorSet};
+use nrt_gen::cc::{CollectiveSpec, collective_neff};
+use nrt_isa::dtype::Dtype;
+use nrt_isa::instr::{AluOp, CollectiveType};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A host whose logical cores are single physical cores (8 of them).
+fn host() -> ModelHost {
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(20), ..LoadSettings::default() };
+    ModelHost::with_lnc(sim(), 1, settings).expect("host")
+}
+
+fn rank(r: u32, world: u32) -> CcRank {
+    CcRank { rank: r, world, peer_timeout: Duration::from_secs(20) }
+}
+
+fn bytes_of(d: Dtype, v: &[f32]) -> Vec<u8> {
+    match d {
+        Dtype::Int32 => v.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect(),
+        Dtype::Uint8 => v.iter().map(|x| *x as u8).collect(),
+        _ => encode(d, v),
+    }
+}
+
+fn values_of(d: Dtype, b: &[u8]) -> Vec<f32> {
+    match d {
+        Dtype::Int32 => b.chunks(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32).collect(),
+        Dtype::Uint8 => b.iter().map(|x| *x as f32).collect(),
+        _ => decode(d, b),
+    }
+}
+
+/// Rank `r`'s input: small non-negative integers (exact in every dtype
+/// and any summation order), different per rank, element and run.
+fn input(r: usize, elems: u64, run: usize) -> Vec<f32> {
+    (0..elems).map(|i| ((r * 7 + i as usize * 3 + run * 5) % 11) as f32).collect()
+}
+
+fn reduce(op: AluOp, xs: impl Iterator<Item = f32>) -> f32 {
+    xs.reduce(|a, b| match op {
+        AluOp::Max => a.max(b),
+        AluOp::Min => a.min(b),
+        _ => a + b,
+    })
+    .expect("ranks")
+}
+
+/// What every rank's output must be.
+fn reference(s: &CollectiveSpec, ins: &[Vec<f32>]) -> Vec<Vec<f32>> {
+    let n = ins.len();
+    let c = s.count as usize;
+    match s.kind {
+        CollectiveType::AllReduce => (0..n).map(|_| (0..c).map(|i| reduce(s.op, ins.iter().map(|v| v[i]))).collect()).collect(),
+        CollectiveType::AllGather => (0..n).map(|_| ins.concat()).collect(),
+        CollectiveType::ReduceScatter => (0..n).map(|r| (0..c).map(|i| reduce(s.op, ins.iter().map(|v| v[r * c + i]))).collect()).collect(),
+        CollectiveType::AllToAll => (0..n).map(|r| (0..n).flat_map(|j| ins[j][r * c..(r + 1) * c].to_vec()).collect()).collect(),
+        CollectiveType::Permute => {
+            let mut out = vec![vec![0.0; c]; n];
+            for &(src, dst) in &s.pairs {
+                out[dst as usize] = ins[src as usize].clone();
+            }
+            out
+        }
+    }
+}
+
+/// Loads `neff` on ranks 0..world (rank r on logical core r), each from
+/// its own thread.
+fn load_all(host: &ModelHost, neff: &[u8], world: u32) -> Vec<Result<u32, nrt::status::NrtError>> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..world).map(|r| s.spawn(move || host.load_collectives(neff, r as i32, -1, &rank(r, world)))).collect();
+        hs.into_iter().map(|h| h.join().expect("load thread")).collect()
+    })
+}
+
+/// Executes every rank's model once with `ins`, each from its own thread;
+/// returns each rank's output bytes.
+fn execute_all(host: &ModelHost, models: &[u32], ins: &[Vec<u8>], out_bytes: u64) -> Vec<Vec<u8>> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = models
+            .iter()
+            .zip(ins)
+            .map(|(&m, input)| {
+                s.spawn(move || {
+                    let mut i = TensorSet::new();
+                    i.add("input", Arc::new(Tensor::from_host_bytes(input.clone(), "input")));
+                    let out = Arc::new(Tensor::allocate_host(out_bytes, "output").unwrap());
+                    let mut o = TensorSet::new();
+                    o.add("output", out.clone());
+                    host.execute(m, &i, &o).unwrap_or_else(|e| panic!("execute of model {m}: {e}"));
+                    read_all(&out)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("execute thread")).collect()
+    })
+}
+
+/// Loads, runs `runs` times and checks every rank against the reference,
+/// then unloads.
+fn check(host: &ModelHost, s: &CollectiveSpec, runs: usize) -> Vec<Vec<Vec<u8>>> {
+    let neff = collective_neff(s).unwrap();
+    let models: Vec<u32> = load_all(host, &neff, s.world).into_iter().map(|r| r.unwrap_or_else(|e| panic!("{s:?}: load: {e}"))).collect();
+    let (ie, oe) = s.elements();
+    let es = s.dtype.size_bytes() as u64;
+    let mut all = Vec::new();
+    for run in 0..runs {
+        let ins: Vec<Vec<f32>> = (0..s.world as usize).map(|r| input(r, ie, run)).collect();
+        let outs = execute_all(host, &models, &ins.iter().map(|v| bytes_of(s.dtype, v)).collect::<Vec<_>>(), oe * es);
+        let want = reference(s, &ins);
+        for (r, out) in outs.iter().enumerate() {
+            assert_eq!(values_of(s.dtype, out), want[r], "{:?} {} x{} run {run}: rank {r}", s.kind, s.dtype.name(), s.world);
+        }
+        all.push(outs);
+    }
+    for m in models {
+        host.unload(m).unwrap();
+    }
+    all
+}
+
+#[test]
+fn every_op_and_dtype_on_2_4_and_8_ranks() {
+    let host = host();
+    let kinds = [
+        (CollectiveType::AllReduce, AluOp::Add),
+        (CollectiveType::AllReduce, AluOp::Max),
+        (CollectiveType::AllGather, AluOp::Bypass),
+        (CollectiveType::ReduceScatter, AluOp::Add),
+        (CollectiveType::ReduceScatter, AluOp::Min),
+        (CollectiveType::AllToAll, AluOp::Bypass),
+        (CollectiveType::Permute, AluOp::Bypass),
+    ];
+    for world in [2u32, 4, 8] {
+        for (kind, op) in kinds {
+            for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Int32] {
+                let s = CollectiveSpec::whole_world(kind, op, dtype, 96, world);
+                check(&host, &s, 2);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_all_reduce_in_place_and_an_uneven_count() {
+    let host = host();
+    let mut s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 1001, 4);
+    s.in_place = true;
+    check(&host, &s, 3);
+    s.in_place = false;
+    s.dtype = Dtype::Uint8;
+    check(&host, &s, 1);
+}
+
+#[test]
+fn two_replica_groups_run_side_by_side() {
+    let host = host();
+    let mut s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 64, 4);
+    s.groups = vec![vec![0, 2], vec![1, 3]];
+    let neff = collective_neff(&s).unwrap();
+    let models: Vec<u32> = load_all(&host, &neff, 4).into_iter().map(Result::unwrap).collect();
+    let ins: Vec<Vec<f32>> = (0..4).map(|r| input(r, 64, 0)).collect();
+    let outs = execute_all(&host, &models, &ins.iter().map(|v| bytes_of(Dtype::Float32, v)).collect::<Vec<_>>(), 256);
+    for (r, out) in outs.iter().enumerate() {
+        let peer = r ^ 2;
+        let want: Vec<f32> = (0..64).map(|i| ins[r.min(peer)][i] + ins[r.max(peer)][i]).collect();
+        assert_eq!(values_of(Dtype::Float32, out), want, "rank {r} sums with rank {peer}");
+    }
+    for m in models {
+        host.unload(m).unwrap();
+    }
+}
+
+#[test]
+fn fp32_results_are_bit_identical_across_ranks_and_runs() {
+    let host = host();
+    let s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 4096, 8);
+    let neff = collective_neff(&s).unwrap();
+    let models: Vec<u32> = load_all(&host, &neff, 8).into_iter().map(Result::unwrap).collect();
+    // Values whose sum depends on the order: only a fixed order agrees.
+    let ins: Vec<Vec<u8>> = (0..8).map(|r| bytes_of(Dtype::Float32, &(0..4096).map(|i| ((r * 4096 + i) as f32 * 0.37).sin() * 10f32.powi((i % 7) as i32 - 3)).collect::<Vec<_>>())).collect();
+    let first = execute_all(&host, &models, &ins, 4096 * 4);
+    for out in &first[1..] {
+        assert_eq!(out, &first[0], "every rank holds the same bits");
+    }
+    for _ in 0..3 {
+        assert_eq!(execute_all(&host, &models, &ins, 4096 * 4), first, "every run gives the same bits");
+    }
+    for m in models {
+        host.unload(m).unwrap();
+    }
+}
+
+#[test]
+fn unload_and_reload_run_again() {
+    let host = host();
+    let s = CollectiveSpec::whole_world(CollectiveType::AllGather, AluOp::Bypass, Dtype::Float32, 32, 2);
+    let a = check(&host, &s, 1);
+    let b = check(&host, &s, 1);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_neff_world_larger_than_the_communicator_is_invalid() {
+    let host = host();
+    let s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 8, 4);
+    let e = host.load_collectives(&collective_neff(&s).unwrap(), 0, -1, &rank(0, 2)).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    assert!(e.message.contains("World size of neff 4 is greater than world size of global communicator 2"), "{e}");
+    // A plain load is rank 0 of a world of one.
+    let e = host.load(&collective_neff(&s).unwrap(), 0, -1).unwrap_err();
+    assert!(e.message.contains("global communicator 1"), "{e}");
+}
+
+#[test]
+fn a_rank_outside_every_group_is_named() {
+    let host = host();
+    let mut s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 8, 4);
+    s.groups = vec![vec![0, 1]];
+    let e = host.load_collectives(&collective_neff(&s).unwrap(), 3, -1, &rank(3, 4)).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    assert!(e.message.contains("replica groups (0/1) does not have myself 3"), "{e}");
+}
+
+#[test]
+fn mismatched_ops_fail_every_rank_naming_both_sides() {
+    let host = host();
+    let a = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 16, 2)).unwrap();
+    let b = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 32, 2)).unwrap();
+    let rs = std::thread::scope(|s| {
+        let h0 = s.spawn(|| host.load_collectives(&a, 0, -1, &rank(0, 2)));
+        let h1 = s.spawn(|| host.load_collectives(&b, 1, -1, &rank(1, 2)));
+        [h0.join().unwrap(), h1.join().unwrap()]
+    });
+    for r in rs {
+        let e = r.unwrap_err();
+        assert_eq!(e.status, NrtStatus::Invalid);
+        assert!(e.message.contains("mismatched collectives between the peers: rank 0") && e.message.contains("all_reduce of 16 float32 (add)") && e.message.contains("rank 1") && e.message.contains("all_reduce of 32 float32 (add)"), "{e}");
+    }
+    // The cores are free again: a matching pair loads.
+    let models: Vec<u32> = load_all(&host, &a, 2).into_iter().map(Result::unwrap).collect();
+    for m in models {
+        host.unload(m).unwrap();
+    }
+}
+
+#[test]
+fn a_rank_that_never_loads_times_out_naming_it() {
+    let host = host();
+    let neff = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 16, 3)).unwrap();
+    let quick = CcRank { rank: 0, world: 3, peer_timeout: Duration::from_millis(300) };
+    let e = host.load_collectives(&neff, 0, -1, &quick).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Timeout);
+    assert!(e.message.contains("rank(s) 1, 2 never loaded") && e.message.contains("NEURON_RT_CC_NET_TIMEOUT"), "{e}");
+    // Nothing is left behind: the core takes the collective again.
+    let models: Vec<u32> = load_all(&host, &neff, 3).into_iter().map(Result::unwrap).collect();
+    for m in models {
+        host.unload(m).unwrap();
+    }
+}
+
+#[test]
+fn a_second_collectives_neff_on_a_core_is_refused_until_the_first_unloads() {
+    let host = host();
+    let neff = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllGather, AluOp::Bypass, Dtype::Float32, 16, 1)).unwrap();
+    let first = host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap();
+    let e = host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Resource, "{e}");
+    host.unload(first).unwrap();
+    let again = host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap();
+    host.unload(again).unwrap();
+}
+
+/// A host over a device that drops one DMA write into a semaphore: the
+/// fifth, past the four ready raises of a 2-rank barrier, so a
+/// collective's "done" notification is lost.
+fn host_losing_a_notification() -> ModelHost {
+    use nrt_sim::fault::{FaultKind, FaultSpec};
+    let cfg = nrt_sim::SimConfig::builder().deterministic(true).fault(FaultSpec::new(FaultKind::SemLost).after(4)).build();
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(1), ..LoadSettings::default() };
+    ModelHost::with_lnc(Arc::new(nrt_sim::SimDevice::new(&cfg, 0)), 1, settings).expect("host")
+}
+
+#[test]
+fn a_lost_collectives_notification_is_1200_naming_the_operation() {
+    let host = host_losing_a_notification();
+    let s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 64, 2);
+    let neff = collective_neff(&s).unwrap();
+    let models: Vec<u32> = load_all(&host, &neff, 2).into_iter().map(Result::unwrap).collect();
+    let ins: Vec<Vec<u8>> = (0..2).map(|r| bytes_of(Dtype::Float32, &input(r, 64, 0))).collect();
+    let rs: Vec<Result<(), nrt::status::NrtError>> = std::thread::scope(|sc| {
+        let hs: Vec<_> = models
+            .iter()
+            .zip(&ins)
+            .map(|(&m, input)| {
+                let host = &host;
+                sc.spawn(move || {
+                    let mut i = TensorSet::new();
+                    i.add("input", Arc::new(Tensor::from_host_bytes(input.clone(), "input")));
+                    let mut o = TensorSet::new();
+                    o.add("output", Arc::new(Tensor::allocate_host(256, "output").unwrap()));
+                    host.execute(m, &i, &o)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let failed: Vec<_> = rs.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(failed.len(), 1, "exactly the rank that missed its notification fails: {rs:?}");
+    assert_eq!(failed[0].status, NrtStatus::ExecHwErrCollectives, "{}", failed[0]);
+    assert!(failed[0].message.contains("suspected hang in collectives operation 0 out of 1"), "{}", failed[0]);
+}
+
+#[test]
+fn a_peer_that_never_executes_fails_the_barrier_within_the_peer_bound() {
+    let host = host();
+    let neff = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 16, 2)).unwrap();
+    let models: Vec<u32> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2u32).map(|r| {
+            let (host, neff) = (&host, &neff);
+            s.spawn(move || host.load_collectives(neff, r as i32, -1, &CcRank { rank: r, world: 2, peer_timeout: Duration::from_millis(500) }).unwrap())
+        }).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // Only rank 0 executes: it waits at the barrier, then fails.
+    let mut i = TensorSet::new();
+    i.add("input", Arc::new(Tensor::from_host_bytes(vec![0; 64], "input")));
+    let mut o = TensorSet::new();
+    o.add("output", Arc::new(Tensor::allocate_host(64, "output").unwrap()));
+    let e = host.execute(models[0], &i, &o).unwrap_err();
+    assert_eq!(e.status, NrtStatus::ExecHwErrCollectives, "{e}");
+    assert!(e.message.contains("Suspected hang in waiting for barrier") && e.message.contains("NEURON_RT_CC_NET_TIMEOUT"), "{e}");
+    for m in models {
+        host.unload(m).unwrap();
+    }
+}
+
+#[test]
+fn each_rank_executes_as_soon_as_its_own_load_returns() {
+    // No join between the loads and the executions: a fast rank's barrier
+    // raise must not be lost to a slower peer's load.
+    let host = host();
+    let s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 128, 4);
+    let neff = collective_neff(&s).unwrap();
+    for _ in 0..3 {
+        let outs: Vec<(u32, Vec<f32>)> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..4u32)
+                .map(|r| {
+                    let (host, neff) = (&host, &neff);
+                    sc.spawn(move || {
+                        let m = host.load_collectives(neff, r as i32, -1, &rank(r, 4)).unwrap();
+                        let mut i = TensorSet::new();
+                        i.add("input", Arc::new(Tensor::from_host_bytes(bytes_of(Dtype::Float32, &input(r as usize, 128, 0)), "input")));
+                        let out = Arc::new(Tensor::allocate_host(512, "output").unwrap());
+                        let mut o = TensorSet::new();
+                        o.add("output", out.clone());
+                        host.execute(m, &i, &o).unwrap();
+                        (m, values_of(Dtype::Float32, &read_all(&out)))
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let want = reference(&s, &(0..4).map(|r| input(r, 128, 0)).collect::<Vec<_>>());
+        for (r, (m, got)) in outs.into_iter().enumerate() {
+            assert_eq!(got, want[r], "rank {r}");
+            host.unload(m).unwrap();
+        }
+    }
+}
