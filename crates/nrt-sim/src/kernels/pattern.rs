@@ -162,6 +162,21 @@ impl Pattern {
         Ok((lo as usize, hi as usize))
     }
 
+    /// For a walk that is one run of unit steps backwards per partition
+    /// (the compiler's LDWEIGHTS walk, once its axes merge), the forward run
+    /// over the same `esize`-byte elements: element `j` of it is element
+    /// `n - 1 - j` of this walk. `None` for any other shape.
+    pub fn reversed_as_forward(&self, esize: usize) -> Option<Pattern> {
+        let (axes, rank) = self.canonical();
+        let n = axes[0].count;
+        if rank != 1 || axes[0].step != -1 || n < 2 {
+            return None;
+        }
+        let back = (n as usize - 1).checked_mul(esize)?;
+        let start = self.offset.checked_sub(back)?;
+        Some(Pattern::contiguous(self.start_partition, self.partitions, start, n))
+    }
+
     /// Merges axes that continue each other and drops unit axes, so that
     /// e.g. `[1 x 64][64 x 2]` becomes one run of 128 elements.
     fn canonical(&self) -> ([Axis; MAX_AXES], usize) {
@@ -527,10 +542,48 @@ pub fn gather<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, dtype: Dtype) -> K
     Ok(tile)
 }
 
+/// The f32 storage of `row` as its bytes: on a little-endian host these
+/// are the elements' fp32 encodings, so fp32 operands move between on-chip
+/// memory and a tile with one copy and no conversion pass.
+#[cfg(target_endian = "little")]
+fn f32_bytes_mut(row: &mut [f32]) -> &mut [u8] {
+    // SAFETY: u8 has no alignment requirement, the byte length covers
+    // exactly the f32 storage, and every byte pattern is a valid f32, so
+    // writes through the view cannot create an invalid value.
+    unsafe { std::slice::from_raw_parts_mut(row.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(row)) }
+}
+
+/// Read-only [`f32_bytes_mut`].
+#[cfg(target_endian = "little")]
+fn f32_bytes(row: &[f32]) -> &[u8] {
+    // SAFETY: as `f32_bytes_mut`, read-only.
+    unsafe { std::slice::from_raw_parts(row.as_ptr().cast::<u8>(), std::mem::size_of_val(row)) }
+}
+
+/// The in-partition byte offset of `pat` when it is one unit-step run per
+/// partition of fp32 elements, the shape that moves as whole rows.
+#[cfg(target_endian = "little")]
+fn f32_rows(pat: &Pattern, dtype: Dtype) -> Option<usize> {
+    let (axes, rank) = pat.canonical();
+    (dtype == Dtype::Float32 && rank == 1 && axes[0].step == 1).then_some(pat.offset)
+}
+
 /// [`gather`] into an existing tile of the right shape.
 pub fn gather_into<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, dtype: Dtype, tile: &mut Tile) -> KernelResult<()> {
     let esize = element_size(dtype, "gather")?;
     tile.expect_shape("gather destination", pat.partitions, pat.free_len())?;
+    #[cfg(target_endian = "little")]
+    if let Some(offset) = f32_rows(pat, dtype) {
+        // PSUM partials and fp32 SBUF rows: each partition's run lands in
+        // its tile row directly (no staging buffer, no decode loop).
+        check_bounds(pat, esize, mem)?;
+        if pat.free_len() > 0 {
+            for p in 0..pat.partitions {
+                mem.read_partition(pat.start_partition + p, offset, f32_bytes_mut(tile.row_mut(p)));
+            }
+        }
+        return Ok(());
+    }
     walk_read(mem, pat, esize, |p, pos, bytes| {
         let n = bytes.len() / esize;
         bytes_to_f32(bytes, dtype, &mut tile.row_mut(p)[pos..pos + n])?;
@@ -553,6 +606,18 @@ pub fn scatter<M: OnChipWrite + ?Sized>(
 ) -> KernelResult<()> {
     let esize = element_size(dtype, "scatter")?;
     tile.expect_shape("scatter source", pat.partitions, pat.free_len())?;
+    #[cfg(target_endian = "little")]
+    if let Some(offset) = f32_rows(pat, dtype) {
+        // fp32 to fp32 rounds nothing (the rounder draws only when it
+        // narrows), so each tile row is stored as it is.
+        check_bounds(pat, esize, mem)?;
+        if pat.free_len() > 0 {
+            for p in 0..pat.partitions {
+                mem.write_partition(pat.start_partition + p, offset, f32_bytes(tile.row(p)));
+            }
+        }
+        return Ok(());
+    }
     walk_write(mem, pat, esize, |p, pos, bytes| {
         let n = bytes.len() / esize;
         f32_to_bytes(&tile.row(p)[pos..pos + n], dtype, bytes, rounding)?;

@@ -24,7 +24,7 @@ use super::gemm::{MatMut, MatRef};
 use super::lowp::{LowFormat, LowRef, Operand, gemm_mixed};
 use super::pattern::{OnChipWrite, Pattern, RawTile, gather_into, scatter};
 use super::tile::Tile;
-use super::transpose::transpose;
+use super::transpose::{transpose, transpose_raw};
 
 /// PSUM accumulation-group flags of a MATMUL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -283,6 +283,49 @@ pub fn matmul_transpose(weights: &Weights, moving: &Tile) -> KernelResult<Tile> 
     let mut out = Tile::zeros(weights.columns(), moving.free());
     matmul(weights, moving, &mut out, AccFlags::SINGLE)?;
     Ok(out)
+}
+
+/// Whether the raw `format` elements of `t` form a square identity (1.0 on
+/// the diagonal, +0.0 or -0.0 elsewhere), checked on the codes so the PE
+/// transpose of low-precision weights never widens anything.
+fn is_identity_raw(t: &RawTile, format: LowFormat) -> bool {
+    let n = t.partitions;
+    if t.free != n || t.esize != format.size_bytes() || t.bytes.len() != n * n * t.esize {
+        return false;
+    }
+    let (one, zero_mask): (u16, u16) = match format {
+        LowFormat::Bfloat16 => (0x3F80, 0x7FFF),
+        LowFormat::Float16 => (0x3C00, 0x7FFF),
+        LowFormat::Fp8(kind) => {
+            let table = kind.decode_table();
+            return t.bytes.chunks_exact(n).enumerate().all(|(p, row)| {
+                row.iter().enumerate().all(|(j, &b)| table[usize::from(b)] == if j == p { 1.0 } else { 0.0 })
+            });
+        }
+    };
+    // Per row: the diagonal code is 1.0, and the other codes OR-ed together
+    // (sign bits masked off) are zero; the folds vectorise.
+    let zeros = |codes: &[[u8; 2]]| codes.iter().fold(0u16, |a, w| a | u16::from_le_bytes(*w)) & zero_mask == 0;
+    t.bytes.chunks_exact(2 * n).enumerate().all(|(p, row)| {
+        let codes = row.as_chunks::<2>().0;
+        u16::from_le_bytes(codes[p]) == one && zeros(&codes[..p]) && zeros(&codes[p + 1..])
+    })
+}
+
+/// The PE transpose on raw operands: when the weights are held raw in
+/// `format` and `moving` is the identity in that format, returns `weightsᵀ`
+/// as raw elements (the bytes moved, NaN payloads included), ready to be
+/// stored in the input dtype. `None` for anything else, which the caller
+/// multiplies with [`matmul_transpose`].
+pub fn matmul_transpose_raw(weights: &Weights, moving: &RawTile, format: LowFormat) -> KernelResult<Option<RawTile>> {
+    check_moving(weights, (moving.partitions, moving.free))?;
+    let WeightStore::Low { raw, format: held } = &weights.store else {
+        return Ok(None);
+    };
+    if *held != format || !is_identity_raw(moving, format) {
+        return Ok(None);
+    }
+    transpose_raw(raw).map(Some)
 }
 
 /// A full MATMUL into fp32 PSUM bytes: reads the current PSUM values when

@@ -59,6 +59,22 @@ pub fn transpose_blocks32(t: &Tile) -> KernelResult<Tile> {
     Ok(out)
 }
 
+/// Transposes `rows x cols` elements of `N` bytes, in `BLOCK`-square
+/// blocks; fixed-size elements move as values, not as `memcpy` calls.
+fn transpose_fixed<const N: usize>(src: &[u8], dst: &mut [u8], rows: usize, cols: usize) {
+    let (s, _) = src.as_chunks::<N>();
+    let (d, _) = dst.as_chunks_mut::<N>();
+    for i0 in (0..rows).step_by(BLOCK) {
+        for j0 in (0..cols).step_by(BLOCK) {
+            for i in i0..(i0 + BLOCK).min(rows) {
+                for j in j0..(j0 + BLOCK).min(cols) {
+                    d[j * rows + i] = s[i * cols + j];
+                }
+            }
+        }
+    }
+}
+
 /// [`transpose`] on raw elements: bit-exact for every dtype.
 pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
     let (rows, cols, e) = (raw.partitions, raw.free, raw.esize);
@@ -72,11 +88,19 @@ pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
     }
     // Pooled storage (RawTile hands it back when dropped).
     let mut bytes = super::scratch::bytes_zeroed(raw.bytes.len());
-    for i in 0..rows {
-        for j in 0..cols {
-            let s = (i * cols + j) * e;
-            let d = (j * rows + i) * e;
-            bytes[d..d + e].copy_from_slice(&raw.bytes[s..s + e]);
+    match e {
+        1 => transpose_fixed::<1>(&raw.bytes, &mut bytes, rows, cols),
+        2 => transpose_fixed::<2>(&raw.bytes, &mut bytes, rows, cols),
+        4 => transpose_fixed::<4>(&raw.bytes, &mut bytes, rows, cols),
+        8 => transpose_fixed::<8>(&raw.bytes, &mut bytes, rows, cols),
+        _ => {
+            for i in 0..rows {
+                for j in 0..cols {
+                    let s = (i * cols + j) * e;
+                    let d = (j * rows + i) * e;
+                    bytes[d..d + e].copy_from_slice(&raw.bytes[s..s + e]);
+                }
+            }
         }
     }
     Ok(RawTile {

@@ -12,8 +12,8 @@ use super::context::{ComputeContext, Done, OpError, OpResult};
 use crate::port::Bus;
 use crate::cost;
 use crate::kernels::lowp::LowFormat;
-use crate::kernels::pattern::{gather, gather_raw, scatter};
-use crate::kernels::pe::{AccFlags, Moving, Weights, matmul_moving_into_psum, matmul_transpose};
+use crate::kernels::pattern::{gather, gather_raw, scatter, scatter_raw};
+use crate::kernels::pe::{AccFlags, Moving, Weights, matmul_moving_into_psum, matmul_transpose, matmul_transpose_raw};
 use nrt_isa::dtype::{Dtype, Rounding};
 use nrt_isa::instr::{LdWeights, Matmul};
 
@@ -39,9 +39,15 @@ pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_, impl Bus>) -
         )));
     }
     // bf16 / fp16 / fp8 weights stay raw; the GEMM widens them while packing.
-    let weights = match LowFormat::of(dt) {
-        Some(f) => Weights::from_ldweights_raw(gather_raw(&chip.view(w.space), &w.pattern, f.size_bytes())?, f)?,
-        None => Weights::from_ldweights_order(gather(&chip.view(w.space), &w.pattern, dt)?),
+    // The compiler's walk (one backwards run per partition) is read forwards,
+    // which is the logical column order, instead of gathered and reversed.
+    let view = chip.view(w.space);
+    let forward = w.pattern.reversed_as_forward(dt.size_bytes());
+    let weights = match (LowFormat::of(dt), forward) {
+        (Some(f), Some(fwd)) => Weights::from_raw_columns(gather_raw(&view, &fwd, f.size_bytes())?, f)?,
+        (Some(f), None) => Weights::from_ldweights_raw(gather_raw(&view, &w.pattern, f.size_bytes())?, f)?,
+        (None, Some(fwd)) => Weights::from_columns(gather(&view, &fwd, dt)?),
+        (None, None) => Weights::from_ldweights_order(gather(&view, &w.pattern, dt)?),
     };
     ctx.state.weights = Some((weights, dt));
     Ok(Done { cycles: cost::ldweights_cycles(u64::from(i.rows)), output: None, oob: None })
@@ -77,9 +83,23 @@ pub(crate) fn matmul(i: &Matmul, ctx: &mut ComputeContext<'_, impl Bus>) -> OpRe
     chip.check("psum", &out)?;
     let mut psum = chip.psum;
     if i.transpose {
-        let x = gather(&chip.view(moving.space), &moving.pattern, dt)?;
-        let t = matmul_transpose(weights, &x)?;
-        scatter(&mut psum, &out.pattern, out_dt, &t, &mut Rounding::NearestEven)?;
+        // The compiler's transpose (low-precision weights against the
+        // identity) moves raw elements; anything else multiplies in fp32.
+        let raw_t = match LowFormat::of(dt) {
+            Some(format) if *wdt == dt => {
+                let x = gather_raw(&chip.view(moving.space), &moving.pattern, format.size_bytes())?;
+                matmul_transpose_raw(weights, &x, format)?
+            }
+            _ => None,
+        };
+        match raw_t {
+            Some(t) => scatter_raw(&mut psum, &out.pattern, &t)?,
+            None => {
+                let x = gather(&chip.view(moving.space), &moving.pattern, dt)?;
+                let t = matmul_transpose(weights, &x)?;
+                scatter(&mut psum, &out.pattern, out_dt, &t, &mut Rounding::NearestEven)?;
+            }
+        }
     } else {
         let flags = AccFlags::from_bits(i.accumulate.to_u8())?;
         // bf16 / fp16 / fp8 operands are read raw and widened inside the GEMM.

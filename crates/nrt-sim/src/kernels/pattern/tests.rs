@@ -300,3 +300,76 @@ fn gather_raw_unit_run_out_of_bounds_is_an_error() {
     assert!(gather_raw(&mem, &Pattern::contiguous(0, 2, 10, 4), 2).is_err());
     assert!(gather_raw(&mem, &Pattern::contiguous(1, 2, 0, 4), 2).is_err());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// A backwards walk read forwards (`reversed_as_forward`) yields the
+    /// walk's elements in reverse order, for the compiler's LDWEIGHTS shape
+    /// ([-1, 32], [-32, 4]) and any single backwards run; other walks have
+    /// no forward form.
+    #[test]
+    fn reversed_walk_read_forwards_is_the_walk_reversed(
+        parts in 1usize..5,
+        inner in 1u32..40,
+        outer in 1u32..5,
+        esize_idx in 0usize..3,
+        seed in any::<u8>(),
+    ) {
+        let esize = [1usize, 2, 4][esize_idx];
+        let n = (inner * outer) as usize;
+        let pb = n * esize + 8;
+        let bytes: Vec<u8> = (0..parts * pb).map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed)).collect();
+        let mem = Memory::new(&bytes, pb).unwrap();
+        let last = (n - 1) * esize + 4;
+        let walk = Pattern::new(0, parts, last, &[Axis::new(-1, inner), Axis::new(-(inner as i32), outer)]).unwrap();
+        match walk.reversed_as_forward(esize) {
+            Some(fwd) => {
+                prop_assert!(n >= 2);
+                let back = gather_raw(&mem, &walk, esize).unwrap();
+                let ahead = gather_raw(&mem, &fwd, esize).unwrap();
+                for p in 0..parts {
+                    let row = |t: &RawTile| t.bytes[p * n * esize..(p + 1) * n * esize].chunks(esize).map(<[u8]>::to_vec).collect::<Vec<_>>();
+                    let mut rev = row(&back);
+                    rev.reverse();
+                    prop_assert_eq!(rev, row(&ahead));
+                }
+            }
+            None => prop_assert_eq!(n, 1),
+        }
+        let forward = Pattern::new(0, parts, 0, &[Axis::new(1, inner + 1)]).unwrap();
+        prop_assert!(forward.reversed_as_forward(esize).is_none());
+        let strided = Pattern::new(0, parts, last, &[Axis::new(-2, 2)]).unwrap();
+        prop_assert!(strided.reversed_as_forward(esize).is_none());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// fp32 operands that are one unit-step run per partition (written as
+    /// one axis or as axes that merge into one) move as whole rows; the
+    /// values are those of the per-element reference walk, NaN bits and
+    /// out-of-pattern bytes included.
+    #[test]
+    fn fp32_rows_move_as_the_reference_walk(inner in 1u32..20, outer in 1u32..4, sp in 0usize..3, parts in 1usize..4, lead in 0usize..8, seed in any::<u64>()) {
+        let pat = Pattern::new(sp, parts, lead * 4, &[Axis::new(1, inner), Axis::new(inner as i32, outer)]).unwrap();
+        let bytes = noise(PARTS * PB, seed);
+        let mem = Memory::new(&bytes, PB).unwrap();
+        let tile = gather(&mem, &pat, Dtype::Float32).unwrap();
+        let addrs = reference_addresses(&pat, 4, PB);
+        for (p, row) in addrs.iter().enumerate() {
+            for (j, &at) in row.iter().enumerate() {
+                prop_assert_eq!(tile.get(p, j).unwrap().to_bits(), u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()));
+            }
+        }
+        let src = Tile::from_fn(pat.partitions(), pat.free_len(), |p, j| f32::from_bits(0x7FA0_0001 ^ (p * 977 + j) as u32));
+        let mut got = bytes.clone();
+        scatter(&mut MemoryMut::new(&mut got, PB).unwrap(), &pat, Dtype::Float32, &src, &mut Rounding::stochastic(seed)).unwrap();
+        let mut want = bytes.clone();
+        for (p, row) in addrs.iter().enumerate() {
+            for (j, &at) in row.iter().enumerate() {
+                want[at..at + 4].copy_from_slice(&src.get(p, j).unwrap().to_bits().to_le_bytes());
+            }
+        }
+        prop_assert_eq!(got, want);
+    }
+}

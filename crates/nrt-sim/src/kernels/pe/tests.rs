@@ -308,3 +308,55 @@ fn raw_tiles_of_the_wrong_element_size_are_rejected() {
     let mut out = Tile::zeros(2, 3);
     assert!(matmul_moving(&w, Moving::Low { raw: &raw, format: bf16 }, &mut out, AccFlags::SINGLE).is_err());
 }
+
+/// The identity of `n` in `format`'s codes (with -0.0 at one off-diagonal
+/// place, which is still the identity).
+fn raw_identity(n: usize, format: crate::kernels::lowp::LowFormat) -> crate::kernels::pattern::RawTile {
+    use crate::kernels::lowp::LowFormat;
+    let es = format.size_bytes();
+    let mut bytes = vec![0u8; n * n * es];
+    for p in 0..n {
+        let one = Tile::filled(1, 1, 1.0);
+        let mut code = vec![0u8; es];
+        nrt_isa::dtype::f32_to_bytes(one.as_slice(), format.dtype(), &mut code, &mut nrt_isa::dtype::Rounding::NearestEven).unwrap();
+        bytes[(p * n + p) * es..(p * n + p + 1) * es].copy_from_slice(&code);
+    }
+    if n > 1 && matches!(format, LowFormat::Float16 | LowFormat::Bfloat16) {
+        bytes[2 * 1 + 1] = 0x80; // element (0, 1) = -0.0
+    }
+    crate::kernels::pattern::RawTile { partitions: n, free: n, esize: es, bytes }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    /// The raw PE transpose moves every code of the weights (NaN payloads
+    /// included) to its transposed place, and declines (None) a moving
+    /// operand that is not the identity or of another format.
+    #[test]
+    fn raw_transpose_moves_codes_and_declines_non_identities(
+        dtype_idx in 0usize..5,
+        k in 1usize..40,
+        m in 1usize..24,
+        seed in any::<u64>(),
+    ) {
+        let dtype = [Dtype::Bfloat16, Dtype::Float16, Dtype::Fp8E3, Dtype::Fp8E4, Dtype::Fp8E5][dtype_idx];
+        let format = crate::kernels::lowp::LowFormat::of(dtype).unwrap();
+        let es = dtype.size_bytes();
+        let raw = crate::kernels::pattern::RawTile { partitions: k, free: m, esize: es, bytes: raw_bytes(k * m * es, seed) };
+        let w = Weights::from_raw_columns(raw.clone(), format).unwrap();
+        let t = matmul_transpose_raw(&w, &raw_identity(k, format), format).unwrap().expect("identity moving operand");
+        prop_assert_eq!((t.partitions, t.free), (m, k));
+        for kk in 0..k {
+            for mm in 0..m {
+                prop_assert_eq!(&t.bytes[(mm * k + kk) * es..(mm * k + kk + 1) * es], &raw.bytes[(kk * m + mm) * es..(kk * m + mm + 1) * es]);
+            }
+        }
+        let mut not_identity = raw_identity(k, format);
+        not_identity.bytes[(k * k - 1) * es] ^= 0x01; // the last diagonal element is no longer 1.0
+        prop_assert!(matmul_transpose_raw(&w, &not_identity, format).unwrap().is_none());
+        let other = if format == crate::kernels::lowp::LowFormat::Float16 { crate::kernels::lowp::LowFormat::Bfloat16 } else { crate::kernels::lowp::LowFormat::Float16 };
+        if other.size_bytes() == es {
+            prop_assert!(matmul_transpose_raw(&w, &raw_identity(k, other), other).unwrap().is_none());
+        }
+    }
+}
