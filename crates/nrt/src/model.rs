@@ -81,6 +81,9 @@ pub struct CoreProgram {
     /// The core's in-NEFF collectives claim (its collectives queues and
     /// semaphores), given back when the program is dropped.
     pub cc_claim: Option<crate::cc::neff::CoreClaim>,
+    /// The proxy work of the core's in-NEFF collective when its replica
+    /// group has ranks in other processes (one proxy per execution).
+    pub cc_net: Option<Arc<crate::cc::neff_net::NeffNet>>,
 }
 
 impl CoreProgram {

@@ -25,7 +25,7 @@ fn host() -> ModelHost {
 }
 
 fn rank(r: u32, world: u32) -> CcRank {
-    CcRank { rank: r, world, peer_timeout: Duration::from_secs(20) }
+    CcRank::local(r, world, Duration::from_secs(20))
 }
 
 fn bytes_of(d: Dtype, v: &[f32]) -> Vec<u8> {
@@ -262,7 +262,7 @@ fn mismatched_ops_fail_every_rank_naming_both_sides() {
 fn a_rank_that_never_loads_times_out_naming_it() {
     let host = host();
     let neff = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 16, 3)).unwrap();
-    let quick = CcRank { rank: 0, world: 3, peer_timeout: Duration::from_millis(300) };
+    let quick = CcRank::local(0, 3, Duration::from_millis(300));
     let e = host.load_collectives(&neff, 0, -1, &quick).unwrap_err();
     assert_eq!(e.status, NrtStatus::Timeout);
     assert!(e.message.contains("rank(s) 1, 2 never loaded") && e.message.contains("NEURON_RT_CC_NET_TIMEOUT"), "{e}");
@@ -332,7 +332,7 @@ fn a_peer_that_never_executes_fails_the_barrier_within_the_peer_bound() {
     let models: Vec<u32> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..2u32).map(|r| {
             let (host, neff) = (&host, &neff);
-            s.spawn(move || host.load_collectives(neff, r as i32, -1, &CcRank { rank: r, world: 2, peer_timeout: Duration::from_millis(500) }).unwrap())
+            s.spawn(move || host.load_collectives(neff, r as i32, -1, &CcRank::local(r, 2, Duration::from_millis(500))).unwrap())
         }).collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });

@@ -16,6 +16,7 @@
 
 pub mod compose;
 pub mod neff;
+pub mod neff_net;
 pub mod net;
 pub mod plan;
 pub mod proxy;

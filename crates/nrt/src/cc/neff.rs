@@ -26,7 +26,10 @@
 //! a multiple of the schedule's), so every execution starts at the top.
 
 use super::compose::{self, RankImage, RankSide};
+use super::neff_net::{NeffNet, RankPlace};
+use super::net::NetWorld;
 use super::plan::{self, CcKind};
+use super::split;
 use crate::log::{Level, Module};
 use crate::memory::{MemUsage, ModelMemory};
 use crate::program::{MemRefKind, SubgraphProgram};
@@ -64,8 +67,9 @@ pub fn is_neff_cc_queue(engine: u32, queue: u32) -> bool {
 }
 
 /// Who the loading rank is: `nrt_load_collectives`' `g_device_id` /
-/// `g_device_count`, and the bound on waiting for the peers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `g_device_count`, the bound on waiting for the peers and, when the
+/// communicator's world spans processes, that world.
+#[derive(Clone, Debug)]
 pub struct CcRank {
     /// This rank's global id.
     pub rank: u32,
@@ -73,22 +77,41 @@ pub struct CcRank {
     pub world: u32,
     /// How long the load waits for the peers (NEURON_RT_CC_NET_TIMEOUT).
     pub peer_timeout: Duration,
+    /// The cross-process world (bootstrapped at `NEURON_RT_ROOT_COMM_ID`
+    /// by [`CcRank::of`] when the communicator names ranks this process
+    /// did not register); `None`: every rank is in this process.
+    pub net: Option<Arc<NetWorld>>,
+    /// `NEURON_SIM_INJECT=proxy_fail[:after=N]`: the executions' proxy
+    /// fails after N messages sent.
+    pub inject_proxy_fail: Option<u64>,
 }
 
 impl CcRank {
     /// Rank 0 of a world of one (what a plain `nrt_load` is).
     pub fn single() -> CcRank {
-        CcRank { rank: 0, world: 1, peer_timeout: super::world::DEFAULT_PEER_TIMEOUT }
+        CcRank::local(0, 1, super::world::DEFAULT_PEER_TIMEOUT)
+    }
+
+    /// Rank `rank` of a world of `world` whose ranks all load in this
+    /// process, waiting at most `peer_timeout` for them.
+    pub fn local(rank: u32, world: u32, peer_timeout: Duration) -> CcRank {
+        CcRank { rank, world, peer_timeout, net: None, inject_proxy_fail: None }
     }
 
     /// Rank `rank` of a world of `world`, waiting for peers as long as
-    /// the runtime's NEURON_RT_CC_NET_TIMEOUT says.
+    /// the runtime's NEURON_RT_CC_NET_TIMEOUT says. When the runtime's
+    /// collectives world names ranks this process did not register and
+    /// `NEURON_RT_ROOT_COMM_ID` is set, the world is bootstrapped here
+    /// (libnrt builds the global communicator inside
+    /// `nrt_load_collectives` too); ranks of this process register first.
     pub fn of(rt: &crate::runtime::Runtime, rank: u32, world: u32) -> NrtResult<CcRank> {
         if world == 0 || rank >= world {
             return Err(NrtError::invalid(format!("g_device_id {rank} is not in a world of {world} participants (expected 0..{world})")));
         }
         let peer_timeout = super::world::bound(rt, super::world::PEER_TIMEOUT_VAR, super::world::DEFAULT_PEER_TIMEOUT)?;
-        Ok(CcRank { rank, world, peer_timeout })
+        let everyone: Vec<u32> = (0..world).collect();
+        let net = rt.collectives().world_for(rt, &everyone)?;
+        Ok(CcRank { rank, world, peer_timeout, net, inject_proxy_fail: super::remote::injected(rt) })
     }
 }
 
@@ -134,6 +157,8 @@ pub struct Staged {
     pub records: BTreeMap<(EngineId, usize), Vec<RecordBytes>>,
     /// The core's claim, while the model is loaded.
     pub claim: Option<CoreClaim>,
+    /// The proxy work of a replica group with ranks in other processes.
+    pub net: Option<Arc<NeffNet>>,
 }
 
 /// What staging needs of the load.
@@ -281,13 +306,13 @@ pub fn stage(ctx: &StageCtx<'_>) -> NrtResult<Staged> {
     let op = resolve(sg, &cfg, &ctx.rank, engine, index, t)?;
     let device_index = ctx.device.info().device_index;
     let claim = CoreClaim::take(device_key(ctx.device), device_index, ctx.core)?;
-    let records = stage_op(ctx, &op)?;
-    let mut staged = Staged { claim: Some(claim), ..Default::default() };
+    let (records, net) = stage_op(ctx, &op)?;
+    let mut staged = Staged { claim: Some(claim), net, ..Default::default() };
     staged.records.insert((op.engine, op.index), records);
     Ok(staged)
 }
 
-fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
+fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<(Vec<RecordBytes>, Option<Arc<NeffNet>>)> {
     let t = &op.trigger;
     let n = op.group.len();
     let esize = t.dtype.size_bytes() as u64;
@@ -316,6 +341,36 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
     }
     let p = plan::plan(&op.kind, n, t.num_elements, &vec![in_place; n]);
     let arch = ctx.device.info().arch;
+    // Ranks of other processes: this process keeps its ranks' steps, cut
+    // at the network, with a proxy area (outbox, inbox, post and index
+    // words) and a gate word per rank.
+    let local: Vec<bool> = match &ctx.rank.net {
+        Some(w) => op.group.iter().map(|g| w.local.contains_key(g)).collect(),
+        None => vec![true; n],
+    };
+    let world = ctx.rank.net.as_ref().filter(|_| local.iter().any(|l| !l));
+    if let Some(w) = world {
+        w.check()?;
+        if !local[op.me] {
+            return Err(NrtError::invalid(format!("rank {} of the collectives world runs in another process ({}), not here", ctx.rank.rank, w.who(ctx.rank.rank))));
+        }
+    }
+    let sp = match world {
+        Some(_) => Some(split::split(&p, &local, esize).map_err(NrtError::invalid)?),
+        None => None,
+    };
+    let (mut area, mut gate) = (0, 0);
+    if let Some(sp) = &sp {
+        area = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, sp.areas[op.me].bytes, 64)?.get();
+        side.scratch.resize(n, 0);
+        side.scratch.extend(sp.areas[op.me].chunks.iter().map(|o| area + o));
+        gate = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, 64, 64)?.get();
+    }
+    let p = match &sp {
+        Some(sp) => sp.plan.clone(),
+        None => p,
+    };
+    let n_local = local.iter().filter(|l| **l).count();
     // Sizes do not depend on addresses: compose with this rank's side
     // everywhere to learn its image and ring lengths.
     let probe = compose::compose_on(&p, &vec![side.clone(); n], t.dtype, op.dma, arch, &vec![0; n], &QUEUES, DONE_SEM).map_err(NrtError::invalid)?;
@@ -331,7 +386,7 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
         rings.push((at.get(), len));
     }
     // The ready queue's ring (one 4-byte copy per rank) and its word 1.
-    let ready_len = ring_len(n as u64);
+    let ready_len = ring_len(n_local as u64);
     let ready_at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * ready_len + 64, 256)?.get();
     let one_at = ready_at + 2 * 16 * ready_len;
     let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
@@ -341,7 +396,7 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
     for s in [DONE_SEM, READY_SEM] {
         ctx.device.semaphore_set(ctx.core, s, 0).map_err(|e| NrtError::failure(format!("collectives semaphore reset: {e}")))?;
     }
-    let met = meet(device_key(ctx.device), &op.group, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
+    let met = meet(device_key(ctx.device), &op.group, &local, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
     let img = &met.images[op.me];
     // This rank's image, its rings (whole copies of the schedule) and queues.
     let hal = |what: &str, e: nrt_hal::HalError| NrtError::failure(format!("collectives {what}: {e}"));
@@ -368,11 +423,26 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
             rx.extend(nrt_isa::dma_desc::DmaDescriptor::Rx(r).to_bytes().map_err(|e| NrtError::invalid(e.to_string()))?);
         }
     }
-    let copies = (ready_len / n as u64) as usize;
+    let copies = (ready_len / n_local as u64) as usize;
     ctx.device.write(DeviceAddr(ready_at), &tx.repeat(copies)).map_err(|e| hal("ring write", e))?;
     ctx.device.write(DeviceAddr(ready_at + 16 * ready_len), &rx.repeat(copies)).map_err(|e| hal("ring write", e))?;
     let config = DmaRingConfig { tx_ring: DeviceAddr(ready_at), rx_ring: DeviceAddr(ready_at + 16 * ready_len), descriptors: ready_len as u32, completion_semaphore: None, completion_event: None };
     ctx.device.dma_queue_init(ctx.core, READY_QUEUE, config).map_err(|e| hal("queue init", e))?;
+    // Across processes: the index words, then the load-time meeting with
+    // the peers there (signatures, connections).
+    let net = match (&sp, world) {
+        (Some(sp), Some(w)) => {
+            for (off, v) in &sp.areas[op.me].words {
+                ctx.device.write(DeviceAddr(area + off), &v.to_le_bytes()).map_err(|e| hal("proxy word write", e))?;
+            }
+            let place = RankPlace { me: op.me, area, image: img, core: ctx.core, queues: &QUEUES, gate };
+            let sig = &met.sig;
+            let net = NeffNet::new(w.clone(), ctx.device.clone(), sp, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ctx.rank.inject_proxy_fail);
+            net.meet_peers(&sig.to_string())?;
+            Some(Arc::new(net))
+        }
+        _ => None,
+    };
     // The lowered records.
     let rec = ctx.sg.stream(op.engine).map(|s| s.records[op.index]).expect("the trigger's stream");
     let ev = Events::read_at(&rec, nrt_isa::record::EVENTS_OFFSET);
@@ -382,9 +452,9 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
         nop(Events { update_mode: UpdateMode::None, update_idx: 0, ..ev }),
         nop(Events { update_mode: UpdateMode::SemWrImmRead, update_idx: sem(DONE_SEM), ..Events::NONE }),
     ];
-    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_M2S_GROUP).get(), n as u32, Events::NONE));
-    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_S2M_GROUP).get(), n as u32, Events::NONE));
-    out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(READY_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(READY_SEM), value: n as u32 }));
+    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_M2S_GROUP).get(), n_local as u32, Events::NONE));
+    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_S2M_GROUP).get(), n_local as u32, Events::NONE));
+    out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(READY_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(READY_SEM), value: n_local as u32 }));
     let notify = |subtype: RuntimeSubtype| Notify { head: Head::default(), queue: op.engine.index() as u8, subtype: subtype as u16, sub_id: 0, payload: 0 }.encode();
     out.push(notify(RuntimeSubtype::CcStart));
     for &(r, l, s) in &p.host_submits {
@@ -394,11 +464,17 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<Vec<RecordBytes>> {
             out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, QUEUES[l], DMA_S2M_GROUP).get(), k, Events::NONE));
         }
     }
+    if net.is_some() {
+        // The proxy rings this rank's landings only from here on (after
+        // its own first doorbells, so each queue's tail moves in step
+        // order).
+        out.push(crate::load::lower::write_record(gate, 1, Events::NONE));
+    }
     let done = p.expected_done(op.me);
     out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DONE_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(DONE_SEM), value: done }));
     out.push(notify(RuntimeSubtype::CcEnd));
     out.push(nop(Events { wait_mode: WaitMode::None, wait_idx: 0, ..ev }));
-    Ok(out)
+    Ok((out, net))
 }
 
 /// What a rank's op must agree on with its peers.
@@ -437,11 +513,13 @@ struct Arrival {
 }
 
 /// What the meeting gives every rank: every rank's image (only its own
-/// is written by it) and every rank's core.
+/// is written by it; ranks of other processes have empty ones), the
+/// cores of this process's ranks and the agreed signature.
 #[derive(Debug)]
 struct Met {
     images: Vec<RankImage>,
     cores: Vec<CoreId>,
+    sig: Signature,
 }
 
 #[derive(Debug, Default)]
@@ -472,11 +550,14 @@ fn list(ranks: impl IntoIterator<Item = u32>) -> String {
     ranks.into_iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
 }
 
-/// The load-time meeting of a replica group's ranks (of this process's
-/// device `device`): the k-th load of each rank meets the k-th of the
-/// others; the last to arrive checks the signatures and composes every
-/// rank's image. Bounded by `timeout`, warning while it waits.
-fn meet(device: usize, group: &[u32], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
+/// The load-time meeting of a replica group's ranks of this process (on
+/// its device `device`; `local[i]`: rank `i` of the group loads here):
+/// the k-th load of each rank meets the k-th of the others; the last to
+/// arrive checks the signatures and composes every local rank's image.
+/// Bounded by `timeout`, warning while it waits. (Ranks of other
+/// processes meet through their proxies: [`NeffNet::meet_peers`].)
+#[allow(clippy::too_many_arguments)]
+fn meet(device: usize, group: &[u32], local: &[bool], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
     let n = group.len();
     let key: Key = (device, group.to_vec());
     let m = &*MEETING;
@@ -493,9 +574,8 @@ fn meet(device: usize, group: &[u32], me: usize, arrival: Arrival, timeout: Dura
     let g = &mut rounds[slot];
     let id = g.id;
     g.arrivals[me] = Some(arrival);
-    if g.arrivals.iter().all(Option::is_some) {
-        let arrivals: Vec<Arrival> = g.arrivals.iter().map(|a| a.clone().expect("all here")).collect();
-        g.outcome = Some(compose_all(&arrivals, p, arch).map(Arc::new));
+    if g.arrivals.iter().zip(local).all(|(a, l)| a.is_some() || !l) {
+        g.outcome = Some(compose_all(&g.arrivals, p, arch).map(Arc::new));
         m.changed.notify_all();
     }
     let started = Instant::now();
@@ -515,7 +595,7 @@ fn meet(device: usize, group: &[u32], me: usize, arrival: Arrival, timeout: Dura
             return o;
         }
         let now = Instant::now();
-        let missing: Vec<u32> = rounds[i].arrivals.iter().zip(group).filter(|(a, _)| a.is_none()).map(|(_, r)| *r).collect();
+        let missing: Vec<u32> = rounds[i].arrivals.iter().zip(group).zip(local).filter(|((a, _), l)| a.is_none() && **l).map(|((_, r), _)| *r).collect();
         if now >= started + timeout {
             rounds[i].arrivals[me] = None;
             if rounds[i].arrivals.iter().all(Option::is_none) {
@@ -557,30 +637,33 @@ fn meet(device: usize, group: &[u32], me: usize, arrival: Arrival, timeout: Dura
 }
 
 /// Checks the group agrees and composes every rank's image (the last
-/// arrival, holding the meeting's lock).
-fn compose_all(arrivals: &[Arrival], p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Met> {
-    let first = &arrivals[0];
-    for (i, a) in arrivals.iter().enumerate().skip(1) {
+/// arrival, holding the meeting's lock); `None`: a rank of another
+/// process (no lanes in the plan).
+fn compose_all(arrivals: &[Option<Arrival>], p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Met> {
+    let here: Vec<(usize, &Arrival)> = arrivals.iter().enumerate().filter_map(|(i, a)| a.as_ref().map(|a| (i, a))).collect();
+    let (i0, first) = here[0];
+    for &(i, a) in &here[1..] {
         if a.sig != first.sig {
             return Err(NrtError::invalid(format!(
-                "mismatched collectives between the peers: rank {} (replica group index 0) runs {} but rank {} (replica group index {i}) runs {}",
+                "mismatched collectives between the peers: rank {} (replica group index {i0}) runs {} but rank {} (replica group index {i}) runs {}",
                 first.rank, first.sig, a.rank, a.sig
             )));
         }
     }
-    let cores: Vec<CoreId> = arrivals.iter().map(|a| a.side.core).collect();
+    let cores: Vec<CoreId> = here.iter().map(|(_, a)| a.side.core).collect();
     if cores.iter().collect::<BTreeSet<_>>().len() != cores.len() {
-        return Err(NrtError::invalid(format!("ranks {} load their collectives onto the same Neuron core; each rank needs its own logical core", list(arrivals.iter().map(|a| a.rank)))));
+        return Err(NrtError::invalid(format!("ranks {} load their collectives onto the same Neuron core; each rank needs its own logical core", list(here.iter().map(|(_, a)| a.rank)))));
     }
-    let sides: Vec<RankSide> = arrivals.iter().map(|a| a.side.clone()).collect();
-    let bases: Vec<u64> = arrivals.iter().map(|a| a.base).collect();
+    let elsewhere = RankSide { core: CoreId(0), input: Vec::new(), output: Vec::new(), scratch: Vec::new() };
+    let sides: Vec<RankSide> = arrivals.iter().map(|a| a.as_ref().map_or_else(|| elsewhere.clone(), |a| a.side.clone())).collect();
+    let bases: Vec<u64> = arrivals.iter().map(|a| a.as_ref().map_or(0, |a| a.base)).collect();
     let dma = match first.sig.reduction {
         Some(Reduction::Max) => DmaOp::Max,
         Some(Reduction::Min) => DmaOp::Min,
         _ => DmaOp::Add,
     };
     let images = compose::compose_on(p, &sides, first.sig.dtype, dma, arch, &bases, &QUEUES, DONE_SEM).map_err(NrtError::invalid)?;
-    Ok(Met { images, cores })
+    Ok(Met { images, cores, sig: first.sig.clone() })
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use crate::status::{NrtError, NrtResult, NrtStatus};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId};
 use nrt_net::queue::{RecvQueue, SendQueue};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -62,7 +63,7 @@ impl DeviceBytes for Arc<dyn nrt_hal::Device> {
 }
 
 /// A local lane that posts messages.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SendLane {
     /// Its rank (global id), for messages.
     pub gid: u32,
@@ -75,7 +76,7 @@ pub struct SendLane {
 }
 
 /// A connection this process receives on, and where its messages land.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RecvLink {
     /// (source, destination, lane) in global ranks.
     pub link: Link,
@@ -85,7 +86,7 @@ pub struct RecvLink {
 }
 
 /// A local queue whose steps the proxy submits, in order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SubmitLane {
     /// Its core.
     pub core: CoreId,
@@ -113,6 +114,11 @@ pub struct Job {
     pub submits: Vec<SubmitLane>,
     /// An injected failure: fail after this many messages sent.
     pub inject_after: Option<u64>,
+    /// A word of device memory the rank's device sets (non-zero) once it
+    /// reached the collective: landings are not rung before it is (an
+    /// in-NEFF collective, whose buffers the engines may still be
+    /// computing when a peer's message arrives). `None`: ring at once.
+    pub gate: Option<u64>,
 }
 
 /// The proxy's outcome, shared with the ranks that wait for it.
@@ -120,6 +126,22 @@ pub struct Job {
 pub struct Proxy {
     result: Mutex<Option<NrtResult<()>>>,
     done: Condvar,
+    /// Every peer's header arrived: the peers reached this operation (the
+    /// cross-process barrier).
+    met: AtomicBool,
+    /// Set by [`Proxy::stop`]: the proxy fails with this error.
+    stop: Mutex<Option<NrtError>>,
+}
+
+/// What a proxy is doing, as an execution's harvest sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProxyState {
+    /// Waiting for a peer's header (the barrier has not passed).
+    Barrier,
+    /// Every peer reached the operation; bytes are moving (or all moved).
+    Running,
+    /// Failed with this status.
+    Failed(NrtStatus),
 }
 
 impl Proxy {
@@ -131,7 +153,7 @@ impl Proxy {
             .name("nrt-cc-proxy".into())
             .spawn(move || {
                 let world = job.world.clone();
-                let r = run(job);
+                let r = run(job, &q);
                 if let Err(e) = &r {
                     if e.status == NrtStatus::NetworkProxyFailure {
                         crate::log::write(Level::Error, Module::Nrt, "cc_proxy", format_args!("EFA network proxy operation failed: {}", e.message));
@@ -148,6 +170,27 @@ impl Proxy {
     /// The outcome once the proxy ended, `None` while it runs.
     pub fn poll(&self) -> Option<NrtResult<()>> {
         self.result.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// What the proxy is doing (allocation-free: an execution's harvest
+    /// asks at every sweep).
+    pub fn state(&self) -> ProxyState {
+        match &*self.result.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(Err(e)) => ProxyState::Failed(e.status),
+            Some(Ok(())) => ProxyState::Running,
+            None if self.met.load(Ordering::Acquire) => ProxyState::Running,
+            None => ProxyState::Barrier,
+        }
+    }
+
+    /// Makes a running proxy fail with `e` (its peers are told, as for
+    /// any failure); no effect once it ended.
+    pub fn stop(&self, e: NrtError) {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+    }
+
+    fn stopped(&self) -> Option<NrtError> {
+        self.stop.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Waits at most `d` for the outcome.
@@ -212,7 +255,7 @@ fn net(e: nrt_net::NetError, what: impl FnOnce() -> String) -> NrtError {
     super::net::net_err(&what(), &e)
 }
 
-fn run(job: Job) -> NrtResult<()> {
+fn run(job: Job, proxy: &Proxy) -> NrtResult<()> {
     let world = job.world.clone();
     world.check()?;
     let mut outs: Vec<OutConn> = Vec::new();
@@ -224,7 +267,7 @@ fn run(job: Job) -> NrtResult<()> {
         for rl in &job.recvs {
             ins.push(InConn { link: rl.link, q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
         }
-        drive(&job, &mut outs, &mut ins)
+        drive(&job, proxy, &mut outs, &mut ins)
     })();
     match r {
         Ok(()) => {
@@ -244,7 +287,7 @@ fn run(job: Job) -> NrtResult<()> {
     }
 }
 
-fn drive(job: &Job, outs: &mut [OutConn], ins: &mut [InConn]) -> NrtResult<()> {
+fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> NrtResult<()> {
     let world = &*job.world;
     let dev = &*job.device;
     let bound = world.net;
@@ -257,7 +300,11 @@ fn drive(job: &Job, outs: &mut [OutConn], ins: &mut [InConn]) -> NrtResult<()> {
     let mut warned = Instant::now();
     let recv_of = |link: Link| job.recvs.iter().find(|r| r.link == link).expect("recv link");
     let mut spins = 0u32;
+    let mut open = job.gate.is_none();
     loop {
+        if let Some(e) = proxy.stopped() {
+            return Err(e);
+        }
         let mut progress = false;
         // Receives: the header first, then a window of data messages.
         for c in ins.iter_mut() {
@@ -304,8 +351,18 @@ fn drive(job: &Job, outs: &mut [OutConn], ins: &mut [InConn]) -> NrtResult<()> {
                 progress = true;
             }
         }
-        // Landed steps go to their queues in step order.
-        for (k, s) in job.submits.iter().enumerate() {
+        if !proxy.met.load(Ordering::Relaxed) && ins.iter().all(|c| c.header_done) {
+            proxy.met.store(true, Ordering::Release);
+        }
+        if !open && let Some(at) = job.gate {
+            let mut w = [0u8; 4];
+            dev.read(at, &mut w)?;
+            open = u32::from_le_bytes(w) != 0;
+            progress |= open;
+        }
+        // Landed steps go to their queues in step order (once the rank
+        // reached the collective).
+        for (k, s) in job.submits.iter().enumerate().filter(|_| open) {
             while submitted[k] < s.steps.len() && landed[k][submitted[k]] {
                 dev.ring(s.core, s.queue, s.steps[submitted[k]])?;
                 submitted[k] += 1;
@@ -369,6 +426,9 @@ fn drive(job: &Job, outs: &mut [OutConn], ins: &mut [InConn]) -> NrtResult<()> {
             let mut w: Vec<String> = ins.iter().filter(|c| !c.header_done || c.next_done < recv_of(c.link).msgs.len()).map(|c| format!("message {} of {} on lane {} from {}", c.next_done + usize::from(c.header_done) + 1, recv_of(c.link).msgs.len() + 1, c.link.2, world.who(c.link.0))).collect();
             w.extend(job.sends.iter().zip(&posted).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
             w.extend(outs.iter().filter(|o| o.q.in_flight() > 0).map(|o| format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)));
+            if !open {
+                w.push("this process's device to reach the collective".to_string());
+            }
             w.join(", ")
         };
         if now.duration_since(last) >= bound.limit {

@@ -34,7 +34,7 @@ pub(super) struct Launch {
 
 /// `proxy_fail[:after=N]` in `NEURON_SIM_INJECT`: fail after N messages
 /// sent by this process's proxy (default 0).
-fn injected(rt: &Runtime) -> Option<u64> {
+pub(super) fn injected(rt: &Runtime) -> Option<u64> {
     let v = rt.env().get("NEURON_SIM_INJECT")?;
     v.split(',').find_map(|spec| {
         let mut parts = spec.trim().split(':');
@@ -176,7 +176,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             .collect();
         let out_links = sp.outbound.iter().map(|&(q, r, l)| (group[r], group[q], l)).collect();
         let op = format!("operation {seq} on replica group {group:?}: {}", first.describe());
-        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, sends, out_links, recvs, submits, inject_after: injected(rt) };
+        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, sends, out_links, recvs, submits, inject_after: injected(rt), gate: None };
         for &(r, l, s) in &sp.plan.host_submits {
             let k = images[r].lanes[l].step_pairs[s];
             device.dma_tail_increment(core_of[&r], CC_QUEUES[l], k, k).map_err(|e| hal("doorbell", e))?;

@@ -205,6 +205,13 @@ impl Collectives {
         self.net.register(g_device_id, vnc, g_device_count)
     }
 
+    /// The cross-process world a replica group of global ranks needs
+    /// (bootstrapping it on first use), or `None` when it runs in this
+    /// process ([`super::net::NetSlot::world_for`]).
+    pub fn world_for(&self, rt: &Runtime, group: &[u32]) -> NrtResult<Option<Arc<super::net::NetWorld>>> {
+        self.net.world_for(rt, group)
+    }
+
     /// Runs this rank's part of one operation: meets the peers, launches
     /// (when last), waits for the device. Returns when this rank's output
     /// is complete and its inputs are no longer read.

@@ -43,12 +43,31 @@ pub trait NqSource {
     fn output_completed(&self, var: u32) {
         let _ = var;
     }
+    /// The execution's network proxy (in-NEFF collectives whose replica
+    /// group has ranks in other processes); [`Network::None`] without one.
+    fn network(&self) -> Network {
+        Network::None
+    }
     /// Names what (core, engine) was executing at device program counter
     /// `pc`, for messages (error path only).
     fn describe_pc(&self, core: usize, engine: usize, pc: u64) -> String {
         let _ = (core, engine);
         format!("instruction {pc}")
     }
+}
+
+/// What an execution's network proxy is doing, as the harvest sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Network {
+    /// No proxy: every rank of the collectives is in this process.
+    None,
+    /// Waiting for the peers in other processes to reach the execution
+    /// (the cross-process part of the barrier).
+    Barrier,
+    /// The peers reached it; bytes are moving (or all have).
+    Running,
+    /// The proxy failed with this status.
+    Failed(NrtStatus),
 }
 
 /// Execution phase (`exec_state_t`).
@@ -121,6 +140,12 @@ pub enum Failure {
         op: u32,
         /// Collectives per execution.
         total: u32,
+    },
+    /// The execution's network proxy failed (a peer in another process
+    /// died, disagreed or the network failed); its error says how.
+    Network {
+        /// Core index.
+        core: usize,
     },
     /// The collectives barrier (the group's other ranks reaching the
     /// collective) did not pass within the peers' bound.
@@ -421,12 +446,14 @@ impl Harvest {
     }
 
     /// One in-flight sweep at the collectives barrier (WAIT_BARRIER_PROXY):
-    /// warn-and-double at 120 s, fail at the peers' bound.
+    /// warn-and-double at 120 s, fail at the peers' bound. While a network
+    /// proxy waits for the peers of other processes, the bound is the
+    /// proxy's (it fails naming the peer that never came).
     #[inline(never)]
-    fn barrier_step(&mut self, core: usize, now: Instant) -> Step {
+    fn barrier_step(&mut self, core: usize, now: Instant, network: Network) -> Step {
         let t0 = *self.barrier_start.get_or_insert(now);
         let waited = now.saturating_duration_since(t0);
-        if waited >= self.barrier_timeout {
+        if waited >= self.barrier_timeout && network != Network::Barrier {
             self.fail(NrtStatus::ExecHwErrCollectives, Failure::CollectivesBarrier { core, waited_s: waited.as_secs() });
             return Step::Done(self.status);
         }
@@ -493,6 +520,11 @@ impl Harvest {
             }
         }
         let incomplete = (0..cores).find(|&c| self.pending[c] != 0);
+        let network = src.network();
+        if let Network::Failed(s) = network {
+            self.fail(s, Failure::Network { core: incomplete.unwrap_or(0) });
+            return Step::Done(self.status);
+        }
         match incomplete {
             None if self.outputs_seen < self.expected_outputs => {
                 // Every engine ended but completion records are missing.
@@ -507,7 +539,7 @@ impl Harvest {
                 self.phase = Phase::Done;
                 Step::Done(self.status)
             }
-            Some(core) if self.in_barrier() => self.barrier_step(core, now()),
+            Some(core) if self.in_barrier() || (self.collectives > 0 && network == Network::Barrier) => self.barrier_step(core, now(), network),
             Some(core) => {
                 let now = now();
                 let started = *self.core_start.get_or_insert(now);

@@ -59,6 +59,8 @@ struct ModelRings<'a> {
     /// Each output slot's position in `outputs`, when the execution
     /// reuses the sets the last one matched (empty: match by name).
     output_positions: &'a [usize],
+    /// The execution's network proxy (a cross-process collective).
+    proxy: Option<&'a crate::cc::proxy::Proxy>,
 }
 
 impl NqSource for ModelRings<'_> {
@@ -76,6 +78,15 @@ impl NqSource for ModelRings<'_> {
     }
     fn started_engines(&self, core: usize) -> dispatch::EngineSet {
         self.prog.cores[core].engines
+    }
+    fn network(&self) -> harvest::Network {
+        use crate::cc::proxy::ProxyState;
+        match self.proxy.map(|p| p.state()) {
+            None => harvest::Network::None,
+            Some(ProxyState::Barrier) => harvest::Network::Barrier,
+            Some(ProxyState::Running) => harvest::Network::Running,
+            Some(ProxyState::Failed(s)) => harvest::Network::Failed(s),
+        }
     }
     fn describe_pc(&self, core: usize, engine: usize, pc: u64) -> String {
         self.prog.cores.get(core).map_or_else(|| format!("instruction {pc}"), |c| c.describe_pc(engine, pc))
@@ -393,6 +404,13 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
         }
         g.posted_repeat_of = (!switch).then_some(model.id);
     }
+    // A collective with ranks in other processes: its proxy runs from
+    // before the doorbell to the end of the harvest.
+    let net = prog.cores.iter().find_map(|c| c.cc_net.as_ref());
+    let proxy = match net {
+        Some(n) => Some(n.begin()?),
+        None => None,
+    };
     // From the doorbell to the end of the harvest this thread lends
     // itself to the device.
     let lending = Lending::begin(device.as_ref());
@@ -404,6 +422,9 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
         let g = guards.get(i);
         if let Err(e) = c.core.ring_doorbell(g) {
             model.poison(NrtStatus::ExecUnitUnrecoverable);
+            if let (Some(n), Some(p)) = (net, &proxy) {
+                n.finish(p, NrtStatus::ExecUnitUnrecoverable);
+            }
             return Err(e);
         }
         if g.last_model != Some(model.id) {
@@ -419,9 +440,16 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     // Split borrows of the execution state: the harvest is driven while
     // the ring source reads the output positions.
     let state = &mut *st;
-    let src = ModelRings { prog, outputs, n_in, output_positions: &state.output_positions };
+    let src = ModelRings { prog, outputs, n_in, output_positions: &state.output_positions, proxy: proxy.as_deref() };
     let status = drive_harvest(&mut state.harvest, &src);
     drop(lending);
+    // The proxy ends with the execution; when it failed, its error is the
+    // cause (a peer in another process, the network).
+    let net_error = match (net, &proxy) {
+        (Some(n), Some(p)) => n.finish(p, status),
+        _ => None,
+    };
+    let status = net_error.as_ref().map_or(status, |e| e.status);
     if let Some(s) = device.status() {
         s.device_latency(doorbell.elapsed().as_nanos() as u64);
     }
@@ -446,7 +474,14 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
         traced::record_device_events(model, prog, st.harvest.observation(), t, status);
     }
     let mut detail = String::new();
-    if status != NrtStatus::Success {
+    if let Some(e) = &net_error {
+        crate::log_error!(Module::Nrt, "collectives of model {} \"{}\" across processes failed: {}", model.id, model.name, e.message);
+        detail = format!(": {}", e.message);
+        model.poison(status);
+        for c in &prog.cores {
+            c.core.discard_pending();
+        }
+    } else if status != NrtStatus::Success {
         detail = report_failure(model, prog, &st.harvest, status);
         if errors::poisons(status, st.harvest.engine_stopped()) {
             model.poison(status);
@@ -612,6 +647,8 @@ fn report_failure(model: &LoadedModel, prog: &DeviceProgram, h: &harvest::Harves
             crate::log_error!(Module::Kmgr, "(FATAL-RT-UNDEFINED-STATE) {line}");
             return format!(": (FATAL-RT-UNDEFINED-STATE) {line}: a CC_START without its CC_END within {} ms (NEURON_RT_EXEC_TIMEOUT); possibly caused by a hardware error on another worker", h.timeout().as_millis());
         }
+        // The proxy's error is the message (execute_inner).
+        Some(Failure::Network { .. }) => {}
         Some(Failure::CollectivesBarrier { core, waited_s }) => {
             crate::log_error!(Module::Kmgr, "(FATAL-RT-UNDEFINED-STATE) missing collectives status on model {}. Suspected hang in waiting for barrier", model.name);
             return format!(

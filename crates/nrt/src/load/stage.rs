@@ -235,7 +235,7 @@ fn stage_subgraph(
         Some(Endpoint::Fixed(a)) => Some(*a),
         _ => None,
     };
-    let mut collectives = crate::cc::neff::stage(&crate::cc::neff::StageCtx { device, memory, core: core_id, sg, def: &nsg.def, fixed: &fixed, subgraphs, rank: *cc })?;
+    let mut collectives = crate::cc::neff::stage(&crate::cc::neff::StageCtx { device, memory, core: core_id, sg, def: &nsg.def, fixed: &fixed, subgraphs, rank: cc.clone() })?;
 
     // Trigger order per queue set, engine by engine.
     let mut triggers: BTreeMap<String, (EngineId, Vec<i64>)> = BTreeMap::new();
@@ -436,6 +436,7 @@ fn stage_subgraph(
         image_records,
         trace: traced,
         cc_claim: collectives.claim.take(),
+        cc_net: collectives.net.take(),
     })
 }
 

@@ -1,0 +1,315 @@
+//! In-NEFF collectives whose ranks live in different processes: each rank
+//! process is a copy of this test binary (the ignored `neff_rank_main`
+//! entry) with its own simulated trn2 device; it bootstraps the world at
+//! `NEURON_RT_ROOT_COMM_ID` from `CcRank::of`, loads an all-reduce NEFF
+//! from `nrt_gen::cc` with `load_collectives` and executes it; the
+//! proxies move the cross-process steps over libfabric tcp on loopback
+//! during each execution.
+//!
+//! Checked: several executions of 2 processes, each bit for bit against
+//! the ring's reduction order and the same on both ranks; a peer killed
+//! between executions and a peer that never loads each give the survivor
+//! its status within the bound with a message naming the rank, and the
+//! survivor still unloads; peers that loaded different collectives both
+//! fail their load naming both sides. Without libfabric these skip with
+//! a note naming the package.
+
+use nrt::cc::neff::CcRank;
+use nrt::config::Env;
+use nrt::load::ModelHost;
+use nrt::model::ModelDb;
+use nrt::tensor::{Tensor, TensorSet};
+use nrt::{Runtime, RuntimeOptions};
+use nrt_gen::cc::{CollectiveSpec, collective_neff};
+use nrt_hal::{Arch, Device};
+use nrt_isa::dtype::Dtype;
+use nrt_isa::instr::{AluOp, CollectiveType};
+use nrt_sim::{SimConfig, SimDevice};
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const RANK: &str = "NRT_XNEFF_RANK";
+const WORLD: &str = "NRT_XNEFF_WORLD";
+const ROOT: &str = "NRT_XNEFF_ROOT";
+const COUNT: &str = "NRT_XNEFF_COUNT";
+const RUNS: &str = "NRT_XNEFF_RUNS";
+/// Kill this process (SIGKILL) once it finished this many executions.
+const DIE_AFTER: &str = "NRT_XNEFF_DIE_AFTER";
+/// Join the world but never load.
+const NO_LOAD: &str = "NRT_XNEFF_NO_LOAD";
+
+fn env(k: &str) -> String {
+    std::env::var(k).unwrap_or_else(|_| panic!("{k} not set"))
+}
+
+fn runtime(root: &str) -> Runtime {
+    let dir = std::env::temp_dir().join(format!("nrt-xneff-{}", std::process::id()));
+    let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(128 << 20).locks(dir, "xneff").build();
+    let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
+    let mut pairs: Vec<(String, String)> = vec![("NEURON_LOGICAL_NC_CONFIG".into(), "1".into()), ("NEURON_RT_ROOT_COMM_ID".into(), root.into())];
+    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT"] {
+        if let Ok(v) = std::env::var(k) {
+            pairs.push((k.into(), v));
+        }
+    }
+    Runtime::init(RuntimeOptions::new(devs, Env::from_pairs(pairs))).unwrap()
+}
+
+/// Rank `g`'s input element `i` in execution `run`: fractional values,
+/// so the sums round and the reduction order shows.
+fn value(g: u32, i: u64, run: u64) -> f32 {
+    ((i * 37 + u64::from(g) * 101 + run * 13) % 1000) as f32 * 0.001_3 + 0.1
+}
+
+/// What every rank holds after the all-reduce of `count` elements over
+/// `n` ranks, in the ring's order: chunk `c` (of `ceil(count / n)`
+/// elements) summed from rank `c + 1` round to rank `c`.
+fn reference(n: usize, count: u64, run: u64) -> Vec<u8> {
+    let per = count.div_ceil(n as u64);
+    (0..count)
+        .flat_map(|i| {
+            let c = (i / per) as usize;
+            let mut acc = value(((c + 1) % n) as u32, i, run);
+            for k in 2..=n {
+                acc += value(((c + k) % n) as u32, i, run);
+            }
+            acc.to_le_bytes()
+        })
+        .collect()
+}
+
+fn digest(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// The rank process: loads the NEFF as rank `NRT_XNEFF_RANK`, executes it
+/// `NRT_XNEFF_RUNS` times and unloads, printing one line per step:
+/// `LOAD OK` / `LOAD ERR status ms message`, `EXEC k OK digest` /
+/// `EXEC k ERR status ms message` / `EXEC k WRONG …`, `UNLOAD OK|ERR`.
+#[test]
+#[ignore = "entry point of the rank processes the other tests spawn"]
+fn neff_rank_main() {
+    let Ok(root) = std::env::var(ROOT) else { return };
+    let (g, world): (u32, u32) = (env(RANK).parse().unwrap(), env(WORLD).parse().unwrap());
+    let count: u64 = env(COUNT).parse().unwrap();
+    let runs: u64 = env(RUNS).parse().unwrap();
+    let die_after: Option<u64> = std::env::var(DIE_AFTER).ok().map(|v| v.parse().unwrap());
+    let rt = runtime(&root);
+    rt.collectives().register_rank(g, 0, world).unwrap();
+    let host = ModelHost::for_runtime_device(&rt, 0, Arc::new(ModelDb::default())).unwrap();
+    let t0 = Instant::now();
+    let cc = match CcRank::of(&rt, g, world) {
+        Ok(cc) => cc,
+        Err(e) => {
+            println!("LOAD ERR {} {} {}", e.status.name(), t0.elapsed().as_millis(), e.message);
+            return;
+        }
+    };
+    if std::env::var(NO_LOAD).is_ok() {
+        std::thread::sleep(Duration::from_secs(10));
+        println!("DONE");
+        return;
+    }
+    let spec = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, count, world);
+    let neff = collective_neff(&spec).unwrap();
+    let model = match host.load_collectives(&neff, 0, -1, &cc) {
+        Ok(m) => m,
+        Err(e) => {
+            println!("LOAD ERR {} {} {}", e.status.name(), t0.elapsed().as_millis(), e.message);
+            return;
+        }
+    };
+    println!("LOAD OK");
+    for run in 0..runs {
+        if die_after == Some(run) {
+            let _ = Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+            std::thread::sleep(Duration::from_secs(5));
+        }
+        let input: Vec<u8> = (0..count).flat_map(|i| value(g, i, run).to_le_bytes()).collect();
+        let mut ins = TensorSet::new();
+        ins.add("input", Arc::new(Tensor::from_host_bytes(input, "input")));
+        let out = Arc::new(Tensor::allocate_host(count * 4, "output").unwrap());
+        let mut outs = TensorSet::new();
+        outs.add("output", out.clone());
+        let t = Instant::now();
+        match host.execute(model, &ins, &outs) {
+            Ok(()) => {
+                let mut b = vec![0u8; (count * 4) as usize];
+                out.read(0, &mut b).unwrap();
+                let want = reference(world as usize, count, run);
+                match b.iter().zip(&want).position(|(x, y)| x != y) {
+                    None => println!("EXEC {run} OK {:016x}", digest(&b)),
+                    Some(at) => println!("EXEC {run} WRONG first difference at byte {at} of {}", b.len()),
+                }
+            }
+            Err(e) => println!("EXEC {run} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
+        }
+    }
+    match host.unload(model) {
+        Ok(()) => println!("UNLOAD OK"),
+        Err(e) => println!("UNLOAD ERR {} {}", e.status.name(), e.message),
+    }
+    println!("DONE");
+}
+
+fn fabric_here() -> bool {
+    match nrt_net::fabric::available() {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("SKIP: {e}");
+            false
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn spawn(rank: u32, world: u32, root: &str, count: u64, runs: u64, extra: &[(&str, String)]) -> Child {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new(exe);
+    cmd.args(["neff_rank_main", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(RANK, rank.to_string())
+        .env(WORLD, world.to_string())
+        .env(ROOT, root)
+        .env(COUNT, count.to_string())
+        .env(RUNS, runs.to_string())
+        .env("FI_PROVIDER", "tcp")
+        .env("FI_TCP_IFACE", "lo")
+        .env("NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "30")
+        .env("NEURON_RT_CC_NET_TIMEOUT", "30")
+        .env_remove("NEURON_SIM_INJECT")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Outcome {
+    /// The line that starts with `prefix` (libtest may print before it).
+    fn line(&self, prefix: &str) -> Option<&str> {
+        self.stdout.lines().find_map(|l| l.find(prefix).map(|at| &l[at..]))
+    }
+}
+
+fn finish(ranks: Vec<Child>, deadline: Duration) -> Vec<Outcome> {
+    let start = Instant::now();
+    ranks
+        .into_iter()
+        .map(|mut c| {
+            let status = loop {
+                if let Some(s) = c.try_wait().unwrap() {
+                    break Some(s);
+                }
+                if start.elapsed() > deadline {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    break None;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            let (mut stdout, mut stderr) = (String::new(), String::new());
+            c.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+            c.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+            Outcome { code: status.and_then(|s| s.code()), stdout, stderr }
+        })
+        .collect()
+}
+
+fn report(out: &[Outcome]) -> String {
+    out.iter().enumerate().map(|(i, o)| format!("--- process {i} (exit {:?})\n{}\n{}\n", o.code, o.stdout, o.stderr.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"))).collect()
+}
+
+/// `ERR status ms message` after `prefix`.
+fn err_of<'a>(o: &'a Outcome, prefix: &str) -> (&'a str, u128, &'a str) {
+    let l = o.line(prefix).unwrap_or_else(|| panic!("no {prefix:?} line:\n{}\n{}", o.stdout, o.stderr));
+    let p: Vec<&str> = l[prefix.len()..].trim_start().splitn(4, ' ').collect();
+    assert_eq!(p.first(), Some(&"ERR"), "expected an error: {l}");
+    (p[1], p[2].parse().unwrap(), p.get(3).copied().unwrap_or(""))
+}
+
+#[test]
+fn two_processes_run_a_loaded_all_reduce_bit_exact_execution_after_execution() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let runs = 5;
+    let count = 10_001;
+    let out = finish((0..2).map(|r| spawn(r, 2, &root, count, runs, &[])).collect(), Duration::from_secs(240));
+    let report = report(&out);
+    for o in &out {
+        assert!(o.line("LOAD OK").is_some(), "{report}");
+        assert!(o.line("UNLOAD OK").is_some(), "{report}");
+        assert_eq!(o.code, Some(0), "{report}");
+    }
+    for run in 0..runs {
+        let p = format!("EXEC {run} OK ");
+        let d: Vec<&str> = out.iter().map(|o| o.line(&p).unwrap_or_else(|| panic!("execution {run}\n{report}"))).collect();
+        assert_eq!(d[0], d[1], "execution {run}: the ranks' results differ\n{report}");
+    }
+}
+
+#[test]
+fn a_peer_killed_between_executions_fails_the_survivor_within_the_bound_naming_it() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let net = ("NEURON_RT_CC_NET_TIMEOUT", "3".to_string());
+    let out = finish(vec![spawn(0, 2, &root, 4096, 3, std::slice::from_ref(&net)), spawn(1, 2, &root, 4096, 3, &[net.clone(), (DIE_AFTER, "1".into())])], Duration::from_secs(120));
+    let report = report(&out);
+    assert!(out[0].line("EXEC 0 OK").is_some(), "{report}");
+    let (status, ms, msg) = err_of(&out[0], "EXEC 1");
+    eprintln!("the survivor: {status} after {ms} ms: {msg}");
+    assert!(status == "NRT_TIMEOUT" || status == "NRT_NETWORK_PROXY_FAILURE", "{status}: {msg}\n{report}");
+    assert!(ms < 30_000, "failed after {ms} ms\n{report}");
+    assert!(msg.contains("rank 1"), "the message names the dead rank: {msg}");
+    // The next execution fails at once; the model still unloads.
+    let (_, ms2, _) = err_of(&out[0], "EXEC 2");
+    assert!(ms2 < 2_000, "{report}");
+    assert!(out[0].line("UNLOAD OK").is_some(), "{report}");
+    assert_ne!(out[1].code, Some(0), "the killed rank did not exit normally");
+}
+
+#[test]
+fn a_peer_that_never_loads_fails_the_load_within_the_bound_naming_it() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let net = ("NEURON_RT_CC_NET_TIMEOUT", "2".to_string());
+    let out = finish(vec![spawn(0, 2, &root, 256, 1, std::slice::from_ref(&net)), spawn(1, 2, &root, 256, 1, &[net.clone(), (NO_LOAD, "1".into())])], Duration::from_secs(120));
+    let report = report(&out);
+    let (status, ms, msg) = err_of(&out[0], "LOAD");
+    eprintln!("rank 0: {status} after {ms} ms: {msg}");
+    assert_eq!(status, "NRT_TIMEOUT", "{msg}\n{report}");
+    assert!(ms < 20_000 && msg.contains("rank 1") && msg.contains("NEURON_RT_CC_NET_TIMEOUT"), "{msg}\n{report}");
+}
+
+#[test]
+fn peers_that_load_different_collectives_both_fail_naming_both_sides() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let out = finish(vec![spawn(0, 2, &root, 64, 1, &[]), spawn(1, 2, &root, 32, 1, &[])], Duration::from_secs(120));
+    let report = report(&out);
+    for o in &out {
+        let (status, _, msg) = err_of(o, "LOAD");
+        assert_eq!(status, "NRT_INVALID", "{msg}\n{report}");
+        assert!(msg.contains("mismatched collectives between the peers") && msg.contains("all_reduce of 64 float32") && msg.contains("all_reduce of 32 float32"), "{msg}\n{report}");
+        assert!(msg.contains("rank 0") && msg.contains("rank 1"), "{msg}");
+    }
+}
