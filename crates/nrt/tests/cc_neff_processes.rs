@@ -30,7 +30,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const RANK: &str = "NRT_XNEFF_RANK";
+const PROC: &str = "NRT_XNEFF_PROC";
+const LOCAL: &str = "NRT_XNEFF_LOCAL";
 const WORLD: &str = "NRT_XNEFF_WORLD";
 const ROOT: &str = "NRT_XNEFF_ROOT";
 const COUNT: &str = "NRT_XNEFF_COUNT";
@@ -84,29 +85,38 @@ fn digest(b: &[u8]) -> u64 {
     b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3))
 }
 
-/// The rank process: loads the NEFF as rank `NRT_XNEFF_RANK`, executes it
-/// `NRT_XNEFF_RUNS` times and unloads, printing one line per step:
-/// `LOAD OK` / `LOAD ERR status ms message`, `EXEC k OK digest` /
-/// `EXEC k ERR status ms message` / `EXEC k WRONG …`, `UNLOAD OK|ERR`.
+/// The rank process: its `NRT_XNEFF_LOCAL` ranks (global ranks
+/// `NRT_XNEFF_PROC * local ..`, rank `v` on logical core `v`) each load
+/// the NEFF from their own thread, execute it `NRT_XNEFF_RUNS` times and
+/// unload, printing one line per step and rank `g`:
+/// `LOAD g OK` / `LOAD g ERR status ms message`, `EXEC k g OK digest` /
+/// `EXEC k g ERR status ms message` / `EXEC k g WRONG …`,
+/// `UNLOAD g OK|ERR`.
 #[test]
 #[ignore = "entry point of the rank processes the other tests spawn"]
 fn neff_rank_main() {
     let Ok(root) = std::env::var(ROOT) else { return };
-    let (g, world): (u32, u32) = (env(RANK).parse().unwrap(), env(WORLD).parse().unwrap());
+    let (proc_, local, world): (u32, u32, u32) = (env(PROC).parse().unwrap(), env(LOCAL).parse().unwrap(), env(WORLD).parse().unwrap());
     let count: u64 = env(COUNT).parse().unwrap();
     let runs: u64 = env(RUNS).parse().unwrap();
     let die_after: Option<u64> = std::env::var(DIE_AFTER).ok().map(|v| v.parse().unwrap());
     let rt = runtime(&root);
-    rt.collectives().register_rank(g, 0, world).unwrap();
+    let gids: Vec<u32> = (0..local).map(|v| proc_ * local + v).collect();
+    for (v, &g) in gids.iter().enumerate() {
+        rt.collectives().register_rank(g, v as u32, world).unwrap();
+    }
     let host = ModelHost::for_runtime_device(&rt, 0, Arc::new(ModelDb::default())).unwrap();
     let t0 = Instant::now();
-    let cc = match CcRank::of(&rt, g, world) {
-        Ok(cc) => cc,
-        Err(e) => {
-            println!("LOAD ERR {} {} {}", e.status.name(), t0.elapsed().as_millis(), e.message);
-            return;
+    let mut ccs = Vec::new();
+    for &g in &gids {
+        match CcRank::of(&rt, g, world) {
+            Ok(cc) => ccs.push(cc),
+            Err(e) => {
+                println!("LOAD {g} ERR {} {} {}", e.status.name(), t0.elapsed().as_millis(), e.message);
+                return;
+            }
         }
-    };
+    }
     if std::env::var(NO_LOAD).is_ok() {
         std::thread::sleep(Duration::from_secs(10));
         println!("DONE");
@@ -114,43 +124,50 @@ fn neff_rank_main() {
     }
     let spec = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, count, world);
     let neff = collective_neff(&spec).unwrap();
-    let model = match host.load_collectives(&neff, 0, -1, &cc) {
-        Ok(m) => m,
-        Err(e) => {
-            println!("LOAD ERR {} {} {}", e.status.name(), t0.elapsed().as_millis(), e.message);
-            return;
-        }
-    };
-    println!("LOAD OK");
-    for run in 0..runs {
-        if die_after == Some(run) {
-            let _ = Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
-            std::thread::sleep(Duration::from_secs(5));
-        }
-        let input: Vec<u8> = (0..count).flat_map(|i| value(g, i, run).to_le_bytes()).collect();
-        let mut ins = TensorSet::new();
-        ins.add("input", Arc::new(Tensor::from_host_bytes(input, "input")));
-        let out = Arc::new(Tensor::allocate_host(count * 4, "output").unwrap());
-        let mut outs = TensorSet::new();
-        outs.add("output", out.clone());
-        let t = Instant::now();
-        match host.execute(model, &ins, &outs) {
-            Ok(()) => {
-                let mut b = vec![0u8; (count * 4) as usize];
-                out.read(0, &mut b).unwrap();
-                let want = reference(world as usize, count, run);
-                match b.iter().zip(&want).position(|(x, y)| x != y) {
-                    None => println!("EXEC {run} OK {:016x}", digest(&b)),
-                    Some(at) => println!("EXEC {run} WRONG first difference at byte {at} of {}", b.len()),
+    let (host, neff) = (&host, &neff);
+    std::thread::scope(|s| {
+        for (v, (&g, cc)) in gids.iter().zip(&ccs).enumerate() {
+            s.spawn(move || {
+                let model = match host.load_collectives(neff, v as i32, -1, cc) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        println!("LOAD {g} ERR {} {} {}", e.status.name(), t0.elapsed().as_millis(), e.message);
+                        return;
+                    }
+                };
+                println!("LOAD {g} OK");
+                for run in 0..runs {
+                    if die_after == Some(run) {
+                        let _ = Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+                        std::thread::sleep(Duration::from_secs(5));
+                    }
+                    let input: Vec<u8> = (0..count).flat_map(|i| value(g, i, run).to_le_bytes()).collect();
+                    let mut ins = TensorSet::new();
+                    ins.add("input", Arc::new(Tensor::from_host_bytes(input, "input")));
+                    let out = Arc::new(Tensor::allocate_host(count * 4, "output").unwrap());
+                    let mut outs = TensorSet::new();
+                    outs.add("output", out.clone());
+                    let t = Instant::now();
+                    match host.execute(model, &ins, &outs) {
+                        Ok(()) => {
+                            let mut b = vec![0u8; (count * 4) as usize];
+                            out.read(0, &mut b).unwrap();
+                            let want = reference(world as usize, count, run);
+                            match b.iter().zip(&want).position(|(x, y)| x != y) {
+                                None => println!("EXEC {run} {g} OK {:016x}", digest(&b)),
+                                Some(at) => println!("EXEC {run} {g} WRONG first difference at byte {at} of {}", b.len()),
+                            }
+                        }
+                        Err(e) => println!("EXEC {run} {g} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
+                    }
                 }
-            }
-            Err(e) => println!("EXEC {run} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
+                match host.unload(model) {
+                    Ok(()) => println!("UNLOAD {g} OK"),
+                    Err(e) => println!("UNLOAD {g} ERR {} {}", e.status.name(), e.message),
+                }
+            });
         }
-    }
-    match host.unload(model) {
-        Ok(()) => println!("UNLOAD OK"),
-        Err(e) => println!("UNLOAD ERR {} {}", e.status.name(), e.message),
-    }
+    });
     println!("DONE");
 }
 
@@ -168,11 +185,12 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-fn spawn(rank: u32, world: u32, root: &str, count: u64, runs: u64, extra: &[(&str, String)]) -> Child {
+fn spawn(proc_: u32, local: u32, world: u32, root: &str, count: u64, runs: u64, extra: &[(&str, String)]) -> Child {
     let exe = std::env::current_exe().unwrap();
     let mut cmd = Command::new(exe);
     cmd.args(["neff_rank_main", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(RANK, rank.to_string())
+        .env(PROC, proc_.to_string())
+        .env(LOCAL, local.to_string())
         .env(WORLD, world.to_string())
         .env(ROOT, root)
         .env(COUNT, count.to_string())
@@ -239,25 +257,37 @@ fn err_of<'a>(o: &'a Outcome, prefix: &str) -> (&'a str, u128, &'a str) {
     (p[1], p[2].parse().unwrap(), p.get(3).copied().unwrap_or(""))
 }
 
+/// Runs `procs` processes of `local` ranks each, `runs` executions of an
+/// all-reduce of `count`; asserts every rank loaded, got every result
+/// right (the same on every rank) and unloaded.
+fn all_ok(procs: u32, local: u32, count: u64, runs: u64) {
+    let root = format!("127.0.0.1:{}", free_port());
+    let world = procs * local;
+    let out = finish((0..procs).map(|p| spawn(p, local, world, &root, count, runs, &[])).collect(), Duration::from_secs(240));
+    let report = report(&out);
+    for g in 0..world {
+        let o = &out[(g / local) as usize];
+        assert!(o.line(&format!("LOAD {g} OK")).is_some(), "{report}");
+        assert!(o.line(&format!("UNLOAD {g} OK")).is_some(), "{report}");
+    }
+    assert!(out.iter().all(|o| o.code == Some(0)), "{report}");
+    for run in 0..runs {
+        let d: Vec<&str> = (0..world).map(|g| out[(g / local) as usize].line(&format!("EXEC {run} {g} OK ")).unwrap_or_else(|| panic!("execution {run} rank {g}\n{report}"))).map(|l| l.rsplit(' ').next().unwrap()).collect();
+        assert!(d.iter().all(|x| *x == d[0]), "execution {run}: the ranks' results differ\n{report}");
+    }
+}
+
 #[test]
 fn two_processes_run_a_loaded_all_reduce_bit_exact_execution_after_execution() {
-    if !fabric_here() {
-        return;
+    if fabric_here() {
+        all_ok(2, 1, 10_001, 5);
     }
-    let root = format!("127.0.0.1:{}", free_port());
-    let runs = 5;
-    let count = 10_001;
-    let out = finish((0..2).map(|r| spawn(r, 2, &root, count, runs, &[])).collect(), Duration::from_secs(240));
-    let report = report(&out);
-    for o in &out {
-        assert!(o.line("LOAD OK").is_some(), "{report}");
-        assert!(o.line("UNLOAD OK").is_some(), "{report}");
-        assert_eq!(o.code, Some(0), "{report}");
-    }
-    for run in 0..runs {
-        let p = format!("EXEC {run} OK ");
-        let d: Vec<&str> = out.iter().map(|o| o.line(&p).unwrap_or_else(|| panic!("execution {run}\n{report}"))).collect();
-        assert_eq!(d[0], d[1], "execution {run}: the ranks' results differ\n{report}");
+}
+
+#[test]
+fn two_processes_of_two_ranks_mix_device_and_network_steps() {
+    if fabric_here() {
+        all_ok(2, 2, 9_999, 3);
     }
 }
 
@@ -268,18 +298,18 @@ fn a_peer_killed_between_executions_fails_the_survivor_within_the_bound_naming_i
     }
     let root = format!("127.0.0.1:{}", free_port());
     let net = ("NEURON_RT_CC_NET_TIMEOUT", "3".to_string());
-    let out = finish(vec![spawn(0, 2, &root, 4096, 3, std::slice::from_ref(&net)), spawn(1, 2, &root, 4096, 3, &[net.clone(), (DIE_AFTER, "1".into())])], Duration::from_secs(120));
+    let out = finish(vec![spawn(0, 1, 2, &root, 4096, 3, std::slice::from_ref(&net)), spawn(1, 1, 2, &root, 4096, 3, &[net.clone(), (DIE_AFTER, "1".into())])], Duration::from_secs(120));
     let report = report(&out);
-    assert!(out[0].line("EXEC 0 OK").is_some(), "{report}");
-    let (status, ms, msg) = err_of(&out[0], "EXEC 1");
+    assert!(out[0].line("EXEC 0 0 OK").is_some(), "{report}");
+    let (status, ms, msg) = err_of(&out[0], "EXEC 1 0");
     eprintln!("the survivor: {status} after {ms} ms: {msg}");
     assert!(status == "NRT_TIMEOUT" || status == "NRT_NETWORK_PROXY_FAILURE", "{status}: {msg}\n{report}");
     assert!(ms < 30_000, "failed after {ms} ms\n{report}");
     assert!(msg.contains("rank 1"), "the message names the dead rank: {msg}");
     // The next execution fails at once; the model still unloads.
-    let (_, ms2, _) = err_of(&out[0], "EXEC 2");
+    let (_, ms2, _) = err_of(&out[0], "EXEC 2 0");
     assert!(ms2 < 2_000, "{report}");
-    assert!(out[0].line("UNLOAD OK").is_some(), "{report}");
+    assert!(out[0].line("UNLOAD 0 OK").is_some(), "{report}");
     assert_ne!(out[1].code, Some(0), "the killed rank did not exit normally");
 }
 
@@ -290,9 +320,9 @@ fn a_peer_that_never_loads_fails_the_load_within_the_bound_naming_it() {
     }
     let root = format!("127.0.0.1:{}", free_port());
     let net = ("NEURON_RT_CC_NET_TIMEOUT", "2".to_string());
-    let out = finish(vec![spawn(0, 2, &root, 256, 1, std::slice::from_ref(&net)), spawn(1, 2, &root, 256, 1, &[net.clone(), (NO_LOAD, "1".into())])], Duration::from_secs(120));
+    let out = finish(vec![spawn(0, 1, 2, &root, 256, 1, std::slice::from_ref(&net)), spawn(1, 1, 2, &root, 256, 1, &[net.clone(), (NO_LOAD, "1".into())])], Duration::from_secs(120));
     let report = report(&out);
-    let (status, ms, msg) = err_of(&out[0], "LOAD");
+    let (status, ms, msg) = err_of(&out[0], "LOAD 0");
     eprintln!("rank 0: {status} after {ms} ms: {msg}");
     assert_eq!(status, "NRT_TIMEOUT", "{msg}\n{report}");
     assert!(ms < 20_000 && msg.contains("rank 1") && msg.contains("NEURON_RT_CC_NET_TIMEOUT"), "{msg}\n{report}");
@@ -304,12 +334,29 @@ fn peers_that_load_different_collectives_both_fail_naming_both_sides() {
         return;
     }
     let root = format!("127.0.0.1:{}", free_port());
-    let out = finish(vec![spawn(0, 2, &root, 64, 1, &[]), spawn(1, 2, &root, 32, 1, &[])], Duration::from_secs(120));
+    let out = finish(vec![spawn(0, 1, 2, &root, 64, 1, &[]), spawn(1, 1, 2, &root, 32, 1, &[])], Duration::from_secs(120));
     let report = report(&out);
-    for o in &out {
-        let (status, _, msg) = err_of(o, "LOAD");
+    for (g, o) in out.iter().enumerate() {
+        let (status, _, msg) = err_of(o, &format!("LOAD {g}"));
         assert_eq!(status, "NRT_INVALID", "{msg}\n{report}");
         assert!(msg.contains("mismatched collectives between the peers") && msg.contains("all_reduce of 64 float32") && msg.contains("all_reduce of 32 float32"), "{msg}\n{report}");
         assert!(msg.contains("rank 0") && msg.contains("rank 1"), "{msg}");
+    }
+}
+
+#[test]
+fn an_injected_proxy_failure_is_1206_on_both_ranks() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let inject = ("NEURON_SIM_INJECT", "proxy_fail:after=1".to_string());
+    let out = finish(vec![spawn(0, 1, 2, &root, 1024, 2, &[inject]), spawn(1, 1, 2, &root, 1024, 2, &[])], Duration::from_secs(120));
+    let report = report(&out);
+    for (g, o) in out.iter().enumerate() {
+        let (status, _, msg) = err_of(o, &format!("EXEC 0 {g}"));
+        assert_eq!(status, "NRT_NETWORK_PROXY_FAILURE", "{msg}\n{report}");
+        assert!(msg.contains("injected network proxy failure"), "{msg}\n{report}");
+        assert!(o.line(&format!("UNLOAD {g} OK")).is_some(), "{report}");
     }
 }
