@@ -576,6 +576,7 @@ mod tests {
         overflow: bool,
         completed: RefCell<Vec<u32>>,
         started: Vec<EngineSet>,
+        network: std::cell::Cell<Network>,
     }
 
     impl Fake {
@@ -586,6 +587,7 @@ mod tests {
                 overflow: false,
                 completed: RefCell::new(Vec::new()),
                 started: vec![EngineSet::ALL; cores],
+                network: std::cell::Cell::new(Network::None),
             }
         }
         fn push(&self, core: usize, engine: usize, sub: RuntimeSubtype, custom: u16) {
@@ -637,6 +639,41 @@ mod tests {
         fn output_completed(&self, var: u32) {
             self.completed.borrow_mut().push(var);
         }
+        fn network(&self) -> Network {
+            self.network.get()
+        }
+    }
+
+    #[test]
+    fn the_network_barrier_holds_the_clocks_until_the_peers_came_and_a_failed_proxy_ends_the_execution() {
+        let src = Fake::new(1);
+        let mut hv = h(1);
+        // A barrier bound that has long passed: only the proxy may end a
+        // network barrier.
+        hv.expect_collectives(1, Duration::from_millis(1));
+        hv.reset();
+        src.all(0, RuntimeSubtype::Start);
+        src.push(0, 0, RuntimeSubtype::CcStart, 0);
+        src.network.set(Network::Barrier);
+        let t0 = Instant::now();
+        assert_eq!(hv.step(&src, || t0), Step::InFlight);
+        let later = t0 + Duration::from_secs(100);
+        assert_eq!(hv.step(&src, || later), Step::InFlight, "neither the barrier bound nor the execution timeout runs");
+        assert!(hv.time_left(later) == Duration::from_secs(30), "the execution clock has not started");
+        // The peers came: WAIT_CORE, whose clock starts now.
+        src.network.set(Network::Running);
+        assert_eq!(hv.step(&src, || later), Step::InFlight);
+        assert_eq!(hv.step(&src, || later + Duration::from_secs(31)), Step::Done(NrtStatus::ExecHwErrCollectives));
+        // A proxy failure ends the execution with its status.
+        let mut hv = h(1);
+        hv.expect_collectives(1, Duration::from_secs(600));
+        hv.reset();
+        src.all(0, RuntimeSubtype::Start);
+        src.network.set(Network::Barrier);
+        assert_eq!(hv.step(&src, Instant::now), Step::InFlight);
+        src.network.set(Network::Failed(NrtStatus::NetworkProxyFailure));
+        assert_eq!(hv.step(&src, Instant::now), Step::Done(NrtStatus::NetworkProxyFailure));
+        assert!(matches!(hv.failure(), Some(Failure::Network { .. })));
     }
 
     #[test]
