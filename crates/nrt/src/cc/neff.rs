@@ -15,7 +15,9 @@
 //! 3. a NOP waiting for `READY_SEM >= n`, subtracting `n`;
 //!    then a NOTIFY CC_START (subtype 7) on the engine's queue;
 //! 4. this rank's doorbells: a WRITE of each lane's first step to the M2S
-//!    and S2M tail-increment registers of its queue ([`QUEUES`]);
+//!    and S2M tail-increment registers of its queue ([`QUEUES`]); with
+//!    ranks in other processes, then a WRITE of 1 into the rank's gate
+//!    word (the proxy rings its landings only from there on);
 //! 5. a NOP waiting for `DONE_SEM >= done`, subtracting `done` (the
 //!    schedule's "done" signals, raised by the DMA engines), then a
 //!    NOTIFY CC_END (subtype 8);
@@ -24,6 +26,12 @@
 //!
 //! The rings hold a whole number of copies of the schedule (their length
 //! a multiple of the schedule's), so every execution starts at the top.
+//!
+//! A replica group with ranks in other processes (the world bootstrapped
+//! by [`CcRank::of`]): the barrier and the meeting cover this process's
+//! ranks, the schedule is cut at the network ([`super::split`]) and the
+//! rest is [`super::neff_net`]'s: the peers meet at load through a
+//! data-less proxy operation, and each execution runs one proxy operation.
 
 use super::compose::{self, RankImage, RankSide};
 use super::neff_net::{NeffNet, RankPlace};
