@@ -89,7 +89,7 @@ fn digest(b: &[u8]) -> u64 {
 /// `NRT_XNEFF_PROC * local ..`, rank `v` on logical core `v`) each load
 /// the NEFF from their own thread, execute it `NRT_XNEFF_RUNS` times and
 /// unload, printing one line per step and rank `g`:
-/// `LOAD g OK` / `LOAD g ERR status ms message`, `EXEC k g OK digest` /
+/// `LOAD g OK` / `LOAD g ERR status ms message`, `EXEC k g OK us digest` /
 /// `EXEC k g ERR status ms message` / `EXEC k g WRONG …`,
 /// `UNLOAD g OK|ERR`.
 #[test]
@@ -154,7 +154,7 @@ fn neff_rank_main() {
                             out.read(0, &mut b).unwrap();
                             let want = reference(world as usize, count, run);
                             match b.iter().zip(&want).position(|(x, y)| x != y) {
-                                None => println!("EXEC {run} {g} OK {:016x}", digest(&b)),
+                                None => println!("EXEC {run} {g} OK {} {:016x}", t.elapsed().as_micros(), digest(&b)),
                                 Some(at) => println!("EXEC {run} {g} WRONG first difference at byte {at} of {}", b.len()),
                             }
                         }
@@ -271,10 +271,15 @@ fn all_ok(procs: u32, local: u32, count: u64, runs: u64) {
         assert!(o.line(&format!("UNLOAD {g} OK")).is_some(), "{report}");
     }
     assert!(out.iter().all(|o| o.code == Some(0)), "{report}");
+    let mut us: Vec<u64> = Vec::new();
     for run in 0..runs {
-        let d: Vec<&str> = (0..world).map(|g| out[(g / local) as usize].line(&format!("EXEC {run} {g} OK ")).unwrap_or_else(|| panic!("execution {run} rank {g}\n{report}"))).map(|l| l.rsplit(' ').next().unwrap()).collect();
+        let lines: Vec<&str> = (0..world).map(|g| out[(g / local) as usize].line(&format!("EXEC {run} {g} OK ")).unwrap_or_else(|| panic!("execution {run} rank {g}\n{report}"))).collect();
+        let d: Vec<&str> = lines.iter().map(|l| l.rsplit(' ').next().unwrap()).collect();
         assert!(d.iter().all(|x| *x == d[0]), "execution {run}: the ranks' results differ\n{report}");
+        us.extend(lines.iter().filter_map(|l| l.split(' ').nth(4)?.parse::<u64>().ok()));
     }
+    us.sort_unstable();
+    eprintln!("{procs} processes x {local} ranks, all-reduce of {count} float32: median execution {} us over {} (rank, execution)s, the first included", us[us.len() / 2], us.len());
 }
 
 #[test]
