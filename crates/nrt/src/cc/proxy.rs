@@ -1,5 +1,8 @@
 //! The network proxy of one operation in one process: the host thread that
-//! plays the NIC between this process's ranks and the others'.
+//! plays the NIC between this process's ranks and the others'. (A loaded
+//! in-NEFF collective runs one per rank and execution, on that rank's
+//! connections, gated on the rank reaching the collective:
+//! [`super::neff_net`].)
 //!
 //! The protocol is nec.h's `enc_net_host_memory` one, on the simulated
 //! device's bytes: a rank's DMA copies a step's bytes into an outbox and
