@@ -443,14 +443,34 @@ fn npy(shape: &[usize], v: &[f32]) -> Vec<u8> {
     encode_npy("<f4", &shape, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>())
 }
 
-/// Writes rank `rank`'s NEFF of `spec` with its shards of `weights`.
-pub fn tp_mlp_neff(spec: &TpMlpSpec, weights: &MlpWeights, rank: usize) -> Result<Vec<u8>, GenError> {
+fn check(spec: &TpMlpSpec, weights: &MlpWeights, rank: usize) -> Result<(), GenError> {
     spec.validate()?;
     weights.check(spec)?;
     if rank >= spec.ranks {
         return Err(GenError::Param(format!("rank {rank} is not in 0..{}", spec.ranks)));
     }
-    let (m, d, hr) = (spec.m, spec.d, spec.shard());
+    Ok(())
+}
+
+/// Rank `rank`'s constant members (archive path, `.npy` bytes): its shards
+/// `sg00/W1.npy` [d, h/n], `sg00/b1.npy`, `sg00/W2.npy` [h/n, d], and on
+/// rank 0 `sg00/b2.npy`. Separate from the NEFF so a source tree can
+/// leave them out and have them generated.
+pub fn tp_mlp_constants(spec: &TpMlpSpec, weights: &MlpWeights, rank: usize) -> Result<Vec<(String, Vec<u8>)>, GenError> {
+    check(spec, weights, rank)?;
+    let (d, hr) = (spec.d, spec.shard());
+    let (w1, b1, w2) = weights.shards(spec, rank);
+    let mut out = vec![("sg00/W1.npy".to_string(), npy(&[d, hr], &w1)), ("sg00/b1.npy".to_string(), npy(&[hr], &b1)), ("sg00/W2.npy".to_string(), npy(&[hr, d], &w2))];
+    if rank == 0 {
+        out.push(("sg00/b2.npy".to_string(), npy(&[d], &weights.b2)));
+    }
+    Ok(out)
+}
+
+/// Writes rank `rank`'s NEFF of `spec` with its shards of `weights`.
+pub fn tp_mlp_neff(spec: &TpMlpSpec, weights: &MlpWeights, rank: usize) -> Result<Vec<u8>, GenError> {
+    check(spec, weights, rank)?;
+    let (m, d) = (spec.m, spec.d);
     let prog = program(spec, rank);
     let def = definition(spec, rank)?;
     let internal = |e: nrt_neff::NeffError| GenError::Internal(e.to_string());
@@ -463,12 +483,8 @@ pub fn tp_mlp_neff(spec: &TpMlpSpec, weights: &MlpWeights, rank: usize) -> Resul
     let mut w = NeffWriter::new();
     w.set_name(&format!("tp_mlp_{m}x{d}x{}_r{rank}of{}", spec.h, spec.ranks)).map_err(internal)?;
     w.add_model_manifests(&["sg00"], &[sig("x")], &[sig("output0")], "cayman").map_err(internal)?;
-    let (w1, b1, w2) = weights.shards(spec, rank);
-    w.add_member("sg00/W1.npy", npy(&[d, hr], &w1)).map_err(internal)?;
-    w.add_member("sg00/b1.npy", npy(&[hr], &b1)).map_err(internal)?;
-    w.add_member("sg00/W2.npy", npy(&[hr, d], &w2)).map_err(internal)?;
-    if rank == 0 {
-        w.add_member("sg00/b2.npy", npy(&[d], &weights.b2)).map_err(internal)?;
+    for (path, bytes) in tp_mlp_constants(spec, weights, rank)? {
+        w.add_member(&path, bytes).map_err(internal)?;
     }
     w.add_subgraph("sg00", &def, &engines).map_err(internal)?;
     w.to_bytes().map_err(internal)
