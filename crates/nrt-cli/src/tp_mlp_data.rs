@@ -31,8 +31,11 @@ fn example_rank(dir: &Path) -> Option<usize> {
     (parent == "tp-mlp" && rank < TP_RANKS).then_some(rank)
 }
 
+/// Constant members: (archive path, bytes).
+pub type Members = Vec<(String, Vec<u8>)>;
+
 /// The constant members of `dir` if it is one of the example's rank trees.
-pub fn constants_for(dir: &Path) -> Option<Result<Vec<(String, Vec<u8>)>>> {
+pub fn constants_for(dir: &Path) -> Option<Result<Members>> {
     let rank = example_rank(dir)?;
     Some(shard_members(&spec(TP_RANKS), &weights(), rank).map_err(|e| anyhow!("tp-mlp rank {rank}: {e}")))
 }

@@ -306,8 +306,8 @@ fn program(s: &TpMlpSpec, rank: usize) -> Program {
     // 3. Layer 1: hᵀ chunk c = relu(W1[:, c]ᵀ · xᵀ + b1[c]).
     act.push("act_table_load", &[]);
     for c in 0..ht {
-        for t in 0..kt {
-            let w = if c == 0 { vec![ww1[t], at(SEM_POOL, t as u32 + 1)] } else { vec![] };
+        for (t, &loaded) in ww1.iter().enumerate() {
+            let w = if c == 0 { vec![loaded, at(SEM_POOL, t as u32 + 1)] } else { vec![] };
             pe.push(&format!("ldweights weights={} dtype=float32 rows={P} cols={P} row_mask=15 col_mask=15", weights(l.w1 + t * hr * 4 + c * P * 4)), &w);
             let done = if t + 1 == kt { format!(" update=sem{SEM_PE}++") } else { String::new() };
             pe.push(
@@ -337,8 +337,12 @@ fn program(s: &TpMlpSpec, rank: usize) -> Program {
     //    layer-1 banks once ACT has read them all.
     let hidden_done = at(SEM_ACT, n_act);
     for c in 0..kt {
-        for t in 0..ht {
-            let w = if c == 0 && t == 0 { vec![ww2[t], hidden_done] } else if c == 0 { vec![ww2[t]] } else { vec![] };
+        for (t, &loaded) in ww2.iter().enumerate() {
+            let w = match (c, t) {
+                (0, 0) => vec![loaded, hidden_done],
+                (0, _) => vec![loaded],
+                _ => vec![],
+            };
             pe.push(&format!("ldweights weights={} dtype=float32 rows={P} cols={P} row_mask=15 col_mask=15", weights(l.w2 + t * d * 4 + c * P * 4)), &w);
             let done = if t + 1 == ht { format!(" update=sem{SEM_PE}++") } else { String::new() };
             pe.push(
