@@ -41,9 +41,14 @@ pub fn constants_for(dir: &Path) -> Option<Result<Members>> {
 }
 
 /// Writes the generated constants of the example's rank trees under
-/// `examples/tp-mlp` (skipping files holding the same bytes); the paths written.
+/// `examples/tp-mlp` (skipping files holding the same bytes); the paths
+/// written. Nothing when the examples directory has no `tp-mlp` (a copy
+/// of some examples only), as for custom_ops.
 pub fn write_constants(examples: &Path) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
+    if !examples.join("tp-mlp").is_dir() {
+        return Ok(written);
+    }
     for rank in 0..TP_RANKS {
         let dir = rank_dir(&examples.join("tp-mlp"), rank);
         if !dir.join("sg00/def.json").is_file() {
