@@ -216,6 +216,12 @@ fn var(id: u32, offset: usize, step: usize, rows: usize) -> Side {
     Side::rows(format!("var{id}"), offset, step, rows)
 }
 
+/// Rows of an input or output, reached through DGE-table entry `entry`
+/// (their addresses change every execution).
+fn dge(entry: usize, step: usize, rows: usize) -> Side {
+    Side::rows(format!("dge{entry}"), 0, step, rows)
+}
+
 fn dma(w: Wait, src: &Side, dst: &Side, run_bytes: usize) -> String {
     format!(
         "dma2d flags=0 sem={} sem_add={} src={} dst={} src_dtype=float32 dst_dtype=float32",
@@ -271,7 +277,7 @@ fn program(s: &TpMlpSpec, rank: usize) -> Program {
 
     // 1. Loads.
     let wx = q.issue();
-    sp.push(&dma(wx, &var(0, 0, d * 4, m).with_dge(0), &sb(l.x, m), d * 4), &[]);
+    sp.push(&dma(wx, &dge(0, d * 4, m), &sb(l.x, m), d * 4), &[]);
     let ww1: Vec<Wait> = (0..kt)
         .map(|t| {
             let w = q.issue();
@@ -381,7 +387,7 @@ fn program(s: &TpMlpSpec, rank: usize) -> Program {
     let rows = |id: u32| var(id, 0, d * 4, m);
     if s.ranks == 1 {
         let w = q.issue();
-        sp.push(&dma(w, &sb(l.y, m), &var(0, 0, d * 4, m).with_dge(1), d * 4), &[y_ready]);
+        sp.push(&dma(w, &sb(l.y, m), &dge(1, d * 4, m), d * 4), &[y_ready]);
     } else {
         let w = q.issue();
         sp.push(&dma(w, &sb(l.y, m), &rows(VAR_CC_IN), d * 4), &[y_ready]);
@@ -393,18 +399,10 @@ fn program(s: &TpMlpSpec, rank: usize) -> Program {
             &[w],
         );
         let w = q.issue();
-        sp.push(&dma(w, &rows(VAR_CC_OUT), &var(0, 0, d * 4, m).with_dge(1), d * 4), &[at(SEM_CC, 1)]);
+        sp.push(&dma(w, &rows(VAR_CC_OUT), &dge(1, d * 4, m), d * 4), &[at(SEM_CC, 1)]);
     }
     sp.finish(&q.all_done());
     Program { sp, pool, pe, act }
-}
-
-impl Side {
-    /// The same side reached through DGE entry `entry` (inputs and outputs).
-    fn with_dge(mut self, entry: usize) -> Side {
-        self.at = format!("dge{entry}");
-        self
-    }
 }
 
 fn definition(s: &TpMlpSpec, rank: usize) -> Result<DefJson, GenError> {
