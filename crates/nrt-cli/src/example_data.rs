@@ -70,6 +70,23 @@ pub fn mlp_bias() -> Vec<f32> {
     (0..MLP_N).map(|_| r.next_unit() / 2.0).collect()
 }
 
+/// Rows of x in the tensor-parallel mlp example (`examples/tp-mlp`).
+pub const TP_M: usize = 128;
+/// Input and output features of the tensor-parallel mlp.
+pub const TP_D: usize = 256;
+/// Hidden units of the tensor-parallel mlp (split over the ranks).
+pub const TP_H: usize = 512;
+/// Ranks of the tensor-parallel mlp example.
+pub const TP_RANKS: usize = 2;
+
+/// The whole tensor-parallel mlp's constants, row-major: W1 [D, H] and W2
+/// [H, D] in [-1/16, 1/16), b1 [H] and b2 [D] in [-1/2, 1/2).
+pub fn tp_mlp_constants() -> [Vec<f32>; 4] {
+    let mut r = Xorshift::new(0x7E45);
+    let mut take = |n: usize, scale: f32| (0..n).map(|_| r.next_unit() * scale).collect::<Vec<f32>>();
+    [take(TP_D * TP_H, 1.0 / 16.0), take(TP_H, 0.5), take(TP_H * TP_D, 1.0 / 16.0), take(TP_D, 0.5)]
+}
+
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }

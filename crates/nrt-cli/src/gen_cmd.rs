@@ -1,5 +1,5 @@
-//! `nrt gen matmul`: writes a matmul NEFF in the compiler's encoding
-//! (crates/nrt-gen), so test models can be made without the compiler.
+//! `nrt gen matmul` and `nrt gen tp-mlp`: write NEFFs in the compiler's
+//! encoding (crates/nrt-gen), so test models can be made without the compiler.
 
 use anyhow::{Context, Result, bail};
 use nrt_gen::{MatmulSpec, Split, matmul_neff};
@@ -39,5 +39,14 @@ pub fn matmul(a: &MatmulArgs<'_>, out: &Path) -> Result<()> {
     let bytes = matmul_neff(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::write(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {} ({} bytes): x [{}, {}] @ y [{}, {}] -> output0 [{}, {}], {}, LNC {}", out.display(), bytes.len(), a.m, a.k, a.k, a.n, a.m, a.n, dtype.name(), a.lnc);
+    Ok(())
+}
+
+/// Writes the tensor-parallel mlp's rank source trees under `out`.
+pub fn tp_mlp(ranks: usize, constants: bool, out: &Path) -> Result<()> {
+    for dir in crate::tp_mlp_data::write_trees(ranks, out, constants)? {
+        println!("wrote {}", dir.display());
+    }
+    println!("run them with: nrt run --ranks {ranks} {}", out.display());
     Ok(())
 }

@@ -27,6 +27,8 @@ mod kernel_cmd;
 mod model_io;
 mod neff_cmd;
 mod run_cmd;
+mod run_ranks;
+mod tp_mlp_data;
 
 /// Counts heap allocations so `nrt bench` can report them per execute.
 #[global_allocator]
@@ -88,6 +90,13 @@ enum Command {
         /// names) under this directory.
         #[arg(long, value_name = "DIR")]
         profile: Option<PathBuf>,
+        /// Run a set of NEFFs with in-NEFF collectives: MODEL is a directory
+        /// holding one model per rank (rank0/ .. or rank0.neff ..), each
+        /// loaded with nrt_load_collectives as its rank on its own logical
+        /// core; every rank gets the same inputs; outputs go to
+        /// OUTPUT_DIR/rankR/.
+        #[arg(long, value_name = "N")]
+        ranks: Option<usize>,
     },
     /// Measure execute latency (sync) or queued throughput (async) of a model on the simulated device.
     Bench {
@@ -121,7 +130,8 @@ enum Command {
         host_only: bool,
     },
     /// Write the generated members under DIR: the mlp examples' constants
-    /// (W.npy, b.npy) and custom_ops' argument blocks and kernel libraries.
+    /// (W.npy, b.npy), the tp-mlp ranks' weight shards, and custom_ops'
+    /// argument blocks and kernel libraries.
     ExampleData {
         /// The examples directory (holding mlp/ and mlp-bf16/).
         #[arg(default_value = "examples")]
@@ -270,6 +280,22 @@ enum GenCommand {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Write the tensor-parallel mlp example's rank source trees
+    /// (DIR/rank0, DIR/rank1, ...): relu(x @ W1 + b1) @ W2 + b2 with the
+    /// hidden units split over the ranks and an in-NEFF all-reduce
+    /// (x [128, 256], 512 hidden units, the example's constants).
+    TpMlp {
+        /// Ranks (1, 2 or 4: each holds whole 128-unit chunks).
+        #[arg(long, default_value_t = 2)]
+        ranks: usize,
+        /// Leave the constants (.npy shards) out; `nrt run`, `nrt neff pack`
+        /// and `nrt example-data` generate them for examples/tp-mlp.
+        #[arg(long)]
+        no_constants: bool,
+        /// The directory to write the rank trees under.
+        #[arg(short, long)]
+        output_dir: PathBuf,
+    },
 }
 
 /// `nrt kernel ...` subcommands.
@@ -343,6 +369,7 @@ enum NeffCommand {
 /// `nrt example-data`: writes the mlp examples' constants.
 fn example_data_cmd(dir: &std::path::Path) -> anyhow::Result<()> {
     let mut written = example_data::write_all(dir)?;
+    written.extend(tp_mlp_data::write_constants(dir)?);
     let custom = dir.join("custom_ops");
     if custom_ops_data::is_custom_ops(&custom) {
         for (member, bytes) in custom_ops_data::members(&custom_ops_data::kernel_target_dir()).map_err(|e| anyhow::anyhow!("custom_ops: {e}"))? {
@@ -378,7 +405,10 @@ fn main() -> ExitCode {
         }
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
-        Command::Run { model, inputs, output_dir, profile } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
+        Command::Gen { command: GenCommand::TpMlp { ranks, no_constants, output_dir } } => gen_cmd::tp_mlp(ranks, !no_constants, &output_dir),
+        Command::Run { profile: Some(_), ranks: Some(_), .. } => Err(anyhow::anyhow!("--profile is not supported with --ranks")),
+        Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } => run_ranks::run(&model, ranks, &inputs, output_dir.as_deref()),
+        Command::Run { model, inputs, output_dir, profile, ranks: None } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
         Command::Bench { model, iterations, warmup, json, mode, depth, .. } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
         Command::Bench { model, iterations, warmup, json, spin, host_only, .. } => {
             bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json, spin, !host_only)

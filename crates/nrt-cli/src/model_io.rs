@@ -13,7 +13,8 @@ use std::sync::Arc;
 /// NEFF bytes of `path`: a file is read as is; a directory is packed like
 /// `nrt neff pack` (assembling `.asm` programs). For the examples whose
 /// constants are generated (mlp, mlp-bf16), missing constant members are
-/// generated in memory, so a fresh checkout runs without a setup step.
+/// generated in memory (also the tp-mlp rank trees' shards), so a fresh
+/// checkout runs without a setup step.
 pub fn neff_bytes(path: &Path) -> Result<Vec<u8>> {
     if path.is_dir() {
         let contents = nrt_neff::read_dir(path).with_context(|| format!("reading {}", path.display()))?;
@@ -22,6 +23,11 @@ pub fn neff_bytes(path: &Path) -> Result<Vec<u8>> {
         if let Some(constants) = example_data::constants_for(path) {
             for (member, bytes) in constants {
                 members.entry(member.to_string()).or_insert(bytes);
+            }
+        }
+        if let Some(constants) = crate::tp_mlp_data::constants_for(path) {
+            for (member, bytes) in constants? {
+                members.entry(member).or_insert(bytes);
             }
         }
         // The custom_ops example: argument blocks and kernel libraries are

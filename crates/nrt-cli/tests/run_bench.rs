@@ -155,7 +155,7 @@ fn bench_json_has_the_documented_keys() {
 #[test]
 fn example_data_writes_the_constants_once() {
     let dir = scratch("example-data");
-    for name in ["mlp", "mlp-bf16"] {
+    for name in ["mlp", "mlp-bf16", "tp-mlp/rank0", "tp-mlp/rank1"] {
         std::fs::create_dir_all(dir.join(name).join("sg00")).unwrap();
         std::fs::copy(Path::new(&example(name)).join("sg00/def.json"), dir.join(name).join("sg00/def.json")).unwrap();
     }
@@ -165,8 +165,62 @@ fn example_data_writes_the_constants_once() {
     assert_eq!((w.descr.as_str(), w.shape.as_slice(), data.len()), ("<u2", &[512u64, 512][..], 512 * 512 * 2));
     let (b, _) = read_npy(&dir.join("mlp/sg00/b.npy"));
     assert_eq!(b.shape, vec![512]);
+    // The tensor-parallel mlp's shards: W1's columns and W2's rows of each rank, b2 on rank 0 only.
+    assert_eq!(read_npy(&dir.join("tp-mlp/rank1/sg00/W1.npy")).0.shape, vec![256, 256]);
+    assert_eq!(read_npy(&dir.join("tp-mlp/rank1/sg00/W2.npy")).0.shape, vec![256, 256]);
+    assert!(dir.join("tp-mlp/rank0/sg00/b2.npy").is_file() && !dir.join("tp-mlp/rank1/sg00/b2.npy").exists());
     let again = nrt(&["example-data", dir.to_str().unwrap()]);
     assert!(text(&again.stdout).contains("up to date"), "{}", text(&again.stdout));
     let missing = nrt(&["example-data", dir.join("nowhere").to_str().unwrap()]);
     assert!(!missing.status.success());
+}
+
+fn f32s(data: &[u8]) -> Vec<f32> {
+    data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+#[test]
+fn the_tp_mlp_example_is_what_the_generator_writes() {
+    let dir = scratch("tp-mlp-gen");
+    let o = nrt(&["gen", "tp-mlp", "--ranks", "2", "--no-constants", "-o", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let committed = nrt_neff::read_dir(Path::new(&example("tp-mlp"))).unwrap().members;
+    let fresh = nrt_neff::read_dir(&dir).unwrap().members;
+    let source = |m: &nrt_neff::Members| m.iter().filter(|(k, _)| !k.ends_with(".npy") && !k.ends_with("README.md") && !k.ends_with(".gitignore")).map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>();
+    assert_eq!(source(&committed), source(&fresh), "examples/tp-mlp is stale: regenerate it with `nrt gen tp-mlp --ranks 2 --no-constants -o examples/tp-mlp`");
+}
+
+#[test]
+fn run_ranks_runs_the_tp_mlp_on_two_cores_with_one_result() {
+    let dir = scratch("tp-mlp-run");
+    let o = nrt(&["run", "--ranks", "2", &example("tp-mlp"), "--output-dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("2 ranks: outputs identical on every rank"), "{}", text(&o.stdout));
+    let (h, two) = read_npy(&dir.join("rank0/output0.npy"));
+    assert_eq!(h.shape, vec![128, 256]);
+    assert_eq!(read_npy(&dir.join("rank1/output0.npy")).1, two, "both ranks hold the same bytes");
+    // The one-rank NEFF of the same mlp, run plainly: the same result up to
+    // fp32 summation order. With |x| < 1, |W| < 1/16 and |b| < 1/2 the
+    // error bound of crates/nrt/tests/tp_mlp.rs is at most
+    // 2 (512/16 · γ_258 · 16.5 + γ_514 · (512 · 16.5/16 + 0.5)) < 0.05 per
+    // element whatever x is, so the two differ by less than 0.1 (b2 alone
+    // moves outputs by up to 0.5; the observed differences are ~1e-6).
+    let one = dir.join("one");
+    assert!(nrt(&["gen", "tp-mlp", "--ranks", "1", "-o", one.to_str().unwrap()]).status.success());
+    let single = nrt(&["run", one.join("rank0").to_str().unwrap(), "--output-dir", one.to_str().unwrap()]);
+    assert!(single.status.success(), "{}", text(&single.stderr));
+    let a = f32s(&two);
+    let b = f32s(&read_npy(&one.join("output0.npy")).1);
+    assert!(a.iter().any(|v| *v != 0.0));
+    for (n, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert!((x - y).abs() < 0.1, "output0[{}][{}]: two ranks {x}, one core {y}", n / 256, n % 256);
+    }
+}
+
+#[test]
+fn run_ranks_names_a_missing_rank_and_a_short_world() {
+    let o = nrt(&["run", "--ranks", "3", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("no rank2/ source tree or rank2.neff"), "{}", text(&o.stderr));
+    let o = nrt(&["run", "--ranks", "1", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("World size of neff 2 is greater than world size of global communicator 1"), "{}", text(&o.stderr));
 }

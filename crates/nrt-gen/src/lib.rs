@@ -13,10 +13,15 @@
 //! [`cc::collective_neff`] builds a NEFF carrying one collective
 //! (PSEUDO_TRIGGER_COLLECTIVE over a def.json replica group), for
 //! `nrt_load_collectives` on every rank.
+//!
+//! [`tp_mlp::tp_mlp_neff`] builds one rank's NEFF of a tensor-parallel
+//! two-layer mlp: the hidden units split over the ranks, the partial
+//! outputs summed by an in-NEFF all-reduce.
 
 pub mod cc;
 pub mod matmul;
 mod sched;
+pub mod tp_mlp;
 
 pub use matmul::{MatmulSpec, Split, matmul_neff};
 

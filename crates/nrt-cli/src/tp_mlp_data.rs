@@ -1,0 +1,104 @@
+//! The tensor-parallel mlp example (`examples/tp-mlp`): its shape, its
+//! constants (the whole mlp's from `example_data`, sharded per rank by
+//! `nrt_gen::tp_mlp`), and the rank source trees `nrt gen tp-mlp` writes.
+
+use crate::example_data::{TP_D, TP_H, TP_M, TP_RANKS, tp_mlp_constants};
+use anyhow::{Context, Result, anyhow, bail};
+use nrt_gen::tp_mlp::{MlpWeights, TpMlpSpec, tp_mlp_constants as shard_members, tp_mlp_neff};
+use std::path::{Path, PathBuf};
+
+/// The example's shape split over `ranks`.
+pub fn spec(ranks: usize) -> TpMlpSpec {
+    TpMlpSpec { m: TP_M, d: TP_D, h: TP_H, ranks }
+}
+
+/// The example's whole-mlp constants.
+pub fn weights() -> MlpWeights {
+    let [w1, b1, w2, b2] = tp_mlp_constants();
+    MlpWeights { w1, b1, w2, b2 }
+}
+
+/// The directory of rank `rank` under a rank-set directory.
+pub fn rank_dir(dir: &Path, rank: usize) -> PathBuf {
+    dir.join(format!("rank{rank}"))
+}
+
+/// The rank of `dir` if it is one of the example's rank trees
+/// (`.../tp-mlp/rankR`), whose constants are generated.
+fn example_rank(dir: &Path) -> Option<usize> {
+    let parent = dir.parent()?.file_name()?.to_str()?;
+    let rank: usize = dir.file_name()?.to_str()?.strip_prefix("rank")?.parse().ok()?;
+    (parent == "tp-mlp" && rank < TP_RANKS).then_some(rank)
+}
+
+/// Constant members: (archive path, bytes).
+pub type Members = Vec<(String, Vec<u8>)>;
+
+/// The constant members of `dir` if it is one of the example's rank trees.
+pub fn constants_for(dir: &Path) -> Option<Result<Members>> {
+    let rank = example_rank(dir)?;
+    Some(shard_members(&spec(TP_RANKS), &weights(), rank).map_err(|e| anyhow!("tp-mlp rank {rank}: {e}")))
+}
+
+/// Writes the generated constants of the example's rank trees under
+/// `examples/tp-mlp` (skipping files holding the same bytes); the paths
+/// written. Nothing when the examples directory has no `tp-mlp` (a copy
+/// of some examples only), as for custom_ops.
+pub fn write_constants(examples: &Path) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    if !examples.join("tp-mlp").is_dir() {
+        return Ok(written);
+    }
+    for rank in 0..TP_RANKS {
+        let dir = rank_dir(&examples.join("tp-mlp"), rank);
+        if !dir.join("sg00/def.json").is_file() {
+            bail!("{} is not an example source tree (no sg00/def.json)", dir.display());
+        }
+        for (member, bytes) in shard_members(&spec(TP_RANKS), &weights(), rank).map_err(|e| anyhow!("{e}"))? {
+            let path = dir.join(member);
+            if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+                continue;
+            }
+            std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// Writes one source tree per rank under `out` (`rank0/`, `rank1/`, ...):
+/// the generated NEFF unpacked, its engine programs as `.asm` text (checked
+/// to assemble back to the same records), and its constants unless
+/// `constants` is false (the example's are generated when packed).
+pub fn write_trees(ranks: usize, out: &Path, constants: bool) -> Result<Vec<PathBuf>> {
+    let (s, w) = (spec(ranks), weights());
+    let mut dirs = Vec::new();
+    for rank in 0..ranks {
+        let bytes = tp_mlp_neff(&s, &w, rank).map_err(|e| anyhow!("rank {rank}: {e}"))?;
+        let dir = rank_dir(out, rank);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
+        }
+        nrt_neff::unpack_to_dir(&bytes, &dir, &nrt_neff::ReadOptions::default()).with_context(|| format!("writing {}", dir.display()))?;
+        for entry in std::fs::read_dir(dir.join("sg00")).with_context(|| format!("reading {}", dir.display()))? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "bin") {
+                let records = std::fs::read(&path)?;
+                let text = nrt_isa::asm::disassemble(&records).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                let back = nrt_isa::asm::assemble(&text).map_err(|e| anyhow!("{}: the disassembly does not assemble: {e}", path.display()))?;
+                if back != records {
+                    bail!("{}: the disassembly does not assemble back to the same records", path.display());
+                }
+                std::fs::write(path.with_extension("asm"), text)?;
+                std::fs::remove_file(&path)?;
+            }
+        }
+        if !constants {
+            for (member, _) in shard_members(&s, &w, rank).map_err(|e| anyhow!("{e}"))? {
+                std::fs::remove_file(dir.join(member))?;
+            }
+        }
+        dirs.push(dir);
+    }
+    Ok(dirs)
+}
