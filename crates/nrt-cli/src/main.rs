@@ -391,6 +391,14 @@ fn example_data_cmd(dir: &std::path::Path) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    // A reader that stops early (`nrt neff inspect F | head`) ends the
+    // command quietly, as it ends other Unix tools, instead of a panic in
+    // println! on the broken pipe: Rust starts with SIGPIPE ignored.
+    // SAFETY: called first, before any thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Neff { command } => match command {

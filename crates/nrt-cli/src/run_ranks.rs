@@ -107,7 +107,7 @@ pub fn run(dir: &Path, ranks: usize, given: &[(String, PathBuf)], output_dir: Op
             .enumerate()
             .map(|(r, neff)| {
                 let host = &host;
-                let me = CcRank { rank: r as u32, world: ranks as u32, peer_timeout: timeout };
+                let me = CcRank::local(r as u32, ranks as u32, timeout);
                 s.spawn(move || run_rank(host, neff, me, given))
             })
             .collect();

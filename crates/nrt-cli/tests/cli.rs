@@ -315,3 +315,24 @@ fn run_with_profile_writes_a_trace_of_named_instructions() {
     assert!(json.contains("\"name\":\"I-87-0\""), "no I-87-0 event in the profile");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `nrt neff inspect F | head`: a reader that closes the pipe early ends
+/// the command by SIGPIPE, as for other Unix tools, not by a panic.
+#[test]
+fn a_closed_stdout_pipe_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let Some(neff) = real_neff() else { return };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nrt"))
+        .args(["neff", "inspect", neff.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run nrt");
+    // The reader goes before the first line is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for nrt");
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    // 13: SIGPIPE on Linux.
+    assert_eq!(out.status.signal(), Some(13), "ended by SIGPIPE: {:?}", out.status);
+}

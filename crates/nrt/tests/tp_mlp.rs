@@ -112,7 +112,7 @@ fn run_ranks(host: &ModelHost, ranks: usize, xs: &[Vec<u8>]) -> Vec<Vec<Vec<u8>>
             .enumerate()
             .map(|(r, neff)| {
                 s.spawn(move || {
-                    let me = CcRank { rank: r as u32, world: ranks as u32, peer_timeout: Duration::from_secs(30) };
+                    let me = CcRank::local(r as u32, ranks as u32, Duration::from_secs(30));
                     let m = host.load_collectives(neff, r as i32, -1, &me).unwrap_or_else(|e| panic!("rank {r}: load: {e}"));
                     let outs = xs.iter().map(|x| execute(host, m, x)).collect();
                     host.unload(m).unwrap();
