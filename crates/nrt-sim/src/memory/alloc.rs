@@ -168,7 +168,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
         #[test]
         fn never_overlaps_and_returns_everything(
             ops in prop::collection::vec((1u64..50_000, 0u32..8, any::<bool>(), any::<prop::sample::Index>()), 1..60)

@@ -79,7 +79,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
         #[test]
         fn matches_copy_from_slice(len in 0usize..9000, so in 0usize..70, doff in 0usize..70, seed in any::<u8>()) {
             let src: Vec<u8> = (0..len + so).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect();
@@ -92,7 +92,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
         /// Overlapping or not, in pieces or not: what `copy_within` does.
         #[test]
         fn within_matches_copy_within(len in 0usize..9000, src in 0usize..9000, dst in 0usize..9000, seed in any::<u8>()) {

@@ -299,7 +299,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
         /// Flat reads, writes and fills behave like one byte array.
         #[test]
         fn behaves_like_a_flat_array(ops in prop::collection::vec((0u64..1000, 1usize..400, any::<u8>(), any::<bool>()), 1..12)) {

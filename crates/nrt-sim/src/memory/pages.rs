@@ -787,7 +787,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
         /// After any writes, a stamp revalidates exactly when none of them
         /// touched a line the read covered, and then the bytes it read are
         /// still the memory's.
@@ -933,16 +933,20 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
         #[test]
         fn copy_between_matches_a_flat_copy(src_off in 0u64..200_000, dst_off in 0u64..200_000, len in 0u64..150_000, same in any::<bool>()) {
-            let a = SparsePages::new(400_000);
-            let b = SparsePages::new(400_000);
-            let init: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+            // A sixteenth the size under Miri, as in behaves_like_a_flat_array.
+            let shrink = if cfg!(miri) { 16 } else { 1 };
+            let (src_off, dst_off, len) = (src_off / shrink, dst_off / shrink, len / shrink);
+            let (size, filled) = (400_000 / shrink as usize, 300_000 / shrink as u32);
+            let a = SparsePages::new(size as u64);
+            let b = SparsePages::new(size as u64);
+            let init: Vec<u8> = (0..filled).map(|i| (i % 251) as u8).collect();
             a.write(0, &init);
-            let mut flat_a = vec![0u8; 400_000];
-            flat_a[..300_000].copy_from_slice(&init);
-            let mut flat_b = vec![0u8; 400_000];
+            let mut flat_a = vec![0u8; size];
+            flat_a[..filled as usize].copy_from_slice(&init);
+            let mut flat_b = vec![0u8; size];
             if same {
                 SparsePages::copy_between(&a, src_off, &a, dst_off, len);
                 // Forward page-chunked copy semantics for overlaps.
@@ -957,7 +961,7 @@ mod tests {
                 SparsePages::copy_between(&a, src_off, &b, dst_off, len);
                 flat_b[dst_off as usize..(dst_off + len) as usize].copy_from_slice(&flat_a[src_off as usize..(src_off + len) as usize]);
             }
-            let mut got = vec![0u8; 400_000];
+            let mut got = vec![0u8; size];
             a.read(0, &mut got);
             prop_assert!(got == flat_a, "source region differs");
             b.read(0, &mut got);
@@ -966,10 +970,14 @@ mod tests {
 
         #[test]
         fn behaves_like_a_flat_array(ops in prop::collection::vec((0u64..300_000, 1usize..100_000, any::<u8>(), any::<bool>()), 1..12)) {
-            let len = 400_000u64;
+            // Under Miri (interpreted, slow) the same shapes a sixteenth
+            // the size: still several pages, partial ones at both ends.
+            let shrink = if cfg!(miri) { 16 } else { 1 };
+            let len = 400_000u64 / shrink;
             let m = SparsePages::new(len);
             let mut flat = vec![0u8; len as usize];
             for (off, n, v, fill) in ops {
+                let (off, n) = (off / shrink, n.div_ceil(shrink as usize));
                 let n = n.min((len - off) as usize);
                 if fill {
                     m.fill(off, n as u64, v);

@@ -3,54 +3,15 @@
 
 use super::pins::PinCache;
 use super::wasm::{self, CompiledLib, MAX_GUEST_MEMORY};
-use super::{Cluster, Latched};
+pub use super::job::{Job, Outcome, tensor_sizes};
+use super::Cluster;
 use crate::port::Bus;
 use nrt_hal::{ArchDesc, EngineId};
-use nrt_isa::ucode::{ARG_BLOCK_BYTES, ARG_DST, ArgBlock, ArgLocation, ArgTensor, GpsimdCause};
+use nrt_isa::ucode::{ARG_BLOCK_BYTES, ArgLocation, ArgTensor, GpsimdCause};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use wasmtime::{Caller, Extern, Instance, Linker, Memory, Store, StoreLimits, StoreLimitsBuilder, Trap, TypedFunc, UpdateDeadline};
-
-/// How one invocation ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Returned 0.
-    Ok,
-    /// Trapped or returned nonzero.
-    Fault(GpsimdCause),
-    /// Stopped by the watchdog (or abandoned by a reset).
-    Hung,
-}
-
-/// One dispatched op, shared by its invocations.
-#[derive(Debug)]
-pub struct Job {
-    /// The op id ([`Cluster`] ignores stale ones).
-    pub op_id: u64,
-    /// Instruction index of the EXTENDED_INST (for error records).
-    pub pc: u64,
-    /// Cores running the op (1 or 8).
-    pub total: u32,
-    /// Per invoked core: the library and the kernel's export name.
-    pub kernels: Vec<(Arc<CompiledLib>, String)>,
-    /// What LOAD_POOL_ARGUMENT latched.
-    pub latched: Latched,
-    /// The word read from `one_value_read_addr`.
-    pub one_value: u32,
-    /// Virtual time of the dispatch.
-    pub start_clock: u64,
-    /// Byte size of each tensor argument, by argument index (the
-    /// destination at [`ARG_DST`]), computed once per op instead of on
-    /// every chunk a kernel moves (see [`tensor_sizes`]).
-    pub tensor_bytes: [u64; ARG_DST as usize + 1],
-}
-
-/// [`Job::tensor_bytes`] for the argument block `args` (0 where there is
-/// no tensor).
-pub fn tensor_sizes(args: &ArgBlock) -> [u64; ARG_DST as usize + 1] {
-    std::array::from_fn(|i| args.tensor(i as u32).map_or(0, ArgTensor::bytes))
-}
 
 /// The device context one call runs with: device memory (through a
 /// handle the store may keep, so a `dyn` one; the tensor copies mostly go

@@ -16,16 +16,28 @@
 //!   its tensor copies go through the pages `pins` keeps.
 //! - [`stdio`]: the stdio rings kernels print into.
 //!
+//! Without the `q7` cargo feature (on by default) `wasm` and `invoke` are
+//! the stand-ins of `absent.rs`: no wasmtime in the build, and every
+//! library is refused with `MISSING_FEATURE` where it would compile.
+//!
 //! The cores are not threads: each invocation is a scheduler task
 //! ([`crate::scheduler::Task::Q7`]), run to completion, a trap, or the
 //! watchdog.
 
+#[cfg(not(feature = "q7"))]
+mod absent;
 pub mod build;
 pub mod dispatch;
+#[cfg(not(feature = "q7"))]
+pub use absent::{MISSING_FEATURE, invoke, wasm};
+#[cfg(feature = "q7")]
 pub mod invoke;
+mod job;
+#[cfg(feature = "q7")]
 mod pins;
 pub mod resolve;
 pub mod stdio;
+#[cfg(feature = "q7")]
 pub mod wasm;
 
 use nrt_hal::arch::{Q7_CORE_STRIDE, Q7_CSR_SIZE, Q7_DRAM_OFFSET, Q7_IRAM_OFFSET};
@@ -138,6 +150,7 @@ pub struct Cluster {
     /// The op the Q7 tasks run.
     job: Mutex<Option<Arc<invoke::Job>>>,
     /// Per-core instances (`invoke`), dropped when the reset epoch moves.
+    #[cfg_attr(not(feature = "q7"), allow(dead_code))]
     pub(crate) instances: [Mutex<Option<invoke::CoreInstance>>; Q7_CORES],
     /// Bumped by `reset`: abandons the op in flight and every instance.
     pub(crate) reset_epoch: AtomicU64,

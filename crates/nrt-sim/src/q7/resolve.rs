@@ -99,3 +99,33 @@ pub fn resolve(dev: &impl Bus, cluster: &Cluster, spec: u8) -> Result<Resolved, 
     }
     Ok(Resolved { total: Q7_CORES as u32, kernels })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nrt_hal::arch::TRN2;
+    use nrt_isa::ucode::stock_library;
+
+    /// The stock library installed on core 0 resolves in the default build;
+    /// without the `q7` feature it is refused as a bad image whose message
+    /// names the missing feature (never a panic, never a silent no-op).
+    #[test]
+    fn installed_library_compiles_or_names_the_missing_feature() {
+        let cluster = Cluster::new(&TRN2);
+        {
+            let lib = stock_library();
+            let mut m = cluster.core_mem(0);
+            m.iram = lib.iram();
+            m.dram = lib.dram();
+            m.generation += 1;
+        }
+        let r = installed(&cluster, 0);
+        if cfg!(feature = "q7") {
+            assert!(r.is_ok(), "{:?}", r.err());
+        } else {
+            let e = r.err().expect("a build without wasmtime refuses the library");
+            assert_eq!(e.cause, GpsimdCause::BadImage);
+            assert!(e.why.contains("`q7` cargo feature"), "{}", e.why);
+        }
+    }
+}
