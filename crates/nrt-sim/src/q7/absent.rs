@@ -11,7 +11,7 @@ pub const MISSING_FEATURE: &str = "custom ops (GPSIMD kernels) need nrt-sim's `q
 
 /// Stands in for the wasmtime engine and its library cache.
 pub mod wasm {
-    use super::MISSING_FEATURE;
+    use crate::q7::absent::MISSING_FEATURE;
     use nrt_isa::ucode::{KernelRow, LibraryImage};
     use std::sync::Arc;
 
@@ -71,8 +71,10 @@ pub mod invoke {
     pub(crate) enum CoreInstance {}
 
     /// Unreachable in practice (no [`Job`] can hold a compiled library);
-    /// reports the op as a bad image if it is ever reached.
-    pub(crate) fn run<B: Bus + 'static>(_dev: &Arc<B>, _arch: &ArchDesc, _cluster: &Arc<super::super::Cluster>, job: &Arc<Job>, _q: usize) -> (Outcome, u64) {
+    /// reports the op as a bad image if it is ever reached. The cluster's
+    /// type is left open (it is unused) so this file needs nothing of
+    /// `q7/mod.rs`.
+    pub(crate) fn run<B: Bus + 'static, C>(_dev: &Arc<B>, _arch: &ArchDesc, _cluster: &Arc<C>, job: &Arc<Job>, _q: usize) -> (Outcome, u64) {
         (Outcome::Fault(GpsimdCause::BadImage), job.start_clock)
     }
 }

@@ -2,10 +2,24 @@
 //! the wasmtime-backed [`super::invoke`] and the build without the `q7`
 //! feature, so the dispatch path is the same in both.
 
-use super::Latched;
 use super::wasm::CompiledLib;
 use nrt_isa::ucode::{ARG_DST, ArgBlock, ArgTensor, GpsimdCause};
 use std::sync::Arc;
+
+/// What LOAD_POOL_ARGUMENT latched for the next EXTENDED_INST.
+#[derive(Clone, Debug)]
+pub struct Latched {
+    /// The decoded argument block.
+    pub args: Arc<ArgBlock>,
+    /// The op's SBUF base (SBUF-located tensors are relative to it).
+    pub sbuf_base: u64,
+    /// Address of the word handed to kernels as `one_value`.
+    pub one_value_addr: u64,
+    /// Where completion writes `1` (0 = nowhere).
+    pub completion_addr: u64,
+    /// The word read from `one_value_addr` when the block was latched.
+    pub one_value: u32,
+}
 
 /// How one invocation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -35,6 +35,7 @@ pub mod invoke;
 mod job;
 #[cfg(feature = "q7")]
 mod pins;
+pub use job::Latched;
 pub mod resolve;
 pub mod stdio;
 #[cfg(feature = "q7")]
@@ -42,7 +43,7 @@ pub mod wasm;
 
 use nrt_hal::arch::{Q7_CORE_STRIDE, Q7_CSR_SIZE, Q7_DRAM_OFFSET, Q7_IRAM_OFFSET};
 use nrt_hal::{ArchDesc, DeviceAddr, HalError, HalResult};
-use nrt_isa::ucode::{ArgBlock, GpsimdCause, csr};
+use nrt_isa::ucode::{GpsimdCause, csr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -104,21 +105,6 @@ pub struct CoreMem {
     pub generation: u64,
     /// The image compiled at `generation` (or why it is unusable).
     pub(crate) compiled: Option<(u64, Result<Arc<wasm::CompiledLib>, String>)>,
-}
-
-/// What LOAD_POOL_ARGUMENT latched for the next EXTENDED_INST.
-#[derive(Clone, Debug)]
-pub struct Latched {
-    /// The decoded argument block.
-    pub args: Arc<ArgBlock>,
-    /// The op's SBUF base (SBUF-located tensors are relative to it).
-    pub sbuf_base: u64,
-    /// Address of the word handed to kernels as `one_value`.
-    pub one_value_addr: u64,
-    /// Where completion writes `1` (0 = nowhere).
-    pub completion_addr: u64,
-    /// The word read from `one_value_addr` when the block was latched.
-    pub one_value: u32,
 }
 
 /// The op in flight.
