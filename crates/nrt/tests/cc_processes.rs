@@ -383,6 +383,7 @@ fn a_peer_killed_mid_collective_fails_the_others_within_the_bound_and_reinit_wor
     let report = report(&out);
     assert_eq!(out[0].lines(0).len(), 1, "{report}");
     assert!(out[0].lines(0)[0].contains(" OK "), "{report}");
+    assert!(!out[0].lines(1).is_empty(), "the survivor reported nothing for step 1\n{report}");
     let (status, ms, msg) = err_of(out[0].lines(1)[0]);
     eprintln!("the survivor: {status} after {ms} ms: {msg}");
     assert!(status == "NRT_TIMEOUT" || status == "NRT_NETWORK_PROXY_FAILURE", "{status}: {msg}\n{report}");

@@ -43,7 +43,30 @@ pub fn available() -> NetResult<()> {
 }
 
 fn load() -> Result<Lib, String> {
+    avoid_shared_receive_context();
     load_from(LIBRARY)
+}
+
+/// The variable that makes libfabric's `tcp;ofi_rxm` give every
+/// connection its own receive queue instead of one shared receive context.
+pub const RXM_USE_SRX: &str = "FI_OFI_RXM_USE_SRX";
+
+/// Turns off ofi_rxm's shared receive context (`FI_OFI_RXM_USE_SRX=0`)
+/// unless the user chose a value. With it on (the tcp default of
+/// libfabric 1.17, Debian 12's), a process whose peer is killed while
+/// messages are in flight can crash with SIGSEGV inside `fi_trecv`: the
+/// survivor of `cc_processes.rs`'s killed-peer test did in 1 of 4 runs
+/// (1 of 3 to 5 under load), with it off in none of 14. libfabric reads its
+/// variables once, when the first `fi_getinfo` initialises the providers,
+/// so this runs before the library is opened.
+fn avoid_shared_receive_context() {
+    if std::env::var_os(RXM_USE_SRX).is_none() {
+        // SAFETY: runs once (under the OnceLock of `lib`), before libfabric
+        // exists in the process; the runtime reads its own variables when it
+        // initialises, before any collective opens the transport, so no
+        // thread of ours reads the environment concurrently.
+        unsafe { std::env::set_var(RXM_USE_SRX, "0") };
+    }
 }
 
 fn load_from(library: &str) -> Result<Lib, String> {
