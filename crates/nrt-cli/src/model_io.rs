@@ -63,6 +63,20 @@ pub struct Loaded {
     pub outputs: Vec<TensorSignature>,
 }
 
+/// The first device of the simulated instance (NEURON_SIM_INSTANCE) with
+/// the process's NEURON_RT_* environment and the configuration read from
+/// it: what every command that loads models starts from.
+pub fn simulated_device() -> Result<(nrt_sim::SimDevice, nrt::config::Env, nrt::config::Config)> {
+    let device = nrt_sim::SimDevice::all_from_env()
+        .map_err(|e| anyhow!("simulated device configuration: {e}"))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("the simulated instance has no device"))?;
+    let env = nrt::config::Env::from_process();
+    let config = nrt::config::Config::from_env(&env).map_err(|e| anyhow!("configuration: {e}"))?;
+    Ok((device, env, config))
+}
+
 impl Loaded {
     /// Loads `bytes` with the logical-core size the NEFF header asks for.
     pub fn new(bytes: &[u8]) -> Result<Loaded> {
@@ -75,13 +89,7 @@ impl Loaded {
     pub fn with_profile(bytes: &[u8], profile_dir: Option<&Path>) -> Result<Loaded> {
         let header = nrt_neff::NeffHeader::parse(bytes).context("reading the NEFF header")?;
         let lnc = header.lnc_size.max(1);
-        let device = nrt_sim::SimDevice::all_from_env()
-            .map_err(|e| anyhow!("simulated device configuration: {e}"))?
-            .into_iter()
-            .next()
-            .ok_or_else(|| anyhow!("the simulated instance has no device"))?;
-        let env = nrt::config::Env::from_process();
-        let config = nrt::config::Config::from_env(&env).map_err(|e| anyhow!("configuration: {e}"))?;
+        let (device, _env, config) = simulated_device()?;
         let q7 = nrt::custom_ops::Q7Setup { image: nrt::custom_ops::Q7Image::stock(), stdout_bytes: config.gpsimd_stdout_queue_bytes };
         let mut settings = LoadSettings::from_config(&config);
         if let Some(dir) = profile_dir {

@@ -89,13 +89,7 @@ pub fn run(dir: &Path, ranks: usize, given: &[(String, PathBuf)], output_dir: Op
             bail!("rank {r}: the NEFF asks for logical cores of {lnc} physical cores; collectives NEFFs run on LNC 1");
         }
     }
-    let device = nrt_sim::SimDevice::all_from_env()
-        .map_err(|e| anyhow!("simulated device configuration: {e}"))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("the simulated instance has no device"))?;
-    let env = nrt::config::Env::from_process();
-    let config = nrt::config::Config::from_env(&env).map_err(|e| anyhow!("configuration: {e}"))?;
+    let (device, env, config) = model_io::simulated_device()?;
     let timeout = peer_timeout(&env)?;
     let host = ModelHost::with_lnc(Arc::new(device), 1, LoadSettings::from_config(&config)).map_err(|e| anyhow!("preparing the device: {e}"))?;
     if host.vcores().len() < ranks {
