@@ -84,11 +84,20 @@ fn corrupt(path: Option<&str>, err: impl std::fmt::Display) -> NeffError {
 
 /// Reads every regular-file member of `payload` (gzip or plain tar).
 pub fn read_members(payload: &[u8], limits: &ReadLimits) -> Result<Members> {
+    let len = payload.len() as u64;
     match PayloadFormat::detect(payload) {
-        PayloadFormat::Gzip => read_tar(flate2::read::GzDecoder::new(payload), limits),
-        PayloadFormat::PlainTar => read_tar(payload, limits),
+        PayloadFormat::Gzip => {
+            read_tar(flate2::read::GzDecoder::new(payload), limits, len.saturating_mul(DEFLATE_MAX_RATIO))
+        }
+        PayloadFormat::PlainTar => read_tar(payload, limits, len),
     }
 }
+
+/// The most bytes one compressed byte can inflate to: deflate's longest
+/// match (258 bytes) costs at least two bits, so a stream expands at most
+/// 1032 times, and `GzDecoder` reads a single gzip member. What a payload
+/// of n bytes can yield is therefore at most `n * 1032` bytes.
+const DEFLATE_MAX_RATIO: u64 = 1032;
 
 /// Caps the bytes pulled from the (decompressed) tar stream. Member sizes
 /// are checked one by one below, but tar metadata entries (GNU long names,
@@ -121,7 +130,20 @@ impl<R: Read> Read for CappedReader<R> {
 /// Per-member allowance for tar headers and padding in the stream cap.
 const TAR_OVERHEAD_PER_MEMBER: u64 = 2048;
 
-fn read_tar<R: Read>(reader: R, limits: &ReadLimits) -> Result<Members> {
+/// The bytes to reserve for a member that declares `size` bytes when at
+/// most `stream_bound` bytes can still come out of the stream. A header is
+/// untrusted: a 49-byte NEFF can declare a 16 GiB member, and reserving
+/// that up front costs 16 GiB of address space (an abort where memory is
+/// not overcommitted) before the short read is noticed. A real member is
+/// never larger than what the stream can yield, so it still gets one exact
+/// allocation.
+fn member_reservation(size: u64, stream_bound: u64) -> usize {
+    size.min(stream_bound).min(usize::MAX as u64) as usize
+}
+
+/// Reads the members of a tar stream that can yield at most `stream_bound`
+/// bytes (the payload's length, or its inflated bound when gzip).
+fn read_tar<R: Read>(reader: R, limits: &ReadLimits, stream_bound: u64) -> Result<Members> {
     let hit = Rc::new(Cell::new(false));
     let cap = limits
         .max_total_bytes
@@ -162,11 +184,15 @@ fn read_tar<R: Read>(reader: R, limits: &ReadLimits) -> Result<Members> {
         if total > limits.max_total_bytes {
             return Err(NeffError::TooLarge { path, limit: limits.max_total_bytes });
         }
-        // The declared size is bounded by the total limit checked above, so
-        // reserving it is safe: untouched capacity costs address space, not
-        // memory, and a short member fails below. One exact allocation
-        // saves growing (and copying) a large constant step by step.
-        let mut data = Vec::with_capacity(size as usize);
+        // One exact allocation saves growing (and copying) a large constant
+        // step by step, but only as much as the stream can still hold is
+        // reserved, and a reservation the allocator refuses is an error,
+        // not an abort. A short member fails below.
+        let mut data = Vec::new();
+        let reserve = member_reservation(size, stream_bound);
+        data.try_reserve_exact(reserve).map_err(|_| {
+            corrupt(Some(&path), format!("cannot reserve {reserve} bytes for the member's {size} declared bytes"))
+        })?;
         (&mut entry)
             .take(size)
             .read_to_end(&mut data)
@@ -331,6 +357,43 @@ mod tests {
         let p = b.into_inner().unwrap();
         let limits = ReadLimits { max_members: 1, max_total_bytes: 4096 };
         assert!(matches!(read_members(&p, &limits), Err(NeffError::TooLarge { .. })));
+    }
+
+    /// A tar holding one member whose header declares `declared` bytes
+    /// while only `data` follows (a hostile or truncated archive).
+    fn tar_declaring(declared: u64, data: &[u8]) -> Vec<u8> {
+        let mut h = tar::Header::new_gnu();
+        h.as_old_mut().name[..5].copy_from_slice(b"a.bin");
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_size(declared);
+        h.set_mode(0o644);
+        h.set_cksum();
+        let mut p = h.as_bytes().to_vec();
+        p.extend_from_slice(data);
+        p
+    }
+
+    #[test]
+    fn a_declared_size_reserves_no_more_than_the_stream_can_hold() {
+        // Found by the capi_calls fuzz target: a 49-byte NEFF whose member
+        // declared 4 GiB made the reader reserve 4 GiB before reading.
+        assert_eq!(member_reservation(4 << 30, 49), 49);
+        assert_eq!(member_reservation(1000, 1 << 20), 1000);
+        assert_eq!(member_reservation(u64::MAX, u64::MAX), usize::MAX);
+        let gz = {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(&tar_declaring(12 << 30, b"short")).unwrap();
+            e.finish().unwrap()
+        };
+        for p in [tar_declaring(12 << 30, b"short"), gz] {
+            match read_members(&p, &ReadLimits::default()) {
+                Err(NeffError::CorruptArchive { path, message }) => {
+                    assert_eq!(path.as_deref(), Some("a.bin"));
+                    assert!(message.contains("declares 12884901888 bytes"), "{message}");
+                }
+                other => panic!("expected a short member, got {other:?}"),
+            }
+        }
     }
 
     #[test]
