@@ -130,8 +130,8 @@ impl<R: Read> Read for CappedReader<R> {
 /// Per-member allowance for tar headers and padding in the stream cap.
 const TAR_OVERHEAD_PER_MEMBER: u64 = 2048;
 
-/// The bytes to reserve for a member that declares `size` bytes when at
-/// most `stream_bound` bytes can still come out of the stream. A header is
+/// The bytes to reserve for a member that declares `size` bytes when the
+/// whole stream can yield at most `stream_bound` bytes. A header is
 /// untrusted: a 49-byte NEFF can declare a 16 GiB member, and reserving
 /// that up front costs 16 GiB of address space (an abort where memory is
 /// not overcommitted) before the short read is noticed. A real member is
@@ -185,8 +185,7 @@ fn read_tar<R: Read>(reader: R, limits: &ReadLimits, stream_bound: u64) -> Resul
             return Err(NeffError::TooLarge { path, limit: limits.max_total_bytes });
         }
         // One exact allocation saves growing (and copying) a large constant
-        // step by step, but only as much as the stream can still hold is
-        // reserved, and a reservation the allocator refuses is an error,
+        // step by step, but no more than the stream can yield is reserved, and a reservation the allocator refuses is an error,
         // not an abort. A short member fails below.
         let mut data = Vec::new();
         let reserve = member_reservation(size, stream_bound);
@@ -257,14 +256,20 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn tar_with(path: &[u8], kind: tar::EntryType, data: &[u8]) -> Vec<u8> {
-        // Write the raw name bytes so unsafe names reach the reader unchanged.
+    /// A header naming `path` (raw bytes, so unsafe names reach the reader
+    /// unchanged) that declares `size` bytes.
+    fn header_for(path: &[u8], kind: tar::EntryType, size: u64) -> tar::Header {
         let mut header = tar::Header::new_gnu();
         header.as_old_mut().name[..path.len()].copy_from_slice(path);
         header.set_entry_type(kind);
-        header.set_size(data.len() as u64);
+        header.set_size(size);
         header.set_mode(0o644);
         header.set_cksum();
+        header
+    }
+
+    fn tar_with(path: &[u8], kind: tar::EntryType, data: &[u8]) -> Vec<u8> {
+        let header = header_for(path, kind, data.len() as u64);
         let mut b = tar::Builder::new(Vec::new());
         b.append(&header, data).unwrap();
         b.into_inner().unwrap()
@@ -362,13 +367,7 @@ mod tests {
     /// A tar holding one member whose header declares `declared` bytes
     /// while only `data` follows (a hostile or truncated archive).
     fn tar_declaring(declared: u64, data: &[u8]) -> Vec<u8> {
-        let mut h = tar::Header::new_gnu();
-        h.as_old_mut().name[..5].copy_from_slice(b"a.bin");
-        h.set_entry_type(tar::EntryType::Regular);
-        h.set_size(declared);
-        h.set_mode(0o644);
-        h.set_cksum();
-        let mut p = h.as_bytes().to_vec();
+        let mut p = header_for(b"a.bin", tar::EntryType::Regular, declared).as_bytes().to_vec();
         p.extend_from_slice(data);
         p
     }
