@@ -366,24 +366,31 @@ impl Scheduler {
     }
 
     /// Pool mode: runs one queued task on the calling thread (a thread
-    /// waiting for the device lends itself, see `nrt_hal::Device::assist`),
-    /// or with none queued, one part of a split kernel call another
-    /// thread offers (`kernels::split`). Returns whether it ran either.
-    /// Deterministic mode keeps its own order (the submitting thread
-    /// already drains in lockstep), so this never runs anything there.
+    /// waiting for the device lends itself, see `nrt_hal::Device::assist`).
+    /// Returns whether there was one. Deterministic mode keeps its own
+    /// order (the submitting thread already drains in lockstep), so this
+    /// never runs a task there.
     pub fn run_one<R: Runner>(&self, runner: &Arc<R>) -> bool {
-        if self.deterministic {
+        if self.deterministic || self.pending.load(Ordering::Acquire) == 0 {
             return false;
         }
-        if self.pending.load(Ordering::Acquire) != 0
-            && let Some(t) = self.pop()
-        {
-            self.lenders_busy.fetch_add(1, Ordering::SeqCst);
-            let _free = LenderFree(&self.lenders_busy);
-            runner.run(t);
-            return true;
+        match self.pop() {
+            Some(t) => {
+                self.lenders_busy.fetch_add(1, Ordering::SeqCst);
+                let _free = LenderFree(&self.lenders_busy);
+                runner.run(t);
+                true
+            }
+            None => false,
         }
-        split::wanted() && split::help()
+    }
+
+    /// What a thread lent to the device does (`nrt_hal::Device::assist`):
+    /// one queued task ([`Scheduler::run_one`]), or with none, one part of
+    /// a split kernel call another thread offers (`kernels::split`).
+    /// Returns whether it ran either; pool mode only.
+    pub fn assist<R: Runner>(&self, runner: &Arc<R>) -> bool {
+        self.run_one(runner) || (!self.deterministic && split::wanted() && split::help())
     }
 
     /// Deterministic mode: run the queue to empty on this thread unless
@@ -991,25 +998,35 @@ mod tests {
         let p = probe(false);
         p.release.store(true, Ordering::Release);
         let elsewhere = AtomicUsize::new(0);
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         let mut round = 0;
         while elsewhere.load(Ordering::Relaxed) == 0 {
             assert!(Instant::now() < deadline, "no part ran on the worker in {round} rounds");
-            // A task just run leaves the worker spinning for more.
-            p.scheduler.submit(|| p.clone(), Task::Dma(0, 1));
-            wait_ran(&p, round + 1);
-            split::run_parts(8, &|_| {
-                let t = Instant::now();
-                while t.elapsed() < Duration::from_micros(100) {
-                    std::hint::spin_loop();
+            let offered = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                // A long job on the board, then a task: the worker runs the
+                // task and, spinning for more, finds the job still open.
+                s.spawn(|| {
+                    split::run_parts(64, &|_| {
+                        offered.store(true, Ordering::Release);
+                        let t = Instant::now();
+                        while t.elapsed() < Duration::from_micros(200) {
+                            std::hint::spin_loop();
+                        }
+                        // A scheduler's worker (this one, or one of another
+                        // test running meanwhile: any spinning worker helps).
+                        if std::thread::current().name().is_some_and(|n| n.starts_with("nrt-sim-")) {
+                            elsewhere.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                });
+                while !offered.load(Ordering::Acquire) {
+                    std::thread::yield_now();
                 }
-                // A scheduler's worker (this one, or one of another test
-                // running meanwhile: any spinning worker helps).
-                if std::thread::current().name().is_some_and(|n| n.starts_with("nrt-sim-")) {
-                    elsewhere.fetch_add(1, Ordering::Relaxed);
-                }
+                p.scheduler.submit(|| p.clone(), Task::Dma(0, 1));
             });
             round += 1;
+            wait_ran(&p, round);
         }
         p.scheduler.shutdown();
     }
