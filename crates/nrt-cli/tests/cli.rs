@@ -15,15 +15,14 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// The compiler sample beside the project, or None (with a note) when absent.
+/// The compiler sample beside the project, or None (the calling test
+/// reported skipped) when absent.
 fn real_neff() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/neff/matmul_small.neff");
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("note: {} not present; skipping", p.display());
-        None
+    if !p.exists() {
+        nrt_test_support::skip!(return None; "{} is absent (the compiler's sample lives beside the checkout)", p.display());
     }
+    Some(p)
 }
 
 fn scratch(name: &str) -> PathBuf {
