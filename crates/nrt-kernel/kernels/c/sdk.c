@@ -8,8 +8,8 @@
 #define NRT_KERNEL_IMPLEMENTATION
 #include "nrt/nrt_kernel.h"
 
-/* y = x * k + f: a tensor, an int scalar and a float scalar, split over
- * the cores through the TCM accessor. */
+/* y = x * k + f: a tensor, an int scalar and a float scalar; chunks dealt
+ * over the cores, moved through the TCM accessor. */
 NRT_KERNEL(scale_add) {
     nrt_tensor_t x, y;
     int64_t k;
@@ -18,19 +18,19 @@ NRT_KERNEL(scale_add) {
     if ((r = customop_next_tensor(&x)) || (r = customop_next_int(&k)) || (r = customop_next_float(&f))) return r;
     if ((r = get_dst_tensor(&y))) return r;
     if (x.dtype != NRT_ISA_FP32 || y.numel != x.numel) return NRT_ERR_SHAPE;
-    uint64_t s, e;
-    nrt_my_share(x.numel, &s, &e);
-    float *buf = tcm_malloc(256 * sizeof(float));
+    /* Chunks of 256 elements dealt round-robin over the cores. */
+    enum { CHUNK = 256 };
+    float *buf = tcm_malloc(CHUNK * sizeof(float));
     if (!buf) return NRT_ERR_TCM;
-    for (uint64_t at = s; at < e;) {
-        uint64_t n = e - at < 256 ? e - at : 256;
-        if ((r = tensor_to_tcm(&x, buf, at, n))) return r;
-        for (uint64_t i = 0; i < n; i++) buf[i] = buf[i] * (float)k + (float)f;
-        if ((r = tcm_to_tensor(&y, buf, at, n))) return r;
-        at += n;
+    uint64_t chunks = (x.numel + CHUNK - 1) / CHUNK;
+    for (uint64_t c = get_cpu_id(); c < chunks && !r; c += get_cpu_count()) {
+        uint64_t at = c * CHUNK, n = x.numel - at < CHUNK ? x.numel - at : CHUNK;
+        r = tensor_to_tcm(&x, buf, at, n);
+        for (uint64_t i = 0; i < n && !r; i++) buf[i] = buf[i] * (float)k + (float)f;
+        if (!r) r = tcm_to_tensor(&y, buf, at, n);
     }
     tcm_free(buf);
-    return 0;
+    return r;
 }
 
 /* The destination gets the first argument's bytes (any dtype). */
