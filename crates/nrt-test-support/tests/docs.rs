@@ -375,6 +375,19 @@ fn the_readme_layout_table_names_every_crate() {
     assert_eq!(named, dirs, "README's Layout table, one row per crate");
 }
 
+#[test]
+fn the_examples_table_names_every_example() {
+    let root = repo_root().join("examples");
+    let readme = read(&root.join("README.md"));
+    let linked: BTreeSet<String> = readme
+        .lines()
+        .filter(|l| l.starts_with("| ["))
+        .filter_map(|l| link_targets(l).first().and_then(|t| t.strip_suffix("/README.md")).map(str::to_string))
+        .collect();
+    let dirs: BTreeSet<String> = std::fs::read_dir(&root).unwrap().flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(linked, dirs, "examples/README.md's table, one row per example");
+}
+
 /// The fuzz targets: the `[[bin]]` names of fuzz/Cargo.toml, and those
 /// that need the runtime.
 fn fuzz_targets() -> (BTreeSet<String>, BTreeSet<String>) {
