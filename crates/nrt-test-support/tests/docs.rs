@@ -120,7 +120,7 @@ fn every_relative_link_resolves() {
                 let target = if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
                 if !target.exists() {
                     broken.push(format!("{}:{n}: {dest} (no such file)", rel(&file)));
-                } else if !anchor.is_empty() && !(target.is_file() && anchors(&read(&target)).contains(anchor)) {
+                } else if !anchor.is_empty() && (!target.is_file() || !anchors(&read(&target)).contains(anchor)) {
                     broken.push(format!("{}:{n}: {dest} (no such heading)", rel(&file)));
                 }
             }
@@ -335,7 +335,7 @@ fn diagram() -> BTreeMap<String, BTreeSet<String>> {
         } else {
             right.split("  (").next().unwrap().split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect()
         };
-        for name in left.trim_end_matches(|c| c == '─' || c == ' ').split(',').map(str::trim) {
+        for name in left.trim_end_matches(['─', ' ']).split(',').map(str::trim) {
             assert!(out.insert(name.to_string(), deps.clone()).is_none(), "{name} is in the diagram twice");
         }
     }
