@@ -1,10 +1,13 @@
 //! The collectives exports: the global communicators
 //! (`nrt_build_global_comm`, `nrt_cc_global_comm_init`), the host-side
 //! `nrt_barrier` / `nrt_all_gather` and the standalone `nrta_cc_prepare` /
-//! `nrta_cc_schedule`, over the runtime core's in-process collectives
-//! (`nrt::cc`): ranks are logical cores of this process, each driven by
-//! its own caller thread (or collectives queue), meeting per replica
-//! group; the data moves as DMA work on the device.
+//! `nrta_cc_schedule`, over the runtime core's collectives (`nrt::cc`):
+//! ranks are logical cores, each driven by its own caller thread (or
+//! collectives queue), meeting per replica group; between the ranks of
+//! this process the data moves as DMA work on the device, to and from
+//! ranks of other processes (a world bootstrapped at
+//! `NEURON_RT_ROOT_COMM_ID`) through the network proxy
+//! (docs/collectives.md).
 
 use crate::ctensor::View;
 use crate::global::{self, TENSORS};

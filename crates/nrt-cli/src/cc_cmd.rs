@@ -32,13 +32,13 @@ use std::time::{Duration, Instant};
 /// The options of `nrt cc-test` (see `nrt cc-test --help`).
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Ranks.
+    /// Ranks in all (every process).
     pub ranks: usize,
     /// Nodes (`-N`): more than 1 launches one process per host with mpirun.
     pub nodes: usize,
     /// The hosts of `-N` (`--hosts H1,H2`).
     pub hosts: Option<String>,
-    /// Processes on this machine (`--processes`); only 1 runs here.
+    /// Processes on this machine the ranks split over (`--processes`).
     pub processes: usize,
     /// The op name as given.
     pub op: String,
