@@ -89,6 +89,10 @@ int main(int argc, char **argv) {
     NRT_STATUS ret = NRT_SUCCESS;
     EXPECT_STATUS(nrta_tensor_write(dev, lent, 0, BIG, 0, &ret, &seq), NRT_RESOURCE);
     EXPECT(seq == 0);
+    /* A world larger than any instance is refused before a rank list of
+     * its size is made. */
+    EXPECT_STATUS(nrt_barrier(0, 0, UINT32_MAX), NRT_INVALID);
+    EXPECT_STATUS(nrt_barrier(0, 0, 65537), NRT_INVALID);
 
     /* What fits still works, and the runtime is whole afterwards. */
     uint8_t buf[4096];
