@@ -46,9 +46,12 @@ def child(body: str, *args) -> str:
 )
 def test_a_tensor_takes_only_the_runtimes_dtypes(dtype):
     out = child(f"""
-        r = nrt.Runtime().allocate_tensor(64)
-        t = nrt.Tensor(r, 2, np.dtype({dtype!r} if not {dtype!r}.startswith('[') else eval({dtype!r})))
-        t.numpy()
+        rt = nrt.Runtime()
+        r = rt.allocate_tensor(64)
+        rt.tensor_write(r, bytes(range(1, 65)))
+        d = np.dtype({dtype!r} if not {dtype!r}.startswith('[') else eval({dtype!r}))
+        t = nrt.Tensor(r, 64 // d.itemsize, d)
+        repr(t.numpy())  # device bytes as object pointers: a segfault
     """)
     assert out.startswith("ValueError: dtype") and "cannot hold a tensor's bytes" in out, out
 
