@@ -298,6 +298,17 @@ fn tensor_api() {
     assert!(run(&exe, &dir, &[]).contains("tensor_api:"));
 }
 
+/// Host buffers sized by the client (host tensors, staging, copies)
+/// refused with NRT_RESOURCE instead of aborting, up front for sizes no
+/// host holds and through the allocator under an address-space limit.
+#[test]
+fn sizes_the_host_cannot_give_are_resource_errors() {
+    let dir = scratch("host_sizes");
+    let neff = copy_neff(&dir);
+    let exe = build("host_sizes", &dir, false);
+    assert!(run(&exe, &dir, &[&neff]).contains("host_sizes: "));
+}
+
 #[test]
 fn execute_copy_example() {
     let dir = scratch("copy");

@@ -478,6 +478,11 @@ fn print_table(rows: &[Row], dtype: &str, algo: bool, kind: &CcKind) {
 fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, gids: &[u32], unit: u64, o: &Options) -> Result<(Vec<f64>, Option<f64>, bool)> {
     let esize = dtype.size_bytes() as u64;
     let (ie, oe) = kind.sizes(n, unit);
+    // The host buffers of this size (every rank's values, the encoded
+    // input, the check's and the memcpy comparison's copies), bounded
+    // before any is made.
+    let host = (n as u64).saturating_mul(ie).saturating_mul(8).saturating_add(ie.max(oe).saturating_mul(esize).saturating_mul(4));
+    nrt::host_memory::check(host, format_args!("host buffers of a {unit}-element {kind:?}")).map_err(|e| anyhow!("{}", e.message))?;
     let signed = !matches!(dtype, Dtype::Uint8 | Dtype::Uint16 | Dtype::Uint32);
     let mode = o.check.as_deref();
     let vals: Vec<Vec<i64>> = (0..n).map(|r| (0..ie).map(|i| value(mode, o.seed, r, i, signed)).collect()).collect();
