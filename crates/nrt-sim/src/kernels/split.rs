@@ -35,6 +35,9 @@ const DONE: u8 = 3;
 const PANICKED: u8 = 4;
 /// A helper whose thread never started.
 const DEAD: u8 = 5;
+/// A helper whose thread died (outside a part, whose panics it catches):
+/// its caller stops waiting, and nobody claims it again.
+const LOST: u8 = 6;
 
 /// A job as a helper sees it: the caller's closure with its lifetime
 /// erased, and the part to run.
@@ -77,7 +80,18 @@ fn helpers() -> &'static [Helper] {
     })
 }
 
+/// Publishes [`LOST`] if the helper thread unwinds (its loop never ends
+/// otherwise), so a caller waiting for its part does not wait for ever.
+struct Lost(&'static Helper);
+
+impl Drop for Lost {
+    fn drop(&mut self) {
+        self.0.state.store(LOST, Ordering::Release);
+    }
+}
+
 fn helper_loop(h: &'static Helper) {
+    let _lost = Lost(h);
     loop {
         let spin_until = Instant::now() + SPIN;
         while h.state.load(Ordering::Acquire) != POSTED && Instant::now() < spin_until {
@@ -98,7 +112,9 @@ fn helper_loop(h: &'static Helper) {
 }
 
 /// Waits for the helpers a caller posted to (also when the caller's own
-/// part panics: the closure must outlive every helper's use of it).
+/// part panics: the closure must outlive every helper's use of it). The
+/// wait lasts as long as the slowest posted part computes (a part never
+/// waits for anything); a helper thread that died ends it ([`LOST`]).
 struct Posted<'a> {
     helpers: [Option<&'a Helper>; MAX_HELPERS],
 }
@@ -110,7 +126,7 @@ impl Posted<'_> {
             let mut spins = 0u32;
             let state = loop {
                 let s = h.state.load(Ordering::Acquire);
-                if s == DONE || s == PANICKED {
+                if s == DONE || s == PANICKED || s == LOST {
                     break s;
                 }
                 spins += 1;
@@ -121,7 +137,9 @@ impl Posted<'_> {
                 }
             };
             ok &= state == DONE;
-            h.state.store(IDLE, Ordering::Release);
+            if state != LOST {
+                h.state.store(IDLE, Ordering::Release);
+            }
         }
         ok
     }
