@@ -20,6 +20,8 @@
 //!   work on the devices (the ring schedule, its descriptors, the rendezvous).
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
+//! - [`worker`]: the panic guard of the runtime's threads; [`inject`]: the
+//!   runtime's own `NEURON_SIM_INJECT` kinds (failures of those threads).
 #![forbid(unsafe_code)]
 
 pub mod cache_line;
@@ -28,6 +30,7 @@ pub mod capi_support;
 pub mod config;
 pub mod custom_ops;
 pub mod exec;
+pub mod inject;
 pub mod load;
 pub mod log;
 pub mod memory;
@@ -40,6 +43,7 @@ mod sync;
 pub mod tensor;
 pub mod topology;
 pub mod trace;
+pub mod worker;
 pub mod xu;
 
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};
