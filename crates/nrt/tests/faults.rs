@@ -87,6 +87,17 @@ fn out_of_bounds_is_1006() {
     assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::Oob)).code(), 1006);
 }
 
+/// `sim_panic`: the simulator panics inside an engine's step (on one of
+/// its workers or on the runtime thread lent to it). The scheduler's
+/// guard halts the engine with a sequencer error, so the execution fails
+/// with 1004 from the device's evidence, not NRT_TIMEOUT at the end of
+/// its bound, and the core recovers at unload.
+#[test]
+fn a_simulator_panic_is_an_engine_error_not_a_timeout() {
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(60), ..LoadSettings::default() };
+    assert_eq!(run_with_fault(settings, FaultSpec::new(FaultKind::SimPanic)).code(), 1004);
+}
+
 #[test]
 fn hang_is_a_timeout() {
     assert_eq!(run_with_fault(short_timeout(), FaultSpec::new(FaultKind::Hang)), NrtStatus::Timeout);
