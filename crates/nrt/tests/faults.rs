@@ -95,7 +95,21 @@ fn out_of_bounds_is_1006() {
 #[test]
 fn a_simulator_panic_is_an_engine_error_not_a_timeout() {
     let settings = LoadSettings { exec_timeout: Duration::from_secs(60), ..LoadSettings::default() };
-    assert_eq!(run_with_fault(settings, FaultSpec::new(FaultKind::SimPanic)).code(), 1004);
+    let (dev, host) = host_with(settings);
+    let id = host.load(&copy_neff(), 0, -1).expect("load");
+    let (ins, outs, _) = host_io(data(BYTES, 1), BYTES);
+    dev.inject(FaultSpec::new(FaultKind::SimPanic));
+    let e = host.execute(id, &ins, &outs).unwrap_err();
+    assert_eq!(e.status.code(), 1004, "{}", e.message);
+    assert_eq!(host.models().get(id).unwrap().poisoned(), Some(NrtStatus::ExecCompletedWithErr));
+    host.unload(id).unwrap();
+    // The core recovers: a model loaded there next runs correctly.
+    let next = host.load(&copy_neff(), 0, -1).expect("load after the panic");
+    let input = data(BYTES, 2);
+    let (ins, outs, out) = host_io(input.clone(), BYTES);
+    host.execute(next, &ins, &outs).expect("the next model runs");
+    assert_eq!(read_all(&out), input);
+    host.unload(next).unwrap();
 }
 
 #[test]
