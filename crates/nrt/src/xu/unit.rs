@@ -843,7 +843,7 @@ mod tests {
         let last = super::super::seq::seq_num(seqs[3]);
         let waiter = std::thread::spawn(move || u.wait(last, Duration::from_secs(60)));
         gate.wait();
-        assert_eq!(waiter.join().unwrap().unwrap(), true, "the waiter sees its request completed");
+        assert!(waiter.join().unwrap().unwrap(), "the waiter sees its request completed");
         let got = reports.lock().unwrap().clone();
         let want: Vec<(u64, NrtStatus)> = vec![
             (seqs[0], NrtStatus::Success),
@@ -880,7 +880,7 @@ mod tests {
         let last = super::super::seq::seq_num(rest[2]);
         let waiter = std::thread::spawn(move || u.wait(last, Duration::from_secs(60)));
         gate.wait();
-        assert_eq!(waiter.join().unwrap().unwrap(), true);
+        assert!(waiter.join().unwrap().unwrap());
         assert!(unit.is_completed(super::super::seq::seq_num(first)).unwrap());
         let e = unit.submit(job(|| {})).unwrap_err();
         assert!(e.status == NrtStatus::ExecUnitUnrecoverable && e.message.contains("a watcher fails"), "{}", e.message);
