@@ -256,8 +256,7 @@ pub extern "C" fn nrt_async_drain_queued_execs(vnc: i32) -> NRT_STATUS {
     call("nrt_async_drain_queued_execs", || {
         check_vnc(vnc)?;
         let h = global::hosts()?;
-        h.xus.drain(vnc as u32);
-        Ok(())
+        h.xus.drain(vnc as u32)
     })
 }
 

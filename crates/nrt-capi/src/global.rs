@@ -211,14 +211,14 @@ pub fn init(framework: FrameworkType, fw_version: String, fal_version: String) -
     let rt = LIFECYCLE.init(options)?;
     // The runtime's own database, so its infodump and close see our models.
     let models = rt.shared_models();
-    let hosts: NrtResult<Vec<ModelHost>> = if rt.is_fake() {
-        Ok(Vec::new())
+    let hosts: NrtResult<(Vec<ModelHost>, nrt_core::xu::XuSettings)> = if rt.is_fake() {
+        nrt_core::xu::XuSettings::for_runtime(&rt).map(|x| (Vec::new(), x))
     } else {
-        (0..rt.devices().len()).map(|d| ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))).collect()
+        (0..rt.devices().len()).map(|d| ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))).collect::<NrtResult<_>>().and_then(|h| Ok((h, nrt_core::xu::XuSettings::for_runtime(&rt)?)))
     };
     match hosts {
-        Ok(devices) => {
-            let xus = nrt_core::xu::Xus::new(nrt_core::xu::XuSettings::from_config(rt.config()));
+        Ok((devices, settings)) => {
+            let xus = nrt_core::xu::Xus::new(settings);
             *slot = Some(Arc::new(Hosts { rt, devices, xus }));
             Ok(())
         }

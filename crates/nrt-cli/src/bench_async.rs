@@ -104,7 +104,7 @@ pub fn measure(path: &Path, iterations: Option<u64>, warmup: Option<u64>, depth:
     let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
     let vnc = model.vnc;
     let (ins, outs) = device_io(&loaded, vnc)?;
-    let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth });
+    let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth, ..XuSettings::default() });
     let guess = warmup.unwrap_or(DEFAULT_WARMUP_MIN) + iterations.unwrap_or(DEFAULT_ITERATIONS_MIN);
     let stamps = Arc::new(Mutex::new(nrt::host_memory::with_capacity(guess, format_args!("completion times of {guess} executions")).map_err(|e| anyhow!("{}", e.message))?));
     let failures = Arc::new(AtomicU64::new(0));

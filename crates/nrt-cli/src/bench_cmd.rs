@@ -88,6 +88,9 @@ impl SpinPeer {
                     };
                     for i in 0..n {
                         while peer.flag.load(Ordering::Acquire) != base + 2 * i + 1 {
+                            if peer.stop.load(Ordering::Relaxed) {
+                                return;
+                            }
                             std::hint::spin_loop();
                         }
                         peer.flag.store(base + 2 * i + 2, Ordering::Release);
@@ -102,8 +105,10 @@ impl SpinPeer {
     /// Mean round trip, in microseconds, of `round_trips` hand-offs of a
     /// value between this thread and the peer spinning on one atomic: the
     /// floor any hand-off to a device worker (or a spinning waiter) pays on
-    /// this machine. One untimed round trip first wakes the peer.
-    pub fn round_trip_us(&mut self, round_trips: u64) -> f64 {
+    /// this machine. One untimed round trip first wakes the peer. Each
+    /// hand-off waits for the peer's answer while the peer thread lives
+    /// (looked at every [`PEER_LOOK`] polls): an error if it ended.
+    pub fn round_trip_us(&mut self, round_trips: u64) -> Result<f64> {
         let n = round_trips.max(1) + 1;
         self.shared.owed.store(n, Ordering::Release);
         if let Some(t) = &self.thread {
@@ -112,8 +117,13 @@ impl SpinPeer {
         let mut start = Instant::now();
         for i in 0..n {
             self.shared.flag.store(self.base + 2 * i + 1, Ordering::Release);
+            let mut polls = 0u32;
             while self.shared.flag.load(Ordering::Acquire) != self.base + 2 * i + 2 {
                 std::hint::spin_loop();
+                polls = polls.wrapping_add(1);
+                if polls.is_multiple_of(PEER_LOOK) && self.thread.as_ref().is_none_or(|t| t.is_finished()) {
+                    bail!("the spin round-trip thread ended without answering hand-off {i}");
+                }
             }
             if i == 0 {
                 start = Instant::now();
@@ -121,9 +131,12 @@ impl SpinPeer {
         }
         let elapsed = start.elapsed();
         self.base += 2 * n;
-        elapsed.as_secs_f64() * 1e6 / (n - 1) as f64
+        Ok(elapsed.as_secs_f64() * 1e6 / (n - 1) as f64)
     }
 }
+
+/// Polls between two looks at whether the spin peer's thread still lives.
+const PEER_LOOK: u32 = 1 << 16;
 
 impl Drop for SpinPeer {
     fn drop(&mut self) {
@@ -251,7 +264,7 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, with_spin: bool, with_
     let mut spin = if with_spin { Some(SpinPeer::start()?) } else { None };
     let mut spin_batches = Vec::with_capacity((iterations / EXECUTIONS_PER_BATCH + 2) as usize);
     if let Some(p) = spin.as_mut() {
-        spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH));
+        spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH)?);
     }
     let rung = doorbells();
     let allocs = alloc_count::allocations();
@@ -272,13 +285,13 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, with_spin: bool, with_
             && i + 1 < iterations
         {
             let s = Instant::now();
-            spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH));
+            spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH)?);
             spinning += s.elapsed();
         }
     }
     let total = start.elapsed() - spinning;
     if let Some(p) = spin.as_mut() {
-        spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH));
+        spin_batches.push(p.round_trip_us(ROUND_TRIPS_PER_BATCH)?);
     }
     drop(spin);
     let thread_allocations = alloc_count::thread_allocations() - thread_allocs;
@@ -382,13 +395,28 @@ mod tests {
     #[test]
     fn one_peer_answers_every_batch_and_exits_on_drop() {
         let mut peer = SpinPeer::start().unwrap();
-        let mut batches: Vec<f64> = (0..5).map(|i| peer.round_trip_us(50 + i)).collect();
+        let mut batches: Vec<f64> = (0..5).map(|i| peer.round_trip_us(50 + i).unwrap()).collect();
         assert!(batches.iter().all(|us| *us > 0.0 && us.is_finite()), "{batches:?}");
         assert_eq!(peer.base, 2 * (51 + 52 + 53 + 54 + 55));
         assert_eq!(peer.shared.flag.load(Ordering::Acquire), peer.base);
         let m = median_us(&mut batches);
         assert!(batches.contains(&m));
         drop(peer);
+    }
+
+    /// A hand-off to a peer whose thread ended is an error, not a spin
+    /// for ever.
+    #[test]
+    fn a_round_trip_to_an_ended_peer_fails() {
+        let mut peer = SpinPeer::start().unwrap();
+        peer.shared.stop.store(true, Ordering::Release);
+        let t = peer.thread.as_ref().unwrap();
+        t.thread().unpark();
+        while !t.is_finished() {
+            std::thread::yield_now();
+        }
+        let e = peer.round_trip_us(3).unwrap_err().to_string();
+        assert!(e.contains("ended without answering hand-off 0"), "{e}");
     }
 
     #[test]

@@ -520,7 +520,10 @@ fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, gids: &[u3
                         start.wait();
                         if status.is_ok() {
                             let a = Arrival { group: (0..n as u32).collect(), rank: g, vnc: r as u32, kind: kind.clone(), dtype, op: ReduceOp::Add, count: unit, input: vec![i.clone()], output: vec![out.clone()] };
-                            status = rt.collectives().run(&rt, a);
+                            // A panic is this rank's error: the thread must
+                            // reach every barrier, or the others wait for it
+                            // for ever.
+                            status = nrt::worker::guarded(&format!("rank {g}'s thread"), nrt::NrtStatus::Failure, || rt.collectives().run(&rt, a));
                         }
                         end.wait();
                     }
@@ -544,7 +547,7 @@ fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, gids: &[u3
             }
         }
         for h in handles {
-            if let Err(e) = h.join().expect("rank thread") {
+            if let Err(e) = h.join().unwrap_or_else(|_| Err(nrt::NrtError::failure("a rank thread panicked"))) {
                 result = Err(anyhow!("{}", e.message));
             }
         }

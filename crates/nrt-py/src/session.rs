@@ -178,14 +178,14 @@ fn start() -> Result<Session, (String, Option<nrt::NrtError>)> {
     let rt = Arc::new(Runtime::init(options).map_err(|e| ("Failed to initialize the runtime".to_string(), Some(e)))?);
     let models = rt.shared_models();
     let hosts: nrt::NrtResult<Vec<ModelHost>> = (0..rt.devices().len()).map(|d| ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))).collect();
-    let hosts = match hosts {
+    let (hosts, settings) = match hosts.and_then(|h| Ok((h, nrt::xu::XuSettings::for_runtime(&rt)?))) {
         Ok(h) => h,
         Err(e) => {
             let _ = rt.close();
             return Err(("Failed to prepare the devices".to_string(), Some(e)));
         }
     };
-    let xus = nrt::xu::Xus::new(nrt::xu::XuSettings::from_config(rt.config()));
+    let xus = nrt::xu::Xus::new(settings);
     Ok(Session { rt, hosts, xus, sims, tensors: Registry::new(), models: Registry::new() })
 }
 

@@ -6,8 +6,9 @@
 //! A comma-separated list of `kind[@core=N][:after=N|:at=INSTR]`:
 //!
 //! - `kind`: `hbm_ue`, `hbm_ue_repairable`, `sram_parity`, `dma_abort`,
-//!   `nq_overflow`, `hang`, `nan`, `oob`, `sem_lost`; and `proxy_fail`,
-//!   which the runtime's collectives proxy acts on ([`RUNTIME_KINDS`]);
+//!   `nq_overflow`, `hang`, `nan`, `oob`, `sem_lost`, `sim_panic`; and
+//!   `proxy_fail`, `proxy_panic` and `xu_panic`, which the runtime acts on
+//!   ([`RUNTIME_KINDS`]);
 //! - `@core=N`: only on physical core `N` (default: any core);
 //! - `:after=N`: let `N` executions (for `dma_abort` and `nan`: `N` DMA
 //!   packets; for `sem_lost`: `N` DMA writes into semaphore registers)
@@ -29,6 +30,7 @@
 //! | `sem_lost` | a DMA write into a semaphore register (a collective's "done" or a peer's notification) is dropped: the packet completes, the semaphore does not move; nothing else is recorded (a lost notification) |
 //! | `nan` (`:after=N`) | the DMA packet's first f32 at the destination becomes NaN and a Numerical error record (detail = queue index) is written |
 //! | `nan:at=INSTR` | the compute instruction runs, then the first element of its output becomes NaN (in the output dtype) and a Numerical error record (detail = opcode) is written; the engine continues. On a non-compute instruction nothing happens and the fault is spent |
+//! | `sim_panic` | the simulator panics inside the engine's step, on whichever thread runs it (a worker, or a runtime thread lent to the device); the scheduler's guard turns it into a sequencer error record (detail `SIMULATOR_FAULT_DETAIL`) and halts the engine (`device::panicked`) |
 
 use std::fmt;
 use std::sync::Mutex;
@@ -55,11 +57,13 @@ pub enum FaultKind {
     Oob,
     /// A DMA write into a semaphore register is lost.
     SemLost,
+    /// The simulator panics inside the engine's step (its own failure).
+    SimPanic,
 }
 
 impl FaultKind {
     /// Every kind with its spelling in `NEURON_SIM_INJECT`.
-    pub const ALL: [(FaultKind, &'static str); 9] = [
+    pub const ALL: [(FaultKind, &'static str); 10] = [
         (FaultKind::HbmUe, "hbm_ue"),
         (FaultKind::HbmUeRepairable, "hbm_ue_repairable"),
         (FaultKind::SramParity, "sram_parity"),
@@ -69,6 +73,7 @@ impl FaultKind {
         (FaultKind::Nan, "nan"),
         (FaultKind::Oob, "oob"),
         (FaultKind::SemLost, "sem_lost"),
+        (FaultKind::SimPanic, "sim_panic"),
     ];
 
     /// The spelling in `NEURON_SIM_INJECT`.
@@ -160,9 +165,13 @@ pub struct FaultParseError {
 
 /// Kinds of `NEURON_SIM_INJECT` that the runtime, not the device, acts
 /// on: `proxy_fail[:after=N]` makes the runtime's collectives network
-/// proxy fail after N messages (NRT_NETWORK_PROXY_FAILURE); the device
-/// never sees the network, so the simulator accepts and skips them.
-pub const RUNTIME_KINDS: [&str; 1] = ["proxy_fail"];
+/// proxy fail after N messages (NRT_NETWORK_PROXY_FAILURE),
+/// `proxy_panic[:after=N]` makes it panic there, `xu_panic[:after=N]`
+/// makes an execution unit's worker panic holding request N+1. The
+/// device sees neither the network nor the runtime's threads, so the
+/// simulator accepts and skips them (the runtime's `inject` module reads
+/// them).
+pub const RUNTIME_KINDS: [&str; 3] = ["proxy_fail", "proxy_panic", "xu_panic"];
 
 /// Parses a comma-separated fault list (see the module docs); entries of
 /// [`RUNTIME_KINDS`] are skipped.

@@ -47,6 +47,13 @@
 //! a second CPU joins one big MATMUL exactly when it is idle, with no
 //! wake and no extra thread.
 //!
+//! Every slice runs under a panic guard, on whichever thread runs it (a
+//! worker, a lending host thread, a deterministic drainer): a panic in a
+//! task is handed to the runner ([`Runner::panicked`]), which leaves
+//! device evidence the host reads (an error record), and the thread goes
+//! on with the queue. A panicking task never takes a worker, a drain or
+//! the runtime thread lent to the device down with it.
+//!
 //! Wakes are rationed (`Scheduler::claim_wake`): a parked worker is woken
 //! only for queued work no lender, spinner, already-woken worker or
 //! submitting worker will take, and only while fewer of those threads run
@@ -87,6 +94,35 @@ pub enum Task {
 pub trait Runner: HasScheduler + Send + Sync + 'static {
     /// Runs one bounded slice of `task`.
     fn run(self: &Arc<Self>, task: Task);
+
+    /// A slice of `task` panicked with `why`: leave what the device shows
+    /// for such a failure (the task is not run again until work submits it).
+    fn panicked(self: &Arc<Self>, task: Task, why: &str);
+}
+
+/// Runs `slice` (one slice of `task`) under the panic guard: a panic is
+/// the runner's to report ([`Runner::panicked`]), and the caller goes on.
+/// Free when nothing panics (no allocation, no extra work).
+#[inline]
+fn guarded<R: Runner>(runner: &Arc<R>, task: Task, slice: impl FnOnce(&Arc<R>)) {
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| slice(runner))) {
+        report_panic(runner, task, &*p);
+    }
+}
+
+/// [`guarded`]'s cold half: the text of the panic, to the runner (whose
+/// own failure is swallowed: the thread must go on).
+#[cold]
+#[inline(never)]
+fn report_panic<R: Runner>(runner: &Arc<R>, task: Task, p: &(dyn std::any::Any + Send)) {
+    let why = p.downcast_ref::<&str>().map(|s| (*s).to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.panicked(task, &why)));
+}
+
+/// One slice of `task` under the panic guard.
+#[inline]
+fn run_guarded<R: Runner>(runner: &Arc<R>, task: Task) {
+    guarded(runner, task, |r| r.run(task));
 }
 
 /// The task queue and its workers.
@@ -243,9 +279,10 @@ impl Scheduler {
     ///
     /// The task is given as the slice itself (`first`, called with the
     /// runner), so the caller that knows what it runs (an engine of a core
-    /// it holds) needs no [`Task`] value to be matched and looked up again.
+    /// it holds) needs no [`Task`] value to be matched and looked up again;
+    /// `task` names it for the panic guard.
     #[inline]
-    pub fn run_now<R: Runner, H: RunnerHandle<R>>(&self, runner: impl Fn() -> H, first: impl FnOnce(&Arc<R>)) -> bool {
+    pub fn run_now<R: Runner, H: RunnerHandle<R>>(&self, runner: impl Fn() -> H, task: Task, first: impl FnOnce(&Arc<R>)) -> bool {
         // A thread inside its own drain of this scheduler holds the drain
         // claim (a drain lets it go only as its last step), so the claim
         // refuses it: no look at the thread-local drain mark first.
@@ -260,7 +297,7 @@ impl Scheduler {
         let _draining = DrainingMark::set(self.address());
         let handle = runner();
         let runner = handle.runner();
-        first(runner);
+        guarded(runner, task, first);
         if self.drain_limit <= 1 && !self.escalated.swap(true, Ordering::AcqRel) {
             self.escalate(&mut VecDeque::new(), runner);
             return true;
@@ -378,7 +415,7 @@ impl Scheduler {
             Some(t) => {
                 self.lenders_busy.fetch_add(1, Ordering::SeqCst);
                 let _free = LenderFree(&self.lenders_busy);
-                runner.run(t);
+                run_guarded(runner, t);
                 true
             }
             None => false,
@@ -440,7 +477,7 @@ impl Scheduler {
             // from the queue (each pass's guard ends with the pass).
             let mut batch = if let Some(t) = DRAIN.with(|d| d.next.take()) {
                 if self.pending.load(Ordering::Acquire) == 0 {
-                    runner.run(t);
+                    run_guarded(runner, t);
                     slices += 1;
                     if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
                         self.escalate(&mut VecDeque::new(), runner);
@@ -482,7 +519,7 @@ impl Scheduler {
                 batch
             };
             while let Some(t) = batch.pop_front() {
-                runner.run(t);
+                run_guarded(runner, t);
                 slices += 1;
                 if slices >= self.drain_limit && !self.escalated.swap(true, Ordering::AcqRel) {
                     self.escalate(&mut batch, runner);
@@ -789,7 +826,7 @@ fn worker<R: Runner>(weak: Weak<R>) {
         let s = runner.scheduler();
         s.busy.fetch_add(1, Ordering::AcqRel);
         IN_TASK.set(true);
-        runner.run(task);
+        run_guarded(&runner, task);
         IN_TASK.set(false);
         s.busy.fetch_sub(1, Ordering::AcqRel);
     }
@@ -800,13 +837,15 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
-    /// Task (0, 0) holds its worker until released; every task records
-    /// the thread that ran it.
+    /// Task (0, 0) holds its worker until released, task (0, 9) panics;
+    /// every task that ends records the thread that ran it, every panic
+    /// what the guard reported.
     struct Probe {
         scheduler: Scheduler,
         release: AtomicBool,
         holding: AtomicBool,
         ran: Mutex<Vec<(Task, std::thread::ThreadId)>>,
+        panicked: Mutex<Vec<(Task, String)>>,
     }
 
     impl HasScheduler for Probe {
@@ -823,12 +862,58 @@ mod tests {
                     std::thread::yield_now();
                 }
             }
+            assert!(task != Task::Engine(0, 9), "task {task:?} fails");
             self.ran.lock().unwrap().push((task, std::thread::current().id()));
+        }
+
+        fn panicked(self: &Arc<Self>, task: Task, why: &str) {
+            self.panicked.lock().unwrap().push((task, why.to_string()));
         }
     }
 
     fn probe(deterministic: bool) -> Arc<Probe> {
-        Arc::new(Probe { scheduler: Scheduler::new(deterministic, 1, DETERMINISTIC_DRAIN_LIMIT), release: AtomicBool::new(false), holding: AtomicBool::new(false), ran: Mutex::new(Vec::new()) })
+        Arc::new(Probe {
+            scheduler: Scheduler::new(deterministic, 1, DETERMINISTIC_DRAIN_LIMIT),
+            release: AtomicBool::new(false),
+            holding: AtomicBool::new(false),
+            ran: Mutex::new(Vec::new()),
+            panicked: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A task that panics is reported to the runner, and whichever thread
+    /// ran it (the worker, a lender, a deterministic drainer) goes on
+    /// with the queue: later tasks still run.
+    #[test]
+    fn a_panicking_task_is_reported_and_the_queue_runs_on() {
+        for deterministic in [false, true] {
+            let p = probe(deterministic);
+            p.release.store(true, Ordering::Release);
+            p.scheduler.submit(|| p.clone(), Task::Engine(0, 9));
+            p.scheduler.submit(|| p.clone(), Task::Dma(0, 1));
+            wait_ran(&p, 1);
+            // Once more, on a lending thread (pool mode) or the drain.
+            p.scheduler.lending_begin();
+            p.scheduler.submit(|| p.clone(), Task::Engine(0, 9));
+            p.scheduler.submit(|| p.clone(), Task::Dma(0, 2));
+            while p.scheduler.run_one(&p) {}
+            p.scheduler.lending_end();
+            wait_ran(&p, 2);
+            // Deterministic mode runs a task at once here, guarded too.
+            assert_eq!(p.scheduler.run_now(|| p.clone(), Task::Engine(0, 9), |r| r.run(Task::Engine(0, 9))), deterministic);
+            let want = 2 + usize::from(deterministic);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while (p.panicked.lock().unwrap().len() < want || p.scheduler.busy.load(Ordering::Acquire) > 0) && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            let got = p.panicked.lock().unwrap().clone();
+            assert_eq!(got.len(), want, "deterministic {deterministic}: {got:?}");
+            assert!(got.iter().all(|(t, why)| *t == Task::Engine(0, 9) && why == "task Engine(0, 9) fails"), "{got:?}");
+            let ran: Vec<Task> = p.ran.lock().unwrap().iter().map(|(t, _)| *t).collect();
+            assert_eq!(ran, [Task::Dma(0, 1), Task::Dma(0, 2)]);
+            assert_eq!(p.scheduler.busy.load(Ordering::Acquire), 0, "no worker is left counted busy");
+            p.scheduler.shutdown();
+        }
     }
 
     #[test]
@@ -872,6 +957,10 @@ mod tests {
                     self.scheduler.submit(|| self.clone(), Task::Engine(c + 1, 0));
                 }
             }
+        }
+
+        fn panicked(self: &Arc<Self>, _: Task, why: &str) {
+            unreachable!("no task of this test panics: {why}");
         }
     }
 
@@ -926,6 +1015,10 @@ mod tests {
                 assert_eq!(self.other.ran.lock().unwrap().len(), before + 1, "the other scheduler's task ran inside the submit");
                 assert_eq!(self.ran.lock().unwrap().last(), Some(&task), "this scheduler's own task waits for its drain");
             }
+        }
+
+        fn panicked(self: &Arc<Self>, _: Task, why: &str) {
+            unreachable!("no task of this test panics: {why}");
         }
     }
 
@@ -1121,6 +1214,10 @@ mod tests {
             }
             self.done.fetch_add(1, Ordering::AcqRel);
         }
+
+        fn panicked(self: &Arc<Self>, _: Task, why: &str) {
+            unreachable!("no task of this test panics: {why}");
+        }
     }
 
     #[test]
@@ -1199,7 +1296,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..2000u32 {
                         let task = Task::Engine(t * 1000 + i, 1);
-                        if i % 2 == 0 && c.scheduler.run_now(|| c.clone(), |r| r.run(task)) {
+                        if i % 2 == 0 && c.scheduler.run_now(|| c.clone(), task, |r| r.run(task)) {
                             direct.fetch_add(1, Ordering::Relaxed);
                         } else {
                             c.scheduler.submit(|| c.clone(), task);
@@ -1225,7 +1322,7 @@ mod tests {
     fn run_now_only_runs_on_an_idle_deterministic_scheduler() {
         let pool = probe(false);
         pool.release.store(true, Ordering::Release);
-        assert!(!pool.scheduler.run_now(|| pool.clone(), |r| r.run(Task::Dma(0, 1))));
+        assert!(!pool.scheduler.run_now(|| pool.clone(), Task::Dma(0, 1), |r| r.run(Task::Dma(0, 1))));
         assert!(pool.ran.lock().unwrap().is_empty());
         pool.scheduler.shutdown();
 
@@ -1243,14 +1340,18 @@ mod tests {
             fn run(self: &Arc<Self>, task: Task) {
                 self.ran.lock().unwrap().push(task);
                 if task == Task::Engine(0, 0) {
-                    let direct = self.scheduler.run_now(|| self.clone(), |r| r.run(Task::Engine(0, 1)));
+                    let direct = self.scheduler.run_now(|| self.clone(), Task::Engine(0, 1), |r| r.run(Task::Engine(0, 1)));
                     self.inner.lock().unwrap().push(direct);
                     self.scheduler.submit(|| self.clone(), Task::Engine(0, 1));
                 }
             }
+
+            fn panicked(self: &Arc<Self>, _: Task, why: &str) {
+                unreachable!("no task of this test panics: {why}");
+            }
         }
         let n = Arc::new(Nested { scheduler: Scheduler::new(true, 1, DETERMINISTIC_DRAIN_LIMIT), inner: Mutex::new(Vec::new()), ran: Mutex::new(Vec::new()) });
-        assert!(n.scheduler.run_now(|| n.clone(), |r| r.run(Task::Engine(0, 0))), "idle: runs at once");
+        assert!(n.scheduler.run_now(|| n.clone(), Task::Engine(0, 0), |r| r.run(Task::Engine(0, 0))), "idle: runs at once");
         assert_eq!(*n.inner.lock().unwrap(), [false], "inside the drain: refused");
         assert_eq!(*n.ran.lock().unwrap(), [Task::Engine(0, 0), Task::Engine(0, 1)], "the refused task was submitted and ran after");
         assert!(!n.scheduler.draining.load(Ordering::Acquire));

@@ -22,6 +22,8 @@
 //!   allocated fallibly instead of aborting.
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
+//! - [`worker`]: the panic guard of the runtime's threads; [`inject`]: the
+//!   runtime's own `NEURON_SIM_INJECT` kinds (failures of those threads).
 #![forbid(unsafe_code)]
 
 pub mod cache_line;
@@ -31,6 +33,7 @@ pub mod config;
 pub mod custom_ops;
 pub mod exec;
 pub mod host_memory;
+pub mod inject;
 pub mod load;
 pub mod log;
 pub mod memory;
@@ -43,6 +46,7 @@ mod sync;
 pub mod tensor;
 pub mod topology;
 pub mod trace;
+pub mod worker;
 pub mod xu;
 
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};

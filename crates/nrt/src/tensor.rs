@@ -164,21 +164,40 @@ impl Tensor {
     }
 
     /// Blocks until no implicit-async execution uses the tensor (what
-    /// `nrt_tensor_read` / `write` do in implicit async mode).
-    pub fn wait_idle(&self) {
+    /// `nrt_tensor_read` / `write` do in implicit async mode). NRT_TIMEOUT
+    /// when no implicit-async execution anywhere completes for the
+    /// execution units' request limit ([`crate::xu::request_limit`]): the
+    /// ones ahead of the tensor's run one after another, each within it
+    /// (a worker that dies releases the marks of everything it had).
+    pub fn wait_idle(&self) -> NrtResult<()> {
+        let mut since: Option<std::time::Instant> = None;
         loop {
             let seen = RELEASED.count();
             if !self.is_in_flight() {
-                return;
+                return Ok(());
             }
-            RELEASED.wait(seen, std::time::Duration::from_millis(100));
+            let limit = crate::xu::request_limit();
+            let waited = since.get_or_insert_with(std::time::Instant::now).elapsed();
+            if waited >= limit {
+                return Err(NrtError::new(
+                    crate::status::NrtStatus::Timeout,
+                    format!(
+                        "tensor {:?}: the implicit-async execution using it did not complete, and no other did, within {:.1} sec (NEURON_RT_EXEC_TIMEOUT + NEURON_RT_CC_NET_TIMEOUT)",
+                        self.name,
+                        limit.as_secs_f64()
+                    ),
+                ));
+            }
+            if RELEASED.wait(seen, limit - waited) != seen {
+                since = None;
+            }
         }
     }
 
     /// Copies `buf.len()` bytes at `offset` out of the tensor.
     pub fn read(&self, offset: u64, buf: &mut [u8]) -> NrtResult<()> {
         range(&self.name, self.size, offset, buf.len())?;
-        self.wait_idle();
+        self.wait_idle()?;
         match &self.storage {
             Storage::Device { memory, addr, core } => {
                 let t0 = crate::trace::wants(EventType::NrtTensorRead).then(crate::trace::now_ns);
@@ -199,7 +218,7 @@ impl Tensor {
     /// Copies `data` into the tensor at `offset`.
     pub fn write(&self, offset: u64, data: &[u8]) -> NrtResult<()> {
         range(&self.name, self.size, offset, data.len())?;
-        self.wait_idle();
+        self.wait_idle()?;
         match &self.storage {
             Storage::Device { memory, addr, core } => {
                 let t0 = crate::trace::wants(EventType::NrtTensorWrite).then(crate::trace::now_ns);
@@ -220,7 +239,7 @@ impl Tensor {
     /// Fills `len` bytes at `offset` with `value`.
     pub fn memset(&self, offset: u64, value: u8, len: u64) -> NrtResult<()> {
         range(&self.name, self.size, offset, usize::try_from(len).unwrap_or(usize::MAX))?;
-        self.wait_idle();
+        self.wait_idle()?;
         match &self.storage {
             Storage::Device { memory, addr, .. } => memory
                 .device()
@@ -240,8 +259,8 @@ impl Tensor {
         let n = usize::try_from(len).map_err(|_| NrtError::invalid(format!("copy of {len} bytes is too large")))?;
         range(&src.name, src.size, src_offset, n)?;
         range(&self.name, self.size, dst_offset, n)?;
-        src.wait_idle();
-        self.wait_idle();
+        src.wait_idle()?;
+        self.wait_idle()?;
         match (&src.storage, &self.storage) {
             (Storage::Device { memory, addr: s, .. }, Storage::Device { addr: d, .. }) => memory
                 .device()

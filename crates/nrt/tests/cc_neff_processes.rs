@@ -348,19 +348,34 @@ fn peers_that_load_different_collectives_both_fail_naming_both_sides() {
     }
 }
 
-#[test]
-fn an_injected_proxy_failure_is_1206_on_both_ranks() {
+/// Rank 0's process runs with `NEURON_SIM_INJECT=inject`: the proxy of
+/// its first execution fails or panics, and the harvest of each rank's
+/// execution gets the proxy's failure (1206 whose message contains
+/// `says`) rather than waiting at the barrier or for the core; both
+/// models unload.
+fn an_injected_proxy_fault_is_1206_on_both_ranks(inject: &str, says: &str) {
     if !fabric_here() {
         return;
     }
     let root = format!("127.0.0.1:{}", free_port());
-    let inject = ("NEURON_SIM_INJECT", "proxy_fail:after=1".to_string());
+    let inject = ("NEURON_SIM_INJECT", inject.to_string());
     let out = finish(vec![spawn(0, 1, 2, &root, 1024, 2, &[inject]), spawn(1, 1, 2, &root, 1024, 2, &[])], Duration::from_secs(120));
     let report = report(&out);
     for (g, o) in out.iter().enumerate() {
         let (status, _, msg) = err_of(o, &format!("EXEC 0 {g}"));
         assert_eq!(status, "NRT_NETWORK_PROXY_FAILURE", "{msg}\n{report}");
-        assert!(msg.contains("injected network proxy failure"), "{msg}\n{report}");
+        assert!(msg.contains(says), "{msg}\n{report}");
         assert!(o.line(&format!("UNLOAD {g} OK")).is_some(), "{report}");
     }
+}
+
+#[test]
+fn an_injected_proxy_failure_is_1206_on_both_ranks() {
+    an_injected_proxy_fault_is_1206_on_both_ranks("proxy_fail:after=1", "injected network proxy failure");
+}
+
+/// The proxy thread panics: the panic is the operation's failure.
+#[test]
+fn an_injected_proxy_panic_is_1206_on_both_ranks() {
+    an_injected_proxy_fault_is_1206_on_both_ranks("proxy_panic:after=1", "injected panic (NEURON_SIM_INJECT=proxy_panic)");
 }

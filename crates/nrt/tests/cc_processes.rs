@@ -459,6 +459,29 @@ fn an_injected_proxy_failure_gives_1206_on_every_rank() {
     assert!(out[0].stderr.contains("EFA network proxy operation failed"), "{report}");
 }
 
+/// `proxy_panic`: process 0's proxy thread panics mid-operation. The
+/// panic is its failure: its ranks get 1206 naming the panic, the peer is
+/// told through the abort message, and nobody waits for the bound (60 s,
+/// which would give NRT_TIMEOUT).
+#[test]
+fn an_injected_proxy_panic_gives_1206_on_every_rank() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let net = ("NEURON_RT_CC_NET_TIMEOUT", "60".to_string());
+    let inj = [("NEURON_SIM_INJECT", "proxy_panic:after=2".to_string()), net.clone()];
+    let steps = "op:allr:i32:64,op:allr:i32:5000";
+    let ranks = vec![spawn(0, 1, 2, &root, steps, &inj, None), spawn(1, 1, 2, &root, steps, &[net], None)];
+    let out = finish(ranks, Duration::from_secs(120));
+    let report = report(&out);
+    for o in &out {
+        let (s, _, m) = err_of(o.lines(0)[0]);
+        assert_eq!(s, "NRT_NETWORK_PROXY_FAILURE", "{m}\n{report}");
+        assert!(m.contains("panicked: injected panic (NEURON_SIM_INJECT=proxy_panic)"), "{m}\n{report}");
+    }
+}
+
 /// Two network namespaces joined by a veth pair (10.213.78.0/30), each a
 /// "host"; removed again on drop.
 struct TwoHosts {

@@ -87,6 +87,31 @@ fn out_of_bounds_is_1006() {
     assert_eq!(run_with_fault(LoadSettings::default(), FaultSpec::new(FaultKind::Oob)).code(), 1006);
 }
 
+/// `sim_panic`: the simulator panics inside an engine's step (on one of
+/// its workers or on the runtime thread lent to it). The scheduler's
+/// guard halts the engine with a sequencer error, so the execution fails
+/// with 1004 from the device's evidence, not NRT_TIMEOUT at the end of
+/// its bound, and the core recovers at unload.
+#[test]
+fn a_simulator_panic_is_an_engine_error_not_a_timeout() {
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(60), ..LoadSettings::default() };
+    let (dev, host) = host_with(settings);
+    let id = host.load(&copy_neff(), 0, -1).expect("load");
+    let (ins, outs, _) = host_io(data(BYTES, 1), BYTES);
+    dev.inject(FaultSpec::new(FaultKind::SimPanic));
+    let e = host.execute(id, &ins, &outs).unwrap_err();
+    assert_eq!(e.status.code(), 1004, "{}", e.message);
+    assert_eq!(host.models().get(id).unwrap().poisoned(), Some(NrtStatus::ExecCompletedWithErr));
+    host.unload(id).unwrap();
+    // The core recovers: a model loaded there next runs correctly.
+    let next = host.load(&copy_neff(), 0, -1).expect("load after the panic");
+    let input = data(BYTES, 2);
+    let (ins, outs, out) = host_io(input.clone(), BYTES);
+    host.execute(next, &ins, &outs).expect("the next model runs");
+    assert_eq!(read_all(&out), input);
+    host.unload(next).unwrap();
+}
+
 #[test]
 fn hang_is_a_timeout() {
     assert_eq!(run_with_fault(short_timeout(), FaultSpec::new(FaultKind::Hang)), NrtStatus::Timeout);

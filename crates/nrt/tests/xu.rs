@@ -115,7 +115,7 @@ fn completions_arrive_in_sequence_order_and_get_sequence_is_monotonic() {
 fn a_full_queue_refuses_one_schedule_without_side_effects_then_accepts_after_a_completion() {
     let depth = 4;
     let rig = rig(LoadSettings::default());
-    let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth });
+    let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth, ..XuSettings::default() });
     let (ins, outs, _din, dout, bytes) = rig.io(0, 2);
     // The first request's completion callback holds the worker until the
     // test releases it, so the queue fills deterministically.
@@ -222,7 +222,7 @@ fn a_hang_on_one_unit_times_out_then_refuses_with_101_while_the_other_unit_works
 #[test]
 fn implicit_async_reports_through_the_callback_and_tensor_access_waits() {
     let rig = rig(LoadSettings::default());
-    let xus = Xus::new(XuSettings { compute_depth: 2, other_depth: 2 });
+    let xus = Xus::new(XuSettings { compute_depth: 2, other_depth: 2, ..XuSettings::default() });
     let (ins, outs, _din, dout, bytes) = rig.io(0, 7);
     let calls = Arc::new(Mutex::new(Vec::new()));
     let mut seqs = Vec::new();
@@ -237,7 +237,7 @@ fn implicit_async_reports_through_the_callback_and_tensor_access_waits() {
     let mut b = vec![0u8; BYTES];
     dout.read(0, &mut b).unwrap();
     assert_eq!(b, bytes);
-    xus.drain(0);
+    xus.drain(0).unwrap();
     assert!(!dout.is_in_flight());
     let got = calls.lock().unwrap().clone();
     assert_eq!(got, (0..6).map(|j| (j, NrtStatus::Success)).collect::<Vec<_>>());
@@ -385,7 +385,7 @@ fn four_threads_times_ten_thousand_copies_lose_and_duplicate_nothing() {
 #[test]
 fn a_drained_unit_holds_no_reference_to_models_or_tensors() {
     let rig = rig(LoadSettings::default());
-    let xus = Xus::new(XuSettings { compute_depth: 4, other_depth: 4 });
+    let xus = Xus::new(XuSettings { compute_depth: 4, other_depth: 4, ..XuSettings::default() });
     let (ins, outs, din, dout, _) = rig.io(0, 7);
     let model = rig.model(0);
     let base = (Arc::strong_count(&model), Arc::strong_count(&din), Arc::strong_count(&dout));

@@ -24,6 +24,9 @@ pub enum GpsimdCause {
     Stalled = 8,
     /// A library-set row is invalid or unreadable.
     BadLibSet = 9,
+    /// The simulated Q7 core failed inside the simulator itself (its
+    /// invocation panicked); no kernel fault.
+    SimulatorFault = 10,
 }
 
 /// Q7-index nibble used for causes that belong to the whole cluster.
@@ -31,7 +34,7 @@ pub const CLUSTER_Q7: u8 = 0xF;
 
 impl GpsimdCause {
     /// Every cause, by code.
-    pub const ALL: [GpsimdCause; 9] = [
+    pub const ALL: [GpsimdCause; 10] = [
         GpsimdCause::MemoryOob,
         GpsimdCause::IllegalInstruction,
         GpsimdCause::StackOverflow,
@@ -41,6 +44,7 @@ impl GpsimdCause {
         GpsimdCause::NoKernel,
         GpsimdCause::Stalled,
         GpsimdCause::BadLibSet,
+        GpsimdCause::SimulatorFault,
     ];
 
     /// The cause with code `code`.
@@ -60,6 +64,7 @@ impl GpsimdCause {
             GpsimdCause::NoKernel => "NO KERNEL FOR OPCODE",
             GpsimdCause::Stalled => "CORE IN RUN-STALL",
             GpsimdCause::BadLibSet => "INVALID LIBRARY SET",
+            GpsimdCause::SimulatorFault => "SIMULATOR FAULT",
         }
     }
 

@@ -7,6 +7,7 @@ mod harvest_interrupt;
 mod nq_ring;
 mod sem_block;
 mod wake;
+mod xu_death;
 mod xu_queue;
 mod xu_watch;
 

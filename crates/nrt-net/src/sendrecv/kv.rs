@@ -92,7 +92,16 @@ pub fn ensure_server(port: u16) -> Result<(), String> {
     let map: Arc<Mutex<HashMap<Vec<u8>, Vec<u8>>>> = Arc::default();
     std::thread::Builder::new()
         .name(format!("nrt-sr-kv-{port}"))
-        .spawn(move || serve(listener, map))
+        .spawn(move || {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve(listener, map)));
+            // The store stopped (it serves for ever otherwise): this
+            // process gives up the election, so the next core brought up
+            // serves it again; clients retry in the meantime, within
+            // their own bounds.
+            if let Some(servers) = SERVERS.get() {
+                servers.lock().unwrap_or_else(|e| e.into_inner()).retain(|s| s.port != port);
+            }
+        })
         .map_err(|e| format!("cannot start the key-value store thread: {e}"))?;
     servers.push(Server { port, _lock: lock });
     Ok(())

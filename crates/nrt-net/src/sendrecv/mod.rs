@@ -30,6 +30,10 @@
 //! `NEURON_RT_CC_BOOTSTRAP_TIMEOUT` and a transfer complete within
 //! `NEURON_RT_CC_NET_TIMEOUT` of its post (see [`crate::limits`]);
 //! otherwise the test call reports a timeout naming what never came.
+//! The service thread has a panic guard: if it dies, every test of a
+//! communicator it had not connected yet and of a post it had not made
+//! fails at once naming the panic, and `close` still ends. `close` waits
+//! at most [`STOP_LIMIT`] for the thread to stop.
 
 pub mod kv;
 
@@ -65,6 +69,13 @@ const FIRST_MESSAGE_GRACE: Duration = Duration::from_secs(5);
 /// Staging buffers above this size are released when their transfer ends
 /// instead of being kept for the next one.
 const KEEP_STAGING: usize = 64 << 20;
+
+/// How long [`SendRecv::close`] waits for a core's service thread to
+/// stop. One round of the thread is a step per communicator (a store
+/// request is bounded by the store's I/O limit of 500 ms, the accept by
+/// 1 ms) and a nap of at most 50 ms; a thread that has not stopped after
+/// this is stuck, and the close fails naming it.
+pub const STOP_LIMIT: Duration = Duration::from_secs(10);
 
 /// Which C status a failure maps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,6 +292,24 @@ struct Lnc {
     wake: Condvar,
     shutdown: AtomicBool,
     sink: WarnSink,
+    /// Why the service thread died (`None` while it lives or after it
+    /// stopped normally).
+    died: Mutex<Option<String>>,
+    /// Set when the service thread ends, however it ends (under `work`'s
+    /// lock, with `wake` notified, so `close` can wait for it).
+    exited: AtomicBool,
+}
+
+/// Marks the service thread exited and wakes `close` (also when the
+/// thread unwinds).
+struct Exited<'a>(&'a Lnc);
+
+impl Drop for Exited<'_> {
+    fn drop(&mut self) {
+        let _w = lock(&self.0.work);
+        self.0.exited.store(true, Ordering::Release);
+        self.0.wake.notify_all();
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -336,11 +365,13 @@ impl SendRecv {
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
             sink: self.sink.clone(),
+            died: Mutex::new(None),
+            exited: AtomicBool::new(false),
         });
         let run = Arc::clone(&core);
         let thread = std::thread::Builder::new()
             .name(format!("nrt-sr-lnc{lnc}"))
-            .spawn(move || service(&run))
+            .spawn(move || guarded_service(&run))
             .map_err(|e| failure(format!("cannot start the send/recv service thread of logical neuron core {lnc}: {e}")))?;
         *slot = LncSlot::Up(core, thread);
         Ok(())
@@ -366,11 +397,30 @@ impl SendRecv {
         };
         core.shutdown.store(true, Ordering::Release);
         core.notify();
-        let _ = thread.join();
-        let comms: Vec<Arc<Comm>> = lock(&core.comms).iter_mut().filter_map(Option::take).collect();
         let mut problems = Vec::new();
+        let stopped = core.wait_exited(STOP_LIMIT);
+        if stopped {
+            let _ = thread.join();
+        } else {
+            // Left running (it holds its own references); the core is
+            // torn down below all the same, except a communicator the
+            // stuck thread holds.
+            problems.push(format!("its service thread did not stop within {}", secs(STOP_LIMIT)));
+        }
+        if let Some(why) = lock(&core.died).clone() {
+            (core.sink)(&format!("async send/recv on logical neuron core {lnc}: the service thread had died ({why})"));
+        }
+        let comms: Vec<Arc<Comm>> = lock(&core.comms).iter_mut().filter_map(Option::take).collect();
         for c in &comms {
-            let mut inner = lock(&c.inner);
+            let mut inner = match c.inner.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) if !stopped => {
+                    problems.push(format!("the {} communicator to {} core {} is held by the stuck service thread", c.dir.name(), c.peer_ip, c.peer_lnc));
+                    continue;
+                }
+                Err(std::sync::TryLockError::WouldBlock) => lock(&c.inner),
+            };
             if !matches!(inner.state, ConnState::Connected) {
                 problems.push(format!("{} communicator to {} core {} is not connected", c.dir.name(), c.peer_ip, c.peer_lnc));
             }
@@ -454,6 +504,7 @@ impl SendRecv {
         let (core, comm) = self.comm(id)?;
         let mut inner = lock(&comm.inner);
         inner.check_deadline(&comm, &core.settings);
+        inner.check_service(&comm, &core);
         match &inner.state {
             ConnState::Connected => Ok(true),
             ConnState::Failed(e) => Err(e.clone()),
@@ -535,6 +586,14 @@ impl SendRecv {
         if inner.reqs[r].generation != id.generation() || matches!(inner.reqs[r].state, ReqState::Free) {
             return Err(stale());
         }
+        if matches!(inner.reqs[r].state, ReqState::Stashed)
+            && let Some(why) = lock(&core.died).clone()
+        {
+            // Nobody will post it.
+            inner.stash.retain(|s| *s as usize != r);
+            inner.release(r);
+            return Err(failure(format!("a {} on {} was never posted: the send/recv service thread died ({why})", comm.dir.name(), comm.describe(core.index))));
+        }
         inner.poll(r, &comm, &core.settings)
     }
 
@@ -564,7 +623,21 @@ impl Drop for SendRecv {
 impl Lnc {
     fn notify(&self) {
         *lock(&self.work) = true;
-        self.wake.notify_one();
+        self.wake.notify_all();
+    }
+
+    /// Waits at most `limit` for the service thread to end; whether it did.
+    fn wait_exited(&self, limit: Duration) -> bool {
+        let until = Instant::now() + limit;
+        let mut w = lock(&self.work);
+        while !self.exited.load(Ordering::Acquire) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            w = self.wake.wait_timeout(w, left).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        true
     }
 }
 
@@ -838,6 +911,18 @@ impl CommInner {
         }
     }
 
+    /// A communicator still connecting fails once the service thread,
+    /// which drives its rendezvous, has died.
+    fn check_service(&mut self, comm: &Comm, core: &Lnc) {
+        if matches!(self.state, ConnState::Connected | ConnState::Failed(_)) {
+            return;
+        }
+        if let Some(why) = lock(&core.died).clone() {
+            self.state = ConnState::Failed(failure(format!("{} never connected: the send/recv service thread died ({why})", comm.describe(core.index))));
+            self.listener = None;
+        }
+    }
+
     fn check_deadline(&mut self, comm: &Comm, settings: &Settings) {
         if matches!(self.state, ConnState::Connected | ConnState::Failed(_)) {
             return;
@@ -974,6 +1059,18 @@ impl CommInner {
         self.stash.clear();
         self.link = Link::None;
         self.listener = None;
+    }
+}
+
+/// [`service`] with its panic guard: a panic is recorded for the tests
+/// of what the thread would have advanced, and `close` is woken.
+fn guarded_service(core: &Lnc) {
+    let _exited = Exited(core);
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| service(core))) {
+        let why = p.downcast_ref::<&str>().map(|s| (*s).to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+        let why = format!("it panicked: {why}");
+        (core.sink)(&format!("async send/recv on logical neuron core {}: the service thread died ({why})", core.index));
+        *lock(&core.died) = Some(why);
     }
 }
 

@@ -250,3 +250,71 @@ fn a_transfer_the_host_cannot_stage_is_a_resource_error() {
         sr.send(src.clone(), 0, 8, tx).unwrap();
     }
 }
+
+/// The in-process transport, except that `listen` (which the service
+/// thread calls in a receiver's rendezvous) panics or blocks until told.
+struct Faulty {
+    inner: InProcTransport,
+    listen: Box<dyn Fn() + Send + Sync>,
+}
+
+impl Transport for Faulty {
+    fn name(&self) -> String {
+        "faulty".into()
+    }
+    fn listen(&self) -> NetResult<(Handle, Box<dyn Listener>)> {
+        (self.listen)();
+        self.inner.listen()
+    }
+    fn connect(&self, handle: &Handle) -> NetResult<Box<dyn SendComm>> {
+        self.inner.connect(handle)
+    }
+    unsafe fn register(&self, base: *const u8, len: usize) -> NetResult<crate::transport::Registration> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.inner.register(base, len) }
+    }
+}
+
+fn faulty_engine(listen: impl Fn() + Send + Sync + Clone + 'static) -> SendRecv {
+    let inner = InProcTransport::with_sink(Arc::new(|_: &str| {}));
+    let opener: Opener = Box::new(move || Ok(Arc::new(Faulty { inner: inner.clone(), listen: Box::new(listen.clone()) }) as Arc<dyn Transport>));
+    SendRecv::new(opener, Arc::new(|_: &str| {}))
+}
+
+/// The service thread panics in a receiver's rendezvous: the
+/// communicator's test fails at once naming the panic (not at the end of
+/// its connect bound), and the core still closes.
+#[test]
+fn a_service_thread_that_dies_fails_what_it_would_have_advanced() {
+    let sr = faulty_engine(|| panic!("the listener fails"));
+    sr.init(1, settings(free_port(), 600_000)).unwrap();
+    let rx = sr.accept("127.0.0.1", 0, 1).unwrap();
+    let e = until("the receive comm to fail", || match sr.test_comm(rx) {
+        Ok(false) => None,
+        Ok(true) => panic!("connected with a panicking listener"),
+        Err(e) => Some(e),
+    });
+    assert_eq!(e.kind, ErrorKind::Failure);
+    assert!(e.message.contains("never connected: the send/recv service thread died (it panicked: the listener fails)"), "{}", e.message);
+    let e = sr.close(1).unwrap_err();
+    assert!(e.message.contains("is not connected") && !e.message.contains("did not stop"), "{}", e.message);
+}
+
+/// A service thread stuck inside one step (here a listen that does not
+/// return): close gives up after its limit and fails naming the thread,
+/// instead of joining it for ever.
+#[test]
+fn close_does_not_wait_for_ever_for_a_stuck_service_thread() {
+    let (go, stuck) = std::sync::mpsc::channel::<()>();
+    let stuck = Arc::new(Mutex::new(stuck));
+    let sr = faulty_engine(move || {
+        let _ = lock(&stuck).recv();
+    });
+    sr.init(2, settings(free_port(), 600_000)).unwrap();
+    let _rx = sr.accept("127.0.0.1", 0, 2).unwrap();
+    // Let the service thread reach the listen.
+    std::thread::sleep(Duration::from_millis(200));
+    let e = sr.close(2).unwrap_err();
+    assert!(e.message.contains(&format!("its service thread did not stop within {}", secs(STOP_LIMIT))), "{}", e.message);
+    drop(go);
+}

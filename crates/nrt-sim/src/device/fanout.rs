@@ -147,7 +147,7 @@ impl Shared {
     /// the way to a queued step.
     #[inline(never)]
     pub(super) fn schedule_engine_held(self: &Arc<Self>, core: &Arc<Core>, e: usize) {
-        if self.scheduler.run_now(|| self, |dev: &Arc<Shared>| dev.step_engine(core, e)) {
+        if self.scheduler.run_now(|| self, Task::Engine(core.id.0, e as u8), |dev: &Arc<Shared>| dev.step_engine(core, e)) {
             return;
         }
         self.schedule_engine_with(core, e, || self);

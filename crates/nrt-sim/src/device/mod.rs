@@ -12,9 +12,11 @@
 //! - `fanout`: the signal door ([`crate::signals::Signals`],
 //!   [`crate::signals::Env`]): routed register stores, the wake fan-out,
 //!   task scheduling.
+//! - `panicked`: the evidence a task that panicked leaves.
 
 mod bus;
 mod fanout;
+mod panicked;
 mod shared;
 
 use crate::config::SimConfig;

@@ -67,6 +67,10 @@ impl Runner for Shared {
             }
         }
     }
+
+    fn panicked(self: &Arc<Self>, task: Task, why: &str) {
+        self.task_panicked(task, why);
+    }
 }
 
 impl Shared {
@@ -181,6 +185,12 @@ impl Shared {
     pub(super) fn run_q7(self: &Arc<Self>, core: &Arc<Core>, q: usize) {
         let Some(job) = core.q7.job(Some(core.q7.current_op())) else { return };
         let (outcome, end) = crate::q7::invoke::run(self, self.arch, &core.q7, &job, q);
+        self.end_q7(core, q, &job, outcome, end);
+    }
+
+    /// Ends Q7 core `q`'s invocation of `job` with `outcome` at `end`:
+    /// the fault record, the op's completion, the wake.
+    pub(super) fn end_q7(self: &Arc<Self>, core: &Arc<Core>, q: usize, job: &crate::q7::invoke::Job, outcome: crate::q7::invoke::Outcome, end: u64) {
         if let crate::q7::invoke::Outcome::Fault(cause) = outcome {
             let detail = cause.detail(q as u8);
             if core.q7.fault(job.op_id, detail) {

@@ -131,6 +131,17 @@ impl Sequencer {
     pub fn executions(&self) -> u64 {
         self.st.executions
     }
+
+    /// A step of this sequencer panicked (a fault of the simulator itself,
+    /// or an injected `sim_panic`): it halts where it was, and the engine's
+    /// error ring gets a sequencer error whose detail is
+    /// [`SIMULATOR_FAULT_DETAIL`], as for an instruction it cannot execute,
+    /// so the host's harvest learns of it at once.
+    pub fn halt_after_panic(&mut self, mem: &dyn crate::nq::RingMemory, core: &crate::core::Core) {
+        let st = &mut self.st;
+        core.error_record(mem, Some(st.eidx()), st.pc, nrt_isa::notification::InferErrorSubtype::SwSequencer, SIMULATOR_FAULT_DETAIL, st.clock);
+        st.state = RunState::Halted;
+    }
 }
 
 impl Issuer {
@@ -225,6 +236,10 @@ pub const MALFORMED_RECORD_DETAIL: u16 = 0x800;
 /// malformed (the low byte is the opcode); without it the detail is the
 /// opcode of an instruction the device cannot execute.
 pub const BAD_OPERANDS_DETAIL: u16 = 0x400;
+
+/// Error-record detail of a sequencer error that is the simulator's own
+/// failure (a step that panicked: [`Sequencer::halt_after_panic`]).
+pub const SIMULATOR_FAULT_DETAIL: u16 = 0x1000;
 
 #[cfg(test)]
 mod tests {

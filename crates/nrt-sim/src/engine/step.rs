@@ -681,6 +681,7 @@ impl Issuer {
             FaultKind::Nan => Ok(true),
             // DMA aborts and lost semaphore writes never fire on instructions.
             FaultKind::DmaAbort | FaultKind::SemLost => Ok(false),
+            FaultKind::SimPanic => panic!("injected simulator panic (NEURON_SIM_INJECT=sim_panic) in engine {} of core {} at record {}", self.eidx(), core.id.0, self.pc),
         }
     }
 

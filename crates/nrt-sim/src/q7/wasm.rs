@@ -87,7 +87,13 @@ impl Running {
         }
         drop(st);
         TICKER.get_or_init(|| {
-            let spawned = std::thread::Builder::new().name("nrt-sim-q7-epoch".into()).spawn(move || ticker(s));
+            // The ticker never ends; a panic in it restarts it (runaway
+            // kernels are stopped only while it ticks).
+            let spawned = std::thread::Builder::new().name("nrt-sim-q7-epoch".into()).spawn(move || {
+                while std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ticker(s))).is_err() {
+                    std::thread::sleep(Duration::from_millis(EPOCH_TICK_MS));
+                }
+            });
             if spawned.is_err() {
                 // Without a ticker runaway kernels cannot be stopped; the
                 // watchdog then relies on the callback's own clock check,

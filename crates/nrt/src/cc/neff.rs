@@ -89,9 +89,9 @@ pub struct CcRank {
     /// by [`CcRank::of`] when the communicator names ranks this process
     /// did not register); `None`: every rank is in this process.
     pub net: Option<Arc<NetWorld>>,
-    /// `NEURON_SIM_INJECT=proxy_fail[:after=N]`: the executions' proxy
-    /// fails after N messages sent.
-    pub inject_proxy_fail: Option<u64>,
+    /// `NEURON_SIM_INJECT=proxy_fail` / `proxy_panic`: the executions'
+    /// proxy fails or panics after N messages sent.
+    pub inject_proxy: super::proxy::Injected,
 }
 
 impl CcRank {
@@ -103,7 +103,7 @@ impl CcRank {
     /// Rank `rank` of a world of `world` whose ranks all load in this
     /// process, waiting at most `peer_timeout` for them.
     pub fn local(rank: u32, world: u32, peer_timeout: Duration) -> CcRank {
-        CcRank { rank, world, peer_timeout, net: None, inject_proxy_fail: None }
+        CcRank { rank, world, peer_timeout, net: None, inject_proxy: super::proxy::Injected::default() }
     }
 
     /// Rank `rank` of a world of `world`, waiting for peers as long as
@@ -119,7 +119,7 @@ impl CcRank {
         let peer_timeout = super::world::bound(rt, super::world::PEER_TIMEOUT_VAR, super::world::DEFAULT_PEER_TIMEOUT)?;
         let everyone: Vec<u32> = (0..world).collect();
         let net = rt.collectives().world_for(rt, &everyone)?;
-        Ok(CcRank { rank, world, peer_timeout, net, inject_proxy_fail: super::remote::injected(rt) })
+        Ok(CcRank { rank, world, peer_timeout, net, inject_proxy: super::proxy::Injected::from_env(rt.env()) })
     }
 }
 
@@ -445,7 +445,7 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<(Vec<RecordBytes>, Option<
             }
             let place = RankPlace { me: op.me, area, image: img, core: ctx.core, queues: &QUEUES, gate };
             let sig = &met.sig;
-            let net = NeffNet::new(w.clone(), ctx.device.clone(), sp, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ctx.rank.inject_proxy_fail);
+            let net = NeffNet::new(w.clone(), ctx.device.clone(), sp, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ctx.rank.inject_proxy);
             net.meet_peers(&sig.to_string())?;
             Some(Arc::new(net))
         }

@@ -25,14 +25,13 @@
 
 use super::compose::RankImage;
 use super::net::{Link, NetWorld};
-use super::proxy::{Job, Proxy, ProxyState, RecvLink, SendLane, SubmitLane};
+use super::proxy::{Injected, Job, Proxy, ProxyState, RecvLink, SendLane, SubmitLane};
 use super::split::Split;
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 /// One rank's cross-process connections and what its proxy does on them
 /// in every execution.
@@ -51,7 +50,7 @@ pub struct NeffNet {
     post_words: Vec<u64>,
     /// The gate word (4 bytes), zeroed before each execution.
     gate: u64,
-    inject_after: Option<u64>,
+    inject: Injected,
     executions: AtomicU64,
 }
 
@@ -81,7 +80,7 @@ impl NeffNet {
     /// The proxy work of rank `at.me` of `group` in split `sp`: its
     /// sending lanes, the connections it sends and receives on, and the
     /// landing steps the proxy rings on its queues.
-    pub fn new(world: Arc<NetWorld>, device: Arc<dyn nrt_hal::Device>, sp: &Split, group: &[u32], at: &RankPlace<'_>, what: String, inject_after: Option<u64>) -> NeffNet {
+    pub fn new(world: Arc<NetWorld>, device: Arc<dyn nrt_hal::Device>, sp: &Split, group: &[u32], at: &RankPlace<'_>, what: String, inject: Injected) -> NeffNet {
         let me = at.me;
         let mut steps_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (&(_, q, _), msgs) in &sp.inbound {
@@ -120,7 +119,7 @@ impl NeffNet {
             .collect();
         let out_links = sp.outbound.iter().filter(|o| o.1 == me).map(|&(q, r, l)| (group[r], group[q], l)).collect();
         let post_words = sp.areas[me].post_words.iter().map(|o| at.area + o).collect();
-        NeffNet { world, device, gid: group[me], what, sends, out_links, recvs, submits, post_words, gate: at.gate, inject_after, executions: AtomicU64::new(0) }
+        NeffNet { world, device, gid: group[me], what, sends, out_links, recvs, submits, post_words, gate: at.gate, inject, executions: AtomicU64::new(0) }
     }
 
     fn job(&self, op: String, data: bool) -> Job {
@@ -133,7 +132,7 @@ impl NeffNet {
             out_links: self.out_links.clone(),
             recvs,
             submits: if data { self.submits.clone() } else { Vec::new() },
-            inject_after: if data { self.inject_after } else { None },
+            inject: if data { self.inject } else { Injected::default() },
             gate: data.then_some(self.gate),
         }
     }
@@ -144,7 +143,7 @@ impl NeffNet {
     /// never loads fails this one within `NEURON_RT_CC_NET_TIMEOUT`.
     pub fn meet_peers(&self, signature: &str) -> NrtResult<()> {
         let p = Proxy::start(self.job(signature.to_string(), false))?;
-        wait_end(&p)
+        p.outcome(|_| {})
     }
 
     /// Starts this execution's proxy: zeroes the post and gate words the
@@ -169,19 +168,9 @@ impl NeffNet {
     pub fn finish(&self, p: &Proxy, status: NrtStatus) -> Option<NrtError> {
         if status != NrtStatus::Success && !matches!(p.state(), ProxyState::Failed(_)) {
             p.stop(NrtError::new(status, format!("the execution of rank {} ended with {status}", self.gid)));
-            let _ = wait_end(p);
+            let _ = p.outcome(|_| {});
             return None;
         }
-        wait_end(p).err()
-    }
-}
-
-/// Waits for a proxy to end. Bounded by the proxy itself: it fails after
-/// `NEURON_RT_CC_NET_TIMEOUT` without progress.
-fn wait_end(p: &Proxy) -> NrtResult<()> {
-    loop {
-        if let Some(r) = p.wait(Duration::from_millis(200)) {
-            return r;
-        }
+        p.outcome(|_| {}).err()
     }
 }

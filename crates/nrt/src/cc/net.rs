@@ -163,7 +163,8 @@ impl NetSlot {
                     st.phase = Phase::Running;
                     let registered = st.registered.clone();
                     drop(st);
-                    let r = bootstrap_world(rt, size, &registered, bootstrap);
+                    // Other callers wait for this outcome: a panic here is one.
+                    let r = crate::worker::guarded("the collectives bootstrap", NrtStatus::Failure, || bootstrap_world(rt, size, &registered, bootstrap));
                     st = lock(&self.state);
                     st.phase = match r {
                         Ok(w) => Phase::Ready(Arc::new(w)),

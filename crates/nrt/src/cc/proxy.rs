@@ -21,6 +21,14 @@
 //! last progress) and logs CCOM-style warnings while it lasts. A failure
 //! sends an abort message to every peer this process sends to, so they
 //! fail at once with the reason instead of waiting out the bound.
+//!
+//! The thread always leaves an outcome: a panic inside the operation is a
+//! failure like any other (NRT_NETWORK_PROXY_FAILURE, peers told), and
+//! one anywhere else in the thread is still published as one. Those who
+//! wait for the outcome ([`Proxy::outcome`], an execution's harvest
+//! through [`Proxy::state`]) also watch the thread: one that ended
+//! without an outcome, or that neither progressed nor failed for its
+//! bound plus [`STALL_GRACE`], is a failure naming it.
 
 use super::net::{Link, NetWorld};
 use crate::log::{Level, Module};
@@ -28,7 +36,7 @@ use crate::status::{NrtError, NrtResult, NrtStatus};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId};
 use nrt_net::queue::{RecvQueue, SendQueue};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -42,6 +50,28 @@ const HEADER_MAGIC: &[u8; 12] = b"NRTCC-OP\0\0\0\0";
 const ABORT_MAGIC: &[u8; 12] = b"NRTCC-ABORT\0";
 /// Messages in flight per connection and direction.
 const WINDOW: usize = 16;
+/// How long past its own bound (`NEURON_RT_CC_NET_TIMEOUT` without
+/// progress) a waiter gives a proxy that neither progressed nor failed
+/// before it stops waiting: the proxy is stuck outside its own checks.
+pub const STALL_GRACE: Duration = Duration::from_secs(10);
+/// How often a waiter looks at the proxy thread between outcomes.
+const LOOK: Duration = Duration::from_millis(200);
+
+/// Injected failures of a proxy (`NEURON_SIM_INJECT`, [`crate::inject`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Injected {
+    /// `proxy_fail:after=N`: fail before sending message N+1.
+    pub fail_after: Option<u64>,
+    /// `proxy_panic:after=N`: panic before sending message N+1.
+    pub panic_after: Option<u64>,
+}
+
+impl Injected {
+    /// The proxy kinds listed in `env`'s `NEURON_SIM_INJECT`.
+    pub fn from_env(env: &crate::config::Env) -> Injected {
+        Injected { fail_after: crate::inject::after(env, crate::inject::PROXY_FAIL), panic_after: crate::inject::after(env, crate::inject::PROXY_PANIC) }
+    }
+}
 
 /// The device side of the proxy: what it reads, writes and rings.
 pub trait DeviceBytes: Send + Sync {
@@ -115,8 +145,8 @@ pub struct Job {
     pub recvs: Vec<RecvLink>,
     /// Queues the proxy feeds.
     pub submits: Vec<SubmitLane>,
-    /// An injected failure: fail after this many messages sent.
-    pub inject_after: Option<u64>,
+    /// Injected failures.
+    pub inject: Injected,
     /// A word of device memory the rank's device sets (non-zero) once it
     /// reached the collective: landings are not rung before it is (an
     /// in-NEFF collective, whose buffers the engines may still be
@@ -125,8 +155,12 @@ pub struct Job {
 }
 
 /// The proxy's outcome, shared with the ranks that wait for it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Proxy {
+    /// The op (the header text), for messages.
+    op: String,
+    /// The proxy's own bound (progress within it).
+    bound: nrt_net::Bound,
     result: Mutex<Option<NrtResult<()>>>,
     done: Condvar,
     /// Every peer's header arrived: the peers reached this operation (the
@@ -134,6 +168,28 @@ pub struct Proxy {
     met: AtomicBool,
     /// Set by [`Proxy::stop`]: the proxy fails with this error.
     stop: Mutex<Option<NrtError>>,
+    /// Moves at every round of the proxy's loop that made progress.
+    progress: AtomicU64,
+    /// Cleared when the proxy thread ends, however it ends.
+    alive: AtomicBool,
+}
+
+/// Clears [`Proxy::alive`] when the proxy thread ends (also by unwinding)
+/// and wakes the waiters, who then find the outcome or its absence.
+struct Alive(Arc<Proxy>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        let p = &self.0;
+        {
+            let mut r = p.result.lock().unwrap_or_else(|e| e.into_inner());
+            if r.is_none() {
+                *r = Some(Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("the collectives network proxy thread of {} ended without an outcome", p.op))));
+            }
+        }
+        p.alive.store(false, Ordering::Release);
+        p.done.notify_all();
+    }
 }
 
 /// What a proxy is doing, as an execution's harvest sees it.
@@ -150,21 +206,32 @@ pub enum ProxyState {
 impl Proxy {
     /// Starts the proxy thread of `job`.
     pub fn start(job: Job) -> NrtResult<Arc<Proxy>> {
-        let p = Arc::new(Proxy::default());
-        let q = p.clone();
+        let p = Arc::new(Proxy {
+            op: job.op.clone(),
+            bound: job.world.net,
+            result: Mutex::new(None),
+            done: Condvar::new(),
+            met: AtomicBool::new(false),
+            stop: Mutex::new(None),
+            progress: AtomicU64::new(0),
+            alive: AtomicBool::new(true),
+        });
+        let alive = Alive(p.clone());
         std::thread::Builder::new()
             .name("nrt-cc-proxy".into())
             .spawn(move || {
+                let q = &alive.0;
                 let world = job.world.clone();
-                let r = run(job, &q);
+                let who = format!("the collectives network proxy thread of {}", job.op);
+                let r = crate::worker::guarded(&who, NrtStatus::NetworkProxyFailure, || run(job, q));
                 if let Err(e) = &r {
                     if e.status == NrtStatus::NetworkProxyFailure {
                         crate::log::write(Level::Error, Module::Nrt, "cc_proxy", format_args!("EFA network proxy operation failed: {}", e.message));
                     }
                     world.poison(e);
                 }
-                *q.result.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                q.done.notify_all();
+                q.result.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(r);
+                // `alive` drops here: the waiters are woken.
             })
             .map_err(|e| NrtError::failure(format!("cannot start the collectives proxy thread: {e}")))?;
         Ok(p)
@@ -176,11 +243,13 @@ impl Proxy {
     }
 
     /// What the proxy is doing (allocation-free: an execution's harvest
-    /// asks at every sweep).
+    /// asks at every sweep). A thread that ended without an outcome is a
+    /// failure.
     pub fn state(&self) -> ProxyState {
         match &*self.result.lock().unwrap_or_else(|e| e.into_inner()) {
             Some(Err(e)) => ProxyState::Failed(e.status),
             Some(Ok(())) => ProxyState::Running,
+            None if !self.alive.load(Ordering::Acquire) => ProxyState::Failed(NrtStatus::NetworkProxyFailure),
             None if self.met.load(Ordering::Acquire) => ProxyState::Running,
             None => ProxyState::Barrier,
         }
@@ -199,8 +268,44 @@ impl Proxy {
     /// Waits at most `d` for the outcome.
     pub fn wait(&self, d: Duration) -> Option<NrtResult<()>> {
         let g = self.result.lock().unwrap_or_else(|e| e.into_inner());
-        let (g, _) = self.done.wait_timeout_while(g, d, |r| r.is_none()).unwrap_or_else(|e| e.into_inner());
+        let (g, _) = self.done.wait_timeout_while(g, d, |r| r.is_none() && self.alive.load(Ordering::Acquire)).unwrap_or_else(|e| e.into_inner());
         g.clone()
+    }
+
+    /// Waits for the outcome, calling `waiting` with the time waited so far
+    /// every few hundred milliseconds (for warnings). Bounded: the proxy
+    /// fails by itself after its bound without progress; a proxy thread
+    /// that ended without an outcome fails the wait at once, and one that
+    /// neither progressed nor failed for its bound plus [`STALL_GRACE`] is
+    /// stopped and fails it with NRT_TIMEOUT naming the proxy.
+    pub fn outcome(&self, mut waiting: impl FnMut(Duration)) -> NrtResult<()> {
+        let t0 = Instant::now();
+        let mut seen = self.progress.load(Ordering::Relaxed);
+        let mut since = t0;
+        loop {
+            if let Some(r) = self.wait(LOOK) {
+                return r;
+            }
+            let now = Instant::now();
+            let p = self.progress.load(Ordering::Relaxed);
+            if p != seen {
+                (seen, since) = (p, now);
+            } else if now.duration_since(since) >= self.bound.limit + STALL_GRACE {
+                let e = NrtError::new(
+                    NrtStatus::Timeout,
+                    format!(
+                        "the collectives network proxy of {} made no progress for {:.1} sec and did not fail by its own bound of {:.1} sec ({}): it is stuck",
+                        self.op,
+                        now.duration_since(since).as_secs_f64(),
+                        self.bound.limit.as_secs_f64(),
+                        self.bound.variable
+                    ),
+                );
+                self.stop(e.clone());
+                return Err(e);
+            }
+            waiting(now.duration_since(t0));
+        }
     }
 }
 
@@ -266,12 +371,13 @@ fn run(job: Job, proxy: &Proxy) -> NrtResult<()> {
         outs.push(OutConn { link, q: SendQueue::new(world.take_send(link)?), queued: VecDeque::from([header(&job.op)]) });
     }
     let mut ins: Vec<InConn> = Vec::new();
-    let r = (|| -> NrtResult<()> {
+    // A panic in the operation is its failure: the peers are told below.
+    let r = crate::worker::guarded("the collectives network proxy", NrtStatus::NetworkProxyFailure, || {
         for rl in &job.recvs {
             ins.push(InConn { link: rl.link, q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
         }
         drive(&job, proxy, &mut outs, &mut ins)
-    })();
+    });
     match r {
         Ok(()) => {
             world.give_back(outs.into_iter().map(|o| (o.link, o.q.into_comm())).collect(), ins.into_iter().map(|i| (i.link, i.q.into_comm())).collect());
@@ -398,8 +504,11 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
         for o in outs.iter_mut() {
             while o.q.in_flight() < WINDOW {
                 let Some(b) = o.queued.pop_front() else { break };
-                if job.inject_after.is_some_and(|n| sent_msgs >= n) {
+                if job.inject.fail_after.is_some_and(|n| sent_msgs >= n) {
                     return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("injected network proxy failure (NEURON_SIM_INJECT=proxy_fail) sending to {}", world.who(o.link.1))));
+                }
+                if job.inject.panic_after.is_some_and(|n| sent_msgs >= n) {
+                    panic!("injected panic (NEURON_SIM_INJECT=proxy_panic) sending to {}", world.who(o.link.1));
                 }
                 o.q.post(b).map_err(|e| net(e, || format!("sending to {}", world.who(o.link.1))))?;
                 sent_msgs += 1;
@@ -424,6 +533,7 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
         if progress {
             last = now;
             spins = 0;
+            proxy.progress.fetch_add(1, Ordering::Relaxed);
             continue;
         }
         let waiting = || {

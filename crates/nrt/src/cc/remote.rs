@@ -7,7 +7,7 @@
 use super::compose::{self, CC_QUEUES, CC_SEM, RankImage, RankSide};
 use super::net::NetWorld;
 use super::plan::{self, CcKind};
-use super::proxy::{Job, Proxy, RecvLink, SendLane, SubmitLane};
+use super::proxy::{Injected, Job, Proxy, RecvLink, SendLane, SubmitLane};
 use super::split::{self, Split};
 use super::world::{Arrival, chunk_addrs};
 use crate::memory::{MemOwner, MemUsage};
@@ -18,9 +18,6 @@ use nrt_hal::{CoreId, DeviceAddr, DmaRingConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The injection kind that makes the proxy fail (`NEURON_SIM_INJECT=proxy_fail[:after=N]`).
-pub const PROXY_FAIL: &str = "proxy_fail";
-
 /// What a launched cross-process operation holds.
 pub(super) struct Launch {
     /// Per rank of the group: device, core, expected done count (remote
@@ -30,20 +27,6 @@ pub(super) struct Launch {
     pub memory: Vec<(usize, DeviceAddr)>,
     /// The proxy thread's outcome.
     pub proxy: Arc<Proxy>,
-}
-
-/// `proxy_fail[:after=N]` in `NEURON_SIM_INJECT`: fail after N messages
-/// sent by this process's proxy (default 0).
-pub(super) fn injected(rt: &Runtime) -> Option<u64> {
-    let v = rt.env().get("NEURON_SIM_INJECT")?;
-    v.split(',').find_map(|spec| {
-        let mut parts = spec.trim().split(':');
-        let kind = parts.next()?.split('@').next()?;
-        if kind != PROXY_FAIL {
-            return None;
-        }
-        Some(parts.find_map(|p| p.strip_prefix("after=")).and_then(|n| n.parse().ok()).unwrap_or(0))
-    })
 }
 
 /// Composes, programs and starts this process's part of the operation of
@@ -176,7 +159,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             .collect();
         let out_links = sp.outbound.iter().map(|&(q, r, l)| (group[r], group[q], l)).collect();
         let op = format!("operation {seq} on replica group {group:?}: {}", first.describe());
-        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, sends, out_links, recvs, submits, inject_after: injected(rt), gate: None };
+        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, sends, out_links, recvs, submits, inject: Injected::from_env(rt.env()), gate: None };
         for &(r, l, s) in &sp.plan.host_submits {
             let k = images[r].lanes[l].step_pairs[s];
             device.dma_tail_increment(core_of[&r], CC_QUEUES[l], k, k).map_err(|e| hal("doorbell", e))?;

@@ -273,14 +273,16 @@ impl Collectives {
             let outcome = if cores.iter().any(|c| st.busy.contains(c)) {
                 Err(NrtError::new(NrtStatus::Timeout, format!("collective on replica group {key:?}: its cores stayed busy with another collective for {:.1} sec ({PEER_TIMEOUT_VAR})", peers.as_secs_f64())))
             } else if let Some(w) = &world {
-                super::remote::launch(rt, w, &local, &arrivals, seq).map(|l| {
+                // A panic while launching fails every rank of the
+                // operation (they wait for this outcome), not only this one.
+                crate::worker::guarded("launching a collective", NrtStatus::Failure, || super::remote::launch(rt, w, &local, &arrivals, seq)).map(|l| {
                     for c in &cores {
                         st.busy.insert(*c);
                     }
                     Launched { ranks: l.ranks, memory: l.memory, left: local_n, proxy: Some(l.proxy) }
                 })
             } else {
-                self.launch(rt, &mut st, &arrivals)
+                crate::worker::guarded("launching a collective", NrtStatus::Failure, || self.launch(rt, &mut st, &arrivals))
             };
             let outcome = outcome.map(|l| Arc::new(Mutex::new(l)));
             let g = st.groups.get_mut(&key).and_then(|g| g.pending.get_mut(&seq)).expect("gathering");
@@ -321,21 +323,18 @@ impl Collectives {
         };
         drop(st);
         // WAIT_BARRIER_PROXY: the network part (bounded by the proxy's
-        // own NEURON_RT_CC_NET_TIMEOUT); warn at 120 s, then at every
-        // doubling, as libnrt's harvest does.
+        // own NEURON_RT_CC_NET_TIMEOUT, and by its thread's liveness:
+        // `Proxy::outcome`); warn at 120 s, then at every doubling, as
+        // libnrt's harvest does.
         let proxy = launched.lock().unwrap_or_else(|e| e.into_inner()).proxy.clone();
         if let Some(p) = proxy {
-            let t0 = Instant::now();
             let mut threshold = Duration::from_secs(120);
-            let outcome = loop {
-                if let Some(r) = p.wait(Duration::from_millis(200)) {
-                    break r;
-                }
-                if t0.elapsed() >= threshold {
-                    crate::log::write(Level::Warn, Module::Nrt, "nrta_cc_schedule", format_args!("Timeout exceeded: Waiting on barrier proxy task: {} sec (replica group {key:?})", t0.elapsed().as_secs()));
+            let outcome = p.outcome(|waited| {
+                if waited >= threshold {
+                    crate::log::write(Level::Warn, Module::Nrt, "nrta_cc_schedule", format_args!("Timeout exceeded: Waiting on barrier proxy task: {} sec (replica group {key:?})", waited.as_secs()));
                     threshold *= 2;
                 }
-            };
+            });
             if let Err(e) = outcome {
                 self.leave(rt, &key, seq, &launched);
                 return Err(e);

@@ -36,7 +36,7 @@ use crate::status::{NrtError, NrtResult, NrtStatus};
 use nrt_hal::{CoreId, Device};
 use nrt_neff::{Neff, ReadOptions};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Everything load and execute need from the runtime for one device: the
 /// device, its memory allocator, the installed cores, the model database,
@@ -281,12 +281,30 @@ impl ModelHost {
         }
         crate::log_info!(Module::Nmgr, "Unloading {id}");
         model.set_state(ModelState::Stopping);
-        let mut spins = 0u64;
+        // Executions in flight hold the model; each ends within the
+        // request limit, so a count that does not drop for that long
+        // belongs to something stuck: the unload gives up (the model's
+        // memory stays booked) instead of waiting for ever.
+        let limit = crate::xu::request_limit();
+        let (mut held, mut since, mut spins) = (Arc::strong_count(&model), Instant::now(), 0u64);
         while Arc::strong_count(&model) > 1 {
             std::thread::sleep(Duration::from_millis(1));
             spins += 1;
             if spins.is_multiple_of(10_000) {
                 crate::log_warn!(Module::Nmgr, "still waiting for model[{id}] ref count 0");
+            }
+            let now_held = Arc::strong_count(&model);
+            if now_held < held {
+                (held, since) = (now_held, Instant::now());
+            } else if since.elapsed() >= limit {
+                return Err(NrtError::new(
+                    NrtStatus::Timeout,
+                    format!(
+                        "unloading model {id}: {} execution(s) or callback(s) still hold it and none ended within {:.1} sec (NEURON_RT_EXEC_TIMEOUT + NEURON_RT_CC_NET_TIMEOUT); its device memory stays booked",
+                        now_held - 1,
+                        limit.as_secs_f64()
+                    ),
+                ));
             }
         }
         // A model stopped by a fatal fault (fail-stop) left its cores in an

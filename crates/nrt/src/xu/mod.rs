@@ -30,6 +30,7 @@ use crate::status::{NrtError, NrtResult, NrtStatus};
 use crate::tensor::{Placement, Tensor, TensorSet};
 use seq::{XuId, XuKind};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use unit::{ExecUnit, Notifier, OnComplete, Request, TensorJob, Work};
@@ -40,30 +41,63 @@ pub type ReadSink = Box<dyn FnOnce(&[u8]) + Send>;
 /// The message libnrt gives when an async path meets a host tensor.
 pub const HOST_TENSOR_MESSAGE: &str = "Async exec mode only supports device allocated tensors";
 
-/// Queue depths of the units.
+/// Queue depths and bounds of the units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct XuSettings {
     /// Requests a compute unit holds (NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS).
     pub compute_depth: u64,
     /// Requests a tensor-op or collectives unit holds (the same default).
     pub other_depth: u64,
+    /// The longest one request may take: an execution's bound
+    /// (NEURON_RT_EXEC_TIMEOUT) after its collectives barrier's
+    /// (NEURON_RT_CC_NET_TIMEOUT). A wait with no timeout of its own
+    /// (drain, the implicit-async retry, a host access to a tensor in
+    /// flight, the join at shutdown) gives up when nothing completes for
+    /// this long.
+    pub request_limit: Duration,
+    /// `NEURON_SIM_INJECT=xu_panic:after=N`: every unit's worker panics
+    /// holding request N+1.
+    pub panic_after: Option<u64>,
 }
 
 impl Default for XuSettings {
     fn default() -> XuSettings {
         let d = u64::from(crate::config::DEFAULT_XU_QUEUED_REQUESTS);
-        XuSettings { compute_depth: d, other_depth: d }
+        XuSettings { compute_depth: d, other_depth: d, request_limit: crate::config::DEFAULT_EXEC_TIMEOUT + crate::cc::world::DEFAULT_PEER_TIMEOUT, panic_after: None }
     }
 }
 
 impl XuSettings {
-    /// The depths a runtime configuration asks for: in implicit async
-    /// mode the compute queue holds NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS
+    /// What a runtime's configuration asks for: in implicit async mode
+    /// the compute queue holds NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS
     /// executions (libnrt's in-flight limit), else
-    /// NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS.
-    pub fn from_config(c: &crate::config::Config) -> XuSettings {
+    /// NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS; the request limit from
+    /// its execution and collectives bounds.
+    pub fn for_runtime(rt: &crate::Runtime) -> NrtResult<XuSettings> {
+        let c = rt.config();
         let compute = if c.async_exec_max_inflight_requests > 0 { c.async_exec_max_inflight_requests } else { c.xu_compute_max_queued_requests };
-        XuSettings { compute_depth: u64::from(compute), ..XuSettings::default() }
+        let barrier = crate::cc::world::bound(rt, crate::cc::world::PEER_TIMEOUT_VAR, crate::cc::world::DEFAULT_PEER_TIMEOUT)?;
+        Ok(XuSettings {
+            compute_depth: u64::from(compute),
+            request_limit: c.exec_timeout + barrier,
+            panic_after: crate::inject::after(rt.env(), crate::inject::XU_PANIC),
+            ..XuSettings::default()
+        })
+    }
+}
+
+/// The request limit of the last [`Xus`] made, in milliseconds (tensors,
+/// which wait for the implicit-async executions using them, know no
+/// runtime; the process has one).
+static REQUEST_LIMIT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// The longest one request of an execution unit may take
+/// ([`XuSettings::request_limit`] of the runtime's units; the default
+/// before any).
+pub fn request_limit() -> Duration {
+    match REQUEST_LIMIT_MS.load(Ordering::Relaxed) {
+        0 => XuSettings::default().request_limit,
+        ms => Duration::from_millis(ms),
     }
 }
 
@@ -100,6 +134,7 @@ fn in_bounds(t: &Tensor, offset: u64, len: u64) -> NrtResult<()> {
 impl Xus {
     /// No units yet; they start on first use.
     pub fn new(settings: XuSettings) -> Xus {
+        REQUEST_LIMIT_MS.store(u64::try_from(settings.request_limit.as_millis()).unwrap_or(u64::MAX).max(1), Ordering::Relaxed);
         Xus { settings, units: Mutex::new(BTreeMap::new()) }
     }
 
@@ -115,7 +150,7 @@ impl Xus {
             return Ok(x.clone());
         }
         let depth = if id.kind == XuKind::Compute { self.settings.compute_depth } else { self.settings.other_depth };
-        let x = Arc::new(ExecUnit::start(id, depth)?);
+        let x = Arc::new(ExecUnit::start_with(id, depth, self.settings.request_limit, self.settings.panic_after)?);
         u.insert(id, x.clone());
         Ok(x)
     }
@@ -249,18 +284,21 @@ impl Xus {
         Ok(())
     }
 
-    /// Waits until every request queued so far on `vnc`'s units completed.
-    pub fn drain(&self, vnc: u32) {
+    /// Waits until every request queued so far on `vnc`'s units completed
+    /// ([`ExecUnit::drain`]'s bound, per unit).
+    pub fn drain(&self, vnc: u32) -> NrtResult<()> {
         let units: Vec<Arc<ExecUnit>> =
             self.units.lock().unwrap_or_else(|e| e.into_inner()).values().filter(|u| u32::from(u.id().vnc) == vnc).cloned().collect();
         for u in units {
-            u.drain();
+            u.drain()?;
         }
+        Ok(())
     }
 
     /// Implicit async `nrt_execute`: like [`Xus::schedule_execute`], but a
     /// full queue blocks until a slot frees (libnrt's in-flight semaphore)
-    /// instead of returning NRT_QUEUE_FULL. The tensors are marked in
+    /// instead of returning NRT_QUEUE_FULL; NRT_TIMEOUT when the unit
+    /// completes nothing for its request limit. The tensors are marked in
     /// flight until the execution completes, so host reads and writes of
     /// them wait for it.
     pub fn execute_implicit(&self, vnc: u32, model: Arc<LoadedModel>, inputs: TensorSet, outputs: TensorSet, on_complete: OnComplete) -> NrtResult<u64> {
@@ -276,22 +314,28 @@ impl Xus {
         }
         let mut req = Request { work: Work::Execute { model, inputs, outputs, in_flight: true }, on_complete: Some(on_complete) };
         loop {
-            match unit.submit_or_return(req) {
+            let refused = match unit.submit_or_return(req) {
                 Ok(seq) => return Ok(seq),
                 Err((back, e)) if e.status == NrtStatus::QueueFull => {
+                    // A slot frees when the oldest request completes.
                     let oldest = seq::seq_num(unit.last_completed()) + 1;
-                    let _ = unit.wait(oldest, Duration::from_millis(100));
-                    req = back;
-                }
-                Err((back, e)) => {
-                    // Refused for good: the caller gets the error, not the
-                    // callback; the marks are released here.
-                    if let Work::Execute { inputs, outputs, .. } = &back.work {
-                        unit::release_in_flight(inputs, outputs);
+                    match unit.wait_progressing(oldest, "implicit async execution waiting for a free slot of") {
+                        Ok(()) => {
+                            req = back;
+                            continue;
+                        }
+                        Err(e) => (back, e),
                     }
-                    return Err(e);
                 }
+                Err(refused) => refused,
+            };
+            // Refused for good: the caller gets the error, not the
+            // callback; the marks are released here.
+            let (back, e) = refused;
+            if let Work::Execute { inputs, outputs, .. } = &back.work {
+                unit::release_in_flight(inputs, outputs);
             }
+            return Err(e);
         }
     }
 

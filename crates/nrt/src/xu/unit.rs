@@ -16,6 +16,17 @@
 //! FATAL_SHUTDOWN for good: requests already queued complete with
 //! NRT_EXEC_UNIT_UNRECOVERABLE without running, and every later submit is
 //! refused with it. Other units are unaffected.
+//!
+//! A worker that panics outside the guard around each request's work
+//! dies, and its guard leaves nothing waiting: the unit goes to
+//! FATAL_SHUTDOWN, the request it held completes with NRT_FAILURE and
+//! every queued one with NRT_EXEC_UNIT_UNRECOVERABLE (callbacks, watchers
+//! and waiters all see them; in-flight marks are released), and later
+//! submits are refused naming the panic. Waits that have no timeout of
+//! their own ([`ExecUnit::drain`], the implicit-async retry, the join at
+//! shutdown) give up when the unit completes nothing for its request
+//! limit ([`super::XuSettings::request_limit`]: the longest one request
+//! may take).
 
 use super::queue::XuQueue;
 use super::seq::{SEQ_NUM_MAX, XuId};
@@ -25,6 +36,7 @@ use crate::exec::errors::poisons;
 use crate::model::LoadedModel;
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use crate::tensor::TensorSet;
+use crate::worker::panic_text;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -135,6 +147,42 @@ struct Shared {
     watcher_count: AtomicUsize,
     pending: Mutex<Vec<(u64, Notifier)>>,
     pending_count: AtomicUsize,
+    /// The longest one request may take ([`super::XuSettings::request_limit`]).
+    stall: Duration,
+    /// `xu_panic:after=N`: the worker panics holding request N+1
+    /// (`u64::MAX`: never).
+    panic_at: u64,
+    /// Why the worker died (`None` while it lives or after it stopped).
+    death: Mutex<Option<String>>,
+    /// Set once the worker's guard completed everything after its death.
+    dead: AtomicBool,
+    /// Set when the worker thread ends, however it ends.
+    exited: AtomicBool,
+}
+
+/// The request the worker took and has not completed yet, with its report
+/// while unmade: what the worker's guard completes if it dies holding it.
+type Held = Option<(u64, Option<OnComplete>)>;
+
+/// Releases the in-flight marks of an implicit-async execution's sets when
+/// dropped: when its run ends, also by unwinding.
+struct Marks<'a>(&'a TensorSet, &'a TensorSet);
+
+impl Drop for Marks<'_> {
+    fn drop(&mut self) {
+        release_in_flight(self.0, self.1);
+    }
+}
+
+/// Marks the worker exited and wakes the waiters when the worker thread
+/// ends (also by unwinding).
+struct Exit<'a>(&'a Shared);
+
+impl Drop for Exit<'_> {
+    fn drop(&mut self) {
+        self.0.exited.store(true, Ordering::SeqCst);
+        self.0.done.notify();
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -150,11 +198,16 @@ impl Shared {
         }
     }
 
-    fn run(&self, work: Work) -> NrtStatus {
+    /// Runs request `n`'s work (the worker).
+    fn run(&self, n: u64, work: Work) -> NrtStatus {
         let fatal = self.health() == Health::FatalShutdown;
         match work {
             Work::Execute { model, inputs, outputs, in_flight } => {
-                let status = if fatal {
+                // Released when the run ends, before the completion is
+                // reported (also if the worker dies in it).
+                let _marks = in_flight.then(|| Marks(&inputs, &outputs));
+                self.injected_panic(n);
+                if fatal {
                     NrtStatus::ExecUnitUnrecoverable
                 } else {
                     let status = status_of(|| crate::exec::execute(&model, &inputs, &outputs));
@@ -163,14 +216,22 @@ impl Shared {
                         self.health.store(Health::FatalShutdown as u8, Ordering::Release);
                     }
                     status
-                };
-                if in_flight {
-                    release_in_flight(&inputs, &outputs);
                 }
-                status
             }
             Work::Tensor(_) if fatal => NrtStatus::ExecUnitUnrecoverable,
-            Work::Tensor(job) => status_of(job),
+            Work::Tensor(job) => {
+                self.injected_panic(n);
+                status_of(job)
+            }
+        }
+    }
+
+    /// `xu_panic`: the worker dies holding request `n` (one comparison
+    /// with a field the worker reads anyway).
+    #[inline]
+    fn injected_panic(&self, n: u64) {
+        if n == self.panic_at {
+            panic!("injected panic (NEURON_SIM_INJECT={}) in the worker of {} holding request {n}", crate::inject::XU_PANIC, self.id);
         }
     }
 
@@ -188,8 +249,23 @@ impl Shared {
                 w(seq, status);
             }
         }
-        // Sequence watchers whose request is done fire outside the lock,
-        // a stack batch at a time (the worker allocates nothing).
+        self.fire_due(seq, status);
+        // Waiters register (`wake_at`) and then read `head`; we published
+        // `head` and then read the registration (the fence above): either
+        // the waiter sees its request done or we see its registration. The
+        // registrations are cleared before the count moves, so a waiter
+        // whose registration this clears sees the count move and registers
+        // again.
+        if n >= self.wake_at.load(Ordering::SeqCst) {
+            self.wake_at.store(u64::MAX, Ordering::SeqCst);
+            self.done.notify();
+        }
+    }
+
+    /// Fires the sequence watchers whose request is done (`seq` completed
+    /// with `status`): outside the lock, a stack batch at a time (the
+    /// worker allocates nothing).
+    fn fire_due(&self, seq: u64, status: NrtStatus) {
         while self.pending_count.load(Ordering::SeqCst) > 0 {
             let mut fire: [Option<(u64, Notifier)>; FIRE_BATCH] = Default::default();
             let mut fired = 0;
@@ -214,31 +290,37 @@ impl Shared {
                 break;
             }
         }
-        // Waiters register (`wake_at`) and then read `head`; we published
-        // `head` and then read the registration (the fence above): either
-        // the waiter sees its request done or we see its registration. The
-        // registrations are cleared before the count moves, so a waiter
-        // whose registration this clears sees the count move and registers
-        // again.
-        if n >= self.wake_at.load(Ordering::SeqCst) {
-            self.wake_at.store(u64::MAX, Ordering::SeqCst);
-            self.done.notify();
+    }
+
+    /// The worker thread: serves the queue until shutdown; if it panics
+    /// outside a request's own guard, [`Shared::die`] completes what it
+    /// held and everything queued.
+    fn worker(self: Arc<Shared>) {
+        let _exit = Exit(&self);
+        let mut held: Held = None;
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| self.serve(&mut held))) {
+            self.die(&panic_text(&*p), held.take());
         }
     }
 
-    fn worker(self: Arc<Shared>) {
+    /// The worker's loop. `held` is the request taken and not completed.
+    fn serve(&self, held: &mut Held) {
         loop {
             if let Some((n, req)) = self.queue.take_front() {
+                let Request { work, on_complete } = req;
+                *held = Some((n, on_complete));
                 // Events the request produces carry its sequence id.
                 let traced = crate::trace::wants_any(crate::trace::EventType::ALL_MASK);
                 if traced {
                     crate::trace::set_current_seq(self.id.seq(n));
                 }
-                let status = self.run(req.work);
+                let status = self.run(n, work);
                 if traced {
                     crate::trace::set_current_seq(0);
                 }
-                self.complete(n, req.on_complete, status);
+                let report = held.as_mut().and_then(|h| h.1.take());
+                self.complete(n, report, status);
+                *held = None;
                 continue;
             }
             if self.stop.load(Ordering::Acquire) {
@@ -250,6 +332,72 @@ impl Shared {
                 self.work.wait(seen, Duration::from_millis(100));
             }
         }
+    }
+}
+
+impl Shared {
+    /// The worker died of `why` holding `held`: the unit takes no more
+    /// requests, the held request completes with NRT_FAILURE and every
+    /// queued one with NRT_EXEC_UNIT_UNRECOVERABLE (each through the usual
+    /// completion: callback, watchers, waiters), then the death is
+    /// published for waiters and submitters.
+    #[cold]
+    fn die(&self, why: &str, held: Held) {
+        {
+            let _g = lock(&self.submit);
+            self.health.store(Health::FatalShutdown as u8, Ordering::Release);
+            *lock(&self.death) = Some(why.to_string());
+        }
+        let mut failed = 0u64;
+        if let Some((n, report)) = held
+            && self.queue.head() == n
+        {
+            self.complete_after_death(n, report, NrtStatus::Failure);
+            failed += 1;
+        }
+        while self.queue.head() < self.queue.tail() {
+            let head = self.queue.head();
+            let (n, report) = match self.queue.take_front() {
+                Some((n, Request { work, on_complete })) => {
+                    if let Work::Execute { inputs, outputs, in_flight: true, .. } = &work {
+                        release_in_flight(inputs, outputs);
+                    }
+                    (n, on_complete)
+                }
+                // Taken and never completed: nothing left to report.
+                None => (head, None),
+            };
+            self.complete_after_death(n, report, NrtStatus::ExecUnitUnrecoverable);
+            failed += 1;
+        }
+        // Sequence watchers a panicking watcher kept from firing.
+        let last = self.id.seq(self.queue.head() - 1);
+        let _ = catch_unwind(AssertUnwindSafe(|| self.fire_due(last, NrtStatus::ExecUnitUnrecoverable)));
+        crate::log_error!(
+            crate::log::Module::Kmgr,
+            "[{}] the worker thread panicked: {why}; {failed} request(s) it held or had queued completed with an error; the execution unit is unrecoverable",
+            self.id
+        );
+        self.dead.store(true, Ordering::SeqCst);
+        self.wake_at.store(u64::MAX, Ordering::SeqCst);
+        self.done.notify();
+    }
+
+    /// [`Shared::complete`] for the guard of a dead worker: a callback or
+    /// watcher that panics again does not stop the others' completion.
+    #[cold]
+    fn complete_after_death(&self, n: u64, report: Option<OnComplete>, status: NrtStatus) {
+        if catch_unwind(AssertUnwindSafe(|| self.complete(n, report, status))).is_err() && self.queue.head() == n {
+            self.queue.complete_front();
+            let _ = catch_unwind(AssertUnwindSafe(|| self.fire_due(self.id.seq(n), status)));
+        }
+    }
+
+    /// The error of a request or submit the dead worker can no longer
+    /// take (`None` while the worker lives).
+    fn death_error(&self, what: impl FnOnce() -> String) -> Option<NrtError> {
+        let why = lock(&self.death).clone()?;
+        Some(NrtError::new(NrtStatus::ExecUnitUnrecoverable, format!("{}: the worker thread of {} died ({why})", what(), self.id)))
     }
 }
 
@@ -324,8 +472,17 @@ impl std::fmt::Debug for ExecUnit {
 }
 
 impl ExecUnit {
-    /// A unit with a queue of `depth` requests and its worker thread.
+    /// A unit with a queue of `depth` requests and its worker thread, the
+    /// default request limit and no injected panic.
     pub fn start(id: XuId, depth: u64) -> NrtResult<ExecUnit> {
+        let d = super::XuSettings::default();
+        ExecUnit::start_with(id, depth, d.request_limit, d.panic_after)
+    }
+
+    /// A unit with a queue of `depth` requests and its worker thread;
+    /// waits without a timeout of their own give up after `request_limit`
+    /// without a completion; `panic_after` is `xu_panic:after=N`.
+    pub fn start_with(id: XuId, depth: u64, request_limit: Duration, panic_after: Option<u64>) -> NrtResult<ExecUnit> {
         let shared = Arc::new(Shared {
             id,
             queue: XuQueue::new(depth)?,
@@ -339,6 +496,11 @@ impl ExecUnit {
             watcher_count: AtomicUsize::new(0),
             pending: Mutex::new(Vec::new()),
             pending_count: AtomicUsize::new(0),
+            stall: request_limit,
+            panic_at: panic_after.map_or(u64::MAX, |k| k.saturating_add(1)),
+            death: Mutex::new(None),
+            dead: AtomicBool::new(false),
+            exited: AtomicBool::new(false),
         });
         let s = shared.clone();
         let handle = std::thread::Builder::new()
@@ -378,7 +540,9 @@ impl ExecUnit {
         match s.health() {
             Health::Healthy => {}
             Health::FatalShutdown => {
-                let e = NrtError::new(NrtStatus::ExecUnitUnrecoverable, format!("{} is in an unrecoverable state after an earlier fault", s.id));
+                let e = s
+                    .death_error(|| "request refused".to_string())
+                    .unwrap_or_else(|| NrtError::new(NrtStatus::ExecUnitUnrecoverable, format!("{} is in an unrecoverable state after an earlier fault", s.id)));
                 return Err((req, e));
             }
             Health::Shutdown => return Err((req, NrtError::new(NrtStatus::Closed, format!("{} is shutting down", s.id)))),
@@ -417,7 +581,8 @@ impl ExecUnit {
     }
 
     /// Blocks until sequence number `n` completes or `timeout` passes;
-    /// returns whether it completed.
+    /// returns whether it completed. NRT_EXEC_UNIT_UNRECOVERABLE if the
+    /// worker died and `n` can never complete.
     pub fn wait(&self, n: u64, timeout: Duration) -> NrtResult<bool> {
         let t0 = crate::trace::wants(crate::trace::EventType::NrtaWait).then(crate::trace::now_ns);
         let r = self.wait_inner(n, timeout);
@@ -455,6 +620,17 @@ impl ExecUnit {
             if n < s.queue.head() {
                 return Ok(true);
             }
+            // The dead worker's guard completed everything before it
+            // published `dead`: seen dead, `head` is read again (the read
+            // above may predate the completions).
+            if s.dead.load(Ordering::SeqCst) {
+                if n < s.queue.head() {
+                    return Ok(true);
+                }
+                if let Some(e) = s.death_error(|| format!("sequence number {n} can never complete")) {
+                    return Err(e);
+                }
+            }
             let left = deadline.map_or(Duration::from_secs(3600), |d| d.saturating_duration_since(Instant::now()));
             if left.is_zero() {
                 return Ok(false);
@@ -464,11 +640,43 @@ impl ExecUnit {
     }
 
     /// Blocks until everything submitted so far has completed
-    /// (`nrt_async_drain_queued_execs`).
-    pub fn drain(&self) {
+    /// (`nrt_async_drain_queued_execs`). NRT_TIMEOUT when the unit
+    /// completes nothing for its request limit; the worker's death ends it
+    /// at once (its guard completes everything queued).
+    pub fn drain(&self) -> NrtResult<()> {
         let last = self.shared.queue.tail() - 1;
-        if last > 0 {
-            let _ = self.wait(last, Duration::MAX);
+        if last == 0 {
+            return Ok(());
+        }
+        self.wait_progressing(last, "draining")
+    }
+
+    /// Waits until sequence number `n` completes, for as long as the unit
+    /// keeps completing requests: NRT_TIMEOUT naming the request at the
+    /// front when it completes none for its request limit (`doing` says
+    /// what the caller was doing).
+    pub fn wait_progressing(&self, n: u64, doing: &str) -> NrtResult<()> {
+        let s = &self.shared;
+        let mut head = s.queue.head();
+        let mut since = Instant::now();
+        loop {
+            let left = s.stall.saturating_sub(since.elapsed());
+            if self.wait(n, left.max(Duration::from_millis(1)))? {
+                return Ok(());
+            }
+            let h = s.queue.head();
+            if h != head {
+                (head, since) = (h, Instant::now());
+            } else if since.elapsed() >= s.stall {
+                return Err(NrtError::new(
+                    NrtStatus::Timeout,
+                    format!(
+                        "{doing} {}: request {h} did not complete within {:.1} sec, the longest a request may take (NEURON_RT_EXEC_TIMEOUT + NEURON_RT_CC_NET_TIMEOUT); the worker is stuck",
+                        s.id,
+                        s.stall.as_secs_f64()
+                    ),
+                ));
+            }
         }
     }
 
@@ -508,17 +716,41 @@ impl ExecUnit {
     }
 
     /// Stops taking requests, lets the worker finish what is queued and
-    /// joins it. Idempotent.
+    /// joins it. Idempotent. Bounded: a worker that completes nothing for
+    /// the unit's request limit is left behind (logged) instead of joined.
     pub fn shutdown(&self) {
+        let s = &self.shared;
         {
-            let _g = lock(&self.shared.submit);
-            let _ = self.shared.health.compare_exchange(Health::Healthy as u8, Health::Shutdown as u8, Ordering::AcqRel, Ordering::Acquire);
+            let _g = lock(&s.submit);
+            let _ = s.health.compare_exchange(Health::Healthy as u8, Health::Shutdown as u8, Ordering::AcqRel, Ordering::Acquire);
         }
-        self.shared.stop.store(true, Ordering::Release);
-        self.shared.work.notify();
-        if let Some(h) = lock(&self.worker).take() {
-            let _ = h.join();
+        s.stop.store(true, Ordering::Release);
+        s.work.notify();
+        let Some(h) = lock(&self.worker).take() else { return };
+        let mut head = s.queue.head();
+        let mut since = Instant::now();
+        while !s.exited.load(Ordering::SeqCst) {
+            let seen = s.done.count();
+            if s.exited.load(Ordering::SeqCst) {
+                break;
+            }
+            let left = s.stall.saturating_sub(since.elapsed());
+            if left.is_zero() {
+                crate::log_error!(
+                    crate::log::Module::Kmgr,
+                    "[{}] the worker did not stop: request {head} did not complete within {:.1} sec (NEURON_RT_EXEC_TIMEOUT + NEURON_RT_CC_NET_TIMEOUT); left running",
+                    s.id,
+                    s.stall.as_secs_f64()
+                );
+                return;
+            }
+            s.done.wait(seen, left);
+            let h = s.queue.head();
+            if h != head {
+                (head, since) = (h, Instant::now());
+            }
         }
+        let _ = h.join();
     }
 }
 
@@ -565,6 +797,114 @@ mod tests {
         got.sort_by_key(|(k, _, _)| *k);
         assert_eq!(got, (0..watchers).map(|k| (k, first, NrtStatus::Success)).collect::<Vec<_>>());
         assert_eq!(unit.shared.pending_count.load(Ordering::SeqCst), 0);
+    }
+
+    /// A unit whose worker was made with `panic_after` and a short
+    /// request limit.
+    fn unit_with(panic_after: Option<u64>, limit_ms: u64) -> ExecUnit {
+        ExecUnit::start_with(XuId::new(0, XuKind::TensorOp, 0).unwrap(), 8, Duration::from_millis(limit_ms), panic_after).unwrap()
+    }
+
+    fn job(f: impl FnOnce() + Send + 'static) -> Request {
+        let job: TensorJob = Box::new(move || {
+            f();
+            Ok(())
+        });
+        Request { work: Work::Tensor(job), on_complete: None }
+    }
+
+    /// The worker dies holding request 2 (`xu_panic:after=1`) with two
+    /// more queued behind it: every request's callback fires once with
+    /// its status (NRT_FAILURE for the held one, 101 for the queued),
+    /// the sequence watchers fire, a waiter for the last one returns, and
+    /// the unit refuses new work naming the panic.
+    #[test]
+    fn a_worker_that_dies_holding_a_request_leaves_no_waiter_waiting() {
+        let unit = Arc::new(unit_with(Some(1), 600_000));
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let g = gate.clone();
+        let mut seqs = Vec::new();
+        for k in 0..4 {
+            let g = g.clone();
+            let r = reports.clone();
+            let mut req = job(move || {
+                if k == 0 {
+                    g.wait();
+                }
+            });
+            req.on_complete = Some(OnComplete::once(move |seq, st| r.lock().unwrap().push((seq, st))));
+            seqs.push(unit.submit(req).unwrap());
+        }
+        let watched = Arc::new(Mutex::new(Vec::new()));
+        let w = watched.clone();
+        unit.watch_seq(super::super::seq::seq_num(seqs[3]), Arc::new(move |seq, st| w.lock().unwrap().push((seq, st)))).unwrap();
+        let u = unit.clone();
+        let last = super::super::seq::seq_num(seqs[3]);
+        let waiter = std::thread::spawn(move || u.wait(last, Duration::from_secs(60)));
+        gate.wait();
+        assert!(waiter.join().unwrap().unwrap(), "the waiter sees its request completed");
+        let got = reports.lock().unwrap().clone();
+        let want: Vec<(u64, NrtStatus)> = vec![
+            (seqs[0], NrtStatus::Success),
+            (seqs[1], NrtStatus::Failure),
+            (seqs[2], NrtStatus::ExecUnitUnrecoverable),
+            (seqs[3], NrtStatus::ExecUnitUnrecoverable),
+        ];
+        assert_eq!(got, want);
+        assert_eq!(*watched.lock().unwrap(), [(seqs[3], NrtStatus::ExecUnitUnrecoverable)]);
+        assert_eq!(unit.health(), Health::FatalShutdown);
+        let e = unit.submit(job(|| {})).unwrap_err();
+        assert_eq!(e.status, NrtStatus::ExecUnitUnrecoverable);
+        assert!(e.message.contains("died") && e.message.contains("injected panic (NEURON_SIM_INJECT=xu_panic)") && e.message.contains("holding request 2"), "{}", e.message);
+        assert!(unit.drain().is_ok());
+        unit.shutdown();
+    }
+
+    /// A watcher that panics kills the worker outside every request's
+    /// guard (the path any bug of the worker takes): the request it was
+    /// completing and the queued ones still complete, and a waiter for
+    /// the last one returns instead of waiting for ever.
+    #[test]
+    fn a_panicking_watcher_does_not_strand_the_waiters() {
+        let unit = Arc::new(unit_with(None, 600_000));
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let g = gate.clone();
+        let first = unit.submit(job(move || {
+            g.wait();
+        }));
+        let first = first.unwrap();
+        let rest: Vec<u64> = (0..3).map(|_| unit.submit(job(|| {})).unwrap()).collect();
+        unit.watch_all(Arc::new(|_, _| panic!("a watcher fails")));
+        let u = unit.clone();
+        let last = super::super::seq::seq_num(rest[2]);
+        let waiter = std::thread::spawn(move || u.wait(last, Duration::from_secs(60)));
+        gate.wait();
+        assert!(waiter.join().unwrap().unwrap());
+        assert!(unit.is_completed(super::super::seq::seq_num(first)).unwrap());
+        let e = unit.submit(job(|| {})).unwrap_err();
+        assert!(e.status == NrtStatus::ExecUnitUnrecoverable && e.message.contains("a watcher fails"), "{}", e.message);
+        unit.shutdown();
+    }
+
+    /// A request that never ends (a stuck worker): drain and shutdown give
+    /// up after the request limit, naming the request, instead of
+    /// blocking for ever.
+    #[test]
+    fn drain_and_shutdown_of_a_stuck_unit_end_at_the_request_limit() {
+        let unit = unit_with(None, 300);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let stuck = unit.submit(job(move || {
+            let _ = rx.recv();
+        }));
+        let stuck = super::super::seq::seq_num(stuck.unwrap());
+        let e = unit.drain().unwrap_err();
+        assert_eq!(e.status, NrtStatus::Timeout);
+        assert!(e.message.contains(&format!("request {stuck} did not complete within 0.3 sec")), "{}", e.message);
+        // Shutdown leaves the stuck worker behind (logged) and returns.
+        unit.shutdown();
+        assert!(!unit.shared.exited.load(Ordering::SeqCst));
+        drop(tx);
     }
 
     /// Several host threads wait for different requests of one unit while
