@@ -110,15 +110,7 @@ fn bus_factor(kind: &CcKind, n: usize) -> f64 {
 }
 
 fn dtype_of(name: &str) -> Result<Dtype> {
-    let d = match name {
-        "fp8e4" => Dtype::Fp8E4,
-        "fp8e5" => Dtype::Fp8E5,
-        "fp16" => Dtype::Float16,
-        "bf16" => Dtype::Bfloat16,
-        "fp32" => Dtype::Float32,
-        other => Dtype::from_name(other).ok_or_else(|| anyhow!("unknown datatype {other:?}: expected uint8, int8, fp8e4, uint16, int16, fp16, bf16, uint32, int32 or fp32"))?,
-    };
-    Ok(d)
+    Dtype::from_name(name).ok_or_else(|| anyhow!("unknown datatype {name:?}: expected uint8, int8, fp8e4, uint16, int16, fp16, bf16, uint32, int32 or fp32"))
 }
 
 fn sizes(o: &Options, esize: u64) -> Result<Vec<u64>> {

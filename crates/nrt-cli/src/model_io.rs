@@ -118,11 +118,17 @@ pub fn size_of(sig: &TensorSignature) -> Result<usize> {
         .ok_or_else(|| anyhow!("tensor {:?} has dtype {:?}, whose size is unknown", sig.name, sig.dtype))
 }
 
-/// The `.npy` descriptor used for a dtype (bfloat16 as its raw `<u2` bits).
+/// The `.npy` descriptor used for a dtype: numpy's own where it has the
+/// type; otherwise the raw bits as the unsigned integer of the element's
+/// size (bfloat16 as `<u2`, the fp8 formats as `|u1`), which numpy reads
+/// and `.view()` reinterprets.
 pub fn npy_descr(dtype: &str) -> String {
-    match dtype {
-        "bfloat16" => "<u2".to_string(),
-        d => nrt_neff::dtype::npy_descr(d).map_or_else(|| format!("|V{}", nrt_neff::dtype::dtype_size(d).unwrap_or(1)), str::to_string),
+    let t = nrt_isa::dtype::element_type(dtype);
+    match (t.and_then(|t| t.npy_descr), t.map_or(1, |t| t.size)) {
+        (Some(d), _) => d.to_string(),
+        (None, 1) => "|u1".to_string(),
+        (None, n @ (2 | 4 | 8)) => format!("<u{n}"),
+        (None, n) => format!("|V{n}"),
     }
 }
 
@@ -172,8 +178,12 @@ pub fn open_input_npy(sig: &TensorSignature, path: &Path) -> Result<NpyInput> {
         bail!("input {:?}: {shown} has shape {:?}, the model expects {:?}", sig.name, header.shape, sig.shape);
     }
     let expected = npy_descr(&sig.dtype);
-    let same_kind = header.descr.trim_start_matches(['<', '|', '=']) == expected.trim_start_matches(['<', '|', '='])
-        || (sig.dtype == "bfloat16" && header.descr.ends_with("V2"));
+    // A type numpy lacks may also come as opaque bytes of its size
+    // (`|V2` for bfloat16 written through ml_dtypes).
+    let element = nrt_isa::dtype::element_type(&sig.dtype);
+    let opaque = element.filter(|t| t.npy_descr.is_none()).map(|t| format!("V{}", t.size));
+    let body = |d: &str| d.trim_start_matches(['<', '|', '=']).to_string();
+    let same_kind = body(&header.descr) == body(&expected) || opaque.is_some_and(|v| body(&header.descr) == v);
     if !same_kind {
         bail!("input {:?}: {shown} holds {}, the model expects {} ({expected})", sig.name, header.descr, sig.dtype);
     }

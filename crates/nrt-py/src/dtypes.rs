@@ -3,28 +3,20 @@
 //! and JAX use).
 
 use crate::errors::nrtpy_error;
+use nrt_isa::dtype::{Numpy, element_type};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
-/// The numpy dtype for a NEFF dtype name.
+/// The numpy dtype for a NEFF dtype name, from the element-type table
+/// (`nrt_isa::dtype::ELEMENT_TYPES`).
 pub fn numpy_dtype<'py>(py: Python<'py>, neff: &str) -> PyResult<Bound<'py, PyAny>> {
-    let ml = |attr: &str| -> PyResult<Bound<'py, PyAny>> {
-        let m = py.import("ml_dtypes").map_err(|_| nrtpy_error(format!("dtype {neff} needs the ml_dtypes package (pip install ml_dtypes)")))?;
-        m.getattr(attr)
-    };
-    let spec: Bound<'py, PyAny> = match neff {
-        "bfloat16" => ml("bfloat16")?,
-        "float8e4" | "float8_e4m3fn" => ml("float8_e4m3fn")?,
-        "float8_e4m3" => ml("float8_e4m3")?,
-        "float8e5" | "float8_e5m2" => ml("float8_e5m2")?,
-        "float8e3" => ml("float8_e3m4")?,
-        "float32r" => pyo3::types::PyString::new(py, "float32").into_any(),
-        other => {
-            if nrt_neff::dtype::npy_descr(other).is_none() {
-                return Err(nrtpy_error(format!("the NEFF dtype {other:?} has no numpy equivalent")));
-            }
-            pyo3::types::PyString::new(py, other).into_any()
-        }
+    let none = || nrtpy_error(format!("the NEFF dtype {neff:?} has no numpy equivalent"));
+    let spec: Bound<'py, PyAny> = match element_type(neff).ok_or_else(none)?.numpy.ok_or_else(none)? {
+        Numpy::Native(name) => pyo3::types::PyString::new(py, name).into_any(),
+        Numpy::MlDtypes(attr) => py
+            .import("ml_dtypes")
+            .map_err(|_| nrtpy_error(format!("dtype {neff} needs the ml_dtypes package (pip install ml_dtypes)")))?
+            .getattr(attr)?,
     };
     dtype_of(py, &spec)
 }
