@@ -11,6 +11,8 @@
 //! - `config`, `log`, `topology`, `memory`, `runtime`: configuration from
 //!   NEURON_RT_* variables, libnrt-format logging, virtual cores and
 //!   reservation, the device memory allocator and ledger, the lifecycle.
+//! - [`hosts`]: the one bring-up every entry point (C ABI, Python, the
+//!   `nrt` command) uses: the runtime, its model hosts, its execution units.
 //! - `program`, `load`, `model`, `tensor`, `exec`: the NEFF load pipeline,
 //!   the model database, tensors, and execution (bind, stage, doorbell,
 //!   harvest).
@@ -28,6 +30,7 @@ pub mod capi_support;
 pub mod config;
 pub mod custom_ops;
 pub mod exec;
+pub mod hosts;
 pub mod load;
 pub mod log;
 pub mod memory;
@@ -42,5 +45,6 @@ pub mod topology;
 pub mod trace;
 pub mod xu;
 
+pub use hosts::RuntimeHosts;
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};
 pub use status::{NrtError, NrtResult, NrtStatus, StatusPriority};
