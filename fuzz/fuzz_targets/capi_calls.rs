@@ -8,15 +8,26 @@
 //! catch), and the runtime must stay usable: each input ends by closing it,
 //! and the next input initialises it again.
 //!
+//! Sizes and offsets reach the extremes as well (`Size::Huge`): host,
+//! virtual and device tensors of sizes no host holds, slices, copies,
+//! memsets and reads or writes past any end, collectives worlds larger
+//! than any instance. A size the library would hand to the allocator
+//! unchecked aborts the run (or trips libFuzzer's malloc limit), so the
+//! class of caller-sized host allocations stays closed.
+//!
 //! Buffers handed to the API are always as large as the size passed with
-//! them (a shorter buffer is a client bug libnrt cannot detect either);
-//! everything else is fair game. Handles are never dereferenced by the
-//! library (handles.rs), so stale ones are safe to pass.
+//! them (a shorter buffer is a client bug libnrt cannot detect either),
+//! except sizes above `isize::MAX`, which no buffer can have and the
+//! library refuses before it looks at the buffer; everything else is fair
+//! game. Handles are never dereferenced by the library (handles.rs), so
+//! stale ones are safe to pass.
 
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
+use libnrt::api_async::nrta_tensor_write;
+use libnrt::api_cc::nrt_barrier;
 use libnrt::api_core::*;
 use libnrt::api_experimental::{nrt_free_model_tensor_info, nrt_get_model_tensor_info};
 use libnrt::api_tensor::*;
@@ -57,6 +68,40 @@ fn pack(dir: &Path) -> Vec<u8> {
 
 const NAMES: &[&str] = &["input", "output", "x", "y", "output0", "", "no such tensor"];
 
+/// Sizes beyond any host: each must be refused before it is allocated.
+const HUGE: &[u64] = &[1 << 50, 1 << 62, (isize::MAX as u64) + 1, u64::MAX / 2, u64::MAX - 63, u64::MAX];
+
+/// A size or offset: small (within or just past the tensors this target
+/// makes), or one of [`HUGE`].
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Size {
+    Small(u16),
+    Huge(u8),
+}
+
+impl Size {
+    fn get(self) -> u64 {
+        match self {
+            Size::Small(n) => u64::from(n),
+            Size::Huge(i) => HUGE[usize::from(i) % HUGE.len()],
+        }
+    }
+
+    fn usize(self) -> usize {
+        usize::try_from(self.get()).unwrap_or(usize::MAX)
+    }
+
+    /// A buffer of this size when one can exist (small sizes), else none:
+    /// such sizes exceed `isize::MAX` only when the buffer is never read.
+    fn buffer(self, fill: u8) -> Option<Vec<u8>> {
+        match self {
+            Size::Small(n) => Some(vec![fill; usize::from(n)]),
+            Size::Huge(_) if self.get() > isize::MAX as u64 => Some(Vec::new()),
+            Size::Huge(_) => None,
+        }
+    }
+}
+
 #[derive(Arbitrary, Debug)]
 enum Op {
     Init { framework: u8 },
@@ -65,13 +110,16 @@ enum Op {
     Unload { slot: u8 },
     Counts { null_out: bool },
     ModelInfo { slot: u8 },
-    Alloc { placement: u8, vnc: i8, size: u16, name: u8, null_out: bool },
+    Alloc { placement: u8, vnc: i8, size: Size, name: u8, null_out: bool },
     Free { slot: u8 },
-    Write { slot: u8, offset: u16, size: u16 },
-    Read { slot: u8, offset: u16, size: u16 },
-    Memset { slot: u8, offset: u16, size: u16, value: i8 },
-    Copy { src: u8, dst: u8, src_off: u16, dst_off: u16, size: u16 },
-    Slice { slot: u8, offset: u16, size: u16 },
+    Write { slot: u8, offset: Size, size: Size },
+    Read { slot: u8, offset: Size, size: Size },
+    AsyncWrite { slot: u8, offset: Size, size: Size },
+    Memset { slot: u8, offset: Size, size: Size, value: i8 },
+    Copy { src: u8, dst: u8, src_off: Size, dst_off: Size, size: Size },
+    Slice { slot: u8, offset: Size, size: Size },
+    Attach { slot: u8, size: u16 },
+    Barrier { vnc: i8, count: u8 },
     NewSet,
     DestroySet { slot: u8 },
     AddToSet { set: u8, name: u8, tensor: u8 },
@@ -84,6 +132,8 @@ struct Handles {
     models: Vec<*mut c_void>,
     tensors: Vec<*mut c_void>,
     sets: Vec<*mut c_void>,
+    /// Buffers attached to tensors, alive until the input's last call.
+    lent: Vec<Vec<u8>>,
 }
 
 /// A live or stale handle from `list`, or NULL when the list is empty.
@@ -133,8 +183,8 @@ fn run(op: &Op, h: &mut Handles) {
                 let name = CString::new(NAMES[*name as usize % NAMES.len()]).expect("no NUL");
                 let mut t = null_mut();
                 let out = if *null_out { null_mut() } else { &mut t };
-                if nrt_tensor_allocate(u32::from(*placement % 4), i32::from(*vnc), usize::from(*size), name.as_ptr(), out) == 0 {
-                    assert_eq!(nrt_tensor_get_size(t), usize::from(*size));
+                if nrt_tensor_allocate(u32::from(*placement % 4), i32::from(*vnc), size.usize(), name.as_ptr(), out) == 0 {
+                    assert_eq!(nrt_tensor_get_size(t), size.usize());
                     h.tensors.push(t);
                 }
             }
@@ -143,30 +193,49 @@ fn run(op: &Op, h: &mut Handles) {
                 nrt_tensor_free(&mut t);
             }
             Op::Write { slot, offset, size } => {
-                let buf = vec![0x5au8; usize::from(*size)];
-                nrt_tensor_write(pick(&h.tensors, *slot), buf.as_ptr().cast(), usize::from(*offset), buf.len());
+                if let Some(buf) = size.buffer(0x5a) {
+                    nrt_tensor_write(pick(&h.tensors, *slot), buf.as_ptr().cast(), offset.usize(), size.usize());
+                }
             }
             Op::Read { slot, offset, size } => {
-                let mut buf = vec![0u8; usize::from(*size)];
-                nrt_tensor_read(pick(&h.tensors, *slot), buf.as_mut_ptr().cast(), usize::from(*offset), buf.len());
+                if let Some(mut buf) = size.buffer(0) {
+                    nrt_tensor_read(pick(&h.tensors, *slot), buf.as_mut_ptr().cast(), offset.usize(), size.usize());
+                }
+            }
+            Op::AsyncWrite { slot, offset, size } => {
+                if let Some(buf) = size.buffer(0x3c) {
+                    // No status pointer: the write completes after this call.
+                    let mut seq = 0;
+                    nrta_tensor_write(pick(&h.tensors, *slot), buf.as_ptr().cast(), offset.get(), size.get(), 0, null_mut(), &mut seq);
+                }
             }
             Op::Memset { slot, offset, size, value } => {
-                nrt_tensor_memset(pick(&h.tensors, *slot), u64::from(*offset), i32::from(*value), usize::from(*size));
+                nrt_tensor_memset(pick(&h.tensors, *slot), offset.get(), i32::from(*value), size.usize());
             }
             Op::Copy { src, dst, src_off, dst_off, size } => {
-                nrt_tensor_copy(
-                    pick(&h.tensors, *src),
-                    usize::from(*src_off),
-                    pick(&h.tensors, *dst),
-                    usize::from(*dst_off),
-                    usize::from(*size),
-                );
+                nrt_tensor_copy(pick(&h.tensors, *src), src_off.usize(), pick(&h.tensors, *dst), dst_off.usize(), size.usize());
             }
             Op::Slice { slot, offset, size } => {
                 let mut s = null_mut();
-                if nrt_tensor_allocate_slice(pick(&h.tensors, *slot), usize::from(*offset), usize::from(*size), null(), &mut s) == 0 {
+                if nrt_tensor_allocate_slice(pick(&h.tensors, *slot), offset.usize(), size.usize(), null(), &mut s) == 0 {
                     h.tensors.push(s);
                 }
+            }
+            Op::Attach { slot, size } => {
+                let mut buf = vec![0u8; usize::from(*size)];
+                if nrt_tensor_attach_buffer(pick(&h.tensors, *slot), buf.as_mut_ptr().cast(), buf.len()) == 0 {
+                    h.lent.push(buf);
+                }
+            }
+            Op::Barrier { vnc, count } => {
+                // One participant runs alone; more than MAX_WORLD are
+                // refused. (2..=MAX_WORLD would wait for absent peers.)
+                let n = match count % 3 {
+                    0 => 1,
+                    1 => (nrt_neff::cc::MAX_WORLD as u32) + 1,
+                    _ => u32::MAX,
+                };
+                nrt_barrier(i32::from(*vnc), 0, n);
             }
             Op::NewSet => {
                 let mut s = null_mut();
@@ -206,6 +275,8 @@ fuzz_target!(|ops: Vec<Op>| {
     for op in ops.iter().take(64) {
         run(op, &mut h);
     }
-    // Leave nothing behind for the next input: close frees every handle.
+    // Leave nothing behind for the next input: close frees every handle
+    // (and waits for queued writes) before the lent buffers go.
     nrt_close();
+    drop(h);
 });

@@ -33,6 +33,14 @@ static int g_failures;
 
 #define OK(call) EXPECT_STATUS(call, NRT_SUCCESS)
 
+/* For a program that cannot run here: prints the one line the Rust driver
+ * turns into a skipped test ("<name>: skipped: <why>") and returns the
+ * exit code (0). */
+static inline int skipped(const char *name, const char *why) {
+    printf("%s: skipped: %s\n", name, why);
+    return 0;
+}
+
 /* Prints the closing line and returns the exit code. */
 static inline int finish(const char *name) {
     printf("%s: %d checks, %d failed\n", name, g_checks, g_failures);

@@ -59,8 +59,7 @@ int main(int argc, char **argv) {
         return 2;
     }
 #ifndef __GLIBC__
-    printf("execute_alloc: skipped (needs glibc's __libc_malloc to count allocations)\n");
-    return finish("execute_alloc");
+    return skipped("execute_alloc", "needs glibc's __libc_malloc to count allocations");
 #else
     size_t size = 0;
     void *neff = read_file(argv[1], &size);

@@ -3,7 +3,10 @@
  * nc_exec_running start/stop paired by tracking_id into N device
  * durations), nrt_profile.h (device profiles, continuous profiling,
  * inspect) and nrt_trace_start/stop, with their bad arguments.
- * Usage: sys_trace <copy.neff> <out dir> [<compiler.neff>] */
+ * With --compiler, the compiler's sample NEFF instead: its profile names
+ * the compiler's instructions, and each execution at LNC 2 gives one
+ * nc_exec_running pair per physical core.
+ * Usage: sys_trace <copy.neff> <out dir> | sys_trace --compiler <compiler.neff> <out dir> */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "nrt/nrt_experimental.h"
@@ -373,9 +376,15 @@ static void compiler_neff(const char *neff_path, const char *dir) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s <copy.neff> <out dir> [<compiler.neff>]\n", argv[0]);
+    if (argc != 3 && !(argc == 4 && strcmp(argv[1], "--compiler") == 0)) {
+        fprintf(stderr, "usage: %s <copy.neff> <out dir> | %s --compiler <compiler.neff> <out dir>\n", argv[0], argv[0]);
         return 2;
+    }
+    if (argc == 4) {
+        OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "2.0", ""));
+        compiler_neff(argv[2], argv[3]);
+        nrt_close();
+        return finish("sys_trace --compiler");
     }
     /* Before init: configurations work, sessions do not. */
     nrt_sys_trace_config_t *cfg = NULL;
@@ -401,7 +410,6 @@ int main(int argc, char **argv) {
 
     sys_trace_api(model, ins, outs);
     profile_api(model, ins, outs, argv[2]);
-    if (argc > 3) compiler_neff(argv[3], argv[2]);
 
     nrt_tensor_free(&tin);
     nrt_tensor_free(&tout);

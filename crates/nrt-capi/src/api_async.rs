@@ -153,7 +153,7 @@ pub unsafe extern "C" fn nrta_tensor_write(tensor: *mut c_void, buf: *const c_vo
         check_span(&ct, offset, size)?;
         let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
         // SAFETY: the caller gives `size` readable bytes at `buf`.
-        let data = unsafe { ptr::bytes(buf, n, "buf") }?.to_vec();
+        let data = nrt_core::host_memory::copy_of(unsafe { ptr::bytes(buf, n, "buf") }?, format_args!("copy of the {n} bytes written to tensor {:?}", ct.name))?;
         let s = h.xus.schedule_job(vnc, queue.into(), Box::new(move || ct.write(offset, &data)), status_writer(ret))?;
         give(seq, s);
         Ok(())

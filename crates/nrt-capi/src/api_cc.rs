@@ -1,10 +1,13 @@
 //! The collectives exports: the global communicators
 //! (`nrt_build_global_comm`, `nrt_cc_global_comm_init`), the host-side
 //! `nrt_barrier` / `nrt_all_gather` and the standalone `nrta_cc_prepare` /
-//! `nrta_cc_schedule`, over the runtime core's in-process collectives
-//! (`nrt::cc`): ranks are logical cores of this process, each driven by
-//! its own caller thread (or collectives queue), meeting per replica
-//! group; the data moves as DMA work on the device.
+//! `nrta_cc_schedule`, over the runtime core's collectives (`nrt::cc`):
+//! ranks are logical cores, each driven by its own caller thread (or
+//! collectives queue), meeting per replica group; between the ranks of
+//! this process the data moves as DMA work on the device, to and from
+//! ranks of other processes (a world bootstrapped at
+//! `NEURON_RT_ROOT_COMM_ID`) through the network proxy
+//! (docs/collectives.md).
 
 use crate::ctensor::View;
 use crate::global::{self, TENSORS};
@@ -12,6 +15,7 @@ use crate::handles::Registry;
 use crate::ptr::{self, non_null};
 use crate::shim::call;
 use crate::status::NRT_STATUS;
+use nrt_core::cc::world::check_member;
 use nrt_core::cc::{Arrival, CcKind, ReduceOp};
 use nrt_core::tensor::Tensor;
 use nrt_core::xu::unit::OnComplete;
@@ -68,16 +72,6 @@ fn vnc_of(vnc: i64) -> NrtResult<u32> {
     let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not a logical core")))?;
     h.rt.vcore(v)?;
     Ok(v)
-}
-
-fn check_member(id: u32, count: u32) -> NrtResult<()> {
-    if count == 0 {
-        return Err(NrtError::invalid("g_device_count is 0: a collectives world has at least one participant"));
-    }
-    if id >= count {
-        return Err(NrtError::invalid(format!("g_device_id {id} is not in a world of {count} participants (expected 0..{count})")));
-    }
-    Ok(())
 }
 
 /// Records the world of context slot `slot` (spec §3.2: the same world
@@ -245,9 +239,8 @@ pub unsafe extern "C" fn nrta_cc_prepare(comm: *const NrtCcComm, input: *const N
         non_null(cc_ctx, "cc_ctx")?;
         // SAFETY: checked non-NULL.
         let c = unsafe { *comm };
-        if c.rank_n == 0 || c.rank >= c.rank_n {
-            return Err(NrtError::invalid(format!("comm rank {} is not in a replica group of {} participants", c.rank, c.rank_n)));
-        }
+        // Bounds rank_n too, before the group is copied.
+        check_member(c.rank, c.rank_n).map_err(|e| NrtError::invalid(format!("comm (rank {} of rank_n {}): {}", c.rank, c.rank_n, e.message)))?;
         non_null(c.replica_group, "comm->replica_group")?;
         // SAFETY: the group holds `rank_n` ids.
         let group = unsafe { std::slice::from_raw_parts(c.replica_group, c.rank_n as usize) }.to_vec();

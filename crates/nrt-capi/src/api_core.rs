@@ -363,8 +363,7 @@ fn runtime_set(set: &CTensorSet, inputs: bool) -> NrtResult<(TensorSet, Staged, 
         match ct.whole()? {
             Some(t) => out.add(&name, t),
             None => {
-                let n = usize::try_from(ct.size()).map_err(|_| NrtError::resource("tensor too large to stage"))?;
-                let mut bytes = vec![0u8; n];
+                let mut bytes = nrt_core::host_memory::zeroed(ct.size(), format_args!("staging buffer of tensor {:?} (set entry {name:?})", ct.name))?;
                 if inputs {
                     ct.read(0, &mut bytes)?;
                 }
@@ -459,8 +458,7 @@ fn execute(api: &str, model: *mut c_void, input_set: *const c_void, output_set: 
         };
         h.execute(&m, &inputs, &outputs, repeat)?;
         for (ct, tmp) in staged {
-            let n = usize::try_from(tmp.size()).unwrap_or(0);
-            let mut bytes = vec![0u8; n];
+            let mut bytes = nrt_core::host_memory::zeroed(tmp.size(), format_args!("copy-back buffer of tensor {:?}", ct.name))?;
             tmp.read(0, &mut bytes)?;
             ct.write(0, &bytes)?;
         }

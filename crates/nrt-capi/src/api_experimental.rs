@@ -1,6 +1,7 @@
-//! nrt_experimental.h: model tensor info, model info, pool-engine ucode,
-//! memcpy into mapped memory, one-participant barrier / all-gather, drain
-//! and the on-demand OOM report.
+//! nrt_experimental.h: model tensor info, instance count and model info,
+//! pool-engine ucode, memcpy into mapped memory, drain, the on-demand OOM
+//! report and the NCCL net plugin handle. Its collectives (`nrt_barrier`,
+//! `nrt_all_gather`) are in `api_cc`, its trace calls in `api_profile`.
 
 use crate::api_core::copy_versioned;
 use crate::global::{self, MODELS, TENSORS};

@@ -1,8 +1,9 @@
 //! Exports that need hardware the simulator does not have (dma-buf, EFA,
 //! HBM mmap).
 //! Each one is exported so clients link, and each returns a documented
-//! status (NRT_FAILURE, output pointers untouched) with an error line
-//! saying where it lands — never a crash and never a silent success.
+//! status with its output pointers untouched and an error line — never a
+//! crash and never a silent success: NRT_FAILURE, or for the HBM mapping
+//! NRT_INVALID_HANDLE, libnrt's answer past the last mapped region.
 //! The host device id query has real behaviour here (the collectives
 //! exports are in `api_cc`).
 

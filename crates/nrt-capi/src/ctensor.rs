@@ -175,7 +175,7 @@ impl CTensor {
         let n = usize::try_from(len).map_err(|_| NrtError::invalid(format!("copy of {len} bytes is too large")))?;
         check_range(&src.name, src.size(), src_offset, len)?;
         check_range(&self.name, self.size(), dst_offset, len)?;
-        let mut tmp = vec![0u8; n];
+        let mut tmp = nrt_core::host_memory::zeroed(n as u64, format_args!("copy of tensor {:?} to {:?}", src.name, self.name))?;
         src.read(src_offset, &mut tmp)?;
         self.write(dst_offset, &tmp)
     }

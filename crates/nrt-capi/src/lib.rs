@@ -9,11 +9,17 @@
 //! in [`symbols`] and the linker script `libnrt.map`.
 //!
 //! Modules by header: [`api_core`] (nrt.h lifecycle, counts, info, model
-//! load/execute, nrt_status.h, nrt_version.h), [`api_tensor`] (nrt.h
-//! tensors and tensor sets), [`api_experimental`] (nrt_experimental.h),
-//! [`api_async`] (nrt_async.h and the implicit-async callback),
-//! [`api_pending`] (nrta_cc_*, nrt_profile.h, nrt_sys_trace.h and the
-//! nrt.h functions that need hardware we do not simulate).
+//! load/execute, memory stats, nrt_status.h, nrt_version.h),
+//! [`api_tensor`] (nrt.h tensors and tensor sets), [`api_experimental`]
+//! (nrt_experimental.h but its collectives and traces), [`api_async`]
+//! (nrt_async.h and the implicit-async callback), [`api_cc`] (the
+//! collectives of nrt.h, nrt_experimental.h and nrt_async.h),
+//! [`api_profile`] (nrt_profile.h and `nrt_trace_start/stop`),
+//! [`api_sys_trace`] (nrt_sys_trace.h), [`api_sendrecv`]
+//! (nrt_async_sendrecv.h) and [`api_pending`] (the nrt.h functions that
+//! need hardware the simulator does not have, and the host device id).
+//! [`ctensor`] is a tensor as C sees it (views, attached buffers) and
+//! [`cmem`] the memory C callers free.
 
 pub mod api_async;
 pub mod api_cc;

@@ -114,6 +114,12 @@ fn run_env(exe: &Path, dir: &Path, args: &[&Path], env: &[(&str, &str)]) -> Stri
     stdout
 }
 
+/// Why a C test program did not run, when it said so (`skipped()` of
+/// tests/c/check.h).
+fn skipped_in(stdout: &str) -> Option<&str> {
+    stdout.lines().find(|l| l.contains(": skipped: "))
+}
+
 /// The copy example packed into a NEFF file in `dir`.
 fn copy_neff(dir: &Path) -> PathBuf {
     pack_example("copy", dir, Vec::new())
@@ -292,6 +298,17 @@ fn tensor_api() {
     assert!(run(&exe, &dir, &[]).contains("tensor_api:"));
 }
 
+/// Host buffers sized by the client (host tensors, staging, copies)
+/// refused with NRT_RESOURCE instead of aborting, up front for sizes no
+/// host holds and through the allocator under an address-space limit.
+#[test]
+fn sizes_the_host_cannot_give_are_resource_errors() {
+    let dir = scratch("host_sizes");
+    let neff = copy_neff(&dir);
+    let exe = build("host_sizes", &dir, false);
+    assert!(run(&exe, &dir, &[&neff]).contains("host_sizes: "));
+}
+
 #[test]
 fn execute_copy_example() {
     let dir = scratch("copy");
@@ -309,6 +326,9 @@ fn execute_through_the_c_api_is_allocation_free() {
     let neff = copy_neff(&dir);
     let exe = build("execute_alloc", &dir, false);
     let out = run_env(&exe, &dir, &[&neff], &[("NEURON_SIM_DETERMINISTIC", "1")]);
+    if let Some(why) = skipped_in(&out) {
+        nrt_test_support::skip!("{why}");
+    }
     assert!(out.contains("execute_alloc:"), "{out}");
     println!("{out}");
 }
@@ -390,8 +410,7 @@ fn neff_collectives_load_and_execute_from_rank_threads() {
 #[test]
 fn neff_collectives_from_two_processes() {
     if let Err(e) = nrt_net::fabric::available() {
-        eprintln!("SKIP: {e}");
-        return;
+        nrt_test_support::skip!("{e}");
     }
     let dir = scratch("cc_load_2p");
     let exe = build("cc_load", &dir, false);
@@ -494,9 +513,7 @@ fn execute_custom_ops_example_against_c_references() {
 
 /// nrt_sys_trace.h, nrt_profile.h and nrt_trace_start/stop from C
 /// (tests/c/sys_trace.c): nrtpy's device-mode benchmark on one core,
-/// profiles, inspect, bad arguments; with the compiler's sample NEFF
-/// (when present) its profile names instructions as the compiler did and
-/// each execution gives one nc_exec_running pair per physical core.
+/// profiles, inspect, bad arguments.
 #[test]
 fn sys_trace_and_profiles_from_c() {
     let dir = scratch("sys_trace");
@@ -504,14 +521,7 @@ fn sys_trace_and_profiles_from_c() {
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out dir");
     let exe = build("sys_trace", &dir, false);
-    let real = repo().join("../shared/data/neff/matmul_small.neff");
-    let mut args: Vec<&Path> = vec![&neff, &out];
-    if real.exists() {
-        args.push(&real);
-    } else {
-        println!("note: {} is absent; the compiler-NEFF part is skipped", real.display());
-    }
-    let stdout = run_env(&exe, &dir, &args, &[("NEURON_SIM_DETERMINISTIC", "1")]);
+    let stdout = run_env(&exe, &dir, &[&neff, &out], &[("NEURON_SIM_DETERMINISTIC", "1")]);
     assert!(stdout.contains("sys_trace:"), "{stdout}");
     // Inspect wrote its tree.
     let inspect = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).find(|e| e.file_name().to_string_lossy().contains("_pid_")).expect("inspect directory");
@@ -537,6 +547,23 @@ fn sys_trace_and_profiles_from_c() {
     assert!(summary["instructions"].as_u64().unwrap() > 0);
 }
 
+/// tests/c/sys_trace.c on the compiler's sample NEFF: its profile names
+/// instructions as the compiler did, and each execution at LNC 2 gives one
+/// nc_exec_running pair per physical core.
+#[test]
+fn sys_trace_of_the_compiler_sample_from_c() {
+    let real = repo().join("../shared/data/neff/matmul_small.neff");
+    if !real.exists() {
+        nrt_test_support::skip!("{} is absent (the compiler's sample lives beside the checkout)", real.display());
+    }
+    let dir = scratch("sys_trace_compiler");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let exe = build("sys_trace", &dir, false);
+    let stdout = run_env(&exe, &dir, &[Path::new("--compiler"), &real, &out], &[("NEURON_SIM_DETERMINISTIC", "1")]);
+    assert!(stdout.contains("sys_trace: compiler NEFF: 6 nc_exec_running pairs") && stdout.contains("sys_trace --compiler: "), "{stdout}");
+}
+
 /// `scripts/install-prefix DIR` lays out headers and library as libnrt
 /// ships them, and a C++17 client configured by CMake against that prefix
 /// (NEURON_ROOT, the way nrtpy-style wrappers find libnrt) links and runs
@@ -546,8 +573,7 @@ fn sys_trace_and_profiles_from_c() {
 fn install_prefix_serves_a_cmake_cxx17_client() {
     if Command::new("cmake").arg("--version").output().is_err() {
         assert!(std::env::var_os("CI").is_none(), "cmake is missing; scripts/test-all installs it");
-        eprintln!("note: cmake not found; skipping the install-prefix CMake client test");
-        return;
+        nrt_test_support::skip!("cmake is not installed (Debian package cmake; scripts/test-all installs it)");
     }
     let dir = scratch("prefix");
     let prefix = dir.join("neuron");
@@ -579,7 +605,7 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
 fn bad_arguments_of_every_export_return_their_status() {
     let dir = scratch("bad_args");
     let exe = build("bad_args", &dir, false);
-    let listed: BTreeSet<String> = run(&exe, &dir, &[Path::new("--list")]).lines().map(str::to_string).collect();
+    let listed: BTreeSet<String> = bad_args_rows(&exe, &dir).into_iter().collect();
     let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h"];
     let texts: Vec<String> = covered
         .iter()
@@ -594,6 +620,77 @@ fn bad_arguments_of_every_export_return_their_status() {
     let neff = copy_neff(&dir);
     let out = run(&exe, &dir, &[&neff]);
     assert!(out.contains("bad_args: ") && out.contains(" 0 failed"), "{out}");
+}
+
+/// The function of every row of tests/c/bad_args.c, in table order
+/// (`bad_args --list`).
+fn bad_args_rows(exe: &Path, dir: &Path) -> Vec<String> {
+    run(exe, dir, &[Path::new("--list")]).lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+/// `text` with its whitespace runs made single spaces (docs wrap lines).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What the docs count about the C API, against the source: the coverage
+/// table of docs/c-api.md has one row per exported function and no other,
+/// and the bad-argument table's size in docs/c-api.md and
+/// docs/reliability.md is tests/c/bad_args.c's.
+#[test]
+fn the_c_api_docs_count_what_the_source_has() {
+    let c_api = std::fs::read_to_string(repo().join("docs/c-api.md")).expect("docs/c-api.md");
+    let table: BTreeSet<String> = c_api
+        .split("## Coverage in this release")
+        .nth(1)
+        .expect("the coverage section")
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .map(|l| l.split('`').next().unwrap().to_string())
+        .collect();
+    let exports = declared();
+    let undocumented: Vec<&String> = exports.difference(&table).collect();
+    let not_exported: Vec<&String> = table.difference(&exports).collect();
+    assert!(undocumented.is_empty() && not_exported.is_empty(), "docs/c-api.md's coverage table: missing {undocumented:?}, not exported {not_exported:?}");
+    let dir = scratch("bad_args_docs");
+    let rows = bad_args_rows(&build("bad_args", &dir, false), &dir);
+    let functions = rows.iter().collect::<BTreeSet<_>>().len();
+    assert_eq!(functions, exports.len(), "the docs say the bad-argument table covers all exported functions");
+    for (doc, says) in [
+        ("docs/c-api.md", format!("a table of {} rows over all {functions} exported functions", rows.len())),
+        ("docs/reliability.md", format!("Its {} rows call all {functions} exported functions", rows.len())),
+    ] {
+        let text = one_line(&std::fs::read_to_string(repo().join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}")));
+        assert!(text.contains(&says), "{doc} should say \"{says}\" (tests/c/bad_args.c --list)");
+    }
+}
+
+/// Every program of tests/c is built and run by a test of this file and
+/// named in docs/c-api.md's list of what `cargo test -p nrt-capi` runs.
+#[test]
+fn every_c_test_program_runs_and_is_documented() {
+    let this = std::fs::read_to_string(repo().join("crates/nrt-capi/tests/c_api.rs")).expect("this file");
+    let doc = std::fs::read_to_string(repo().join("docs/c-api.md")).expect("docs/c-api.md");
+    let tests = doc.split("\n## Tests").nth(1).expect("docs/c-api.md's Tests section");
+    let mut wrong = Vec::new();
+    let mut programs = 0;
+    for e in std::fs::read_dir(repo().join("tests/c")).expect("tests/c") {
+        let file = e.expect("entry").file_name().to_string_lossy().into_owned();
+        let (stem, built) = match file.rsplit_once('.') {
+            Some((stem, "c")) => (stem.to_string(), format!("build(\"{stem}\"")),
+            Some((_, "cc")) => (file.clone(), format!("\"tests/c/{file}\"")),
+            _ => continue,
+        };
+        programs += 1;
+        if !this.contains(&built) {
+            wrong.push(format!("tests/c/{file} is built by no test"));
+        }
+        if !tests.contains(&format!("`{stem}`")) {
+            wrong.push(format!("tests/c/{file} is not in docs/c-api.md's Tests list"));
+        }
+    }
+    assert!(programs > 10, "{programs} programs");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// The environment of the send/recv C test: the feature gate, a free
@@ -616,8 +713,7 @@ fn free_port() -> String {
 #[test]
 fn async_sendrecv_between_two_cores_of_one_process() {
     if let Err(e) = nrt_net::fabric::available() {
-        eprintln!("SKIP: {e}");
-        return;
+        nrt_test_support::skip!("{e}");
     }
     let dir = scratch("sendrecv_one");
     let exe = build("sendrecv", &dir, false);
@@ -630,8 +726,7 @@ fn async_sendrecv_between_two_cores_of_one_process() {
 #[test]
 fn async_sendrecv_between_two_processes() {
     if let Err(e) = nrt_net::fabric::available() {
-        eprintln!("SKIP: {e}");
-        return;
+        nrt_test_support::skip!("{e}");
     }
     let dir = scratch("sendrecv_two");
     let exe = build("sendrecv", &dir, false);
@@ -658,8 +753,7 @@ fn async_sendrecv_between_two_processes() {
 #[test]
 fn collectives_between_two_processes() {
     if let Err(e) = nrt_net::fabric::available() {
-        eprintln!("SKIP: {e}");
-        return;
+        nrt_test_support::skip!("{e}");
     }
     let dir = scratch("cc_procs");
     let exe = build("cc_procs", &dir, false);

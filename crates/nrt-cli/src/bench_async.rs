@@ -106,7 +106,7 @@ pub fn measure(path: &Path, iterations: Option<u64>, warmup: Option<u64>, depth:
     let (ins, outs) = device_io(&loaded, vnc)?;
     let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth });
     let guess = warmup.unwrap_or(DEFAULT_WARMUP_MIN) + iterations.unwrap_or(DEFAULT_ITERATIONS_MIN);
-    let stamps = Arc::new(Mutex::new(Vec::with_capacity(guess as usize)));
+    let stamps = Arc::new(Mutex::new(nrt::host_memory::with_capacity(guess, format_args!("completion times of {guess} executions")).map_err(|e| anyhow!("{}", e.message))?));
     let failures = Arc::new(AtomicU64::new(0));
     {
         let (stamps, failures) = (stamps.clone(), failures.clone());
@@ -134,7 +134,7 @@ pub fn measure(path: &Path, iterations: Option<u64>, warmup: Option<u64>, depth:
         // Nothing is in flight here: the worker pushes no stamp meanwhile.
         let mut v = stamps.lock().unwrap_or_else(|e| e.into_inner());
         let more = (total as usize).saturating_sub(v.len());
-        v.reserve(more);
+        v.try_reserve_exact(more).map_err(|_| anyhow!("completion times of {total} executions: the allocator refused {} bytes", total.saturating_mul(size_of::<Instant>() as u64)))?;
     }
     let start = Instant::now();
     q.run_until(|issued| issued >= total)?;

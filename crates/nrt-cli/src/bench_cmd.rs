@@ -247,7 +247,7 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, with_spin: bool, with_
         exec("warm-up")?;
     }
     let doorbells = || -> u64 { cores.iter().filter_map(|c| loaded.host().cores().get(*c)).map(|d| d.doorbells()).sum() };
-    let mut samples = Vec::with_capacity(iterations as usize);
+    let mut samples = nrt::host_memory::with_capacity(iterations, format_args!("samples of {iterations} iterations")).map_err(|e| anyhow!("{}", e.message))?;
     let mut spin = if with_spin { Some(SpinPeer::start()?) } else { None };
     let mut spin_batches = Vec::with_capacity((iterations / EXECUTIONS_PER_BATCH + 2) as usize);
     if let Some(p) = spin.as_mut() {

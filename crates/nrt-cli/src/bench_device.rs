@@ -53,7 +53,7 @@ pub fn measure(nc: u32, cores: trace::CoreMap, iterations: u64, mut exec: impl F
     cfg.only_cores = Some([nc].into_iter().collect());
     trace::start(&cfg, cores).map_err(|e| anyhow!("starting the system trace: {e}"))?;
     let clock = quanta::Clock::new();
-    let mut host = Vec::with_capacity(iterations as usize);
+    let mut host = nrt::host_memory::with_capacity(iterations, format_args!("host times of {iterations} iterations")).map_err(|e| anyhow!("{}", e.message))?;
     let run = (|| {
         for _ in 0..iterations {
             let t = clock.raw();

@@ -31,13 +31,13 @@ use std::time::{Duration, Instant};
 /// The options of `nrt cc-test` (see `nrt cc-test --help`).
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Ranks.
+    /// Ranks in all (every process).
     pub ranks: usize,
     /// Nodes (`-N`): more than 1 launches one process per host with mpirun.
     pub nodes: usize,
     /// The hosts of `-N` (`--hosts H1,H2`).
     pub hosts: Option<String>,
-    /// Processes on this machine (`--processes`); only 1 runs here.
+    /// Processes on this machine the ranks split over (`--processes`).
     pub processes: usize,
     /// The op name as given.
     pub op: String,
@@ -479,6 +479,11 @@ fn print_table(rows: &[Row], dtype: &str, algo: bool, kind: &CcKind) {
 fn run_size(rt: &Arc<Runtime>, kind: &CcKind, dtype: Dtype, n: usize, gids: &[u32], unit: u64, o: &Options) -> Result<(Vec<f64>, Option<f64>, bool)> {
     let esize = dtype.size_bytes() as u64;
     let (ie, oe) = kind.sizes(n, unit);
+    // The host buffers of this size (every rank's values, the encoded
+    // input, the check's and the memcpy comparison's copies), bounded
+    // before any is made.
+    let host = (n as u64).saturating_mul(ie).saturating_mul(8).saturating_add(ie.max(oe).saturating_mul(esize).saturating_mul(4));
+    nrt::host_memory::check(host, format_args!("host buffers of a {unit}-element {kind:?}")).map_err(|e| anyhow!("{}", e.message))?;
     let signed = !matches!(dtype, Dtype::Uint8 | Dtype::Uint16 | Dtype::Uint32);
     let mode = o.check.as_deref();
     let vals: Vec<Vec<i64>> = (0..n).map(|r| (0..ie).map(|i| value(mode, o.seed, r, i, signed)).collect()).collect();

@@ -48,7 +48,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Work with NEFF files: inspect, unpack, pack.
+    /// Work with NEFF files: inspect, unpack, pack, check, lower.
     Neff {
         #[command(subcommand)]
         command: NeffCommand,
@@ -61,7 +61,6 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Disassemble an engine instruction stream (a `.bin` of 64-byte records).
     /// Disassemble an engine stream (a `.bin` of 64-byte records), or every
     /// stream of a NEFF with the compiler's instruction names from its debug info.
     Disasm {
@@ -190,17 +189,22 @@ enum Command {
     /// Benchmark and check collectives between ranks on the simulated
     /// instance, as nccom-test does: `nrt cc-test -r RANKS [options] OP`
     /// with OP one of all_reduce|allr, all_gather|allg,
-    /// reduce_scatter|redsct, sendrecv, alltoall, permute.
+    /// reduce_scatter|redsct, sendrecv, alltoall, permute. The ranks are
+    /// logical cores of this process, or split over --processes on this
+    /// machine or -N machines.
     CcTest {
         /// The operation.
         op: String,
-        /// Ranks (logical cores of this process).
+        /// Ranks in all: logical cores, split evenly over the processes
+        /// (this one alone unless --processes or -N).
         #[arg(short = 'r', long = "nranks")]
         ranks: usize,
-        /// Nodes (machines); only 1 in this release.
+        /// Nodes (machines): more than 1 launches one process per host of
+        /// --hosts through mpirun (Open MPI), which meet at
+        /// NEURON_RT_ROOT_COMM_ID (set it to the first host's address:port).
         #[arg(short = 'N', long = "nnodes", default_value_t = 1)]
         nodes: usize,
-        /// Hosts of a multi-node run (with -N).
+        /// Hosts of a multi-node run, one per node, comma separated (with -N).
         #[arg(short = 's', long)]
         hosts: Option<String>,
         /// Processes on this machine the ranks split over (ours): the command spawns them, they meet at NEURON_RT_ROOT_COMM_ID (a free loopback port unless set) and talk over libfabric.

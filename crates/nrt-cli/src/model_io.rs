@@ -270,7 +270,7 @@ impl NpyInput {
 /// checks it); returns the array bytes.
 pub fn read_input_npy(sig: &TensorSignature, path: &Path) -> Result<Vec<u8>> {
     let mut input = open_input_npy(sig, path)?;
-    let mut data = Vec::with_capacity(input.len() as usize);
+    let mut data = nrt::host_memory::with_capacity(input.len(), format_args!("input {:?}", sig.name)).map_err(|e| anyhow!("{}", e.message))?;
     input.stream(|_, chunk| {
         data.extend_from_slice(chunk);
         Ok(())
@@ -288,7 +288,12 @@ pub fn input_bytes(inputs: &[TensorSignature], given: &[(String, std::path::Path
         .enumerate()
         .map(|(i, sig)| match given.iter().rev().find(|(n, _)| n == &sig.name) {
             Some((_, path)) => read_input_npy(sig, path),
-            None => Ok(example_data::pseudo_random_tensor(&sig.dtype, size_of(sig)?, 1 + i as u64)),
+            None => {
+                // The NEFF says the size: checked before it is generated.
+                let n = size_of(sig)?;
+                nrt::host_memory::check(n as u64, format_args!("generated input {:?}", sig.name)).map_err(|e| anyhow!("{}", e.message))?;
+                Ok(example_data::pseudo_random_tensor(&sig.dtype, n, 1 + i as u64))
+            }
         })
         .collect()
 }

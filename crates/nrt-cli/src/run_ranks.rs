@@ -54,7 +54,7 @@ fn run_rank(host: &ModelHost, neff: &[u8], me: CcRank, given: &[(String, PathBuf
         let elapsed = start.elapsed();
         let mut outputs = Vec::new();
         for (sig, t) in sigs_out.iter().zip(&out_tensors) {
-            let mut buf = vec![0u8; t.size() as usize];
+            let mut buf = nrt::host_memory::zeroed(t.size(), format_args!("output {:?}", sig.name)).map_err(|e| anyhow!("{}", e.message))?;
             t.read(0, &mut buf).map_err(|e| anyhow!("reading output {:?}: {e}", sig.name))?;
             outputs.push((sig.clone(), buf));
         }

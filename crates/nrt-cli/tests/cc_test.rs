@@ -54,13 +54,14 @@ fn bad_requests_fail_with_a_message() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("logical cores"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// Whether libfabric can be loaded (the cross-process runs need it).
+/// Whether libfabric can be loaded (the cross-process runs need it); the
+/// calling test is reported skipped when it cannot.
 fn libfabric_here() -> bool {
     let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
     if !found {
-        eprintln!("SKIP: libfabric.so.1 not installed (apt-get install libfabric1)");
+        nrt_test_support::skip!(return false; "libfabric.so.1 is not installed (Debian package libfabric1; scripts/test-all installs it)");
     }
-    found
+    true
 }
 
 #[test]
@@ -96,4 +97,16 @@ fn minus_n_without_mpirun_names_the_package() {
         .expect("run nrt");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("mpirun not found") && err.contains("apt-get install openmpi-bin"), "{err}");
+}
+
+/// The help says what -N and --processes do: several machines through
+/// mpirun, several processes of this machine (it once said -N took 1 only).
+#[test]
+fn help_describes_the_multi_node_and_multi_process_runs() {
+    let out = Command::new(env!("CARGO_BIN_EXE_nrt")).args(["cc-test", "--help"]).output().expect("run nrt");
+    let help = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.status.success(), "{help}");
+    let nodes = help.split("--nnodes").nth(1).expect("the -N option").split(" -s,").next().unwrap();
+    assert!(nodes.contains("mpirun") && nodes.contains("NEURON_RT_ROOT_COMM_ID") && !nodes.contains("only 1"), "-N's help: {nodes}");
+    assert!(help.contains("split over --processes on this machine or -N machines"), "{help}");
 }

@@ -17,15 +17,14 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// The compiler sample beside the project, or None (with a note) when absent.
+/// The compiler sample beside the project, or None (the calling test
+/// reported skipped) when absent.
 fn real_neff() -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/neff/matmul_small.neff");
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("note: {} not present; skipping", p.display());
-        None
+    if !p.exists() {
+        nrt_test_support::skip!(return None; "{} is absent (the compiler's sample lives beside the checkout)", p.display());
     }
+    Some(p)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -337,4 +336,55 @@ fn a_closed_stdout_pipe_ends_the_command_quietly() {
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     // 13: SIGPIPE on Linux.
     assert_eq!(out.status.signal(), Some(13), "ended by SIGPIPE: {:?}", out.status);
+}
+
+/// The words of a help text or synopsis that are options (`-w`, `--input`),
+/// without brackets, punctuation and `=VALUE`.
+fn options_in(text: &str) -> std::collections::BTreeSet<String> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| "[](),|.".contains(c)))
+        .map(|w| w.split(['=', '<']).next().unwrap())
+        .filter(|w| w.starts_with('-') && w.len() > 1 && w.chars().nth(1).is_some_and(|c| c == '-' || c.is_ascii_alphabetic()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The subcommands a help text lists under `Commands:` (without `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    help.split("Commands:")
+        .nth(1)
+        .map(|c| c.lines().skip(1).take_while(|l| !l.trim().is_empty()).filter_map(|l| l.split_whitespace().next()).filter(|w| *w != "help").map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The README's command table is the CLI: every row's command exists and
+/// every option the row shows is in that command's `--help`, and every
+/// command and subcommand of `nrt --help` has a row.
+#[test]
+fn the_readme_command_table_is_the_cli() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).expect("README.md");
+    let section = readme.split("## The `nrt` command").nth(1).expect("README's command section").split("\n## ").next().unwrap();
+    let mut rows = std::collections::BTreeSet::new();
+    let mut wrong = Vec::new();
+    for line in section.lines().filter(|l| l.starts_with("| `nrt ")) {
+        let synopsis = line.split('`').nth(1).unwrap().replace("\\|", "|");
+        let verbs: Vec<&str> = synopsis.split_whitespace().skip(1).take_while(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.starts_with('-')).collect();
+        let help = nrt(&[verbs.as_slice(), &["--help"]].concat());
+        if !help.status.success() {
+            wrong.push(format!("`nrt {}` does not exist: {}", verbs.join(" "), stderr(&help)));
+            continue;
+        }
+        let known = options_in(&stdout(&help));
+        for opt in options_in(&synopsis).difference(&known) {
+            wrong.push(format!("`nrt {}` has no option {opt}", verbs.join(" ")));
+        }
+        rows.insert(verbs.join(" "));
+    }
+    for cmd in subcommands(&stdout(&nrt(&["--help"]))) {
+        let subs = subcommands(&stdout(&nrt(&[&cmd, "--help"])));
+        let paths = if subs.is_empty() { vec![cmd.clone()] } else { subs.iter().map(|s| format!("{cmd} {s}")).collect() };
+        wrong.extend(paths.into_iter().filter(|p| !rows.contains(p)).map(|p| format!("`nrt {p}` has no row in README's table")));
+    }
+    assert!(rows.len() > 15, "rows read: {rows:?}");
+    assert!(wrong.is_empty(), "README's command table against the CLI:\n{}", wrong.join("\n"));
 }

@@ -257,8 +257,7 @@ impl Drop for Tmux {
 #[test]
 fn top_shows_utilization_memory_and_the_process_under_tmux() {
     if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("skipped: tmux is not installed (Debian package tmux; scripts/test-all installs it)");
-        return;
+        nrt_test_support::skip!("tmux is not installed (Debian package tmux; scripts/test-all installs it)");
     }
     let dir = status_dir("top");
     let mut w = Workload::start(&dir);

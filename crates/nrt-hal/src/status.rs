@@ -544,4 +544,42 @@ mod tests {
         assert_eq!((HOST_MEMORY, TOTAL_LATENCY, DEVICE_LATENCY, MODELS, SLOT_WORDS), (288, 304, 464, 624, 1008));
         assert_eq!(FILE_BYTES, 258_176);
     }
+
+    /// docs/status-file.md states the layout these constants define.
+    #[test]
+    fn the_docs_state_this_layout() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/status-file.md");
+        let Ok(doc) = std::fs::read_to_string(path) else {
+            nrt_test_support::skip!("{path} is absent (a crate packaged without the repository's docs)");
+        };
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let thousands = |n: usize| {
+            let s = n.to_string();
+            let mut out = String::new();
+            for (i, c) in s.chars().enumerate() {
+                if i > 0 && (s.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(c);
+            }
+            out
+        };
+        let cat = MemCategory::COUNT;
+        for says in [
+            format!("Header ({HEADER_WORDS} words)"),
+            format!("| 5 | slots ({SLOTS}) |"),
+            format!("Then {SLOTS} slots. Slot `s` starts at word `{HEADER_WORDS} + s * words_per_slot`"),
+            format!("| {} + {} c .. | core block of physical core `c` (`c` < {MAX_CORES}), below |", slot::CORES_BASE, CORE_WORDS),
+            format!("| {HOST_MEMORY}..{} | host-DMA bytes by category |", HOST_MEMORY + cat),
+            format!("| {TOTAL_LATENCY}..{DEVICE_LATENCY} | total-latency histogram ({LATENCY_BUCKETS} buckets) |"),
+            format!("| {DEVICE_LATENCY}..{MODELS} | device-latency histogram ({LATENCY_BUCKETS} buckets) |"),
+            format!("| {MODELS} + {} m .. | model entry `m` (`m` < {MAX_MODELS}), below |", MODEL_WORDS),
+            format!("Core block ({CORE_WORDS} words)"),
+            format!("Memory categories ({cat} words, in order)"),
+            format!("Model entry ({} words)", MODEL_WORDS),
+            format!("Each read copies the whole file ({} bytes)", thousands(FILE_BYTES)),
+        ] {
+            assert!(doc.contains(&says), "docs/status-file.md should say \"{says}\"");
+        }
+    }
 }

@@ -8,13 +8,12 @@ use nrt_neff::{
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/neff/matmul_small.neff");
 
+/// The compiler's sample NEFF; `None` (the calling test reported
+/// skipped) when it cannot be read.
 fn sample() -> Option<Vec<u8>> {
     match std::fs::read(SAMPLE) {
         Ok(b) => Some(b),
-        Err(e) => {
-            eprintln!("skipping: sample NEFF {SAMPLE} not readable ({e})");
-            None
-        }
+        Err(e) => nrt_test_support::skip!(return None; "the sample NEFF {SAMPLE} cannot be read ({e}; it lives beside the checkout)"),
     }
 }
 

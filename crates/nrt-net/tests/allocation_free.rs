@@ -108,8 +108,7 @@ fn in_process_transfers_allocate_nothing() {
 #[test]
 fn libfabric_transfers_allocate_nothing() {
     if let Err(e) = available() {
-        eprintln!("SKIP: {e}");
-        return;
+        nrt_test_support::skip!("{e}");
     }
     let a = FabricTransport::open_provider("tcp", Some("lo"), stderr_sink()).unwrap();
     let b = FabricTransport::open_provider("tcp", Some("lo"), stderr_sink()).unwrap();

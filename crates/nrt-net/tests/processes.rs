@@ -174,14 +174,12 @@ fn pingpong(t: &dyn Transport, listener: &mut dyn nrt_net::Listener, world: &nrt
     Ok(())
 }
 
-/// Whether the libfabric tests can run here; prints the skip note if not.
+/// Whether the libfabric tests can run here; the calling test is reported
+/// skipped if not.
 fn fabric_here() -> bool {
     match available() {
         Ok(()) => true,
-        Err(e) => {
-            eprintln!("SKIP: {e}");
-            false
-        }
+        Err(e) => nrt_test_support::skip!(return false; "{e}"),
     }
 }
 
@@ -423,15 +421,11 @@ fn two_hosts_made_of_network_namespaces_exchange_over_libfabric() {
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIP: network namespaces need root; two-host test not run");
-        return;
+        nrt_test_support::skip!("network namespaces need root");
     }
     let hosts = match TwoHosts::create() {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("SKIP: cannot create network namespaces here ({e})");
-            return;
-        }
+        Err(e) => nrt_test_support::skip!("cannot create network namespaces here ({e})"),
     };
     let tag = std::process::id() % 10000;
     let root = "10.213.77.1:62011";

@@ -2,8 +2,8 @@
 //! types; bfloat16 and the fp8 formats come from `ml_dtypes` (what nrtpy
 //! and JAX use).
 
-use crate::errors::nrtpy_error;
-use nrt_isa::dtype::{Numpy, element_type};
+use crate::errors::{nrtpy_error, value_error};
+use nrt_isa::dtype::{ELEMENT_TYPES, Numpy, element_type};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -19,6 +19,36 @@ pub fn numpy_dtype<'py>(py: Python<'py>, neff: &str) -> PyResult<Bound<'py, PyAn
             .getattr(attr)?,
     };
     dtype_of(py, &spec)
+}
+
+/// `numpy.dtype(x)` when it is one of the runtime's plain-old-data
+/// element types in native byte order (exactly the dtype
+/// [`numpy_dtype`] gives for it), with numpy's name for it; `ValueError`
+/// for anything else (`object`, strings, structured, big-endian,
+/// subarray dtypes...). Every numpy view over a tensor's bytes takes its
+/// dtype from here: device bytes must never land in `PyObject*` slots.
+pub fn runtime_dtype<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, String)> {
+    let d = dtype_of(py, x)?;
+    let name: String = d.getattr("name")?.extract()?;
+    let numpy_name = |t: &nrt_isa::dtype::ElementType| match t.numpy {
+        Some(Numpy::Native(n) | Numpy::MlDtypes(n)) => Some(n),
+        None => None,
+    };
+    let row = ELEMENT_TYPES.iter().find(|t| numpy_name(t) == Some(name.as_str()));
+    if !row.is_some_and(|t| numpy_dtype(py, t.name).is_ok_and(|c| d.eq(&c).unwrap_or(false))) {
+        let names = |ml: bool| {
+            let mut v: Vec<&str> = ELEMENT_TYPES.iter().filter(|t| matches!(t.numpy, Some(Numpy::MlDtypes(_))) == ml).filter_map(numpy_name).collect();
+            v.dedup();
+            v.join(", ")
+        };
+        return Err(value_error(format!(
+            "dtype {} cannot hold a tensor's bytes: expected an element type the runtime knows, in native byte order ({}, or ml_dtypes' {})",
+            d.str()?,
+            names(false),
+            names(true)
+        )));
+    }
+    Ok((d, name))
 }
 
 /// `numpy.dtype(x)`.

@@ -74,3 +74,10 @@ pub fn nrtpy_error(msg: impl std::fmt::Display) -> PyErr {
 pub fn value_error(msg: impl std::fmt::Display) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(msg.to_string())
 }
+
+/// A `MemoryError` for a host buffer the process cannot have (the
+/// runtime's NRT_RESOURCE from `nrt::host_memory`, whose message names
+/// the size).
+pub fn memory_error(e: &nrt::NrtError) -> PyErr {
+    pyo3::exceptions::PyMemoryError::new_err(e.message.clone())
+}

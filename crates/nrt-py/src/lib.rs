@@ -23,7 +23,7 @@ pub mod sim;
 pub mod tensor;
 pub mod trace;
 
-use errors::{nrt_error, value_error};
+use errors::nrt_error;
 use pyo3::prelude::*;
 
 /// nrtpy's singleton object (`get_nrtpy_singleton()`): the low-level
@@ -54,22 +54,47 @@ impl Runtime {
         tensor::NrtTensor::allocate(py, size, core_id, name.as_deref().unwrap_or("unnamed_tensor"))
     }
 
-    /// Writes `data` (bytes-like) into `t` at `offset`, bounds checked.
+    /// Writes `data` (any bytes-like object: bytes, bytearray, memoryview,
+    /// a C-contiguous array) into `t` at `offset`, bounds checked. The
+    /// bytes are read in place, never copied.
     #[pyo3(signature = (t, data, offset=0))]
-    fn tensor_write(&self, py: Python<'_>, t: &tensor::NrtTensor, data: Vec<u8>, offset: u64) -> PyResult<()> {
+    fn tensor_write(&self, py: Python<'_>, t: &tensor::NrtTensor, data: &Bound<'_, PyAny>, offset: u64) -> PyResult<()> {
         let rt = t.live()?;
-        py.detach(|| rt.write(offset, &data)).map_err(|e| nrt_error(py, "Failed to write tensor", &e))
+        let bytes = py
+            .import("builtins")?
+            .getattr("memoryview")?
+            .call1((data,))
+            .and_then(|m| m.call_method1("cast", ("B",)))
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("data must be a C-contiguous bytes-like object, got {}", data.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+        let buf = pyo3::buffer::PyBuffer::<u8>::get(&bytes)?;
+        let src = tensor::RawBuf(buf.buf_ptr().cast::<u8>(), buf.len_bytes());
+        py.detach(move || {
+            let b = src;
+            // SAFETY: `buf` (held until this returns) keeps the exporter's
+            // C-contiguous bytes (a `cast("B")` memoryview) alive and
+            // unmoved; an empty buffer may have a dangling pointer.
+            let data: &[u8] = if b.1 == 0 { &[] } else { unsafe { std::slice::from_raw_parts(b.0, b.1) } };
+            rt.write(offset, data)
+        })
+        .map_err(|e| nrt_error(py, "Failed to write tensor", &e))
     }
 
-    /// Reads `size` bytes (0: to the end) of `t` at `offset`.
+    /// Reads `size` bytes (0: to the end) of `t` at `offset`. The range is
+    /// checked before anything is allocated (`NrtError`, NRT_INVALID), and
+    /// a size the host cannot hold is a `MemoryError`.
     #[pyo3(signature = (t, offset=0, size=0))]
     fn tensor_read<'py>(&self, py: Python<'py>, t: &tensor::NrtTensor, offset: u64, size: u64) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         let rt = t.live()?;
         let n = if size == 0 { rt.size().saturating_sub(offset) } else { size };
-        let n = usize::try_from(n).map_err(|_| value_error(format!("read of {n} bytes is too large")))?;
-        let mut buf = vec![0u8; n];
-        py.detach(|| rt.read(offset, &mut buf)).map_err(|e| nrt_error(py, "Failed to read tensor", &e))?;
-        Ok(pyo3::types::PyBytes::new(py, &buf))
+        rt.check_range(offset, n).map_err(|e| nrt_error(py, "Failed to read tensor", &e))?;
+        let len = nrt::host_memory::check(n, format_args!("read of {n} bytes of tensor {:?}", rt.name())).map_err(|e| errors::memory_error(&e))?;
+        pyo3::types::PyBytes::new_with(py, len, |dst| py.detach(|| rt.read(offset, dst)).map_err(|e| nrt_error(py, "Failed to read tensor", &e))).map_err(|e| {
+            if e.is_instance_of::<pyo3::exceptions::PyMemoryError>(py) {
+                pyo3::exceptions::PyMemoryError::new_err(format!("read of {n} bytes of tensor {:?}: Python could not allocate the bytes object", rt.name()))
+            } else {
+                e
+            }
+        })
     }
 
     /// Logical cores visible to the process (works before the runtime

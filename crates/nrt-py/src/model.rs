@@ -155,7 +155,10 @@ impl Model {
 
 /// Reads a NEFF file (`str` or path-like).
 fn read_neff(py: Python<'_>, path: &str) -> PyResult<Vec<u8>> {
-    py.detach(|| std::fs::read(path)).map_err(|e| nrtpy_error(format!("cannot read NEFF file {path:?}: {e}")))
+    py.detach(|| std::fs::read(path)).map_err(|e| {
+        let msg = format!("cannot read NEFF file {path:?}: {e}");
+        if e.kind() == std::io::ErrorKind::OutOfMemory { pyo3::exceptions::PyMemoryError::new_err(msg) } else { nrtpy_error(msg) }
+    })
 }
 
 #[pymethods]
@@ -297,8 +300,8 @@ impl Model {
         }
         let s = session::get()?;
         let host = s.host(m.device).map_err(|e| nrt_error(py, "Failed to execute model", &e))?;
+        let mut d = nrt::host_memory::with_capacity::<f64>(benchmark_iter.into(), format_args!("durations of {benchmark_iter} benchmark iterations")).map_err(|e| crate::errors::memory_error(&e))?;
         let timed = py.detach(|| -> nrt::NrtResult<Vec<f64>> {
-            let mut d = Vec::with_capacity(benchmark_iter as usize);
             for _ in 0..benchmark_iter {
                 let t0 = Instant::now();
                 host.execute(m.id, &ins, &outs)?;

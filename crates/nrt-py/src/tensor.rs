@@ -97,7 +97,7 @@ impl NrtTensor {
 
 /// A raw pointer and length that may cross `detach` (the owning Python
 /// object is kept alive by the caller for the duration).
-struct RawBuf(*mut u8, usize);
+pub(crate) struct RawBuf(pub(crate) *mut u8, pub(crate) usize);
 // SAFETY: the buffer's owner outlives the detached closure (the caller
 // holds a reference to it), and only this closure touches it meanwhile.
 unsafe impl Send for RawBuf {}
@@ -174,10 +174,21 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// A tensor over an allocation; the shape's bytes must not exceed it.
+    /// A tensor over an allocation: `dtype` must be one of the runtime's
+    /// element types ([`dtypes::runtime_dtype`]) and the shape's bytes
+    /// must not exceed the allocation (`ValueError` otherwise), so no
+    /// view of it ever reaches past its bytes or over object slots.
     pub fn over(py: Python<'_>, tensor_ref: Py<NrtTensor>, shape: Vec<usize>, dtype: Bound<'_, PyAny>, name: Option<String>) -> PyResult<Tensor> {
-        let dtype = dtypes::dtype_of(py, &dtype)?;
-        let dtype_name: String = dtype.getattr("name")?.extract()?;
+        let (dtype, dtype_name) = dtypes::runtime_dtype(py, &dtype)?;
+        let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+        let size = tensor_ref.get().size;
+        match view_bytes(&shape, itemsize) {
+            Some(n) if n <= size => {}
+            n => {
+                let need = n.map_or_else(|| "more bytes than a u64 holds".to_string(), |n| format!("{n} bytes"));
+                return Err(value_error(format!("shape {shape:?} of {dtype_name} needs {need}; tensor {:?} holds {size}", tensor_ref.get().name)));
+            }
+        }
         Ok(Tensor { tensor_ref, shape, dtype: dtype.unbind(), dtype_name, name })
     }
 
@@ -187,11 +198,36 @@ impl Tensor {
     }
 }
 
+/// Bytes of a view of `shape` with `itemsize`-byte elements (`None` on
+/// overflow).
+fn view_bytes(shape: &[usize], itemsize: usize) -> Option<u64> {
+    shape.iter().try_fold(itemsize as u64, |acc, &d| acc.checked_mul(d as u64))
+}
+
+/// Most dimensions a shape may have (numpy's `NPY_MAXDIMS`).
+const MAX_DIMS: usize = 64;
+
+/// A shape from an int or an iterable of ints, each non-negative, at most
+/// [`MAX_DIMS`] of them (read one by one: a sequence's `len()` is never
+/// trusted to size anything); `ValueError` otherwise.
 fn shape_of(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    if let Ok(n) = shape.extract::<usize>() {
-        return Ok(vec![n]);
+    let shown = || shape.repr().map(|r| r.to_string()).unwrap_or_default();
+    let bad = || value_error(format!("shape must be an int or a sequence of non-negative ints, got {}", shown()));
+    let dim = |d: &Bound<'_, PyAny>| -> PyResult<usize> {
+        let v: i128 = d.extract().map_err(|_| bad())?;
+        usize::try_from(v).map_err(|_| value_error(format!("shape {}: dimension {v} is {}", shown(), if v < 0 { "negative" } else { "too large" })))
+    };
+    if shape.is_instance_of::<pyo3::types::PyInt>() {
+        return Ok(vec![dim(shape)?]);
     }
-    shape.extract::<Vec<usize>>().map_err(|_| value_error(format!("shape must be an int or a sequence of non-negative ints, got {}", shape.repr().map(|r| r.to_string()).unwrap_or_default())))
+    let mut dims = Vec::new();
+    for d in shape.try_iter().map_err(|_| bad())? {
+        if dims.len() == MAX_DIMS {
+            return Err(value_error(format!("shape {} has more than {MAX_DIMS} dimensions", shown())));
+        }
+        dims.push(dim(&d?)?);
+    }
+    Ok(dims)
 }
 
 #[pymethods]
@@ -209,6 +245,7 @@ impl Tensor {
     #[pyo3(signature = (array, name=None, core_id=0))]
     fn from_numpy(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, array: &Bound<'_, PyAny>, name: Option<String>, core_id: u32) -> PyResult<Tensor> {
         let a = contiguous_array(py, array)?;
+        dtypes::runtime_dtype(py, a.dtype().as_any())?;
         let size = nbytes(&a) as u64;
         let alloc_name = name.clone().unwrap_or_else(|| "unnamed_tensor".to_string());
         let r = NrtTensor::allocate(py, size, core_id, &alloc_name)?;
@@ -223,6 +260,7 @@ impl Tensor {
     fn write_from_numpy(&self, py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<()> {
         let t = self.live()?;
         let a = contiguous_array(py, array)?;
+        dtypes::runtime_dtype(py, a.dtype().as_any())?;
         let n = nbytes(&a) as u64;
         if n != t.size() {
             return Err(value_error(format!("array of {n} bytes does not match tensor {:?} of {} bytes", self.name.as_deref().unwrap_or(t.name()), t.size())));

@@ -33,7 +33,8 @@
 //! A host thread that is about to wait for the device and lend itself to
 //! it ([`Scheduler::lending_begin`], then [`Scheduler::run_one`] until
 //! [`Scheduler::lending_end`]) counts as a lender. Work that lenders can
-//! take (no more queued tasks than lenders) wakes no parked worker, and
+//! take (no more queued tasks than lenders not running a task already)
+//! wakes no parked worker, and
 //! the spinning worker leaves it to them for a short grace
 //! ([`LENDER_GRACE_POLLS`] polls) before it takes it anyway (a lender the
 //! OS descheduled must not stall the device): a small execution then runs
@@ -41,12 +42,18 @@
 //! and no cache lines crossing cores, while work beyond what the lenders
 //! can take still goes to the workers at once.
 //!
+//! Threads with nothing to run (the spinning worker, a lender) take parts
+//! of a large kernel call that a running task offers (`kernels::split`):
+//! a second CPU joins one big MATMUL exactly when it is idle, with no
+//! wake and no extra thread.
+//!
 //! Wakes are rationed (`Scheduler::claim_wake`): a parked worker is woken
 //! only for queued work no lender, spinner, already-woken worker or
 //! submitting worker will take, and only while fewer of those threads run
 //! than the process has CPUs. A Q7 dispatch queues eight tasks at once;
 //! one wake each put more threads than CPUs on the device's work.
 
+use crate::kernels::split;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -97,6 +104,11 @@ pub struct Scheduler {
     spinning: AtomicBool,
     /// Host threads between `lending_begin` and `lending_end`.
     lenders: AtomicUsize,
+    /// Lenders running a task right now ([`Scheduler::run_one`]): they
+    /// take nothing else until it ends, so queued work is not left to
+    /// them meanwhile (one lender in a long PE slice held the other
+    /// LNC-2 core's work back from an idle worker).
+    lenders_busy: AtomicUsize,
     /// Wakes sent to parked workers that none has consumed yet (changed
     /// under the queue lock; never more than `sleepers`).
     woken: AtomicUsize,
@@ -133,6 +145,7 @@ impl Scheduler {
             sleepers: AtomicUsize::new(0),
             spinning: AtomicBool::new(false),
             lenders: AtomicUsize::new(0),
+            lenders_busy: AtomicUsize::new(0),
             woken: AtomicUsize::new(0),
             busy: AtomicUsize::new(0),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -298,7 +311,7 @@ impl Scheduler {
         let lenders = self.lenders.load(Ordering::SeqCst);
         let spinning = usize::from(self.spinning.load(Ordering::Acquire));
         let here = usize::from(IN_TASK.get());
-        if queued <= lenders + spinning + here + woken {
+        if queued <= self.free_lenders() + spinning + here + woken {
             return false;
         }
         if self.busy.load(Ordering::Acquire) + lenders + spinning + woken >= self.cpus {
@@ -308,9 +321,14 @@ impl Scheduler {
         true
     }
 
-    /// Whether more tasks are queued than the lenders can take.
+    /// Lenders not running a task: the ones that will look at the queue.
+    fn free_lenders(&self) -> usize {
+        self.lenders.load(Ordering::SeqCst).saturating_sub(self.lenders_busy.load(Ordering::SeqCst))
+    }
+
+    /// Whether more tasks are queued than the free lenders can take.
     fn beyond_lenders(&self) -> bool {
-        self.pending.load(Ordering::Acquire) > self.lenders.load(Ordering::SeqCst)
+        self.pending.load(Ordering::Acquire) > self.free_lenders()
     }
 
     /// The calling thread will wait for the device and lend itself to it
@@ -358,11 +376,21 @@ impl Scheduler {
         }
         match self.pop() {
             Some(t) => {
+                self.lenders_busy.fetch_add(1, Ordering::SeqCst);
+                let _free = LenderFree(&self.lenders_busy);
                 runner.run(t);
                 true
             }
             None => false,
         }
+    }
+
+    /// What a thread lent to the device does (`nrt_hal::Device::assist`):
+    /// one queued task ([`Scheduler::run_one`]), or with none, one part of
+    /// a split kernel call another thread offers (`kernels::split`).
+    /// Returns whether it ran either; pool mode only.
+    pub fn assist<R: Runner>(&self, runner: &Arc<R>) -> bool {
+        self.run_one(runner) || (!self.deterministic && split::wanted() && split::help())
     }
 
     /// Deterministic mode: run the queue to empty on this thread unless
@@ -539,7 +567,7 @@ impl Scheduler {
             // Work the lenders can take is theirs (the spinning worker
             // takes it if they are slow, `lending_end` wakes us if they
             // leave it); once we have slept, whatever is queued is ours.
-            if (waited || q.len() > self.lenders.load(Ordering::SeqCst))
+            if (waited || q.len() > self.free_lenders())
                 && let Some(t) = q.pop_front()
             {
                 self.pending.store(q.len(), Ordering::Release);
@@ -566,15 +594,22 @@ impl Scheduler {
 }
 
 impl Scheduler {
-    /// The one spinning worker's poll for work, up to [`SPIN`] long.
+    /// The one spinning worker's poll for work, up to [`SPIN`] long
+    /// after the last thing it did. Meanwhile it takes parts of a large
+    /// kernel call that another thread offers (`kernels::split`): this
+    /// worker has a CPU and nothing to run on it.
     fn spin_for_work(&self) -> Option<Task> {
-        let spin_until = Instant::now() + SPIN;
+        let mut spin_until = Instant::now() + SPIN;
         let mut spins = 0u32;
         // Polls that saw work queued which the lenders could take.
         let mut deferred = 0u32;
         loop {
             if self.shutdown.load(Ordering::Acquire) {
                 return None;
+            }
+            if split::wanted() && self.help_split() {
+                spin_until = Instant::now() + SPIN;
+                continue;
             }
             if self.pending.load(Ordering::Acquire) > 0 {
                 let take = self.beyond_lenders() || deferred >= LENDER_GRACE_POLLS;
@@ -601,6 +636,19 @@ impl Scheduler {
                 std::thread::yield_now();
             }
         }
+    }
+}
+
+impl Scheduler {
+    /// Runs one part of a split kernel call (`kernels::split::help`),
+    /// counted as a busy worker meanwhile so wakes stay rationed to the
+    /// CPUs; returns whether there was a part.
+    #[cold]
+    fn help_split(&self) -> bool {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        let ran = split::help();
+        self.busy.fetch_sub(1, Ordering::AcqRel);
+        ran
     }
 }
 
@@ -716,6 +764,15 @@ impl<R> RunnerHandle<R> for Arc<R> {
 impl<R> RunnerHandle<R> for &Arc<R> {
     fn runner(&self) -> &Arc<R> {
         self
+    }
+}
+
+/// Counts a lender free again when its task ends (also by unwinding).
+struct LenderFree<'a>(&'a AtomicUsize);
+
+impl Drop for LenderFree<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -912,6 +969,96 @@ mod tests {
         d.scheduler.lending_begin();
         assert_eq!(d.scheduler.lenders.load(Ordering::SeqCst), 0);
         d.scheduler.lending_end();
+    }
+
+    /// A lender running a task (`run_one`) takes nothing else until it
+    /// ends: work queued meanwhile wakes a parked worker and the spinning
+    /// one takes it at once (one lender in a long PE slice held back the
+    /// other LNC-2 core's work).
+    #[test]
+    fn a_lender_running_a_task_leaves_new_work_to_the_workers() {
+        let mut s = Scheduler::new(false, 2, DETERMINISTIC_DRAIN_LIMIT);
+        s.cpus = 4;
+        s.lending_begin();
+        s.sleepers.store(1, Ordering::Release);
+        s.pending.store(1, Ordering::Release);
+        assert!(!s.beyond_lenders(), "an idle lender takes the task");
+        assert!(!s.claim_wake(1), "no wake for it");
+        s.lenders_busy.fetch_add(1, Ordering::SeqCst);
+        assert!(s.beyond_lenders(), "a busy lender takes nothing");
+        assert!(s.claim_wake(1), "a parked worker is woken for it");
+        s.lenders_busy.fetch_sub(1, Ordering::SeqCst);
+        s.lending_end();
+    }
+
+    /// The spinning worker takes parts of a split kernel call that a
+    /// thread running a task offers (`kernels::split`).
+    #[test]
+    fn the_spinning_worker_helps_a_split_kernel() {
+        let p = probe(false);
+        p.release.store(true, Ordering::Release);
+        let elsewhere = AtomicUsize::new(0);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut round = 0;
+        while elsewhere.load(Ordering::Relaxed) == 0 {
+            assert!(Instant::now() < deadline, "no part ran on the worker in {round} rounds");
+            let offered = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                // A long job on the board, then a task: the worker runs the
+                // task and, spinning for more, finds the job still open.
+                s.spawn(|| {
+                    split::run_parts(64, &|_| {
+                        offered.store(true, Ordering::Release);
+                        let t = Instant::now();
+                        while t.elapsed() < Duration::from_micros(200) {
+                            std::hint::spin_loop();
+                        }
+                        // A scheduler's worker (this one, or one of another
+                        // test running meanwhile: any spinning worker helps).
+                        if std::thread::current().name().is_some_and(|n| n.starts_with("nrt-sim-")) {
+                            elsewhere.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                });
+                while !offered.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                p.scheduler.submit(|| p.clone(), Task::Dma(0, 1));
+            });
+            round += 1;
+            wait_ran(&p, round);
+        }
+        p.scheduler.shutdown();
+    }
+
+    /// The count of busy lenders follows `run_one`, also when the task
+    /// unwinds.
+    #[test]
+    fn run_one_counts_its_lender_busy() {
+        struct Seen {
+            scheduler: Scheduler,
+            busy: Mutex<Vec<usize>>,
+        }
+        impl HasScheduler for Seen {
+            fn scheduler(&self) -> &Scheduler {
+                &self.scheduler
+            }
+        }
+        impl Runner for Seen {
+            fn run(self: &Arc<Self>, task: Task) {
+                self.busy.lock().unwrap().push(self.scheduler.lenders_busy.load(Ordering::SeqCst));
+                assert!(task != Task::Dma(0, 9), "this task fails");
+            }
+        }
+        let r = Arc::new(Seen { scheduler: Scheduler::new(false, 1, DETERMINISTIC_DRAIN_LIMIT), busy: Mutex::new(Vec::new()) });
+        for t in [Task::Dma(0, 1), Task::Dma(0, 9)] {
+            r.scheduler.queue.lock().unwrap().push_back(t);
+            r.scheduler.pending.store(1, Ordering::Release);
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| r.scheduler.run_one(&r)));
+            assert_eq!(r.scheduler.lenders_busy.load(Ordering::SeqCst), 0);
+        }
+        assert_eq!(*r.busy.lock().unwrap(), [1, 1]);
+        r.scheduler.shutdown();
     }
 
     /// Work left to a lender that never takes it still runs: the spinning

@@ -625,3 +625,57 @@ fn the_checker_finds_a_planted_circle() {
     let comps = sccs(&edges);
     assert!(comps.iter().any(|c| c == &vec![0, 1, 2]), "{comps:?}");
 }
+
+/// The files a cell of the README's tier table names: code spans outside
+/// parentheses, `dir/{a,b}` and `dir/*` expanded, `.rs` implied.
+fn tier_cell_files(cell: &str, src: &Path) -> BTreeSet<String> {
+    let mut depth = 0;
+    let outside: String = cell
+        .chars()
+        .filter(|c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect();
+    let mut out = BTreeSet::new();
+    for span in outside.split('`').skip(1).step_by(2) {
+        let span = span.trim_end_matches(".rs");
+        if let Some(dir) = span.strip_suffix("/*") {
+            let mut files = Vec::new();
+            rs_files(&src.join(dir), &mut files);
+            out.extend(files.iter().map(|f| f.strip_prefix(src).unwrap().to_string_lossy().into_owned()));
+        } else if let Some((dir, group)) = span.split_once("/{") {
+            out.extend(group.trim_end_matches("}.rs").trim_end_matches('}').split(',').map(|n| format!("{dir}/{}.rs", n.trim())));
+        } else {
+            out.insert(format!("{span}.rs"));
+        }
+    }
+    out
+}
+
+/// The README's tier table names every file of `src/` (but lib.rs) once,
+/// and no file that does not exist.
+#[test]
+fn the_readme_tier_table_names_every_file() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).expect("README.md");
+    let table = readme.split("| tier | files |").nth(1).expect("the tier table").split("\n\n").next().unwrap();
+    let mut listed = BTreeMap::new();
+    for row in table.lines().filter(|l| l.starts_with("| ") && !l.starts_with("|---")) {
+        let cells: Vec<&str> = row.split('|').collect();
+        for f in tier_cell_files(cells[2], &src) {
+            *listed.entry(f).or_insert(0) += 1;
+        }
+    }
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    let real: BTreeSet<String> = files.iter().map(|f| f.strip_prefix(&src).unwrap().to_string_lossy().into_owned()).filter(|f| f != "lib.rs").collect();
+    let missing: Vec<&String> = real.iter().filter(|f| !listed.contains_key(*f)).collect();
+    let stale: Vec<&String> = listed.keys().filter(|f| !real.contains(*f)).collect();
+    let twice: Vec<&String> = listed.iter().filter(|(_, n)| **n > 1).map(|(f, _)| f).collect();
+    assert!(missing.is_empty() && stale.is_empty() && twice.is_empty(), "README's tier table: missing {missing:?}, not in src/ {stale:?}, listed twice {twice:?}");
+}

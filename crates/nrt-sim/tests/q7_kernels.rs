@@ -147,7 +147,7 @@ fn buggy_kernels_fault_or_hang_and_the_device_lives_on() {
 
     // The next model: reset, the good library, a correct result.
     rig.dev.reset_core(C0).unwrap();
-    let (lib, _) = kernel_library("examples").unwrap();
+    let (lib, _) = kernel_library("examples").expect("built above by examples_rig");
     rig.install(&lib);
     let x = rig.put_f32(&[-1.0, 2.0]);
     let y = rig.put_f32(&[0.0, 0.0]);

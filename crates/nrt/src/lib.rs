@@ -20,6 +20,8 @@
 //!   library staging, the 0xCA lowering).
 //! - [`cc`]: collectives between logical cores of the process, as DMA
 //!   work on the devices (the ring schedule, its descriptors, the rendezvous).
+//! - [`host_memory`]: host buffers sized by a caller, refused or
+//!   allocated fallibly instead of aborting.
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
 #![forbid(unsafe_code)]
@@ -30,6 +32,7 @@ pub mod capi_support;
 pub mod config;
 pub mod custom_ops;
 pub mod exec;
+pub mod host_memory;
 pub mod hosts;
 pub mod load;
 pub mod log;

@@ -86,10 +86,11 @@ impl Tensor {
         Ok(Tensor::with_storage(name, size, Storage::Device { memory: memory.clone(), core, addr }))
     }
 
-    /// A zero-filled host tensor of `size` bytes.
+    /// A zero-filled host tensor of `size` bytes (NRT_RESOURCE, nothing
+    /// allocated, when the host cannot hold them).
     pub fn allocate_host(size: u64, name: &str) -> NrtResult<Tensor> {
-        let len = usize::try_from(size).map_err(|_| NrtError::resource(format!("host tensor {name:?} of {size} bytes does not fit in memory")))?;
-        Ok(Tensor::with_storage(name, size, Storage::Host(Mutex::new(vec![0; len]))))
+        let bytes = crate::host_memory::zeroed(size, format_args!("host tensor {name:?}"))?;
+        Ok(Tensor::with_storage(name, size, Storage::Host(Mutex::new(bytes))))
     }
 
     /// A host tensor holding `bytes`.
@@ -257,11 +258,18 @@ impl Tensor {
                 .copy(s.offset(src_offset), d.offset(dst_offset), len)
                 .map_err(|e| NrtError::failure(format!("copying tensor {:?} to {:?}: {e}", src.name, self.name))),
             _ => {
-                let mut tmp = vec![0u8; n];
+                let mut tmp = crate::host_memory::zeroed(n as u64, format_args!("copy of tensor {:?} to {:?}", src.name, self.name))?;
                 src.read(src_offset, &mut tmp)?;
                 self.write(dst_offset, &tmp)
             }
         }
+    }
+
+    /// NRT_INVALID unless `len` bytes at `offset` lie inside the tensor:
+    /// what [`Tensor::read`] checks, for callers that size a host buffer
+    /// for the read first.
+    pub fn check_range(&self, offset: u64, len: u64) -> NrtResult<()> {
+        range(&self.name, self.size, offset, usize::try_from(len).unwrap_or(usize::MAX))
     }
 
     /// Host bytes, for staging (None for device tensors).

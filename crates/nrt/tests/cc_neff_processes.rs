@@ -171,13 +171,12 @@ fn neff_rank_main() {
     println!("DONE");
 }
 
+/// Whether libfabric can be loaded here; the calling test is reported
+/// skipped if not.
 fn fabric_here() -> bool {
     match nrt_net::fabric::available() {
         Ok(()) => true,
-        Err(e) => {
-            eprintln!("SKIP: {e}");
-            false
-        }
+        Err(e) => nrt_test_support::skip!(return false; "{e}"),
     }
 }
 

@@ -225,13 +225,12 @@ fn rank_main() {
     println!("DONE");
 }
 
+/// Whether libfabric can be loaded here; the calling test is reported
+/// skipped if not.
 fn fabric_here() -> bool {
     match nrt_net::fabric::available() {
         Ok(()) => true,
-        Err(e) => {
-            eprintln!("SKIP: {e}");
-            false
-        }
+        Err(e) => nrt_test_support::skip!(return false; "{e}"),
     }
 }
 
@@ -517,15 +516,11 @@ fn two_hosts_made_of_network_namespaces_run_an_all_reduce() {
     }
     let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
     if uid != "0" {
-        eprintln!("SKIP: network namespaces need root; two-host collectives test not run");
-        return;
+        nrt_test_support::skip!("network namespaces need root");
     }
     let hosts = match TwoHosts::create() {
         Ok(h) => h,
-        Err(e) => {
-            eprintln!("SKIP: cannot create network namespaces here ({e})");
-            return;
-        }
+        Err(e) => nrt_test_support::skip!("cannot create network namespaces here ({e})"),
     };
     let root = "10.213.78.1:62021";
     let steps = "op:allr:f32ring:50000,op:allg:u8:1000";

@@ -11,13 +11,12 @@ use nrt::program::{MemRefKind, Program};
 
 const NEFF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/neff/matmul_small.neff");
 
+/// The compiler's sample NEFF; `None` (the calling test reported skipped)
+/// when it cannot be read.
 fn real() -> Option<Vec<u8>> {
     match std::fs::read(NEFF) {
         Ok(b) => Some(b),
-        Err(e) => {
-            println!("skipping: {NEFF} is not available ({e})");
-            None
-        }
+        Err(e) => nrt_test_support::skip!(return None; "{NEFF} cannot be read ({e}; the compiler's sample lives beside the checkout)"),
     }
 }
 

@@ -20,13 +20,12 @@ const M: usize = 128;
 const K: usize = 256;
 const N: usize = 128;
 
+/// The compiler's sample NEFF; `None` (the calling test reported skipped)
+/// when it cannot be read.
 fn real() -> Option<Vec<u8>> {
     match std::fs::read(NEFF) {
         Ok(b) => Some(b),
-        Err(e) => {
-            println!("skipping: {NEFF} is not available ({e})");
-            None
-        }
+        Err(e) => nrt_test_support::skip!(return None; "{NEFF} cannot be read ({e}; the compiler's sample lives beside the checkout)"),
     }
 }
 

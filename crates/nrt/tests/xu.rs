@@ -414,3 +414,39 @@ fn a_drained_unit_holds_no_reference_to_models_or_tensors() {
     rig.host.unload(id).unwrap();
     assert!(t.elapsed() < Duration::from_millis(500), "unload waited {:?}", t.elapsed());
 }
+
+/// An execution an execution unit runs is counted in the device's status
+/// file (what `nrt top` and `nrt monitor` read) as a synchronous one is:
+/// its outcome on the model's core and its host latency
+/// (docs/status-file.md).
+#[test]
+fn async_executions_publish_outcomes_and_latencies_to_the_status_file() {
+    let dir = std::env::temp_dir().join(format!("nrt-xu-status-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = nrt_sim::SimConfig::builder().deterministic(true).locks(dir.join("locks"), "xu-status").status_dir(Some(dir.join("status"))).build();
+    let dev = Arc::new(nrt_sim::SimDevice::new(&cfg, 0));
+    let host = ModelHost::with_lnc(dev.clone(), 2, LoadSettings::default()).expect("host");
+    let model = host.models().get(host.load(&copy_neff(), 0, -1).expect("load copy")).expect("loaded");
+    let core = host.vcores()[0][0];
+    let m = host.memory();
+    let mut ins = TensorSet::new();
+    ins.add("input", Arc::new(Tensor::allocate_device(m, core, BYTES as u64, "input").unwrap()));
+    let mut outs = TensorSet::new();
+    outs.add("output", Arc::new(Tensor::allocate_device(m, core, BYTES as u64, "output").unwrap()));
+    let xus = Xus::new(XuSettings::default());
+    let runs = 5u64;
+    let mut last = 0;
+    for _ in 0..runs {
+        last = xus.schedule_execute(0, model.clone(), ins.clone(), outs.clone(), 0, None).unwrap();
+    }
+    assert!(xus.wait(last, LONG).unwrap(), "the executions completed");
+    let file = std::fs::read_dir(dir.join("status")).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "status")).expect("a status file");
+    let status = nrt_hal::status_read::read(&file).unwrap();
+    let me = status.processes.iter().find(|p| p.pid == std::process::id()).expect("this process's slot");
+    let completed: u64 = me.cores.iter().map(|c| c.outcome(nrt_hal::status::Outcome::Completed)).sum();
+    assert_eq!(completed, runs, "outcomes per core: {:?}", me.cores.iter().map(|c| c.outcomes).collect::<Vec<_>>());
+    assert_eq!(me.total_latency.iter().sum::<u64>(), runs, "one host latency per execution");
+    drop(xus);
+    drop(model);
+    let _ = std::fs::remove_dir_all(&dir);
+}

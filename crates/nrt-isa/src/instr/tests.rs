@@ -266,8 +266,7 @@ fn docs_layout_reference_matches_the_code() {
     const END: &str = "<!-- layouts:end -->";
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/isa.md");
     let Ok(doc) = std::fs::read_to_string(path) else {
-        eprintln!("note: {path} not found; skipping the docs check");
-        return;
+        nrt_test_support::skip!("{path} is absent (a crate packaged without the repository's docs)");
     };
     let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
         panic!("docs/isa.md lacks the layout markers")

@@ -173,8 +173,7 @@ fn wrong_root_addresses_fail_within_the_bound() {
 #[test]
 fn ranks_meet_at_an_ipv6_root() {
     let Ok(l) = std::net::TcpListener::bind("[::1]:0") else {
-        eprintln!("SKIP: no IPv6 loopback here");
-        return;
+        nrt_test_support::skip!("no IPv6 loopback here");
     };
     let port = l.local_addr().unwrap().port();
     drop(l);

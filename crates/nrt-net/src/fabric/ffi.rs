@@ -615,8 +615,7 @@ mod layout {
     #[test]
     fn layouts_match_the_system_headers() {
         if !std::path::Path::new("/usr/include/rdma/fi_tagged.h").exists() {
-            eprintln!("SKIP: libfabric headers absent (apt-get install libfabric-dev); layouts not checked");
-            return;
+            nrt_test_support::skip!("the libfabric headers are absent (Debian package libfabric-dev; scripts/test-all installs it)");
         }
         let dir = std::env::temp_dir().join(format!("nrt-net-layout-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -643,10 +642,7 @@ mod layout {
         std::fs::write(&src, c).unwrap();
         let cc = match Command::new("gcc").arg("-o").arg(&exe).arg(&src).output() {
             Ok(o) => o,
-            Err(e) => {
-                eprintln!("SKIP: gcc not runnable ({e}); layouts not checked");
-                return;
-            }
+            Err(e) => nrt_test_support::skip!("gcc cannot be run ({e})"),
         };
         assert!(cc.status.success(), "gcc failed: {}", String::from_utf8_lossy(&cc.stderr));
         let out = Command::new(&exe).output().unwrap();

@@ -1264,8 +1264,7 @@ mod tests {
 
     fn open() -> Option<FabricTransport> {
         if let Err(e) = available() {
-            eprintln!("SKIP: {e}");
-            return None;
+            nrt_test_support::skip!(return None; "{e}");
         }
         let t = FabricTransport::open_provider("tcp", Some("lo"), stderr_sink()).expect("libfabric tcp opens on lo");
         assert!(t.address().starts_with("127.0.0.1:") || t.address().starts_with("[::1]:"), "{}", t.address());

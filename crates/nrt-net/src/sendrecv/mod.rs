@@ -477,9 +477,17 @@ impl SendRecv {
                 "post on an unconnected communicator: wait until nrt_async_sendrecv_test_comm reports it connected",
             ));
         }
-        let Some(slot) = inner.free.pop() else {
+        let Some(&slot) = inner.free.last() else {
             return Err(SrError::new(ErrorKind::Resource, format!("Maximum number of pending requests {MAX_PENDING_REQUESTS} reached")));
         };
+        // The staging buffer is grown here, fallibly, so that a transfer
+        // the host cannot stage is this call's NRT_RESOURCE (and `start`
+        // never reallocates).
+        let staging = &mut inner.reqs[slot as usize].staging;
+        staging.try_reserve_exact(len.saturating_sub(staging.len())).map_err(|_| {
+            SrError::new(ErrorKind::Resource, format!("a {} of {len} bytes needs a host staging buffer of {len} bytes, which the allocator refused", dir.name()))
+        })?;
+        inner.free.pop();
         let generation = next_generation();
         let req = &mut inner.reqs[slot as usize];
         req.generation = generation;
@@ -831,7 +839,7 @@ impl CommInner {
     fn start(&mut self, r: usize) {
         let req = &mut self.reqs[r];
         let len = req.len;
-        // Reuses the slot's buffer; a larger transfer grows it.
+        // Reuses the slot's buffer, whose room `post` reserved.
         req.staging.resize(len, 0);
         let posted = match &mut self.link {
             Link::Send(s) => {

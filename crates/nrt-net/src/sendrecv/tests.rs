@@ -203,3 +203,52 @@ fn settings_name_the_variable_to_set() {
     let key = handle_key(1, 2, b"h");
     assert_eq!(key, [b"handle-".as_slice(), &1u32.to_le_bytes(), &2u32.to_le_bytes(), b"h"].concat());
 }
+
+/// A tensor that claims more bytes than any host has (never read).
+struct Claims(u64);
+
+impl Payload for Claims {
+    fn size(&self) -> u64 {
+        self.0
+    }
+    fn read(&self, _: u64, _: &mut [u8]) -> Result<(), String> {
+        Err("never read".into())
+    }
+    fn write(&self, _: u64, _: &[u8]) -> Result<(), String> {
+        Err("never written".into())
+    }
+}
+
+/// A transfer whose staging buffer the host cannot give is the post's
+/// NRT_RESOURCE, and the request slot stays free. Before the reservation
+/// moved into `post`, growing the buffer aborted the process, so the
+/// posts run in a child process (this test binary, filtered to this test).
+#[test]
+fn a_transfer_the_host_cannot_stage_is_a_resource_error() {
+    const CHILD: &str = "NRT_NET_TEST_CHILD";
+    if std::env::var_os(CHILD).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "sendrecv::tests::a_transfer_the_host_cannot_stage_is_a_resource_error", "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && text.contains("1 passed"), "child failed ({}):\n{text}", out.status);
+        return;
+    }
+    let (sr, _) = engine();
+    let (tx, rx) = pair(&sr, free_port());
+    for (comm, send) in [(tx, true), (rx, false), (tx, true)] {
+        let huge: Arc<dyn Payload> = Arc::new(Claims(1 << 50));
+        let r = if send { sr.send(huge, 0, 1 << 50, comm) } else { sr.recv(huge, 0, 1 << 50, comm) };
+        let e = r.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Resource, "{}", e.message);
+        assert!(e.message.contains("1125899906842624 bytes"), "{}", e.message);
+    }
+    // Every slot is still free: a real transfer of the pending limit's
+    // count of requests still posts.
+    let src = bytes(vec![7; 8]);
+    for _ in 0..MAX_PENDING_REQUESTS {
+        sr.send(src.clone(), 0, 8, tx).unwrap();
+    }
+}

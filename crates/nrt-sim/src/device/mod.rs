@@ -469,7 +469,7 @@ impl Device for SimDevice {
     }
 
     fn assist(&self) -> bool {
-        self.shared.scheduler.run_one(&self.shared)
+        self.shared.scheduler.assist(&self.shared)
     }
 
     fn lending_begin(&self) {

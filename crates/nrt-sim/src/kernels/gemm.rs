@@ -155,7 +155,7 @@ impl<'a> MatMut<'a> {
 /// Which micro-kernel implementation this CPU runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MicroKernel {
-    /// Explicit AVX2 + FMA intrinsics (x86-64 with both features).
+    /// Explicit AVX2 + FMA intrinsics (x86-64 with AVX2, FMA and F16C).
     Avx2Fma,
     /// Portable Rust that LLVM auto-vectorises for the baseline target.
     Portable,
@@ -165,7 +165,9 @@ pub enum MicroKernel {
 pub fn micro_kernel() -> MicroKernel {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // F16C comes with every AVX2 CPU; the packers compiled for this
+        // kernel widen fp16 with it.
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("f16c") {
             return MicroKernel::Avx2Fma;
         }
     }
@@ -278,56 +280,38 @@ pub(crate) fn gemm_sources<A: PanelSource, B: PanelSource>(
     let parts = split_parts(m, n, k, c);
     if parts <= 1 {
         blocked_here(kernel, a, b, c, accumulate);
-        return Ok(());
+    } else {
+        blocked_split(kernel, a, b, c, accumulate, parts);
     }
-    // Row bands of C (multiples of MR rows), one per part: each element is
-    // computed exactly as without the split (same blocking over k, same
-    // kernel), so the result is bit-identical.
-    let band = m.div_ceil(MR).div_ceil(parts) * MR;
-    // Rounding bands up to MR rows can leave fewer, never empty, bands.
-    let parts = m.div_ceil(band);
-    let (rs, cols) = (c.row_stride, c.cols);
-    let mut bands: [Mutex<Option<MatMut<'_>>>; split::MAX_HELPERS + 1] = Default::default();
-    let mut rest: &mut [f32] = &mut *c.data;
-    for (i, slot) in bands.iter_mut().enumerate().take(parts) {
-        let rows = band.min(m - i * band);
-        let take = if i + 1 == parts { rest.len() } else { (rows * rs).min(rest.len()) };
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
-        rest = tail;
-        *slot.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(MatMut { data: mine, rows, cols, row_stride: rs, col_stride: 1 });
-    }
-    split::run_parts(parts, &|i| {
-        let mut band_c = bands[i].lock().unwrap_or_else(|e| e.into_inner());
-        let Some(cb) = band_c.as_mut() else { return };
-        let rows_a = RowBand { src: a, first: i * band, rows: cb.rows };
-        blocked_here(kernel, &rows_a, b, cb, accumulate);
-    });
     Ok(())
 }
 
-/// Multiply-adds from which a GEMM is split across the cores: below it the
-/// hand-off (a few microseconds) and the repeated packing of B cost more
-/// than the second core gains.
+/// Multiply-adds from which a GEMM is offered to idle threads
+/// ([`split::run_parts`]): below it the hand-off and the parts' separate
+/// passes over the packed B cost more than a second CPU gains. A PE
+/// MATMUL of the compiler's largest shape (128 x 128 x 512) is 8 M.
 pub const SPLIT_MIN_MACS: usize = 1 << 21;
 
-/// Parts a GEMM of this shape runs in: 1 unless it is large, C is
-/// row-major with unit columns, and there are at least two `MR` row bands.
+/// Most parts a split GEMM has (row bands of C; each also packs a share
+/// of B).
+const MAX_SPLIT_PARTS: usize = 8;
+
+/// Parts a GEMM of this shape is offered in: 1 unless it is large, C is
+/// row-major with unit columns, and there are at least two `MR` row
+/// panels. Twice the CPUs, so a helper that joins late still finds work
+/// and the caller's last wait is for a small part.
 fn split_parts(m: usize, n: usize, k: usize, c: &MatMut<'_>) -> usize {
     let macs = m.saturating_mul(n).saturating_mul(k);
-    if !split_enabled() || macs < SPLIT_MIN_MACS || c.col_stride != 1 || c.row_stride < c.cols {
+    if macs < SPLIT_MIN_MACS || c.col_stride != 1 || c.row_stride < c.cols {
         return 1;
     }
-    split::parallelism().min(m.div_ceil(MR)).min(split::MAX_HELPERS + 1)
+    (2 * cpus()).min(m.div_ceil(MR)).min(MAX_SPLIT_PARTS)
 }
 
-/// Whether GEMMs split across the cores: opt-in with
-/// `NEURON_SIM_SPLIT_GEMM=1` (read once). Off by default because on the
-/// shared 2-core machine it measured slower: mlp's execute p50 went from
-/// ~2.0 ms to ~5.9 ms (deterministic mode, load ~9), the helper waiting for
-/// a CPU the simulator's own threads hold (docs/performance.md).
-fn split_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("NEURON_SIM_SPLIT_GEMM").is_some_and(|v| v == "1") || cfg!(test))
+/// CPUs this process may run on (read once).
+fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// [`blocked`] with this thread's packing buffers.
@@ -337,6 +321,142 @@ fn blocked_here<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: &
         let (pa, pb) = &mut *bufs;
         blocked(kernel, a, b, c, accumulate, pa, pb);
     });
+}
+
+/// The three-level blocking loop (Goto/BLIS order: jc, pc, ic, jr, ir).
+fn blocked<A: PanelSource, B: PanelSource>(
+    kernel: MicroKernel,
+    a: &A,
+    b: &B,
+    c: &mut MatMut<'_>,
+    accumulate: bool,
+    pa: &mut Vec<f32>,
+    pb: &mut Vec<f32>,
+) {
+    let (m, k, n) = (a.rows(), a.cols(), b.cols());
+    for jc in (0..n).step_by(NC) {
+        let nc = NC.min(n - jc);
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            grow(pb, nc.div_ceil(NR) * NR * kc);
+            let block = Block { jc, nc, pc, kc, add: accumulate || pc > 0 };
+            pack_b(kernel, b, &block, 0..nc.div_ceil(NR), pb);
+            multiply_rows(kernel, a, pb, c, 0..m, &block, pa);
+        }
+    }
+}
+
+/// One (jc, pc) block of the blocking loop: columns `jc..jc + nc` of B
+/// and C, depth `pc..pc + kc`, and whether C's values are resumed.
+struct Block {
+    jc: usize,
+    nc: usize,
+    pc: usize,
+    kc: usize,
+    add: bool,
+}
+
+/// The block's product for rows `rows` of A and C, against the packed B
+/// block `pb` (the ic, jr, ir loops).
+fn multiply_rows<A: PanelSource>(kernel: MicroKernel, a: &A, pb: &[f32], c: &mut MatMut<'_>, rows: std::ops::Range<usize>, blk: &Block, pa: &mut Vec<f32>) {
+    let Block { jc, nc, pc, kc, add } = *blk;
+    let mut acc = [0.0f32; MR * NR];
+    for ic in rows.clone().step_by(MC) {
+        let mc = MC.min(rows.end - ic);
+        pack_a(kernel, a, ic, mc, pc, kc, pa);
+        for jr in (0..nc).step_by(NR) {
+            let nr = NR.min(nc - jr);
+            let bp = &pb[jr * kc..jr * kc + kc * NR];
+            for ir in (0..mc).step_by(MR) {
+                let mr = MR.min(mc - ir);
+                let ap = &pa[ir * kc..ir * kc + kc * MR];
+                let (i0, j0) = (ic + ir, jc + jr);
+                if kernel == MicroKernel::Avx2Fma && mr == MR && nr == NR && c.col_stride == 1 {
+                    // Full tile, unit columns: the kernel updates C from registers.
+                    let at = i0 * c.row_stride + j0;
+                    let end = at + (MR - 1) * c.row_stride + NR;
+                    run_kernel_direct(kc, ap, bp, &mut c.data[at..end], c.row_stride, add);
+                } else {
+                    load(c, i0, j0, mr, nr, &mut acc, add);
+                    run_kernel(kernel, kc, ap, bp, &mut acc);
+                    store(c, i0, j0, mr, nr, &acc);
+                }
+            }
+        }
+    }
+}
+
+/// [`blocked`] in `parts` parts that idle threads may take
+/// ([`split::run_parts`]): per (jc, pc) block, the parts first pack
+/// shares of B's panels into the caller's buffer, then multiply bands of
+/// `MR`-row panels of A and C against it, each packing its own rows of A.
+/// Every element is computed as in [`blocked`] (same blocking over k, same
+/// kernel, same starting value), so the result is bit-identical whoever
+/// runs which part.
+fn blocked_split<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: &B, c: &mut MatMut<'_>, accumulate: bool, parts: usize) {
+    let (m, k, n) = (a.rows(), a.cols(), b.cols());
+    let parts = parts.min(MAX_SPLIT_PARTS);
+    // Row bands of C, whole MR panels each (rounding can leave fewer
+    // bands, never an empty one); each part owns its band's rows of C.
+    let band = m.div_ceil(MR).div_ceil(parts) * MR;
+    let parts = m.div_ceil(band);
+    let (rs, cols) = (c.row_stride, c.cols);
+    let mut bands: [Mutex<Option<(usize, MatMut<'_>)>>; MAX_SPLIT_PARTS] = Default::default();
+    let mut rest: &mut [f32] = &mut *c.data;
+    for (i, slot) in bands.iter_mut().enumerate().take(parts) {
+        let rows = band.min(m - i * band);
+        let take = if i + 1 == parts { rest.len() } else { (rows * rs).min(rest.len()) };
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
+        rest = tail;
+        *slot.get_mut().unwrap_or_else(|e| e.into_inner()) = Some((i * band, MatMut { data: mine, rows, cols, row_stride: rs, col_stride: 1 }));
+    }
+    PACK.with(|cell| {
+        let mut bufs = cell.borrow_mut();
+        let pb = &mut bufs.1;
+        for jc in (0..n).step_by(NC) {
+            let nc = NC.min(n - jc);
+            let panels = nc.div_ceil(NR);
+            for pc in (0..k).step_by(KC) {
+                let kc = KC.min(k - pc);
+                grow(pb, panels * NR * kc);
+                // Shares of B's panels, each part's slice of the buffer
+                // handed over whole.
+                let share = panels.div_ceil(parts);
+                let blk = Block { jc, nc, pc, kc, add: accumulate || pc > 0 };
+                {
+                    let mut slices: [Mutex<Option<&mut [f32]>>; MAX_SPLIT_PARTS] = Default::default();
+                    let mut left: &mut [f32] = &mut pb[..panels * NR * kc];
+                    for slot in slices.iter_mut().take(parts) {
+                        let take = (share * NR * kc).min(left.len());
+                        let (mine, tail) = std::mem::take(&mut left).split_at_mut(take);
+                        left = tail;
+                        *slot.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(mine);
+                    }
+                    split::run_parts(parts, &|i| {
+                        let lo = (i * share).min(panels);
+                        if let Some(out) = slices[i].lock().unwrap_or_else(|e| e.into_inner()).take() {
+                            pack_b(kernel, b, &blk, lo..(lo + share).min(panels), out);
+                        }
+                    });
+                }
+                let packed: &[f32] = &pb[..panels * NR * kc];
+                split::run_parts(parts, &|i| {
+                    let mut held = bands[i].lock().unwrap_or_else(|e| e.into_inner());
+                    let Some((first, cb)) = held.as_mut() else { return };
+                    let rows_a = RowBand { src: a, first: *first, rows: cb.rows };
+                    // This thread's own A buffer (a helper's fills on its
+                    // first part, then is reused).
+                    A_PACK.with(|pa| multiply_rows(kernel, &rows_a, packed, cb, 0..cb.rows, &blk, &mut pa.borrow_mut()));
+                });
+            }
+        }
+    });
+}
+
+thread_local! {
+    /// The A panels of a split GEMM's part (apart from [`PACK`], which the
+    /// caller holds for B while its parts run).
+    static A_PACK: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Rows `first..first + rows` of a packable operand.
@@ -365,51 +485,6 @@ impl<A: PanelSource> PanelSource for RowBand<'_, A> {
     }
 }
 
-/// The three-level blocking loop (Goto/BLIS order: jc, pc, ic, jr, ir).
-fn blocked<A: PanelSource, B: PanelSource>(
-    kernel: MicroKernel,
-    a: &A,
-    b: &B,
-    c: &mut MatMut<'_>,
-    accumulate: bool,
-    pa: &mut Vec<f32>,
-    pb: &mut Vec<f32>,
-) {
-    let (m, k, n) = (a.rows(), a.cols(), b.cols());
-    let mut acc = [0.0f32; MR * NR];
-    for jc in (0..n).step_by(NC) {
-        let nc = NC.min(n - jc);
-        for pc in (0..k).step_by(KC) {
-            let kc = KC.min(k - pc);
-            pack_b(b, pc, kc, jc, nc, pb);
-            let add = accumulate || pc > 0;
-            for ic in (0..m).step_by(MC) {
-                let mc = MC.min(m - ic);
-                pack_a(a, ic, mc, pc, kc, pa);
-                for jr in (0..nc).step_by(NR) {
-                    let nr = NR.min(nc - jr);
-                    let bp = &pb[jr * kc..jr * kc + kc * NR];
-                    for ir in (0..mc).step_by(MR) {
-                        let mr = MR.min(mc - ir);
-                        let ap = &pa[ir * kc..ir * kc + kc * MR];
-                        let (i0, j0) = (ic + ir, jc + jr);
-                        if kernel == MicroKernel::Avx2Fma && mr == MR && nr == NR && c.col_stride == 1 {
-                            // Full tile, unit columns: the kernel updates C from registers.
-                            let at = i0 * c.row_stride + j0;
-                            let end = at + (MR - 1) * c.row_stride + NR;
-                            run_kernel_direct(kc, ap, bp, &mut c.data[at..end], c.row_stride, add);
-                        } else {
-                            load(c, i0, j0, mr, nr, &mut acc, add);
-                            run_kernel(kernel, kc, ap, bp, &mut acc);
-                            store(c, i0, j0, mr, nr, &acc);
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// Makes `buf` at least `len` long without rewriting what it holds: every
 /// packed element is overwritten before use, so only growth needs zeroing.
 fn grow(buf: &mut Vec<f32>, len: usize) {
@@ -420,9 +495,30 @@ fn grow(buf: &mut Vec<f32>, len: usize) {
 
 /// Packs `A[ic..ic+mc, pc..pc+kc]` into `MR`-row panels (widening as it
 /// reads), zero-padding the last.
-fn pack_a<A: PanelSource>(a: &A, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<f32>) {
+fn pack_a<A: PanelSource>(kernel: MicroKernel, a: &A, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut Vec<f32>) {
+    grow(out, mc.div_ceil(MR) * MR * kc);
+    #[cfg(target_arch = "x86_64")]
+    if kernel == MicroKernel::Avx2Fma {
+        // SAFETY: `Avx2Fma` is chosen only after run-time detection of
+        // AVX2, FMA and F16C (`micro_kernel`).
+        unsafe { pack_a_avx2(a, ic, mc, pc, kc, out) };
+        return;
+    }
+    let _ = kernel;
+    pack_a_body(a, ic, mc, pc, kc, out);
+}
+
+/// [`pack_a_body`] compiled for AVX2 / F16C, so the widening of each run
+/// inlines into the loop instead of being a call per run.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn pack_a_avx2<A: PanelSource>(a: &A, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut [f32]) {
+    pack_a_body(a, ic, mc, pc, kc, out);
+}
+
+#[inline(always)]
+fn pack_a_body<A: PanelSource>(a: &A, ic: usize, mc: usize, pc: usize, kc: usize, out: &mut [f32]) {
     let panels = mc.div_ceil(MR);
-    grow(out, panels * MR * kc);
     let (rs, cs) = (a.row_stride(), a.col_stride());
     for panel in 0..panels {
         let i0 = ic + panel * MR;
@@ -446,16 +542,34 @@ fn pack_a<A: PanelSource>(a: &A, ic: usize, mc: usize, pc: usize, kc: usize, out
     }
 }
 
-/// Packs `B[pc..pc+kc, jc..jc+nc]` into `NR`-column panels (widening as it
-/// reads), zero-padding the last.
-fn pack_b<B: PanelSource>(b: &B, pc: usize, kc: usize, jc: usize, nc: usize, out: &mut Vec<f32>) {
-    let panels = nc.div_ceil(NR);
-    grow(out, panels * NR * kc);
+/// Packs panels `panels` of `B[pc..pc+kc, jc..jc+nc]` (`NR` columns
+/// each, widening as it reads) into `out`, which holds exactly those
+/// panels; the last panel of the block is zero-padded.
+fn pack_b<B: PanelSource>(kernel: MicroKernel, b: &B, blk: &Block, panels: std::ops::Range<usize>, out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if kernel == MicroKernel::Avx2Fma {
+        // SAFETY: as in `pack_a`.
+        unsafe { pack_b_avx2(b, blk, panels, out) };
+        return;
+    }
+    let _ = kernel;
+    pack_b_body(b, blk, panels, out);
+}
+
+/// [`pack_b_body`] compiled for AVX2 / F16C (see [`pack_a_avx2`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn pack_b_avx2<B: PanelSource>(b: &B, blk: &Block, panels: std::ops::Range<usize>, out: &mut [f32]) {
+    pack_b_body(b, blk, panels, out);
+}
+
+#[inline(always)]
+fn pack_b_body<B: PanelSource>(b: &B, blk: &Block, panels: std::ops::Range<usize>, out: &mut [f32]) {
+    let Block { jc, nc, pc, kc, .. } = *blk;
     let (rs, cs) = (b.row_stride(), b.col_stride());
-    for panel in 0..panels {
+    for (dst, panel) in out.chunks_exact_mut(NR * kc).zip(panels) {
         let j0 = jc + panel * NR;
         let cols = NR.min(jc + nc - j0);
-        let dst = &mut out[panel * NR * kc..(panel + 1) * NR * kc];
         if cols < NR {
             dst.fill(0.0); // zero padding columns of the last panel
         }
@@ -815,21 +929,51 @@ mod tests {
         }
     }
 
+    /// A thread taking parts of split GEMMs until `stop` (the role of the
+    /// simulator's idle worker).
+    fn helper(stop: &std::sync::atomic::AtomicBool) {
+        while !stop.load(std::sync::atomic::Ordering::Acquire) {
+            if !split::help() {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
     #[test]
-    fn split_across_cores_is_bit_identical() {
-        // Above SPLIT_MIN_MACS, with row counts that leave a ragged band.
-        for (m, n, k, accumulate) in [(128, 512, 128, false), (101, 300, 130, true), (13, 2100, 200, true)] {
-            assert!(m * n * k >= SPLIT_MIN_MACS);
-            let a = values(m * k, 3);
-            let b = values(k * n, 4);
-            let start = values(m * n, 5);
-            let mut split_c = start.clone();
-            let mut one_c = start.clone();
-            let (ar, br) = (MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap());
-            gemm(ar, br, &mut MatMut::row_major(&mut split_c, m, n).unwrap(), accumulate).unwrap();
-            blocked_here(micro_kernel(), &ar, &br, &mut MatMut::row_major(&mut one_c, m, n).unwrap(), accumulate);
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&split_c), bits(&one_c), "{m}x{n}x{k}");
+    fn split_across_threads_is_bit_identical() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        // Above SPLIT_MIN_MACS, with row counts that leave a ragged band,
+        // K over several KC blocks, N over several NC blocks and ragged
+        // panels of B; without a helper (the caller runs every part) and
+        // with one.
+        let stop = AtomicBool::new(false);
+        for with_helper in [false, true] {
+            std::thread::scope(|s| {
+                if with_helper {
+                    s.spawn(|| helper(&stop));
+                }
+                for (m, n, k, accumulate) in [(128, 512, 128, false), (101, 300, 130, true), (13, 2100, 200, true), (40, NC + 40, 2 * KC + 3, true)] {
+                    assert!(m * n * k >= SPLIT_MIN_MACS);
+                    let a = values(m * k, 3);
+                    let b = values(k * n, 4);
+                    let start = values(m * n, 5);
+                    let mut split_c = start.clone();
+                    let mut one_c = start.clone();
+                    let (ar, br) = (MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap());
+                    let parts = split_parts(m, n, k, &MatMut::row_major(&mut split_c, m, n).unwrap());
+                    assert!(parts > 1, "{m}x{n}x{k} splits");
+                    for parts in [parts, 2, MAX_SPLIT_PARTS] {
+                        split_c.copy_from_slice(&start);
+                        blocked_split(micro_kernel(), &ar, &br, &mut MatMut::row_major(&mut split_c, m, n).unwrap(), accumulate, parts);
+                        one_c.copy_from_slice(&start);
+                        blocked_here(micro_kernel(), &ar, &br, &mut MatMut::row_major(&mut one_c, m, n).unwrap(), accumulate);
+                        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&split_c), bits(&one_c), "{m}x{n}x{k} in {parts} parts, helper {with_helper}");
+                    }
+                }
+                stop.store(true, Ordering::Release);
+            });
+            stop.store(false, Ordering::Release);
         }
     }
 

@@ -248,6 +248,7 @@ impl Widen for F16 {
 /// included, a NaN stays a NaN).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "f16c,avx")]
+#[inline]
 unsafe fn f16_slice_f16c(src: &[u8], out: &mut [f32]) {
     use std::arch::x86_64::{_mm_loadu_si128, _mm256_cvtph_ps, _mm256_storeu_ps};
     let (blocks, src_rest) = src.as_chunks::<16>();

@@ -360,7 +360,9 @@ pub fn matmul_moving_into_psum<M: OnChipWrite + ?Sized>(
             got: shape(out.partitions(), out.free_len()),
         });
     }
-    let mut acc = Tile::zeros(m, n);
+    // Every element is written before it is read: by the gather when the
+    // group resumes, by the GEMM (which then starts from +0.0) otherwise.
+    let mut acc = Tile::for_overwrite(m, n);
     if !flags.start {
         gather_into(&*psum, out, Dtype::Float32, &mut acc)?;
     }

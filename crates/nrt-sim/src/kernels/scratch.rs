@@ -56,12 +56,17 @@ fn take_best<T>(pool: &mut Vec<Vec<T>>, len: usize) -> Option<Vec<T>> {
 /// Takes a vector with capacity for `len` elements, emptied: from this
 /// thread's pool, else from the shared one; `None` when neither has one.
 fn take<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, len: usize) -> Option<Vec<T>> {
-    let mut v = match local.try_borrow_mut().ok().and_then(|mut p| take_best(&mut p, len)) {
-        Some(v) => v,
-        None => take_best(&mut *shared.lock().ok()?, len)?,
-    };
+    let mut v = take_as_is(local, shared, len)?;
     v.clear();
     Some(v)
+}
+
+/// [`take`] without emptying: the vector keeps what its last user left.
+fn take_as_is<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, len: usize) -> Option<Vec<T>> {
+    match local.try_borrow_mut().ok().and_then(|mut p| take_best(&mut p, len)) {
+        Some(v) => Some(v),
+        None => take_best(&mut *shared.lock().ok()?, len),
+    }
 }
 
 fn give<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, v: Vec<T>) {
@@ -99,6 +104,21 @@ pub fn f32_filled(len: usize, value: f32) -> Vec<f32> {
         // A fresh zeroed vector comes from the allocator's zeroed pages
         // without touching them.
         None => vec![value; len],
+    }
+}
+
+/// An f32 vector of `len` elements whose values are whatever its pooled
+/// storage last held (zeros where it grows): for an output every element
+/// of which is written before it is read (a GEMM's destination), where
+/// [`f32_filled`] would write the whole buffer once for nothing.
+pub fn f32_for_overwrite(len: usize) -> Vec<f32> {
+    match F32.with(|p| take_as_is(p, &SHARED_F32, len)) {
+        Some(mut v) => {
+            v.truncate(len);
+            v.resize(len, 0.0);
+            v
+        }
+        None => vec![0.0; len],
     }
 }
 
@@ -143,6 +163,9 @@ mod tests {
         let b = f32_filled(800, 0.0);
         assert_eq!(b.as_ptr(), ptr, "the pooled vector is reused");
         assert!(b.iter().all(|x| *x == 0.0) && b.len() == 800);
+        let e = f32_for_overwrite(700);
+        assert_eq!(e.len(), 700);
+        recycle_f32(e);
         let c = bytes_zeroed(10);
         assert_eq!(c, vec![0u8; 10]);
         recycle_bytes(c);

@@ -50,6 +50,17 @@ impl Tile {
         }
     }
 
+    /// A tile whose values are unspecified (recycled storage, not
+    /// cleared): for a destination every element of which is written
+    /// before it is read.
+    pub fn for_overwrite(partitions: usize, free: usize) -> Self {
+        Self {
+            partitions,
+            free,
+            data: super::scratch::f32_for_overwrite(partitions * free),
+        }
+    }
+
     /// Wraps existing row-major data, checking that its length matches.
     pub fn from_vec(partitions: usize, free: usize, data: Vec<f32>) -> KernelResult<Self> {
         let needed = partitions.checked_mul(free).ok_or_else(|| KernelError::ShapeMismatch {

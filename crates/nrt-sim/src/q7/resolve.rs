@@ -123,7 +123,7 @@ mod tests {
         if cfg!(feature = "q7") {
             assert!(r.is_ok(), "{:?}", r.err());
         } else {
-            let e = r.err().expect("a build without wasmtime refuses the library");
+            let e = r.expect_err("a build without wasmtime refuses the library");
             assert_eq!(e.cause, GpsimdCause::BadImage);
             assert!(e.why.contains("`q7` cargo feature"), "{}", e.why);
         }

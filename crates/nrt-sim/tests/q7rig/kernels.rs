@@ -1,6 +1,6 @@
 //! Builds the example kernel crates (crates/nrt-kernel/kernels) with the
-//! real toolchain, once per test binary. Returns `None`, after printing
-//! why, only when rustup is not installed.
+//! real toolchain, once per test binary. Returns `None`, with the calling
+//! test reported skipped, only when rustup is not installed.
 
 use nrt_isa::ucode::LibraryImage;
 use std::path::PathBuf;
@@ -18,7 +18,6 @@ fn target_dir() -> PathBuf {
 
 fn toolchain_ready() -> bool {
     let Ok(out) = Command::new("rustup").args(["target", "list", "--installed"]).output() else {
-        eprintln!("note: rustup is not installed; skipping the tests that build wasm kernels");
         return false;
     };
     if !String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
@@ -32,7 +31,7 @@ fn toolchain_ready() -> bool {
 pub fn kernel_library(name: &str) -> Option<(LibraryImage, Vec<String>)> {
     static READY: OnceLock<bool> = OnceLock::new();
     if !*READY.get_or_init(toolchain_ready) {
-        return None;
+        nrt_test_support::skip!(return None; "rustup is not installed (the kernel crates build for wasm32-unknown-unknown)");
     }
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../nrt-kernel/kernels")).join(name);
     match nrt_sim::q7::build::build_library(&dir, &target_dir()) {

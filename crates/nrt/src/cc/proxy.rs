@@ -317,8 +317,9 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
                 c.q.post(vec![0u8; MIN_RECV]).map_err(|e| net(e, || format!("posting the header receive from {}", world.who(c.link.0))))?;
             }
             while c.next_post < rl.msgs.len() && c.q.in_flight() < WINDOW {
-                let want = (rl.msgs[c.next_post].1 as usize).max(1);
-                c.q.post(vec![0u8; want.max(MIN_RECV)]).map_err(|e| net(e, || format!("posting a receive from {}", world.who(c.link.0))))?;
+                let want = (rl.msgs[c.next_post].1 as usize).max(1).max(MIN_RECV);
+                let buf = crate::host_memory::zeroed(want as u64, format_args!("a {want}-byte receive of {} from {}", job.op, world.who(c.link.0)))?;
+                c.q.post(buf).map_err(|e| net(e, || format!("posting a receive from {}", world.who(c.link.0))))?;
                 c.next_post += 1;
             }
             if !c.header_done {
@@ -382,7 +383,7 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
             let v = (u64::from_le_bytes(w) as usize).min(s.posts.len());
             while posted[k] < v {
                 for &(dst, addr, bytes) in &s.posts[posted[k]] {
-                    let mut b = vec![0u8; (bytes as usize).max(1)];
+                    let mut b = crate::host_memory::zeroed(bytes.max(1), format_args!("a {bytes}-byte send of {} to rank {dst}", job.op))?;
                     if bytes > 0 {
                         dev.read(addr, &mut b)?;
                     }

@@ -191,9 +191,7 @@ impl Collectives {
     /// `NEURON_RT_ROOT_COMM_ID` is set: the world is bootstrapped there at
     /// its first operation.
     pub fn register_rank(&self, g_device_id: u32, vnc: u32, g_device_count: u32) -> NrtResult<()> {
-        if g_device_count == 0 || g_device_id >= g_device_count {
-            return Err(NrtError::invalid(format!("g_device_id {g_device_id} is not in a world of {g_device_count} participants")));
-        }
+        check_member(g_device_id, g_device_count)?;
         self.net.register(g_device_id, vnc, g_device_count)
     }
 
@@ -519,3 +517,22 @@ impl Collectives {
         Ok(Launched { ranks: (0..n).map(|r| (dev, locate[r].1, p.expected_done(r))).collect(), memory: allocated, left: n, proxy: None })
     }
 }
+
+/// Checks that `g_device_id` is a rank of a world of `g_device_count`
+/// ranks, and that the world is no larger than a NEFF may name
+/// ([`nrt_neff::cc::MAX_WORLD`]): every per-rank table of a collective is
+/// sized by it, so a caller's count is bounded before anything is
+/// allocated for it.
+pub fn check_member(g_device_id: u32, g_device_count: u32) -> NrtResult<()> {
+    if g_device_count == 0 {
+        return Err(NrtError::invalid("g_device_count is 0: a collectives world has at least one participant"));
+    }
+    if u64::from(g_device_count) > nrt_neff::cc::MAX_WORLD {
+        return Err(NrtError::invalid(format!("g_device_count {g_device_count}: a collectives world has at most {} participants", nrt_neff::cc::MAX_WORLD)));
+    }
+    if g_device_id >= g_device_count {
+        return Err(NrtError::invalid(format!("g_device_id {g_device_id} is not in a world of {g_device_count} participants (expected 0..{g_device_count})")));
+    }
+    Ok(())
+}
+

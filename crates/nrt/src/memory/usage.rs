@@ -228,6 +228,18 @@ pub fn human_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
 
+    /// docs/status-file.md counts the usage types it maps.
+    #[test]
+    fn the_status_file_doc_counts_the_usage_types() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/status-file.md");
+        let Ok(doc) = std::fs::read_to_string(path) else {
+            nrt_test_support::skip!("{path} is absent (a crate packaged without the repository's docs)");
+        };
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        let says = format!("The runtime maps its {MEM_USAGE_COUNT} usage types onto them");
+        assert!(doc.contains(&says), "docs/status-file.md should say \"{says}\"");
+    }
+
     #[test]
     fn codes_are_libnrts() {
         let names = [

@@ -25,7 +25,8 @@ pub enum EventType {
     NrtLoad,
     /// `nrt_unload`.
     NrtUnload,
-    /// One synchronous execution, from the call to its harvest.
+    /// One execution, from the call to its harvest: a synchronous one, or
+    /// one an execution unit runs.
     NrtExecute,
     /// A read of a device tensor to host memory.
     NrtTensorRead,
@@ -137,5 +138,32 @@ mod tests {
         assert_eq!(EventType::from_name("no_such_event"), None);
         assert_eq!(EventType::group_mask(Group::Hardware) | EventType::group_mask(Group::Software), EventType::ALL_MASK);
         assert_eq!(EventType::in_mask(EventType::group_mask(Group::Hardware)).count(), 5);
+    }
+
+    /// docs/trace-formats.md's hardware and software tables name exactly
+    /// the types of each group.
+    #[test]
+    fn the_docs_tables_name_each_groups_types() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/trace-formats.md");
+        let Ok(doc) = std::fs::read_to_string(path) else {
+            nrt_test_support::skip!("{path} is absent (a crate packaged without the repository's docs)");
+        };
+        let table = |from: &str, to: &str| -> Vec<String> {
+            let part = doc.split(from).nth(1).and_then(|p| p.split(to).next()).unwrap_or_else(|| panic!("no {from:?} section"));
+            let mut names: Vec<String> = part
+                .lines()
+                .filter(|l| l.starts_with("| `"))
+                .flat_map(|l| l.split('|').nth(1).unwrap().split('`').skip(1).step_by(2).map(str::to_string).collect::<Vec<_>>())
+                .collect();
+            names.sort();
+            names
+        };
+        let names = |g: Group| {
+            let mut v: Vec<String> = EventType::in_mask(EventType::group_mask(g)).map(|t| t.name().to_string()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(table("Hardware group", "Software group"), names(Group::Hardware));
+        assert_eq!(table("Software group", "Filters"), names(Group::Software));
     }
 }

@@ -187,9 +187,10 @@ impl Xus {
     ) -> NrtResult<u64> {
         device_tensor(&t)?;
         in_bounds(&t, offset, len)?;
-        let len = usize::try_from(len).map_err(|_| NrtError::invalid(format!("read of {len} bytes does not fit in memory")))?;
+        // The staging buffer is taken now, so a size the host cannot hold
+        // is the call's NRT_RESOURCE rather than a failed job.
+        let mut buf = crate::host_memory::zeroed(len, format_args!("staging buffer of a {len}-byte read of tensor {:?}", t.name()))?;
         let job = move || {
-            let mut buf = vec![0u8; len];
             t.read(offset, &mut buf)?;
             into(&buf);
             Ok(())

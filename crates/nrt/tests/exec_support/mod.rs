@@ -148,6 +148,62 @@ unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
     }
 }
 
+/// Executions before counting (the first fill the buffer pools).
+pub const WARMUP: u64 = 10;
+
+/// Executions per counted round.
+pub const ROUND: u64 = 30;
+/// Rounds the threaded device may take to reach its steady state.
+pub const MAX_ROUNDS: usize = 20;
+
+/// Allocations counted over rounds of [`ROUND`] executions of `neff`, on
+/// device-resident tensors filled with deterministic data, after a
+/// warm-up: the deterministic device runs every engine on one thread, so
+/// its first round must read 0; on the threaded device an engine's first
+/// instruction on a worker that never ran it fills that worker's buffer
+/// pools, so rounds go on until one reads 0 (a kernel that allocates per
+/// instruction never gets there). Returns every round's count.
+pub fn steady_allocations(neff: &[u8], deterministic: bool) -> Vec<u64> {
+    let cfg = SimConfig::builder().deterministic(deterministic).build();
+    let dev = Arc::new(SimDevice::new(&cfg, 0));
+    let host = ModelHost::with_lnc(dev, 2, LoadSettings::default()).expect("host");
+    let id = host.load(neff, -1, -1).expect("load");
+    let (inputs, outputs) = host.tensor_info(id).unwrap();
+    let memory = host.memory().clone();
+    let core = host.vcores()[0][0];
+    let mut ins = TensorSet::new();
+    for (i, sig) in inputs.iter().enumerate() {
+        let size = sig.size_bytes().expect("sized input");
+        let t = Arc::new(Tensor::allocate_device(&memory, core, size, &sig.name).unwrap());
+        // Small values (high bytes below 0x3c in any 16-bit float format)
+        // keep every dtype finite.
+        let mut bytes = data(size as usize, 7 + i as u64);
+        bytes.iter_mut().enumerate().for_each(|(k, b)| *b = if k % 2 == 1 { *b & 0x3b } else { *b });
+        t.write(0, &bytes).unwrap();
+        ins.add(&sig.name, t);
+    }
+    let mut outs = TensorSet::new();
+    for sig in &outputs {
+        let t = Arc::new(Tensor::allocate_device(&memory, core, sig.size_bytes().unwrap(), &sig.name).unwrap());
+        outs.add(&sig.name, t);
+    }
+    for _ in 0..WARMUP {
+        host.execute(id, &ins, &outs).unwrap();
+    }
+    let mut rounds = Vec::new();
+    let max_rounds = if deterministic { 1 } else { MAX_ROUNDS };
+    while rounds.len() < max_rounds && rounds.last() != Some(&0) {
+        let before = ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed);
+        for _ in 0..ROUND {
+            host.execute(id, &ins, &outs).unwrap();
+        }
+        rounds.push(ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed) - before);
+    }
+    host.unload(id).unwrap();
+    host.close().unwrap();
+    rounds
+}
+
 /// `v` as little-endian bytes of `d` (fp16 and bf16 rounded to nearest
 /// even; anything else as fp32).
 pub fn encode(d: nrt_isa::dtype::Dtype, v: &[f32]) -> Vec<u8> {

@@ -322,7 +322,7 @@ fn raw_identity(n: usize, format: crate::kernels::lowp::LowFormat) -> crate::ker
         bytes[(p * n + p) * es..(p * n + p + 1) * es].copy_from_slice(&code);
     }
     if n > 1 && matches!(format, LowFormat::Float16 | LowFormat::Bfloat16) {
-        bytes[2 * 1 + 1] = 0x80; // element (0, 1) = -0.0
+        bytes[3] = 0x80; // element (0, 1) = -0.0: the high byte of the second code
     }
     crate::kernels::pattern::RawTile { partitions: n, free: n, esize: es, bytes }
 }
