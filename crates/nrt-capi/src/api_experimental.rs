@@ -61,26 +61,10 @@ pub struct UcodeInfoC {
     pub dram: UcodeImgC,
 }
 
-/// The hardware dtype code of a NEFF dtype name (0 = unknown).
+/// The `nrt_dtype_t` a NEFF dtype name is reported as (the element-type
+/// table's; 0, NRT_DTYPE_UNKNOWN, for a name no layer knows).
 pub fn dtype_code(name: &str) -> u32 {
-    match name {
-        "uint64" => 0x1,
-        "int8" => 0x2,
-        "uint8" | "bool" => 0x3,
-        "int16" => 0x4,
-        "uint16" => 0x5,
-        "bfloat16" => 0x6,
-        "float16" => 0x7,
-        "int32" => 0x8,
-        "uint32" => 0x9,
-        "float32" => 0xA,
-        "float32r" => 0xB,
-        "int64" => 0xC,
-        "float8e3" => 0xD,
-        "float8e4" | "float8_e4m3fn" | "float8_e4m3" => 0xE,
-        "float8e5" | "float8_e5m2" => 0xF,
-        _ => 0,
-    }
+    nrt_isa::dtype::element_type(name).map_or(0, |t| u32::from(t.dtype.code()))
 }
 
 /// Arrays handed out by `nrt_get_model_tensor_info`, so a foreign pointer
@@ -349,5 +333,7 @@ mod tests {
         assert_eq!(dtype_code("float32"), 0xA);
         assert_eq!(dtype_code("bfloat16"), 6);
         assert_eq!(dtype_code("mystery"), 0);
+        assert_eq!(dtype_code("float8_e3m4"), 0xD);
+        assert_eq!(dtype_code("bool"), 0x3);
     }
 }

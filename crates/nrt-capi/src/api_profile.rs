@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// Default output directory of continuous profiling and inspect.
-pub const DEFAULT_OUTPUT_DIR: &str = "./output";
+pub const DEFAULT_OUTPUT_DIR: &str = nrt_core::config::DEFAULT_INSPECT_OUTPUT_DIR;
 
 /// The inspect activities, in `nrt_inspect_config_get_all_activity_types` order.
 pub const ACTIVITIES: [&str; 4] = ["system_profile", "device_profile", "host_memory", "cpu_util"];
@@ -65,29 +65,20 @@ impl InspectConfig {
         ACTIVITIES.iter().position(|a| *a == activity).is_some_and(|i| self.activities & (1 << i) != 0)
     }
 
-    /// The configuration NEURON_RT_INSPECT_* describe (what
-    /// `nrt_inspect_begin` uses): inspect on, the output dir, the
-    /// activities' switches (system and device profile, host memory, CPU
-    /// utilisation: on unless set to 0), inspect on fail, and the event
-    /// filters.
-    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> NrtResult<InspectConfig> {
-        let mut c = InspectConfig { enable_inspect: true, ..Default::default() };
-        if let Some(d) = get("NEURON_RT_INSPECT_OUTPUT_DIR").filter(|d| !d.trim().is_empty()) {
-            c.output_dir = PathBuf::from(d.trim());
+    /// The configuration the NEURON_RT_INSPECT_* variables describe (what
+    /// `nrt_inspect_begin` uses), as the runtime's configuration reads
+    /// them: inspect on, the output dir, the activities' switches, inspect
+    /// on fail, the event filters.
+    pub fn from_session(s: &nrt_core::config::InspectSession) -> InspectConfig {
+        let on = [s.system_profile, s.device_profile, s.host_memory, s.cpu_util];
+        InspectConfig {
+            output_dir: s.output_dir.clone(),
+            activities: on.iter().enumerate().filter(|(_, on)| **on).fold(0, |m, (i, _)| m | (1 << i)),
+            trace: s.trace.clone(),
+            enable_inspect: true,
+            enable_inspect_on_fail: s.on_fail,
+            ..Default::default()
         }
-        let off = |v: Option<String>| v.is_some_and(|v| matches!(v.trim(), "0" | "false" | "off"));
-        for (i, var) in ["NEURON_RT_INSPECT_SYSTEM_PROFILE", "NEURON_RT_INSPECT_DEVICE_PROFILE", "NEURON_RT_INSPECT_HOST_MEMORY", "NEURON_RT_INSPECT_CPU_UTIL"].iter().enumerate() {
-            if off(get(var)) {
-                c.activities &= !(1 << i);
-            }
-        }
-        c.enable_inspect_on_fail = get("NEURON_RT_INSPECT_ON_FAIL").is_some_and(|v| v.trim() == "1");
-        c.trace = TraceConfig::from_inspect_env(
-            get("NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC").as_deref(),
-            get("NEURON_RT_INSPECT_EVENT_FILTER_NC").as_deref(),
-            get("NEURON_RT_INSPECT_EVENT_FILTER_TYPE").as_deref(),
-        )?;
-        Ok(c)
     }
 }
 
@@ -439,7 +430,9 @@ fn h_vnc(h: &global::Hosts, m: &LoadedModel) -> u32 {
 pub extern "C" fn nrt_inspect_begin() -> NRT_STATUS {
     call("nrt_inspect_begin", || {
         let h = global::hosts()?;
-        let cfg = InspectConfig::from_env(|k| std::env::var(k).ok())?;
+        // Read again here: launchers set NEURON_RT_INSPECT_* after nrt_init.
+        let session = nrt_core::config::InspectSession::from_env(&nrt_core::config::Env::from_process())?;
+        let cfg = InspectConfig::from_session(&session);
         begin(&h, cfg)
     })
 }

@@ -19,6 +19,7 @@ use crate::status::NRT_STATUS;
 use nrt_core::log::Module;
 use nrt_core::{NrtError, NrtResult, NrtStatus};
 use nrt_net::fabric::FabricTransport;
+use nrt_net::limits::{BOOTSTRAP_TIMEOUT_VAR, Bound, NET_TIMEOUT_VAR};
 use nrt_net::sendrecv::{self, CommId, ErrorKind, Payload, RequestId, SendRecv, Settings, SrError};
 use nrt_net::Transport;
 use std::ffi::{c_char, c_int, c_void};
@@ -132,8 +133,15 @@ pub unsafe extern "C" fn nrt_async_sendrecv_get_max_num_pending_request(num: *mu
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_async_sendrecv_init(lnc: c_int) -> NRT_STATUS {
     call("nrt_async_sendrecv_init", || {
-        global::hosts()?;
-        let settings = Settings::from_env().map_err(status)?;
+        let h = global::hosts()?;
+        let cc = &h.rt.config().collectives;
+        let settings = Settings::new(
+            cc.sendrecv_enabled,
+            cc.sendrecv_port,
+            Bound::new(cc.bootstrap_timeout, BOOTSTRAP_TIMEOUT_VAR),
+            Bound::new(cc.net_timeout, NET_TIMEOUT_VAR),
+        )
+        .map_err(status)?;
         ENGINE.init(lnc as i64, settings).map_err(status)
     })
 }

@@ -158,21 +158,16 @@ impl CTensor {
     }
 
     /// Copies `len` bytes from `src` at `src_offset` to `self` at
-    /// `dst_offset`: device to device on one device without a host
-    /// bounce; device tensors of different devices are NRT_INVALID.
+    /// `dst_offset`: between device tensors the runtime tensor's copy
+    /// (device to device on one device without a host bounce, NRT_INVALID
+    /// across devices); otherwise through a host buffer.
     pub fn copy_from(&self, dst_offset: u64, src: &CTensor, src_offset: u64, len: u64) -> NrtResult<()> {
         let (sv, dv) = (src.storage()?, self.storage()?);
         if let (
-            View::Runtime { root: sr, device: Some(sd), offset: so, size: ss },
-            View::Runtime { root: dr, device: Some(dd), offset: d_o, size: ds },
+            View::Runtime { root: sr, device: Some(_), offset: so, size: ss },
+            View::Runtime { root: dr, device: Some(_), offset: d_o, size: ds },
         ) = (&sv, &dv)
         {
-            if sd != dd {
-                return Err(NrtError::invalid(format!(
-                    "tensor copy from {:?} (device {sd}) to {:?} (device {dd}): device tensors must be on the same device",
-                    src.name, self.name
-                )));
-            }
             check_range(&src.name, *ss, src_offset, len)?;
             check_range(&self.name, *ds, dst_offset, len)?;
             return dr.copy_from(d_o + dst_offset, sr, so + src_offset, len);

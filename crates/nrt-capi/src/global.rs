@@ -13,7 +13,7 @@ use nrt_core::load::ModelHost;
 use nrt_core::model::ModelId;
 use nrt_core::tensor::TensorSet;
 use nrt_core::runtime::{FrameworkType, Lifecycle, RuntimeState};
-use nrt_core::{NrtError, NrtResult, NrtStatus, Runtime, RuntimeOptions};
+use nrt_core::{NrtError, NrtResult, NrtStatus, Runtime, RuntimeHosts, RuntimeOptions};
 use nrt_hal::Device;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
@@ -105,12 +105,7 @@ impl Hosts {
             return Ok(CModel { id, device: None, vnc: v });
         }
         let (d, local) = if vnc == -1 {
-            let d = self
-                .devices
-                .iter()
-                .position(|x| !x.vcores().is_empty())
-                .ok_or_else(|| NrtError::new(NrtStatus::LoadNotEnoughNc, "no logical cores are visible to load onto"))?;
-            (d, -1)
+            (nrt_core::hosts::first_visible_device(&self.devices)?, -1)
         } else {
             let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not valid; expected -1 or a visible logical core")))?;
             let (d, l) = self.rt.locate_vnc(v)?;
@@ -119,10 +114,7 @@ impl Hosts {
         let host = self.host(d)?;
         let id = host.load_collectives(neff, local, vnc_count, cc)?;
         let local_vnc = host.models().get(id).map(|m| m.vnc).ok_or_else(|| NrtError::failure("loaded model vanished"))?;
-        let global_vnc = (0..self.rt.visible_vnc_count())
-            .find(|&g| self.rt.locate_vnc(g).ok() == Some((d, local_vnc)))
-            .ok_or_else(|| NrtError::failure(format!("logical core {local_vnc} of device {d} is not visible")))?;
-        Ok(CModel { id, device: Some(d), vnc: global_vnc })
+        Ok(CModel { id, device: Some(d), vnc: self.rt.vnc_of(d, local_vnc)? })
     }
 
     /// The loaded model behind a handle.
@@ -168,13 +160,7 @@ impl Hosts {
 
     /// The host of device position `d`.
     pub fn host(&self, d: usize) -> NrtResult<&ModelHost> {
-        self.devices.get(d).ok_or_else(|| {
-            if self.rt.is_fake() {
-                NrtError::invalid("no device is attached in no-device mode (NEURON_RT_FAKE_INSTANCE_TYPE); models and device tensors need a device")
-            } else {
-                NrtError::invalid(format!("device {d} does not exist"))
-            }
-        })
+        nrt_core::hosts::host_of(&self.rt, &self.devices, d)
     }
 }
 
@@ -209,17 +195,12 @@ pub fn init(framework: FrameworkType, fw_version: String, fal_version: String) -
     options.framework_version = fw_version;
     options.fal_version = fal_version;
     let rt = LIFECYCLE.init(options)?;
-    // The runtime's own database, so its infodump and close see our models.
-    let models = rt.shared_models();
-    let hosts: NrtResult<(Vec<ModelHost>, nrt_core::xu::XuSettings)> = if rt.is_fake() {
-        nrt_core::xu::XuSettings::for_runtime(&rt).map(|x| (Vec::new(), x))
-    } else {
-        (0..rt.devices().len()).map(|d| ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))).collect::<NrtResult<_>>().and_then(|h| Ok((h, nrt_core::xu::XuSettings::for_runtime(&rt)?)))
-    };
-    match hosts {
-        Ok((devices, settings)) => {
-            let xus = nrt_core::xu::Xus::new(settings);
-            *slot = Some(Arc::new(Hosts { rt, devices, xus }));
+    // The bring-up every entry point shares: one host per device over the
+    // runtime's own model database (so its infodump and close see our
+    // models), and the execution units.
+    match RuntimeHosts::around(rt) {
+        Ok(RuntimeHosts { rt, hosts, xus }) => {
+            *slot = Some(Arc::new(Hosts { rt, devices: hosts, xus }));
             Ok(())
         }
         Err(e) => {
@@ -235,7 +216,7 @@ pub fn init(framework: FrameworkType, fw_version: String, fal_version: String) -
 /// forgets every handle, then closes the runtime.
 pub fn close() -> NrtResult<()> {
     let mut slot = hosts_slot();
-    let mut first: NrtResult<()> = Ok(());
+    let mut hosts_closed: NrtResult<()> = Ok(());
     if let Some(h) = slot.take() {
         // Queued asynchronous work finishes before models go away.
         h.xus.shutdown();
@@ -248,16 +229,10 @@ pub fn close() -> NrtResult<()> {
         for t in TENSORS.drain() {
             t.release();
         }
-        for host in &h.devices {
-            if let Err(e) = host.close()
-                && first.is_ok()
-            {
-                first = Err(e);
-            }
-        }
+        hosts_closed = nrt_core::hosts::close_hosts(&h.devices);
     }
     let closed = LIFECYCLE.close();
-    first.and(closed)
+    hosts_closed.and(closed)
 }
 
 /// The running runtime and hosts, or NRT_UNINITIALIZED / NRT_CLOSED.

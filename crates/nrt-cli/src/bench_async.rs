@@ -60,8 +60,8 @@ impl AsyncReport {
 /// Device-resident inputs (generated data) and outputs on the first
 /// core of logical core `vnc` (the steady state both bench modes measure).
 pub(crate) fn device_io(loaded: &Loaded, vnc: u32) -> Result<(TensorSet, TensorSet)> {
-    let core = *loaded.host.vcores().get(vnc as usize).and_then(|v| v.first()).ok_or_else(|| anyhow!("logical core {vnc} has no core"))?;
-    let memory = loaded.host.memory().clone();
+    let core = *loaded.host().vcores().get(vnc as usize).and_then(|v| v.first()).ok_or_else(|| anyhow!("logical core {vnc} has no core"))?;
+    let memory = loaded.host().memory().clone();
     let data = model_io::input_bytes(&loaded.inputs, &[])?;
     let mut ins = TensorSet::new();
     for (sig, d) in loaded.inputs.iter().zip(&data) {
@@ -101,7 +101,7 @@ pub fn measure(path: &Path, iterations: Option<u64>, warmup: Option<u64>, depth:
     }
     let bytes = model_io::neff_bytes(path)?;
     let loaded = Loaded::new(&bytes)?;
-    let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
+    let model = loaded.host().models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
     let vnc = model.vnc;
     let (ins, outs) = device_io(&loaded, vnc)?;
     let xus = Xus::new(XuSettings { compute_depth: depth, other_depth: depth, ..XuSettings::default() });

@@ -249,17 +249,17 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, with_spin: bool, with_
     }
     let bytes = model_io::neff_bytes(path)?;
     let loaded = Loaded::new(&bytes)?;
-    let cores: Vec<_> = loaded.host.vcores().iter().flatten().copied().collect();
+    let cores: Vec<_> = loaded.host().vcores().iter().flatten().copied().collect();
     let (ins, outs) = crate::bench_async::device_io(&loaded, 0)?;
     // The model handle, held as a libnrt client holds its `nrt_model_t *`:
     // each execute dereferences it, with no lookup by id (dropped before
     // the model is unloaded, which waits for every handle).
-    let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
+    let model = loaded.host().models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
     let exec = |what: &str| nrt::exec::execute(&model, &ins, &outs).map_err(|e| anyhow!("{what} execute: {e}"));
     for _ in 0..warmup {
         exec("warm-up")?;
     }
-    let doorbells = || -> u64 { cores.iter().filter_map(|c| loaded.host.cores().get(*c)).map(|d| d.doorbells()).sum() };
+    let doorbells = || -> u64 { cores.iter().filter_map(|c| loaded.host().cores().get(*c)).map(|d| d.doorbells()).sum() };
     let mut samples = nrt::host_memory::with_capacity(iterations, format_args!("samples of {iterations} iterations")).map_err(|e| anyhow!("{}", e.message))?;
     let mut spin = if with_spin { Some(SpinPeer::start()?) } else { None };
     let mut spin_batches = Vec::with_capacity((iterations / EXECUTIONS_PER_BATCH + 2) as usize);
@@ -300,10 +300,8 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, with_spin: bool, with_
     // The device vs host split: the same number of executions again, in a
     // system-trace session on the model's logical core.
     let (device, traced_latency_us) = if with_device {
-        let nc = model.vnc;
-        let device_index = loaded.host.device().info().device_index;
-        let map = loaded.host.vcores()[nc as usize].iter().map(|c| (device_index, c.0, nc)).collect();
-        let (device, mut traced) = crate::bench_device::measure(nc, map, iterations, || exec("traced"))?;
+        let nc = loaded.rt.rt.vnc_of(loaded.device, model.vnc).map_err(|e| anyhow!("{e}"))?;
+        let (device, mut traced) = crate::bench_device::measure(nc, loaded.rt.rt.trace_core_map(), iterations, || exec("traced"))?;
         (Some(device), Some(Percentiles::of(&mut traced).ok_or_else(|| anyhow!("no traced samples"))?))
     } else {
         (None, None)
@@ -335,6 +333,7 @@ pub fn bench(path: &Path, iterations: u64, warmup: u64, json: bool, with_spin: b
     } else {
         let l = &r.latency_us;
         println!("nrt bench {} ({} inputs, {} outputs), simulated device, sync execute", path.display(), loaded.inputs.len(), loaded.outputs.len());
+        println!("model on {}", loaded.placement()?);
         println!("iterations {}, warm-up {}", r.iterations, r.warmup);
         println!();
         println!("{:<14} {:>10} {:>10} {:>10} {:>10} {:>10}", "latency (us)", "p0", "p1", "p50", "p99", "p100");

@@ -1,14 +1,12 @@
 //! `nrt bench`'s device vs host split, as nrtpy's `benchmark(mode=
 //! "device")` measures it: a system-trace session capturing only
 //! `nc_exec_running` on the model's logical core, the executions, then
-//! the start/stop pairs matched by `tracking_id`; with several physical
-//! cores (LNC 2) the pairs of one execution are merged (latest stop minus
-//! earliest start, by `exec_id`). The same pass times each call on the
-//! host, which is what a traced execute costs.
+//! one device time per execution ([`nrt::trace::device_durations_ps`],
+//! the algorithm Python's benchmark uses too). The same pass times each
+//! call on the host, which is what a traced execute costs.
 
 use anyhow::{Result, anyhow};
-use nrt::trace::{self, Event, EventType, FetchOptions, Phase, TraceConfig};
-use std::collections::BTreeMap;
+use nrt::trace::{self, EventType, FetchOptions, TraceConfig, device_durations_ps};
 use std::time::Duration;
 
 /// nrtpy's `BenchmarkResult` fields, in microseconds.
@@ -29,29 +27,6 @@ pub struct DeviceStats {
     pub p50_us: f64,
     /// 99th percentile (nearest rank).
     pub p99_us: f64,
-}
-
-/// Device time of each execution in `events` (ps), in execution order.
-pub fn device_durations_ps(events: &[Event]) -> Vec<u64> {
-    // tracking_id -> (exec_id, start, stop)
-    let mut pairs: BTreeMap<u64, (u64, Option<u64>, Option<u64>)> = BTreeMap::new();
-    for e in events.iter().filter(|e| e.ty == EventType::NcExecRunning) {
-        let (Some(ts), Some(exec)) = (e.data.nc_timestamp_ps, e.data.exec_id) else { continue };
-        let p = pairs.entry(e.tracking_id).or_insert((exec, None, None));
-        match e.phase {
-            Phase::Start => p.1 = Some(ts),
-            Phase::Stop => p.2 = Some(ts),
-            Phase::Instant => {}
-        }
-    }
-    let mut by_exec: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    for (exec, s, e) in pairs.into_values() {
-        let (Some(s), Some(e)) = (s, e) else { continue };
-        let span = by_exec.entry(exec).or_insert((u64::MAX, 0));
-        span.0 = span.0.min(s);
-        span.1 = span.1.max(e);
-    }
-    by_exec.into_values().map(|(s, e)| e.saturating_sub(s)).collect()
 }
 
 /// Statistics of `durations_ps`; `None` when empty.
@@ -100,27 +75,10 @@ pub fn measure(nc: u32, cores: trace::CoreMap, iterations: u64, mut exec: impl F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nrt::trace::EventData;
-
-    fn ev(id: u64, exec: u64, phase: Phase, ps: u64) -> Event {
-        Event { ty: EventType::NcExecRunning, phase, tracking_id: id, nc_idx: 0, timestamp_ns: 0, data: EventData { nc_timestamp_ps: Some(ps), exec_id: Some(exec), ..Default::default() } }
-    }
 
     #[test]
-    fn pairs_merge_per_execution_and_stats_are_nrtpys() {
-        // Execution 1 on two physical cores (LNC 2), execution 2 on one.
-        let events = [
-            ev(10, 1, Phase::Start, 1_000_000),
-            ev(11, 1, Phase::Start, 1_500_000),
-            ev(10, 1, Phase::Stop, 3_000_000),
-            ev(11, 1, Phase::Stop, 4_000_000),
-            ev(12, 2, Phase::Start, 5_000_000),
-            ev(12, 2, Phase::Stop, 6_000_000),
-            ev(13, 3, Phase::Start, 7_000_000), // no stop: dropped
-        ];
-        let d = device_durations_ps(&events);
-        assert_eq!(d, vec![3_000_000, 1_000_000]);
-        let s = stats(&d).unwrap();
+    fn stats_are_nrtpys() {
+        let s = stats(&[3_000_000, 1_000_000]).unwrap();
         assert_eq!((s.iterations, s.min_us, s.max_us, s.mean_us, s.std_dev_us), (2, 1.0, 3.0, 2.0, 1.0));
         assert_eq!(stats(&[]), None);
     }

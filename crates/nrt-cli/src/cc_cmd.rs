@@ -22,8 +22,7 @@ use anyhow::{Result, anyhow, bail};
 use nrt::cc::{Arrival, CcKind, ReduceOp};
 use nrt::config::Env;
 use nrt::tensor::Tensor;
-use nrt::{Runtime, RuntimeOptions};
-use nrt_hal::Device;
+use nrt::Runtime;
 use nrt_isa::dtype::Dtype;
 use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
@@ -110,15 +109,7 @@ fn bus_factor(kind: &CcKind, n: usize) -> f64 {
 }
 
 fn dtype_of(name: &str) -> Result<Dtype> {
-    let d = match name {
-        "fp8e4" => Dtype::Fp8E4,
-        "fp8e5" => Dtype::Fp8E5,
-        "fp16" => Dtype::Float16,
-        "bf16" => Dtype::Bfloat16,
-        "fp32" => Dtype::Float32,
-        other => Dtype::from_name(other).ok_or_else(|| anyhow!("unknown datatype {other:?}: expected uint8, int8, fp8e4, uint16, int16, fp16, bf16, uint32, int32 or fp32"))?,
-    };
-    Ok(d)
+    Dtype::from_name(name).ok_or_else(|| anyhow!("unknown datatype {name:?}: expected uint8, int8, fp8e4, uint16, int16, fp16, bf16, uint32, int32 or fp32"))
 }
 
 fn sizes(o: &Options, esize: u64) -> Result<Vec<u64>> {
@@ -236,12 +227,10 @@ pub fn run(o: &Options) -> Result<()> {
     }
     // The instance: NEURON_SIM_INSTANCE, else one trn2 device; logical
     // cores of one physical core each unless configured.
-    let devs: Vec<Arc<dyn Device>> = nrt_sim::SimDevice::all_from_env().map_err(|e| anyhow!("simulated instance: {e}"))?.into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
-    let mut env = Env::from_process();
-    if env.get("NEURON_LOGICAL_NC_CONFIG").is_none() {
-        env.set("NEURON_LOGICAL_NC_CONFIG", "1");
-    }
-    let rt = Arc::new(Runtime::init(RuntimeOptions::new(devs, env)).map_err(|e| anyhow!("{}", e.message))?);
+    // The bring-up libnrt.so's nrt_init does (NEURON_RT_VISIBLE_CORES,
+    // reservations), at LNC 1 unless the environment names a size.
+    let hosted = crate::model_io::start_runtime(Some(1), &[])?;
+    let rt = Arc::clone(&hosted.rt);
     let vncs = rt.visible_vnc_count() as usize;
     if per > vncs {
         bail!("-r {n}: the simulated instance has {vncs} logical cores (set NEURON_SIM_INSTANCE for more)");
@@ -315,14 +304,26 @@ fn report(o: &Options, kind: &CcKind, rows: &[Row], errors: usize) -> Result<()>
     Ok(())
 }
 
+/// NEURON_RT_ROOT_COMM_ID as the runtime's configuration reads it (a
+/// malformed value is the bootstrap's error, named before any worker
+/// starts).
+fn root_comm_id() -> Result<Option<String>> {
+    let config = nrt::config::Config::from_env(&Env::from_process()).map_err(|e| anyhow!("{e}"))?;
+    match config.collectives.root_comm_id {
+        None => Ok(None),
+        Some(nrt::config::RootComm::Addr(a)) => Ok(Some(a.to_string())),
+        Some(nrt::config::RootComm::Malformed { message, .. }) => bail!("{message}"),
+    }
+}
+
 /// `--processes P`: spawns the workers, waits for them and prints their
 /// combined table (a size's time is the slowest process's mean).
 fn launch(o: &Options) -> Result<()> {
     let n = o.ranks;
     let per = n / o.processes;
-    let root = match std::env::var("NEURON_RT_ROOT_COMM_ID") {
-        Ok(r) => r,
-        Err(_) => format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()),
+    let root = match root_comm_id()? {
+        Some(r) => r,
+        None => format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()),
     };
     let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -372,7 +373,7 @@ pub fn mpirun_command(o: &Options, exe: &std::path::Path, args: &[String], as_ro
 /// `-N NODES --hosts H1,H2`: one process per host through mpirun, as
 /// nccom-test does; their lines come back through mpirun's output.
 fn launch_mpirun(o: &Options) -> Result<()> {
-    if std::env::var_os("NEURON_RT_ROOT_COMM_ID").is_none() {
+    if root_comm_id()?.is_none() {
         bail!("-N {}: set NEURON_RT_ROOT_COMM_ID to <first host's address>:<port> (e.g. 10.0.0.1:62001); mpirun passes it to every process", o.nodes);
     }
     let exe = std::env::current_exe()?;

@@ -24,11 +24,9 @@ pub struct MatmulArgs<'a> {
 
 /// Generates the matmul and writes it to `out`.
 pub fn matmul(a: &MatmulArgs<'_>, out: &Path) -> Result<()> {
-    let dtype = match a.dtype {
-        "fp16" | "float16" => Dtype::Float16,
-        "bf16" | "bfloat16" => Dtype::Bfloat16,
-        "fp32" | "float32" => Dtype::Float32,
-        other => bail!("unknown --dtype {other:?}, expected fp16, bf16 or fp32"),
+    let dtype = match Dtype::from_name(a.dtype) {
+        Some(d @ (Dtype::Float16 | Dtype::Bfloat16 | Dtype::Float32)) => d,
+        _ => bail!("unknown --dtype {:?}, expected fp16, bf16 or fp32", a.dtype),
     };
     let split = match a.split {
         "n" | "N" => Split::N,

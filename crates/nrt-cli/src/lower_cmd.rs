@@ -73,9 +73,9 @@ pub fn lower(path: &Path, engine: Option<&str>) -> Result<()> {
 }
 
 fn print_images(loaded: &Loaded, names: &[String], only: Option<EngineId>) -> Result<()> {
-    let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
+    let model = loaded.host().models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
     let program = model.program.as_ref().ok_or_else(|| anyhow!("the model has no device program"))?;
-    let device = loaded.host.device();
+    let device = loaded.host().device();
     for (i, core) in program.cores.iter().enumerate() {
         let sg = names.get(i).map_or_else(|| format!("subgraph {i}"), String::clone);
         for e in EngineId::ALL.into_iter().filter(|e| only.is_none_or(|o| o == *e)) {

@@ -4,8 +4,9 @@
 
 use crate::example_data;
 use anyhow::{Context, Result, anyhow, bail};
-use nrt::load::{LoadSettings, ModelHost};
+use nrt::load::ModelHost;
 use nrt::model::ModelId;
+use nrt::{RuntimeHosts, RuntimeOptions};
 use nrt_neff::TensorSignature;
 use std::path::Path;
 use std::sync::Arc;
@@ -50,11 +51,14 @@ pub fn neff_bytes(path: &Path) -> Result<Vec<u8>> {
     }
 }
 
-/// A model loaded on the first simulated device of the environment
-/// (NEURON_SIM_* variables), on the first free logical core.
+/// A model loaded on the runtime the `nrt` command brings up as
+/// libnrt.so's `nrt_init` does ([`start_runtime`]), on the first free
+/// logical core the configuration makes visible.
 pub struct Loaded {
-    /// The host owning the device and the model.
-    pub host: ModelHost,
+    /// The runtime, its model hosts and execution units.
+    pub rt: RuntimeHosts,
+    /// Position of the device whose host loaded the model.
+    pub device: usize,
     /// The model.
     pub id: ModelId,
     /// Input signatures, in NEFF order.
@@ -63,51 +67,92 @@ pub struct Loaded {
     pub outputs: Vec<TensorSignature>,
 }
 
-/// The first device of the simulated instance (NEURON_SIM_INSTANCE) with
-/// the process's NEURON_RT_* environment and the configuration read from
-/// it: what every command that loads models starts from.
-pub fn simulated_device() -> Result<(nrt_sim::SimDevice, nrt::config::Env, nrt::config::Config)> {
-    let device = nrt_sim::SimDevice::all_from_env()
+/// The runtime the `nrt` command runs models on: [`RuntimeHosts::start`]
+/// (the bring-up libnrt.so's `nrt_init` and Python use) over the
+/// simulated instance (`NEURON_SIM_*`) and the process environment, so
+/// `NEURON_RT_VISIBLE_CORES`, `NEURON_LOGICAL_NC_CONFIG` and the other
+/// processes' core reservations hold. `lnc` is the logical-core size to
+/// use when the environment names none (the NEFF's, so an LNC 1 model
+/// runs without a setting); `extra` are variables the command sets on top
+/// (`--profile`'s inspect settings).
+pub fn start_runtime(lnc: Option<u32>, extra: &[(&str, String)]) -> Result<RuntimeHosts> {
+    let devices: Vec<Arc<dyn nrt_hal::Device>> = nrt_sim::SimDevice::all_from_env()
         .map_err(|e| anyhow!("simulated device configuration: {e}"))?
         .into_iter()
-        .next()
-        .ok_or_else(|| anyhow!("the simulated instance has no device"))?;
-    let env = nrt::config::Env::from_process();
-    let config = nrt::config::Config::from_env(&env).map_err(|e| anyhow!("configuration: {e}"))?;
-    Ok((device, env, config))
+        .map(|d| Arc::new(d) as Arc<dyn nrt_hal::Device>)
+        .collect();
+    let mut env = nrt::config::Env::from_process();
+    if let Some(l) = lnc
+        && nrt::config::lnc_of(&env).map_err(|e| anyhow!("{e}"))?.is_none()
+    {
+        env.set("NEURON_LOGICAL_NC_CONFIG", &l.to_string());
+    }
+    for (k, v) in extra {
+        env.set(k, v);
+    }
+    let mut options = RuntimeOptions::new(devices, env);
+    options.framework_version = concat!("nrt ", env!("CARGO_PKG_VERSION")).to_string();
+    RuntimeHosts::start(options).map_err(|e| anyhow!("{}", e.message))
 }
 
 impl Loaded {
-    /// Loads `bytes` with the logical-core size the NEFF header asks for.
+    /// Loads `bytes` with the logical-core size the NEFF header asks for
+    /// (unless the environment sets one).
     pub fn new(bytes: &[u8]) -> Result<Loaded> {
         Loaded::with_profile(bytes, None)
     }
 
     /// [`Loaded::new`], with a device instruction profile of the first
-    /// execution written under `profile_dir` when one is given (as
-    /// NEURON_RT_INSPECT_ENABLE=1 with NEURON_RT_INSPECT_OUTPUT_DIR would).
+    /// execution written under `profile_dir` when one is given (what
+    /// NEURON_RT_INSPECT_ENABLE=1 with NEURON_RT_INSPECT_OUTPUT_DIR does).
     pub fn with_profile(bytes: &[u8], profile_dir: Option<&Path>) -> Result<Loaded> {
         let header = nrt_neff::NeffHeader::parse(bytes).context("reading the NEFF header")?;
-        let lnc = header.lnc_size.max(1);
-        let (device, _env, config) = simulated_device()?;
-        let q7 = nrt::custom_ops::Q7Setup { image: nrt::custom_ops::Q7Image::stock(), stdout_bytes: config.gpsimd_stdout_queue_bytes };
-        let mut settings = LoadSettings::from_config(&config);
-        if let Some(dir) = profile_dir {
-            settings.device_profile = nrt::config::DeviceProfile::Model;
-            settings.inspect_output_dir = dir.to_path_buf();
+        let profile: Vec<(&str, String)> = match profile_dir {
+            Some(dir) => vec![
+                ("NEURON_RT_INSPECT_ENABLE", "1".into()),
+                ("NEURON_RT_INSPECT_DEVICE_PROFILE", "model".into()),
+                ("NEURON_RT_INSPECT_OUTPUT_DIR", dir.display().to_string()),
+            ],
+            None => Vec::new(),
+        };
+        let rt = start_runtime(Some(header.lnc_size.max(1)), &profile)?;
+        let loaded = (|| {
+            let device = nrt::hosts::first_visible_device(&rt.hosts).map_err(|e| anyhow!("load: {e}"))?;
+            let host = &rt.hosts[device];
+            let id = host.load(bytes, -1, -1).map_err(|e| anyhow!("load: {e}"))?;
+            let (inputs, outputs) = host.tensor_info(id).map_err(|e| anyhow!("tensor info: {e}"))?;
+            Ok((device, id, inputs, outputs))
+        })();
+        match loaded {
+            Ok((device, id, inputs, outputs)) => Ok(Loaded { rt, device, id, inputs, outputs }),
+            Err(e) => {
+                let _ = rt.close();
+                Err(e)
+            }
         }
-        let host = ModelHost::with_lnc(Arc::new(device), lnc, settings)
-            .map_err(|e| anyhow!("preparing the device for LNC {lnc}: {e}"))?
-            .with_q7(q7);
-        let id = host.load(bytes, -1, -1).map_err(|e| anyhow!("load: {e}"))?;
-        let (inputs, outputs) = host.tensor_info(id).map_err(|e| anyhow!("tensor info: {e}"))?;
-        Ok(Loaded { host, id, inputs, outputs })
     }
 
-    /// Unloads the model and closes the host.
+    /// The host that loaded the model.
+    pub fn host(&self) -> &ModelHost {
+        &self.rt.hosts[self.device]
+    }
+
+    /// Where the model runs: the logical core as NEURON_RT_VISIBLE_CORES
+    /// numbers it, its device and physical cores.
+    pub fn placement(&self) -> Result<String> {
+        let model = self.host().models().get(self.id).ok_or_else(|| anyhow!("the model vanished after its load"))?;
+        let vnc = self.rt.rt.vnc_of(self.device, model.vnc).map_err(|e| anyhow!("{e}"))?;
+        let v = self.rt.rt.vcore(vnc).map_err(|e| anyhow!("{e}"))?;
+        let cores: Vec<String> = v.physical.iter().map(|c| c.0.to_string()).collect();
+        let nd = self.host().device().info().device_index;
+        Ok(format!("NC {} (ND {nd}, physical cores {})", v.global, cores.join(",")))
+    }
+
+    /// Unloads the model and closes the runtime.
     pub fn close(self) -> Result<()> {
-        self.host.unload(self.id).map_err(|e| anyhow!("unload: {e}"))?;
-        self.host.close().map_err(|e| anyhow!("close: {e}"))
+        let unloaded = self.host().unload(self.id).map_err(|e| anyhow!("unload: {e}"));
+        let closed = self.rt.close().map_err(|e| anyhow!("close: {e}"));
+        unloaded.and(closed)
     }
 }
 
@@ -118,11 +163,17 @@ pub fn size_of(sig: &TensorSignature) -> Result<usize> {
         .ok_or_else(|| anyhow!("tensor {:?} has dtype {:?}, whose size is unknown", sig.name, sig.dtype))
 }
 
-/// The `.npy` descriptor used for a dtype (bfloat16 as its raw `<u2` bits).
+/// The `.npy` descriptor used for a dtype: numpy's own where it has the
+/// type; otherwise the raw bits as the unsigned integer of the element's
+/// size (bfloat16 as `<u2`, the fp8 formats as `|u1`), which numpy reads
+/// and `.view()` reinterprets.
 pub fn npy_descr(dtype: &str) -> String {
-    match dtype {
-        "bfloat16" => "<u2".to_string(),
-        d => nrt_neff::dtype::npy_descr(d).map_or_else(|| format!("|V{}", nrt_neff::dtype::dtype_size(d).unwrap_or(1)), str::to_string),
+    let t = nrt_isa::dtype::element_type(dtype);
+    match (t.and_then(|t| t.npy_descr), t.map_or(1, |t| t.size)) {
+        (Some(d), _) => d.to_string(),
+        (None, 1) => "|u1".to_string(),
+        (None, n @ (2 | 4 | 8)) => format!("<u{n}"),
+        (None, n) => format!("|V{n}"),
     }
 }
 
@@ -172,8 +223,12 @@ pub fn open_input_npy(sig: &TensorSignature, path: &Path) -> Result<NpyInput> {
         bail!("input {:?}: {shown} has shape {:?}, the model expects {:?}", sig.name, header.shape, sig.shape);
     }
     let expected = npy_descr(&sig.dtype);
-    let same_kind = header.descr.trim_start_matches(['<', '|', '=']) == expected.trim_start_matches(['<', '|', '='])
-        || (sig.dtype == "bfloat16" && header.descr.ends_with("V2"));
+    // A type numpy lacks may also come as opaque bytes of its size
+    // (`|V2` for bfloat16 written through ml_dtypes).
+    let element = nrt_isa::dtype::element_type(&sig.dtype);
+    let opaque = element.filter(|t| t.npy_descr.is_none()).map(|t| format!("V{}", t.size));
+    let body = |d: &str| d.trim_start_matches(['<', '|', '=']).to_string();
+    let same_kind = body(&header.descr) == body(&expected) || opaque.is_some_and(|v| body(&header.descr) == v);
     if !same_kind {
         bail!("input {:?}: {shown} holds {}, the model expects {} ({expected})", sig.name, header.descr, sig.dtype);
     }

@@ -36,12 +36,10 @@ impl Instance {
     pub fn from_env() -> Result<Instance> {
         let cfg = nrt_sim::SimConfig::from_env().context("simulated instance")?;
         let arch = cfg.arch.desc();
-        let lnc = match std::env::var("NEURON_LOGICAL_NC_CONFIG") {
-            Ok(v) if !v.trim().is_empty() => v.trim().parse::<u32>().ok().filter(|l| *l >= 1 && arch.cores_per_device % l == 0).with_context(|| {
-                format!("NEURON_LOGICAL_NC_CONFIG={v:?}: expected a logical core size dividing {} physical cores", arch.cores_per_device)
-            })?,
-            _ => arch.default_lnc,
-        };
+        // The logical-core size as the runtime's configuration reads it
+        // and its topology applies it (LNC 1 on trn1/inf2).
+        let config = nrt::config::Config { lnc: nrt::config::lnc_of(&nrt::config::Env::from_process())?, ..Default::default() };
+        let (lnc, _) = nrt::topology::lnc_size(&config, &nrt::topology::DeviceShape::fake(cfg.arch, cfg.devices.max(1)))?;
         let per_channel = |size: u64| cfg.hbm_bytes_per_channel.map_or(size, |s| s.min(size));
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let digest = host.trim().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));

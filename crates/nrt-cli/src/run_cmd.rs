@@ -16,19 +16,20 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
     let loaded = Loaded::with_profile(&bytes, profile_dir)?;
     drop(bytes);
     model_io::check_input_names(&loaded.inputs, inputs)?;
+    println!("model  on {}", loaded.placement()?);
     // Inputs and outputs live in device memory of the model's core, as a
     // framework's tensors would: execute binds them in place, and files
     // stream in and out a chunk at a time, so a tensor of several GiB is
     // in host memory once (its device pages), never whole in a buffer.
-    let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished after its load"))?;
+    let model = loaded.host().models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished after its load"))?;
     let core = *loaded
-        .host
+        .host()
         .vcores()
         .get(model.vnc as usize)
         .and_then(|v| v.first())
         .ok_or_else(|| anyhow!("logical core {} of the model has no physical core", model.vnc))?;
     drop(model);
-    let memory = loaded.host.memory().clone();
+    let memory = loaded.host().memory().clone();
     let device = |sig: &nrt_neff::TensorSignature| -> Result<Arc<Tensor>> {
         let size = model_io::size_of(sig)? as u64;
         Tensor::allocate_device(&memory, core, size, &sig.name).map(Arc::new).map_err(|e| anyhow!("allocating {:?} ({size} bytes): {e}", sig.name))
@@ -56,7 +57,7 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
         out_tensors.push(t);
     }
     let start = std::time::Instant::now();
-    loaded.host.execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("execute: {e}"))?;
+    loaded.host().execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("execute: {e}"))?;
     let elapsed = start.elapsed();
     drop(ins);
     if let Some(dir) = output_dir {
@@ -95,7 +96,7 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
     drop(out_tensors);
     println!("executed {} in {:.1} us", path.display(), elapsed.as_secs_f64() * 1e6);
     if profile_dir.is_some() {
-        let model = loaded.host.models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished before its profile was read"))?;
+        let model = loaded.host().models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished before its profile was read"))?;
         let st = model.exec.lock().unwrap_or_else(|e| e.into_inner());
         match st.profile.as_ref().and_then(|p| p.last()) {
             Some((file, trace)) => println!("profile {} ({} instructions)", file.display(), trace.events.len()),

@@ -7,15 +7,13 @@
 use crate::model_io;
 use anyhow::{Context, Result, anyhow, bail};
 use nrt::cc::neff::CcRank;
-use nrt::load::{LoadSettings, ModelHost};
+use nrt::RuntimeHosts;
+use nrt::load::ModelHost;
 use nrt::tensor::{Tensor, TensorSet};
 use nrt_neff::TensorSignature;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The variable bounding the load-time wait for the other ranks.
-const PEER_TIMEOUT_VAR: &str = nrt::cc::world::PEER_TIMEOUT_VAR;
 
 /// Rank `r`'s model under `dir`: the tree `rankR/` or the file `rankR.neff`.
 fn rank_path(dir: &Path, r: usize) -> Result<PathBuf> {
@@ -25,16 +23,6 @@ fn rank_path(dir: &Path, r: usize) -> Result<PathBuf> {
         (true, _) => Ok(tree),
         (false, true) => Ok(file),
         _ => bail!("{} has no rank{r}/ source tree or rank{r}.neff: --ranks expects one model per rank", dir.display()),
-    }
-}
-
-fn peer_timeout(env: &nrt::config::Env) -> Result<Duration> {
-    match env.get(PEER_TIMEOUT_VAR) {
-        None => Ok(nrt::cc::world::DEFAULT_PEER_TIMEOUT),
-        Some(v) => match v.trim().parse::<f64>() {
-            Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Duration::from_secs_f64(s)),
-            _ => bail!("invalid {PEER_TIMEOUT_VAR}={v}: expected a number of seconds greater than 0"),
-        },
     }
 }
 
@@ -89,18 +77,25 @@ pub fn run(dir: &Path, ranks: usize, given: &[(String, PathBuf)], output_dir: Op
             bail!("rank {r}: the NEFF asks for logical cores of {lnc} physical cores; collectives NEFFs run on LNC 1");
         }
     }
-    let (device, env, config) = model_io::simulated_device()?;
-    let timeout = peer_timeout(&env)?;
-    let host = ModelHost::with_lnc(Arc::new(device), 1, LoadSettings::from_config(&config)).map_err(|e| anyhow!("preparing the device: {e}"))?;
+    // The runtime libnrt.so's nrt_init brings up (visible cores,
+    // reservations), at LNC 1 unless the environment says otherwise.
+    let rt = model_io::start_runtime(Some(1), &[])?;
+    let ran = run_on(&rt, &neffs, ranks, given, output_dir);
+    let closed = rt.close().map_err(|e| anyhow!("close: {e}"));
+    ran.and(closed)
+}
+
+fn run_on(rt: &RuntimeHosts, neffs: &[Vec<u8>], ranks: usize, given: &[(String, PathBuf)], output_dir: Option<&Path>) -> Result<()> {
+    let timeout = rt.rt.config().collectives.net_timeout;
+    let host = &rt.hosts[nrt::hosts::first_visible_device(&rt.hosts).map_err(|e| anyhow!("{e}"))?];
     if host.vcores().len() < ranks {
-        bail!("the simulated device has {} logical cores; --ranks {ranks} needs one per rank (NEURON_SIM_INSTANCE)", host.vcores().len());
+        bail!("{} logical cores of the simulated device are visible; --ranks {ranks} needs one per rank (NEURON_SIM_INSTANCE, NEURON_RT_VISIBLE_CORES)", host.vcores().len());
     }
     let results: Vec<Result<RankRun>> = std::thread::scope(|s| {
         let hs: Vec<_> = neffs
             .iter()
             .enumerate()
             .map(|(r, neff)| {
-                let host = &host;
                 let me = CcRank::local(r as u32, ranks as u32, timeout);
                 s.spawn(move || run_rank(host, neff, me, given))
             })
@@ -129,5 +124,5 @@ pub fn run(dir: &Path, ranks: usize, given: &[(String, PathBuf)], output_dir: Op
     }
     let same = runs.windows(2).all(|w| w[0].outputs.iter().map(|o| &o.1).eq(w[1].outputs.iter().map(|o| &o.1)));
     println!("{} ranks: outputs {}", ranks, if same { "identical on every rank" } else { "differ between ranks" });
-    host.close().map_err(|e| anyhow!("close: {e}"))
+    Ok(())
 }

@@ -1,10 +1,12 @@
 //! End-to-end tests of the `nrt` binary: what a user runs and sees.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn nrt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nrt")).args(args).output().expect("run nrt")
+    common::nrt_command().args(args).output().expect("run nrt")
 }
 
 fn stdout(o: &Output) -> String {
@@ -322,7 +324,7 @@ fn a_closed_stdout_pipe_ends_the_command_quietly() {
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
     let Some(neff) = real_neff() else { return };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nrt"))
+    let mut child = common::nrt_command()
         .args(["neff", "inspect", neff.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -3,11 +3,13 @@
 //! generated NEFF with records nothing executes is listed by `check` and
 //! refused by the load with the same list.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn nrt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nrt")).args(args).output().expect("run nrt")
+    common::nrt_command().args(args).output().expect("run nrt")
 }
 
 fn text(o: &Output) -> (String, String) {

@@ -2,11 +2,13 @@
 //! header, table and module the device accepts, and clear errors for a
 //! directory that is not a kernel crate.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 
 fn nrt(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nrt")).args(args).output().expect("run nrt")
+    common::nrt_command().args(args).output().expect("run nrt")
 }
 
 fn wasm_target_dir() -> PathBuf {

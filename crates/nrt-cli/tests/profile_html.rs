@@ -3,6 +3,8 @@
 //! the compiler's instructions, and the `--html` timeline renders in
 //! headless Chromium with one track per engine and a non-blank picture.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,7 +27,7 @@ fn real_profile(dir: &Path) -> Option<PathBuf> {
     if !Path::new(NEFF).exists() {
         nrt_test_support::skip!(return None; "{NEFF} is absent (the compiler's sample lives beside the checkout)");
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_nrt"))
+    let o = common::nrt_command()
         .args(["run", NEFF, "--profile", dir.join("prof").to_str().unwrap(), "--output-dir", dir.join("out").to_str().unwrap()])
         .env("NEURON_SIM_STATUS_DIR", "off")
         .output()
@@ -61,7 +63,7 @@ fn png_pixels(png: &[u8]) -> (u32, u32, Vec<u8>) {
 fn the_real_neffs_profile_summary_names_the_compilers_instructions() {
     let dir = scratch("summary");
     let Some(prof) = real_profile(&dir) else { return };
-    let o = Command::new(env!("CARGO_BIN_EXE_nrt")).args(["profile", prof.to_str().unwrap()]).output().unwrap();
+    let o = common::nrt_command().args(["profile", prof.to_str().unwrap()]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     let s = text(&o.stdout);
     assert!(s.contains("busy %") && s.contains("top instructions by time"), "{s}");
@@ -71,7 +73,7 @@ fn the_real_neffs_profile_summary_names_the_compilers_instructions() {
     for engine in ["PE", "ACT", "SP"] {
         assert!(s.lines().any(|l| l.split_whitespace().nth(3) == Some(engine) || l.contains(&format!(" {engine} "))), "no {engine} row in\n{s}");
     }
-    let bad = Command::new(env!("CARGO_BIN_EXE_nrt")).args(["profile", NEFF]).output().unwrap();
+    let bad = common::nrt_command().args(["profile", NEFF]).output().unwrap();
     assert!(!bad.status.success() && text(&bad.stderr).contains("not JSON"), "{}", text(&bad.stderr));
 }
 
@@ -84,7 +86,7 @@ fn the_html_timeline_renders_in_headless_chromium() {
     let dir = scratch("html");
     let Some(prof) = real_profile(&dir) else { return };
     let page = dir.join("timeline.html");
-    let o = Command::new(env!("CARGO_BIN_EXE_nrt")).args(["profile", prof.to_str().unwrap(), "--html", page.to_str().unwrap()]).output().unwrap();
+    let o = common::nrt_command().args(["profile", prof.to_str().unwrap(), "--html", page.to_str().unwrap()]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains("<script") && !html.contains("src=\"http") && !html.contains("href=\"http"), "the page fetches nothing");

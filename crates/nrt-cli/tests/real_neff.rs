@@ -3,9 +3,10 @@
 //! with x and y from .npy files writes output0 equal to x @ y computed here
 //! independently (fp32 accumulation, one fp16 rounding), for several seeds.
 
+mod common;
+
 use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32, f32_to_bytes};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const NEFF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/neff/matmul_small.neff");
 const M: usize = 128;
@@ -54,7 +55,7 @@ fn nrt_run_on_the_compiler_sample_writes_x_at_y() {
         let (xp, yp, out) = (dir.join("X.npy"), dir.join("Y.npy"), dir.join("D"));
         f16_npy(&xp, &[M as u64, K as u64], &x);
         f16_npy(&yp, &[K as u64, N as u64], &y);
-        let o = Command::new(env!("CARGO_BIN_EXE_nrt"))
+        let o = common::nrt_command()
             .args(["run", NEFF, "--input", &format!("x={}", xp.display()), "--input", &format!("y={}", yp.display()), "--output-dir", out.to_str().unwrap()])
             .output()
             .unwrap();

@@ -1,11 +1,13 @@
 //! `nrt run`, `nrt bench` and `nrt example-data` end to end on the
 //! repository's examples (packed on the fly from their source trees).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn nrt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nrt")).args(args).output().expect("run nrt")
+    common::nrt_command().args(args).output().expect("run nrt")
 }
 
 fn text(b: &[u8]) -> String {

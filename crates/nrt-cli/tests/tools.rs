@@ -2,6 +2,8 @@
 //! executes on the simulated device: the fields the real tools print,
 //! read from the device status files (`docs/status-file.md`).
 
+mod common;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -15,7 +17,7 @@ fn status_dir(name: &str) -> PathBuf {
 }
 
 fn nrt(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nrt")).args(args).env("NEURON_SIM_STATUS_DIR", dir).env_remove("NEURON_SIM_INSTANCE").output().expect("run nrt")
+    common::nrt_command().args(args).env("NEURON_SIM_STATUS_DIR", dir).env_remove("NEURON_SIM_INSTANCE").output().expect("run nrt")
 }
 
 fn text(b: &[u8]) -> String {
@@ -28,7 +30,7 @@ struct Workload(Child);
 impl Workload {
     fn start(dir: &Path) -> Workload {
         let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/copy");
-        let child = Command::new(env!("CARGO_BIN_EXE_nrt"))
+        let child = common::nrt_command()
             .args(["bench", example.to_str().unwrap(), "--iterations", "20000000", "--warmup", "0", "--host-only"])
             .env("NEURON_SIM_STATUS_DIR", dir)
             .env_remove("NEURON_SIM_INSTANCE")

@@ -5,6 +5,9 @@
 //! DVE and DMA instruction records, and in `nrt_tensor_info` reports.
 //!
 //! Submodules:
+//! - [`table`]: the one table of element types every layer uses: names,
+//!   `nrt_dtype_t` codes, sizes, numpy types (including the names the
+//!   device has no code for: `bool`, `float64`, `float8_e4m3`).
 //! - [`minifloat`]: bit-level encode/decode for the narrow float formats
 //!   (fp8 e3/e4/e5, plus fp16/bf16 for stochastic rounding), with the
 //!   saturation and NaN rules of each format.
@@ -14,6 +17,7 @@
 pub mod convert;
 pub mod minifloat;
 pub mod rounding;
+pub mod table;
 
 pub use convert::{
     ConvertError, bf16_to_f32_slice, bytes_to_f32, convert, f32_to_bytes, f16_to_f32_slice, f32_to_bf16_slice,
@@ -21,6 +25,7 @@ pub use convert::{
 };
 pub use minifloat::{FP8_E3, FP8_E4, FP8_E5, Fp8Kind, MiniFloat};
 pub use rounding::{Rounding, StochasticRounder};
+pub use table::{ELEMENT_TYPES, ElementType, Numpy, element_type, element_type_of_npy};
 
 use std::fmt;
 use std::str::FromStr;
@@ -69,28 +74,6 @@ pub enum Dtype {
     Fp8E5 = 0xF,
 }
 
-/// Spellings accepted by [`Dtype::from_name`] beyond each type's own
-/// [`Dtype::name`]: the def.json fp8 aliases, ml_dtypes names and the short
-/// forms tools print (`fp16`, `bf16`, ...).
-const ALIASES: &[(&str, Dtype)] = &[
-    ("invalid", Dtype::Unknown),
-    ("float8_e3m4", Dtype::Fp8E3),
-    ("float8_e4m3fn", Dtype::Fp8E4),
-    ("float8_e5m2", Dtype::Fp8E5),
-    ("fp8e3", Dtype::Fp8E3),
-    ("fp8e4", Dtype::Fp8E4),
-    ("fp8e5", Dtype::Fp8E5),
-    ("fp8_e3", Dtype::Fp8E3),
-    ("fp8_e4", Dtype::Fp8E4),
-    ("fp8_e5", Dtype::Fp8E5),
-    ("fp16", Dtype::Float16),
-    ("half", Dtype::Float16),
-    ("bf16", Dtype::Bfloat16),
-    ("fp32", Dtype::Float32),
-    ("float", Dtype::Float32),
-    ("fp32r", Dtype::Float32r),
-];
-
 impl Dtype {
     /// Every dtype, in code order, for tables and exhaustive tests.
     pub const ALL: [Dtype; 16] = [
@@ -123,57 +106,36 @@ impl Dtype {
         self as u8
     }
 
+    /// This type's row of [`ELEMENT_TYPES`].
+    pub fn element(self) -> &'static ElementType {
+        &ELEMENT_TYPES[self as usize]
+    }
+
     /// The NEFF-style name: the tier-1 neff.json strings for the types
     /// listed there (`float32`, `float16`, `bfloat16`, `int8`..`uint64`),
     /// the def.json DMA dtype strings for the rest (`float32r`,
     /// `float8e3`, `float8e4`, `float8e5`), and `unknown` for code 0.
     pub fn name(self) -> &'static str {
-        match self {
-            Dtype::Unknown => "unknown",
-            Dtype::Uint64 => "uint64",
-            Dtype::Int8 => "int8",
-            Dtype::Uint8 => "uint8",
-            Dtype::Int16 => "int16",
-            Dtype::Uint16 => "uint16",
-            Dtype::Bfloat16 => "bfloat16",
-            Dtype::Float16 => "float16",
-            Dtype::Int32 => "int32",
-            Dtype::Uint32 => "uint32",
-            Dtype::Float32 => "float32",
-            Dtype::Float32r => "float32r",
-            Dtype::Int64 => "int64",
-            Dtype::Fp8E3 => "float8e3",
-            Dtype::Fp8E4 => "float8e4",
-            Dtype::Fp8E5 => "float8e5",
-        }
+        self.element().name
     }
 
     /// Parse a dtype name as written in neff.json, def.json or by tools.
     ///
-    /// Accepts every [`Dtype::name`], the def.json fp8 spellings
-    /// `float8_e4m3fn` / `float8_e5m2` (and `float8_e3m4`), and short forms
-    /// such as `fp16`, `bf16`, `fp32`, `fp8e4`. Matching ignores ASCII case.
-    /// Types outside the `nrt_dtype_t` set (`float4_e2m1fn`, the packed
-    /// `_x4` variants) return `None`.
+    /// Accepts every [`Dtype::name`] and the aliases of [`ELEMENT_TYPES`]:
+    /// the def.json fp8 spellings `float8_e4m3fn` / `float8_e5m2` (and
+    /// `float8_e3m4`), and short forms such as `fp16`, `bf16`, `fp32`,
+    /// `fp8e4`. Matching ignores ASCII case. Names of types without an
+    /// `nrt_dtype_t` code of their own (`bool`, `float64`,
+    /// `float4_e2m1fn`, the packed `_x4` variants) return `None`.
     pub fn from_name(name: &str) -> Option<Self> {
-        let lower = name.trim().to_ascii_lowercase();
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|d| d.name() == lower)
-            .or_else(|| ALIASES.iter().find(|(n, _)| *n == lower).map(|(_, d)| *d))
+        let name = name.trim();
+        ELEMENT_TYPES[..Self::ALL.len()].iter().find(|t| t.is_named(name)).map(|t| t.dtype)
     }
 
     /// Bytes per element. `Unknown` counts as one byte, as libnrt does when
     /// it sizes a tensor whose dtype string it did not recognise.
     pub fn size_bytes(self) -> usize {
-        match self {
-            Dtype::Unknown | Dtype::Int8 | Dtype::Uint8 => 1,
-            Dtype::Fp8E3 | Dtype::Fp8E4 | Dtype::Fp8E5 => 1,
-            Dtype::Int16 | Dtype::Uint16 | Dtype::Bfloat16 | Dtype::Float16 => 2,
-            Dtype::Int32 | Dtype::Uint32 | Dtype::Float32 | Dtype::Float32r => 4,
-            Dtype::Int64 | Dtype::Uint64 => 8,
-        }
+        self.element().size
     }
 
     /// True for the floating-point types (fp8, fp16, bf16, fp32, fp32r).

@@ -33,7 +33,6 @@
 //! * [`archive`]: tar (+gzip) reading with [`ReadLimits`], byte-stable writing.
 //! * [`json`]: typed serde models of every JSON member (unknown keys kept).
 //! * [`npy`]: `.npy` headers and constants.
-//! * [`dtype`]: dtype names, sizes and `.npy` descriptors.
 //! * [`signature`]: the model's I/O tensors.
 //! * [`validate`]: DMA descriptor cross-checks.
 //! * [`summary`]: the serializable overview behind `nrt neff inspect`.
@@ -48,7 +47,6 @@ pub mod archive;
 pub mod cc;
 pub mod debug_info;
 pub mod dir;
-pub mod dtype;
 pub mod error;
 pub mod gpsimd;
 pub mod hash;

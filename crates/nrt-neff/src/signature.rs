@@ -3,7 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::dtype::dtype_size;
 use crate::error::{NeffError, Result};
 use crate::json::def::{DefJson, VarType};
 use crate::json::graph::{NeffGraph, Signature};
@@ -20,10 +19,11 @@ pub struct TensorSignature {
 }
 
 impl TensorSignature {
-    /// Size in bytes (elements x dtype size); `None` for an unknown dtype
+    /// Size in bytes (elements x dtype size, from the element-type table
+    /// `nrt_isa::dtype::ELEMENT_TYPES`); `None` for a dtype no layer knows
     /// or on overflow.
     pub fn size_bytes(&self) -> Option<u64> {
-        let elem = dtype_size(&self.dtype)? as u64;
+        let elem = nrt_isa::dtype::element_type(&self.dtype)?.size as u64;
         self.shape.iter().try_fold(elem, |acc, &d| acc.checked_mul(d))
     }
 }

@@ -62,16 +62,6 @@ pub enum NetError {
         /// What is wrong with it.
         reason: String,
     },
-    /// An environment variable of this crate holds a value it cannot use.
-    #[error("invalid {variable}={value}: expected {expected}")]
-    InvalidVariable {
-        /// The variable.
-        variable: &'static str,
-        /// Its value.
-        value: String,
-        /// What it accepts.
-        expected: &'static str,
-    },
     /// The ranks disagree (world size, rank numbers, op signatures).
     #[error("bootstrap failed: {0}")]
     Mismatch(String),

@@ -1,5 +1,4 @@
-//! The bounds on every wait, read from the environment, and the warning a
-//! wait logs while it lasts.
+//! The bounds on every wait and the warning a wait logs while it lasts.
 //!
 //! libnrt's collectives library waits forever and repeats "Timeout waiting
 //! for ... (waited 120 sec) - retrying" every 120 s. Users' first complaint
@@ -13,21 +12,20 @@
 //! | `NEURON_RT_CC_BOOTSTRAP_TIMEOUT` | the whole rendezvous at `NEURON_RT_ROOT_COMM_ID` | 600 s |
 //! | `NEURON_RT_CC_NET_TIMEOUT` | one transport wait: accept, a send or receive to complete | 600 s |
 //!
-//! Values are seconds, decimals allowed (`0.5`), greater than zero. The
-//! warning repeats every 120 s like libnrt's, or every quarter of the
-//! limit when that is shorter.
+//! This crate reads no environment: the runtime parses both variables in
+//! `nrt::config` (seconds, decimals allowed, greater than zero) and hands
+//! each wait its [`Bound`]. The warning repeats every 120 s like libnrt's,
+//! or every quarter of the limit when that is shorter.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::error::{NetError, NetResult, secs};
+use crate::error::{NetError, secs};
 
 /// Variable bounding the bootstrap rendezvous.
 pub const BOOTSTRAP_TIMEOUT_VAR: &str = "NEURON_RT_CC_BOOTSTRAP_TIMEOUT";
 /// Variable bounding each transport wait.
 pub const NET_TIMEOUT_VAR: &str = "NEURON_RT_CC_NET_TIMEOUT";
-/// Default for both bounds.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// libnrt's warning period.
 pub const WARN_PERIOD: Duration = Duration::from_secs(120);
 
@@ -41,16 +39,8 @@ pub struct Bound {
 }
 
 impl Bound {
-    /// The bound named by `variable`, from the environment or the default.
-    pub fn from_env(variable: &'static str) -> NetResult<Bound> {
-        match std::env::var(variable) {
-            Ok(v) => Ok(Bound { limit: parse_seconds(variable, &v)?, variable }),
-            Err(_) => Ok(Bound { limit: DEFAULT_TIMEOUT, variable }),
-        }
-    }
-
-    /// A bound of `limit` attributed to `variable` (tests, callers that
-    /// read their configuration elsewhere).
+    /// A bound of `limit` attributed to `variable` (the caller read the
+    /// value from its configuration).
     pub const fn new(limit: Duration, variable: &'static str) -> Bound {
         Bound { limit, variable }
     }
@@ -64,20 +54,6 @@ impl Bound {
     pub fn timeout(&self, what: impl Into<String>, waited: Duration) -> NetError {
         NetError::Timeout { what: what.into(), waited, variable: self.variable }
     }
-}
-
-/// Parses a positive number of seconds.
-pub fn parse_seconds(variable: &'static str, value: &str) -> NetResult<Duration> {
-    let bad = || NetError::InvalidVariable {
-        variable,
-        value: value.to_string(),
-        expected: "a number of seconds greater than 0 (decimals allowed, e.g. 30 or 0.5)",
-    };
-    let s: f64 = value.trim().parse().map_err(|_| bad())?;
-    if !(s.is_finite() && s > 0.0 && s < 1e9) {
-        return Err(bad());
-    }
-    Ok(Duration::from_secs_f64(s))
 }
 
 /// Where waits send their warnings. The runtime routes these into its log;
@@ -147,18 +123,8 @@ mod tests {
     use std::sync::Mutex;
 
     #[test]
-    fn seconds_parse_and_reject() {
-        assert_eq!(parse_seconds("V", "30").unwrap(), Duration::from_secs(30));
-        assert_eq!(parse_seconds("V", " 0.5 ").unwrap(), Duration::from_millis(500));
-        for bad in ["0", "-1", "abc", "", "inf", "NaN"] {
-            let e = parse_seconds("V", bad).unwrap_err().to_string();
-            assert!(e.contains("V=") && e.contains("greater than 0"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
     fn warn_period_is_libnrt_s_or_a_quarter() {
-        assert_eq!(Bound::new(DEFAULT_TIMEOUT, "V").warn_period(), WARN_PERIOD);
+        assert_eq!(Bound::new(Duration::from_secs(600), "V").warn_period(), WARN_PERIOD);
         assert_eq!(Bound::new(Duration::from_secs(2), "V").warn_period(), Duration::from_millis(500));
     }
 

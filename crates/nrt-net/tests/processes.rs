@@ -16,15 +16,23 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{free_port, ring_allgather};
-use nrt_net::bootstrap::{BootstrapConfig, Joining, Signature, rendezvous};
+use nrt_net::bootstrap::{BootstrapConfig, Joining, ROOT_COMM_ID_VAR, RootCommId, Signature, rendezvous};
 use nrt_net::fabric::{FabricTransport, available};
-use nrt_net::limits::{Bound, NET_TIMEOUT_VAR, stderr_sink};
+use nrt_net::limits::{BOOTSTRAP_TIMEOUT_VAR, Bound, NET_TIMEOUT_VAR, stderr_sink};
 use nrt_net::{NetResult, Transport};
 
 const ROLE: &str = "NRT_NET_TEST_ROLE";
 const RANK: &str = "NRT_NET_TEST_RANK";
 const WORLD: &str = "NRT_NET_TEST_WORLD";
 const CHUNK: &str = "NRT_NET_TEST_CHUNK";
+
+/// The bound the parent gave a rank process in `variable` (whole seconds;
+/// the runtime's own parser is `nrt::config`, above this crate), else
+/// 600 s.
+fn bound_given(variable: &'static str) -> Bound {
+    let secs = std::env::var(variable).map_or(600, |v| v.parse().unwrap_or_else(|_| panic!("{variable}={v}: the tests pass whole seconds")));
+    Bound::new(Duration::from_secs(secs), variable)
+}
 
 /// The rank process. Roles: `ring` (bootstrap + ring all-gather),
 /// `mismatch` (a different op signature), `killed-in-bootstrap` (SIGKILLs
@@ -56,7 +64,8 @@ fn run_rank(role: &str, rank: u32) -> NetResult<()> {
     let t = FabricTransport::open()?;
     eprintln!("RANK {rank} endpoint {} via {}", t.address(), t.provider());
     let (h, mut listener) = t.listen()?;
-    let cfg = BootstrapConfig::from_env()?;
+    let root: RootCommId = std::env::var(ROOT_COMM_ID_VAR).unwrap_or_default().parse()?;
+    let cfg = BootstrapConfig { root, bound: bound_given(BOOTSTRAP_TIMEOUT_VAR), sink: stderr_sink() };
     let digest = if role == "mismatch" { [0xbb; 16] } else { [0xaa; 16] };
     if role == "killed-in-bootstrap" {
         std::thread::spawn(|| {
@@ -75,7 +84,7 @@ fn run_rank(role: &str, rank: u32) -> NetResult<()> {
     if role == "exit-after-bootstrap" {
         std::process::exit(3);
     }
-    let net = Bound::from_env(NET_TIMEOUT_VAR)?;
+    let net = bound_given(NET_TIMEOUT_VAR);
     if role == "stream" {
         return stream(&t, &mut *listener, &world, chunk, net);
     }

@@ -3,36 +3,20 @@
 //! and JAX use).
 
 use crate::errors::{nrtpy_error, value_error};
+use nrt_isa::dtype::{ELEMENT_TYPES, Numpy, element_type};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
-/// The element types numpy itself lacks, which `ml_dtypes` provides (what
-/// nrtpy and JAX use): the NEFF names of each (the first is canonical) and
-/// ml_dtypes' name for it. The others are the types `nrt_neff::dtype`
-/// gives a `.npy` descriptor, under numpy's own names; `float32r` is
-/// float32 to numpy.
-const ML_DTYPES: &[(&[&str], &str)] = &[
-    (&["bfloat16"], "bfloat16"),
-    (&["float8e4", "float8_e4m3fn"], "float8_e4m3fn"),
-    (&["float8_e4m3"], "float8_e4m3"),
-    (&["float8e5", "float8_e5m2"], "float8_e5m2"),
-    (&["float8e3"], "float8_e3m4"),
-];
-
-/// The numpy dtype for a NEFF dtype name.
+/// The numpy dtype for a NEFF dtype name, from the element-type table
+/// (`nrt_isa::dtype::ELEMENT_TYPES`).
 pub fn numpy_dtype<'py>(py: Python<'py>, neff: &str) -> PyResult<Bound<'py, PyAny>> {
-    let spec: Bound<'py, PyAny> = match ML_DTYPES.iter().find(|(names, _)| names.contains(&neff)) {
-        Some((_, ml)) => {
-            let m = py.import("ml_dtypes").map_err(|_| nrtpy_error(format!("dtype {neff} needs the ml_dtypes package (pip install ml_dtypes)")))?;
-            m.getattr(*ml)?
-        }
-        None => {
-            let name = if neff == "float32r" { "float32" } else { neff };
-            if nrt_neff::dtype::npy_descr(name).is_none() {
-                return Err(nrtpy_error(format!("the NEFF dtype {neff:?} has no numpy equivalent")));
-            }
-            pyo3::types::PyString::new(py, name).into_any()
-        }
+    let none = || nrtpy_error(format!("the NEFF dtype {neff:?} has no numpy equivalent"));
+    let spec: Bound<'py, PyAny> = match element_type(neff).ok_or_else(none)?.numpy.ok_or_else(none)? {
+        Numpy::Native(name) => pyo3::types::PyString::new(py, name).into_any(),
+        Numpy::MlDtypes(attr) => py
+            .import("ml_dtypes")
+            .map_err(|_| nrtpy_error(format!("dtype {neff} needs the ml_dtypes package (pip install ml_dtypes)")))?
+            .getattr(attr)?,
     };
     dtype_of(py, &spec)
 }
@@ -46,13 +30,22 @@ pub fn numpy_dtype<'py>(py: Python<'py>, neff: &str) -> PyResult<Bound<'py, PyAn
 pub fn runtime_dtype<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, String)> {
     let d = dtype_of(py, x)?;
     let name: String = d.getattr("name")?.extract()?;
-    let neff = ML_DTYPES.iter().find(|(_, ml)| *ml == name).map_or(name.as_str(), |(names, _)| names[0]);
-    let known = nrt_neff::dtype::npy_descr(&name).is_some() || ML_DTYPES.iter().any(|(_, ml)| *ml == name);
-    if !(known && numpy_dtype(py, neff).is_ok_and(|c| d.eq(&c).unwrap_or(false))) {
-        let ml = ML_DTYPES.iter().map(|(_, ml)| *ml).collect::<Vec<_>>().join(", ");
+    let numpy_name = |t: &nrt_isa::dtype::ElementType| match t.numpy {
+        Some(Numpy::Native(n) | Numpy::MlDtypes(n)) => Some(n),
+        None => None,
+    };
+    let row = ELEMENT_TYPES.iter().find(|t| numpy_name(t) == Some(name.as_str()));
+    if !row.is_some_and(|t| numpy_dtype(py, t.name).is_ok_and(|c| d.eq(&c).unwrap_or(false))) {
+        let names = |ml: bool| {
+            let mut v: Vec<&str> = ELEMENT_TYPES.iter().filter(|t| matches!(t.numpy, Some(Numpy::MlDtypes(_))) == ml).filter_map(numpy_name).collect();
+            v.dedup();
+            v.join(", ")
+        };
         return Err(value_error(format!(
-            "dtype {} cannot hold a tensor's bytes: expected an element type the runtime knows, in native byte order (bool, int8..int64, uint8..uint64, float16, float32, float64, or ml_dtypes' {ml})",
-            d.str()?
+            "dtype {} cannot hold a tensor's bytes: expected an element type the runtime knows, in native byte order ({}, or ml_dtypes' {})",
+            d.str()?,
+            names(false),
+            names(true)
         )));
     }
     Ok((d, name))

@@ -13,7 +13,7 @@ use crate::errors::{nrt_error, nrtpy_error};
 use nrt::config::Env;
 use nrt::load::ModelHost;
 use nrt::runtime::FrameworkType;
-use nrt::{Runtime, RuntimeOptions};
+use nrt::{Runtime, RuntimeHosts, RuntimeOptions};
 use nrt_sim::SimDevice;
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -115,7 +115,7 @@ impl Session {
 
     /// The host of device position `d`.
     pub fn host(&self, d: usize) -> nrt::NrtResult<&ModelHost> {
-        self.hosts.get(d).ok_or_else(|| nrt::NrtError::invalid(format!("device {d} does not exist")))
+        nrt::hosts::host_of(&self.rt, &self.hosts, d)
     }
 
     /// Device memory and physical core of logical core `vnc` (where a
@@ -141,15 +141,9 @@ impl Session {
                 first = Err(e);
             }
         }
-        for h in &self.hosts {
-            if let Err(e) = h.close()
-                && first.is_ok()
-            {
-                first = Err(e);
-            }
-        }
+        let hosts = nrt::hosts::close_hosts(&self.hosts);
         let closed = self.rt.close();
-        first.and(closed)
+        first.and(hosts).and(closed)
     }
 }
 
@@ -175,17 +169,8 @@ fn start() -> Result<Session, (String, Option<nrt::NrtError>)> {
     let mut options = RuntimeOptions::new(devices, Env::from_process());
     options.framework = FrameworkType::NoFw;
     options.framework_version = concat!("nrt-py ", env!("CARGO_PKG_VERSION")).to_string();
-    let rt = Arc::new(Runtime::init(options).map_err(|e| ("Failed to initialize the runtime".to_string(), Some(e)))?);
-    let models = rt.shared_models();
-    let hosts: nrt::NrtResult<Vec<ModelHost>> = (0..rt.devices().len()).map(|d| ModelHost::for_runtime_device(&rt, d, Arc::clone(&models))).collect();
-    let (hosts, settings) = match hosts.and_then(|h| Ok((h, nrt::xu::XuSettings::for_runtime(&rt)?))) {
-        Ok(h) => h,
-        Err(e) => {
-            let _ = rt.close();
-            return Err(("Failed to prepare the devices".to_string(), Some(e)));
-        }
-    };
-    let xus = nrt::xu::Xus::new(settings);
+    // The bring-up libnrt.so's nrt_init and the nrt command use too.
+    let RuntimeHosts { rt, hosts, xus } = RuntimeHosts::start(options).map_err(|e| ("Failed to initialize the runtime".to_string(), Some(e)))?;
     Ok(Session { rt, hosts, xus, sims, tensors: Registry::new(), models: Registry::new() })
 }
 

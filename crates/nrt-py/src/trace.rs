@@ -5,10 +5,11 @@
 //! backend both raise `NrtpyError` saying so. Device time is never made
 //! up from host clocks: it is the device's START/END timestamps.
 //!
-//! What device mode computes from the fetched events is nrtpy's algorithm
-//! ([`device_durations_ms`]): `nc_exec_running` start/stop pairs matched
-//! on `tracking_id`, each execution's duration the difference of the
-//! pair's `data.nc_timestamp_ns`.
+//! What device mode computes from the captured events is nrtpy's
+//! algorithm, the runtime's one implementation
+//! ([`nrt::trace::device_durations_ps`]): `nc_exec_running` start/stop
+//! pairs matched on `tracking_id`, the pairs of one execution's physical
+//! cores merged, one device time per execution.
 
 use crate::bench::BenchmarkResult;
 use crate::errors::{nrt_error, nrtpy_error};
@@ -26,6 +27,9 @@ pub trait SystemTrace: Send + Sync {
     /// `nrt_sys_trace_fetch_events` for `core` (all for None): the JSON
     /// document (`{"events": [...]}`), or "" when nothing was captured.
     fn fetch_json(&self, rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<String>;
+    /// The captured events of `core` (all for None), consumed, as the
+    /// runtime's typed events.
+    fn take_events(&self, rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<Vec<nrt::trace::Event>>;
     /// `nrt_sys_trace_stop`.
     fn stop(&self, rt: &nrt::Runtime) -> nrt::NrtResult<()>;
 }
@@ -50,6 +54,10 @@ impl SystemTrace for RuntimeTrace {
 
     fn fetch_json(&self, _rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<String> {
         nrt::trace::fetch(&nrt::trace::FetchOptions { max_events_per_nc: 0, nc_idx: core })
+    }
+
+    fn take_events(&self, _rt: &nrt::Runtime, core: Option<u32>) -> nrt::NrtResult<Vec<nrt::trace::Event>> {
+        nrt::trace::take(&nrt::trace::FetchOptions { max_events_per_nc: 0, nc_idx: core }).map(|(events, _)| events)
     }
 
     fn stop(&self, _rt: &nrt::Runtime) -> nrt::NrtResult<()> {
@@ -134,54 +142,19 @@ impl SystemTraceSession {
     }
 }
 
-/// Device-time durations (ms) in a fetched system trace document: every
-/// `nc_exec_running` start/stop pair (matched on `tracking_id`, in stop
-/// order), as the difference of their `data.nc_timestamp_ns`. An empty
-/// document has none.
-pub fn device_durations_ms(json: &str) -> Result<Vec<f64>, String> {
-    if json.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    let doc: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("system trace events are not JSON: {e}"))?;
-    let events = doc.get("events").and_then(|e| e.as_array()).ok_or("system trace document has no \"events\" array")?;
-    let mut starts = std::collections::HashMap::new();
-    let mut out = Vec::new();
-    for e in events {
-        if e.get("event_type").and_then(|t| t.as_str()) != Some("nc_exec_running") {
-            continue;
-        }
-        let (Some(id), Some(phase), Some(ts)) = (
-            e.get("tracking_id").and_then(|v| v.as_i64()),
-            e.get("phase").and_then(|v| v.as_str()),
-            e.get("data").and_then(|d| d.get("nc_timestamp_ns")).and_then(|v| v.as_i64()),
-        ) else {
-            continue;
-        };
-        match phase {
-            "start" => {
-                starts.insert(id, ts);
-            }
-            "stop" => {
-                if let Some(t0) = starts.remove(&id) {
-                    out.push((ts - t0) as f64 / 1e6);
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(out)
-}
-
 /// nrtpy's device-mode benchmark: a session on `core`, `warmup` runs then
-/// drain, `iters` runs then fetch, durations from [`device_durations_ms`].
+/// drain, `iters` runs then take the events; one duration per execution
+/// ([`nrt::trace::device_durations_ps`]).
 pub fn device_benchmark(py: Python<'_>, core: u32, warmup: u32, iters: u32, run: impl Fn(u32) -> PyResult<()>) -> PyResult<BenchmarkResult> {
     let mut session = SystemTraceSession::py_new(py, Some(core))?;
     let result = (|| {
         run(warmup)?;
         session.drain_events(py)?;
         run(iters)?;
-        let json = session.fetch_events_json(py)?;
-        let d = device_durations_ms(&json).map_err(nrtpy_error)?;
+        let b = backend()?;
+        let s = crate::session::get()?;
+        let events = py.detach(|| b.take_events(&s.rt, Some(core))).map_err(|e| nrt_error(py, "Failed to fetch system trace events", &e))?;
+        let d: Vec<f64> = nrt::trace::device_durations_ps(&events).iter().map(|ps| *ps as f64 / 1e9).collect();
         if d.is_empty() {
             return Err(pyo3::exceptions::PyRuntimeError::new_err("No device execution events were captured by the system trace"));
         }
@@ -191,23 +164,4 @@ pub fn device_benchmark(py: Python<'_>, core: u32, warmup: u32, iters: u32, run:
     let r = result?;
     stopped?;
     Ok(r)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pairs_start_and_stop_on_tracking_id() {
-        let doc = r#"{"events":[
-            {"event_type":"nc_exec_running","phase":"start","tracking_id":1,"nc_idx":0,"timestamp_ns":5,"data":{"nc_timestamp_ns":1000}},
-            {"event_type":"nrt_execute","phase":"start","tracking_id":9,"timestamp_ns":4},
-            {"event_type":"nc_exec_running","phase":"start","tracking_id":2,"nc_idx":0,"timestamp_ns":6,"data":{"nc_timestamp_ns":4000000}},
-            {"event_type":"nc_exec_running","phase":"stop","tracking_id":1,"nc_idx":0,"timestamp_ns":7,"data":{"nc_timestamp_ns":2001000}},
-            {"event_type":"nc_exec_running","phase":"stop","tracking_id":2,"nc_idx":0,"timestamp_ns":8,"data":{"nc_timestamp_ns":4500000}}]}"#;
-        assert_eq!(device_durations_ms(doc).unwrap(), vec![2.0, 0.5]);
-        assert_eq!(device_durations_ms("").unwrap(), Vec::<f64>::new());
-        assert!(device_durations_ms("{").is_err());
-        assert!(device_durations_ms("{}").is_err());
-    }
 }

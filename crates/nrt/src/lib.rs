@@ -11,6 +11,8 @@
 //! - `config`, `log`, `topology`, `memory`, `runtime`: configuration from
 //!   NEURON_RT_* variables, libnrt-format logging, virtual cores and
 //!   reservation, the device memory allocator and ledger, the lifecycle.
+//! - [`hosts`]: the one bring-up every entry point (C ABI, Python, the
+//!   `nrt` command) uses: the runtime, its model hosts, its execution units.
 //! - `program`, `load`, `model`, `tensor`, `exec`: the NEFF load pipeline,
 //!   the model database, tensors, and execution (bind, stage, doorbell,
 //!   harvest).
@@ -33,6 +35,7 @@ pub mod config;
 pub mod custom_ops;
 pub mod exec;
 pub mod host_memory;
+pub mod hosts;
 pub mod inject;
 pub mod load;
 pub mod log;
@@ -49,5 +52,6 @@ pub mod trace;
 pub mod worker;
 pub mod xu;
 
+pub use hosts::RuntimeHosts;
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};
 pub use status::{NrtError, NrtResult, NrtStatus, StatusPriority};

@@ -420,6 +420,14 @@ impl Runtime {
         Ok((v.device, local as u32))
     }
 
+    /// The process-local logical core that is logical core `local` of the
+    /// device at position `d` (the inverse of [`Runtime::locate_vnc`]).
+    pub fn vnc_of(&self, d: usize, local: u32) -> NrtResult<u32> {
+        self.check_open()?;
+        let mine = self.topology.vcores().iter().enumerate().filter(|(_, v)| v.device == d).nth(local as usize);
+        mine.map(|(i, _)| i as u32).ok_or_else(|| NrtError::invalid(format!("logical core {local} of device {d} is not visible")))
+    }
+
     /// The physical cores of each visible logical core on the device at
     /// position `d`, in vcore order (what a per-device model host needs).
     pub fn device_vcores(&self, d: usize) -> Vec<Vec<nrt_hal::CoreId>> {

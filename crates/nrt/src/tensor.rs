@@ -254,11 +254,21 @@ impl Tensor {
     }
 
     /// Copies `len` bytes from `src` at `src_offset` into this tensor at
-    /// `dst_offset` (device-to-device without a host bounce).
+    /// `dst_offset` (device-to-device without a host bounce). Device
+    /// tensors of different devices are NRT_INVALID: one device's copy
+    /// engine cannot address another's memory.
     pub fn copy_from(&self, dst_offset: u64, src: &Tensor, src_offset: u64, len: u64) -> NrtResult<()> {
         let n = usize::try_from(len).map_err(|_| NrtError::invalid(format!("copy of {len} bytes is too large")))?;
         range(&src.name, src.size, src_offset, n)?;
         range(&self.name, self.size, dst_offset, n)?;
+        if let (Some(sd), Some(dd)) = (src.device_index(), self.device_index())
+            && sd != dd
+        {
+            return Err(NrtError::invalid(format!(
+                "tensor copy from {:?} (ND {sd}) to {:?} (ND {dd}): device tensors must be on the same device",
+                src.name, self.name
+            )));
+        }
         src.wait_idle()?;
         self.wait_idle()?;
         match (&src.storage, &self.storage) {
@@ -462,6 +472,34 @@ mod tests {
         c.read(0, &mut d).unwrap();
         assert_eq!(d, [1, 2, 3, 0]);
         assert_eq!(a.write(15, &[0, 0]).unwrap_err().status, crate::NrtStatus::Invalid);
+    }
+
+    #[test]
+    fn a_copy_between_devices_is_refused_and_writes_nothing() {
+        let cfg = nrt_sim::SimConfig::builder().deterministic(true).devices(2).hbm_bytes_per_channel(64 << 20).build();
+        let mems: Vec<Arc<DeviceMemory>> = nrt_sim::SimDevice::all(&cfg).into_iter().map(|d| Arc::new(DeviceMemory::new(Arc::new(d)))).collect();
+        let on = |d: usize, name: &str| Tensor::allocate_device(&mems[d], CoreId(0), 64, name).unwrap();
+        let (a0, b0, c1) = (on(0, "a0"), on(0, "b0"), on(1, "c1"));
+        a0.write(0, &[7; 64]).unwrap();
+        b0.write(0, &[2; 64]).unwrap();
+        c1.write(0, &[1; 64]).unwrap();
+        let e = c1.copy_from(0, &a0, 0, 64).unwrap_err();
+        assert_eq!(e.status, crate::NrtStatus::Invalid);
+        assert!(e.message.contains("(ND 0) to \"c1\" (ND 1)") && e.message.contains("same device"), "{}", e.message);
+        let e = a0.copy_from(0, &c1, 0, 64).unwrap_err();
+        assert_eq!(e.status, crate::NrtStatus::Invalid);
+        let read = |t: &Tensor| {
+            let mut b = [0u8; 64];
+            t.read(0, &mut b).unwrap();
+            b
+        };
+        assert_eq!((read(&a0), read(&b0), read(&c1)), ([7; 64], [2; 64], [1; 64]), "a refused copy writes nowhere");
+        b0.copy_from(0, &a0, 0, 64).unwrap();
+        assert_eq!(read(&b0), [7; 64]);
+        // Host tensors still copy to and from either device.
+        let h = Tensor::from_host_bytes(vec![9; 64], "h");
+        c1.copy_from(0, &h, 0, 64).unwrap();
+        assert_eq!(read(&c1), [9; 64]);
     }
 
     #[test]

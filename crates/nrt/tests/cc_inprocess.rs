@@ -208,6 +208,32 @@ fn a_rank_that_never_arrives_times_out_naming_it() {
 }
 
 #[test]
+fn the_device_wait_takes_the_execution_timeout_init_accepted() {
+    // NEURON_RT_EXEC_TIMEOUT has one rule (whole seconds, 0 allowed, as
+    // libnrt documents): a value init accepts is the collective's device
+    // bound too, never refused by the collective itself.
+    for timeout in ["0", "30"] {
+        let rt = runtime(&format!("exec-timeout-{timeout}"), &[("NEURON_RT_EXEC_TIMEOUT", timeout)]);
+        let inputs: Vec<Vec<u8>> = (0..2).map(|r| encode(Dtype::Float32, &values(Dtype::Float32, r, 16))).collect();
+        for r in run(&rt, &CcKind::AllReduce, Dtype::Float32, ReduceOp::Add, 16, &inputs, false) {
+            match r {
+                Ok(_) => {}
+                // 0: done only if the device finished before the first check.
+                Err(e) if timeout == "0" => {
+                    assert_eq!(e.status, NrtStatus::ExecHwErrCollectives, "{}", e.message);
+                    assert!(e.message.contains("within 0.0 sec (NEURON_RT_EXEC_TIMEOUT)"), "{}", e.message);
+                }
+                Err(e) => panic!("NEURON_RT_EXEC_TIMEOUT={timeout}: {e}"),
+            }
+        }
+        rt.close().unwrap();
+    }
+    let devs: Vec<Arc<dyn Device>> = Vec::new();
+    let e = Runtime::init(RuntimeOptions::new(devs, Env::from_pairs([("NEURON_RT_EXEC_TIMEOUT", "0.5")]))).unwrap_err();
+    assert!(e.status == NrtStatus::Invalid && e.message.contains("NEURON_RT_EXEC_TIMEOUT=\"0.5\""), "{}", e.message);
+}
+
+#[test]
 fn mismatched_peers_fail_on_every_rank_naming_both_sides() {
     let rt = runtime("mismatch", &[("NEURON_RT_CC_NET_TIMEOUT", "20")]);
     let results = std::thread::scope(|s| {

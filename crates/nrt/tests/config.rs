@@ -43,6 +43,12 @@ fn accepted_values_of_every_variable() {
     assert_eq!(parse(&[("NEURON_RT_DBG_DMA_PACKETIZATION_SIZE", "65536")]).dma_packetization_size, 65536);
     assert_eq!(parse(&[("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "4096")]).gpsimd_stdout_queue_bytes, 4096);
     assert!(parse(&[("NEURON_RT_ENABLE_DGE_NOTIFICATIONS", "1")]).dge_notifications);
+    assert_eq!(parse(&[("NEURON_RT_CC_NET_TIMEOUT", "0.3")]).collectives.net_timeout, Duration::from_millis(300));
+    assert_eq!(parse(&[("NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "20")]).collectives.bootstrap_timeout, Duration::from_secs(20));
+    assert_eq!(parse(&[]).collectives.net_timeout, Duration::from_secs(600));
+    assert!(parse(&[("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED", "1")]).collectives.sendrecv_enabled);
+    assert_eq!(parse(&[("NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT", "62000")]).collectives.sendrecv_port, Some(62000));
+    assert!(!parse(&[("NEURON_RT_INSPECT_HOST_MEMORY", "off")]).inspect.host_memory);
     let c = parse(&[("NEURON_RT_LOG_LEVEL", "QUIET"), ("NEURON_RT_LOG_LEVEL_NRT", "trace"), ("NEURON_RT_LOG_LOCATION_KMGR", "nmgr.log")]);
     assert_eq!((c.log.level(Module::Tdrv), c.log.level(Module::Nrt)), (Level::Quiet, Level::Trace));
     assert_eq!(c.log.location(Module::Nmgr), &Location::File("nmgr.log".into()));
@@ -90,6 +96,16 @@ fn every_invalid_form_names_variable_value_and_accepted() {
         ("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "3000", "power of two up to 131072"),
         ("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "262144", "from 0 to 131072"),
         ("NEURON_RT_ENABLE_DGE_NOTIFICATIONS", "x", "0 or 1"),
+        ("NEURON_RT_CC_NET_TIMEOUT", "0", "a number of seconds greater than 0"),
+        ("NEURON_RT_CC_NET_TIMEOUT", "abc", "a number of seconds greater than 0"),
+        ("NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "-1", "a number of seconds greater than 0"),
+        ("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED", "maybe", "0 or 1"),
+        ("NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT", "0", "from 1 to 65535"),
+        ("NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC", "many", "at least 0"),
+        ("NEURON_RT_INSPECT_EVENT_FILTER_NC", "a-b", "inclusive range"),
+        ("NEURON_RT_INSPECT_EVENT_FILTER_TYPE", "bogus_event", "nc_exec_running"),
+        ("NEURON_RT_INSPECT_CPU_UTIL", "sometimes", "0 or 1"),
+        ("NEURON_RT_INSPECT_DEVICE_PROFILE", "always", "session"),
     ];
     for &(var, value, accepted) in cases {
         let err = Config::from_env(&Env::new().with(var, value)).expect_err(&format!("{var}={value} accepted"));
@@ -105,14 +121,27 @@ fn every_invalid_form_names_variable_value_and_accepted() {
 #[test]
 fn unknown_names_are_ignored_and_listed() {
     let env = Env::new()
-        .with("NEURON_RT_ROOT_COMM_ID", "10.0.0.1:62182")
         .with("NEURON_RT_NUM_SOFTWARE_NQS", "??")
         .with("NEURON_RT_INSPECT_PRECACHE_ENABLE", "1")
         .with("NEURON_CC_FLAGS", "--lnc 2")
         .with("NEURON_RT_LOG_LEVEL", "info");
     let c = Config::from_env(&env).unwrap();
-    assert_eq!(c.ignored, vec!["NEURON_RT_INSPECT_PRECACHE_ENABLE", "NEURON_RT_NUM_SOFTWARE_NQS", "NEURON_RT_ROOT_COMM_ID"]);
+    assert_eq!(c.ignored, vec!["NEURON_RT_INSPECT_PRECACHE_ENABLE", "NEURON_RT_NUM_SOFTWARE_NQS"]);
     assert_eq!(c.log.level(Module::Nrt), Level::Info);
+}
+
+#[test]
+fn the_collectives_variables_are_read_not_ignored() {
+    let env = Env::new().with("NEURON_RT_ROOT_COMM_ID", "10.0.0.1:62182").with("NEURON_RT_CC_NET_TIMEOUT", "5");
+    let c = Config::from_env(&env).unwrap();
+    assert!(c.ignored.is_empty(), "{:?}", c.ignored);
+    assert_eq!(c.collectives.root_comm_id, Some(nrt::config::RootComm::Addr("10.0.0.1:62182".parse().unwrap())));
+    assert_eq!(c.collectives.net_timeout, Duration::from_secs(5));
+    // A malformed root does not fail init (launchers export it to every
+    // process); it is a warning now and the bootstrap's error later.
+    let c = Config::from_env(&Env::new().with("NEURON_RT_ROOT_COMM_ID", "localhost:48620")).unwrap();
+    assert!(matches!(c.collectives.root_comm_id, Some(nrt::config::RootComm::Malformed { .. })));
+    assert!(c.warnings.iter().any(|w| w.contains("Invalid NEURON_RT_ROOT_COMM_ID [localhost:48620]")), "{:?}", c.warnings);
 }
 
 #[test]

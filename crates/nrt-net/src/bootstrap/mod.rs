@@ -30,7 +30,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
 use crate::error::{NetError, NetResult, secs};
-use crate::limits::{BOOTSTRAP_TIMEOUT_VAR, Bound, WarnSink, Waiting, stderr_sink};
+use crate::limits::{Bound, WarnSink, Waiting};
 use wire::{FailKind, Hello, Msg};
 
 /// The op signature of one replica group: a digest the runtime computes
@@ -104,18 +104,6 @@ pub struct BootstrapConfig {
     pub bound: Bound,
     /// Where the waiting warnings go.
     pub sink: WarnSink,
-}
-
-impl BootstrapConfig {
-    /// `NEURON_RT_ROOT_COMM_ID` and `NEURON_RT_CC_BOOTSTRAP_TIMEOUT` from
-    /// the environment; warnings on stderr.
-    pub fn from_env() -> NetResult<BootstrapConfig> {
-        Ok(BootstrapConfig {
-            root: RootCommId::from_env()?,
-            bound: Bound::from_env(BOOTSTRAP_TIMEOUT_VAR)?,
-            sink: stderr_sink(),
-        })
-    }
 }
 
 /// The result: every rank's endpoint, in rank order.

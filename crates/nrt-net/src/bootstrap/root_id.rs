@@ -1,7 +1,9 @@
 //! `NEURON_RT_ROOT_COMM_ID`: where rank 0 listens. libnrt accepts
 //! `<ipv4>:<port>` or `[<ipv6>]:<port>` and rejects anything else with an
 //! explicit message; so do we (a host name is not accepted: libnrt's
-//! message names only the two address forms).
+//! message names only the two address forms). The runtime reads the
+//! variable (`nrt::config`) and parses its value with [`RootCommId`]'s
+//! `FromStr`; this crate never reads the environment.
 
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
@@ -21,22 +23,6 @@ impl RootCommId {
     /// The socket address rank 0 listens at.
     pub fn addr(&self) -> SocketAddr {
         self.addr
-    }
-
-    /// The variable's value from the environment; unset is an error that
-    /// says what to set, since a world of several processes cannot meet
-    /// without it.
-    pub fn from_env() -> NetResult<RootCommId> {
-        match std::env::var(ROOT_COMM_ID_VAR) {
-            Ok(v) => v.parse(),
-            Err(_) => Err(NetError::InvalidRootCommId {
-                value: String::new(),
-                reason: format!(
-                    "{ROOT_COMM_ID_VAR} is not set; ranks in several processes meet at rank 0's address: \
-                     set it to the same value on every rank"
-                ),
-            }),
-        }
     }
 }
 

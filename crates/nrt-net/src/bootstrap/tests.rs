@@ -2,6 +2,7 @@
 //! code path as ranks in separate processes).
 
 use super::*;
+use crate::limits::{BOOTSTRAP_TIMEOUT_VAR, stderr_sink};
 use std::sync::{Arc, Mutex};
 use std::thread;
 

@@ -45,7 +45,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::error::{NetError, NetResult, secs};
-use crate::limits::{BOOTSTRAP_TIMEOUT_VAR, Bound, NET_TIMEOUT_VAR, WarnSink};
+use crate::limits::{Bound, NET_TIMEOUT_VAR, WarnSink};
 use crate::transport::{Handle, Listener, RecvComm, Request, SendComm, Transport};
 
 /// Logical cores a host may have (`0..128`).
@@ -145,31 +145,16 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// From the environment: `NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED=1`
-    /// and `NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT` are required, the two
-    /// bounds optional.
-    pub fn from_env() -> SrResult<Settings> {
-        let enabled = std::env::var(ENABLE_VAR).unwrap_or_default();
-        if enabled.trim() != "1" {
-            return Err(failure(format!(
-                "async send/recv is experimental and disabled: set {ENABLE_VAR}=1 (it is {})",
-                if enabled.is_empty() { "unset".to_string() } else { format!("{enabled:?}") }
-            )));
+    /// The settings of a core from the runtime's configuration (read from
+    /// the environment once, in `nrt::config`): the experimental switch
+    /// must be on and the port given; otherwise the error names the
+    /// variable to set.
+    pub fn new(enabled: bool, port: Option<u16>, connect: Bound, transfer: Bound) -> SrResult<Settings> {
+        if !enabled {
+            return Err(failure(format!("async send/recv is experimental and disabled: set {ENABLE_VAR}=1")));
         }
-        let port = std::env::var(PORT_VAR).map_err(|_| {
-            failure(format!("{PORT_VAR} is unset: async send/recv needs the port of its rendezvous store (1-65535)"))
-        })?;
-        let port = parse_port(&port)?;
-        let bound = |v| Bound::from_env(v).map_err(|e: NetError| SrError::new(ErrorKind::Invalid, e.to_string()));
-        Ok(Settings { port, connect: bound(BOOTSTRAP_TIMEOUT_VAR)?, transfer: bound(NET_TIMEOUT_VAR)? })
-    }
-}
-
-/// Parses a `NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT` value.
-pub fn parse_port(value: &str) -> SrResult<u16> {
-    match value.trim().parse::<u16>() {
-        Ok(p) if p > 0 => Ok(p),
-        _ => Err(SrError::new(ErrorKind::Invalid, format!("{PORT_VAR}={value:?} is not a port: expected an integer 1-65535"))),
+        let port = port.ok_or_else(|| failure(format!("{PORT_VAR} is unset: async send/recv needs the port of its rendezvous store (1-65535)")))?;
+        Ok(Settings { port, connect, transfer })
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::InProcTransport;
+use crate::limits::{BOOTSTRAP_TIMEOUT_VAR, NET_TIMEOUT_VAR};
 use std::net::TcpListener;
 
 struct Bytes(Mutex<Vec<u8>>);
@@ -192,12 +193,13 @@ fn a_transfer_nobody_answers_times_out_and_frees_its_slot() {
 }
 
 #[test]
-fn settings_come_from_the_environment_with_clear_errors() {
-    assert_eq!(parse_port("5000").unwrap(), 5000);
-    for bad in ["0", "70000", "port", ""] {
-        let e = parse_port(bad).unwrap_err();
-        assert!(e.kind == ErrorKind::Invalid && e.message.contains(PORT_VAR) && e.message.contains("1-65535"), "{bad}: {e:?}");
-    }
+fn settings_name_the_variable_to_set() {
+    let b = Bound::new(Duration::from_secs(1), NET_TIMEOUT_VAR);
+    assert_eq!(Settings::new(true, Some(5000), b, b).unwrap().port, 5000);
+    let off = Settings::new(false, Some(5000), b, b).unwrap_err();
+    assert!(off.kind == ErrorKind::Failure && off.message.contains(&format!("set {ENABLE_VAR}=1")), "{off:?}");
+    let no_port = Settings::new(true, None, b, b).unwrap_err();
+    assert!(no_port.kind == ErrorKind::Failure && no_port.message.contains(PORT_VAR) && no_port.message.contains("1-65535"), "{no_port:?}");
     let key = handle_key(1, 2, b"h");
     assert_eq!(key, [b"handle-".as_slice(), &1u32.to_le_bytes(), &2u32.to_le_bytes(), b"h"].concat());
 }

@@ -116,7 +116,7 @@ impl CcRank {
         if world == 0 || rank >= world {
             return Err(NrtError::invalid(format!("g_device_id {rank} is not in a world of {world} participants (expected 0..{world})")));
         }
-        let peer_timeout = super::world::bound(rt, super::world::PEER_TIMEOUT_VAR, super::world::DEFAULT_PEER_TIMEOUT)?;
+        let peer_timeout = rt.config().collectives.net_timeout;
         let everyone: Vec<u32> = (0..world).collect();
         let net = rt.collectives().world_for(rt, &everyone)?;
         Ok(CcRank { rank, world, peer_timeout, net, inject_proxy: super::proxy::Injected::from_env(rt.env()) })

@@ -16,8 +16,9 @@
 use crate::log::{Level, Module};
 use crate::runtime::Runtime;
 use crate::status::{NrtError, NrtResult, NrtStatus};
-use nrt_net::bootstrap::{BootstrapConfig, Joining, Member, RootCommId, ROOT_COMM_ID_VAR, rendezvous};
-use nrt_net::limits::{BOOTSTRAP_TIMEOUT_VAR, Bound, DEFAULT_TIMEOUT, NET_TIMEOUT_VAR, WarnSink, parse_seconds};
+use crate::config::RootComm;
+use nrt_net::bootstrap::{BootstrapConfig, Joining, Member, ROOT_COMM_ID_VAR, rendezvous};
+use nrt_net::limits::{BOOTSTRAP_TIMEOUT_VAR, Bound, NET_TIMEOUT_VAR, WarnSink};
 use nrt_net::{Handle, Listener, NetError, RecvComm, SendComm, Transport};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -87,19 +88,16 @@ pub fn runtime_sink() -> WarnSink {
     Arc::new(|m: &str| crate::log::write(Level::Warn, Module::Nrt, "ccom", format_args!("{m}")))
 }
 
-/// A bound read from the runtime's environment (`NEURON_RT_CC_*_TIMEOUT`).
-pub fn bound_of(rt: &Runtime, variable: &'static str) -> NrtResult<Bound> {
-    match rt.env().get(variable) {
-        None => Ok(Bound::new(DEFAULT_TIMEOUT, variable)),
-        Some(v) => Ok(Bound::new(parse_seconds(variable, v).map_err(|e| NrtError::invalid(e.to_string()))?, variable)),
-    }
+/// The transport waits' bound: the configuration's NEURON_RT_CC_NET_TIMEOUT.
+pub fn net_bound(rt: &Runtime) -> Bound {
+    Bound::new(rt.config().collectives.net_timeout, NET_TIMEOUT_VAR)
 }
 
 /// The runtime status of a network error.
 pub fn status_of(e: &NetError) -> NrtStatus {
     match e {
         NetError::Timeout { .. } => NrtStatus::Timeout,
-        NetError::Mismatch(_) | NetError::InvalidRootCommId { .. } | NetError::InvalidVariable { .. } | NetError::Invalid(_) => NrtStatus::Invalid,
+        NetError::Mismatch(_) | NetError::InvalidRootCommId { .. } | NetError::Invalid(_) => NrtStatus::Invalid,
         NetError::PeerClosed { .. } | NetError::Fabric { .. } => NrtStatus::NetworkProxyFailure,
         _ => NrtStatus::Failure,
     }
@@ -141,13 +139,13 @@ impl NetSlot {
         if group.iter().all(|g| st.registered.contains_key(g)) {
             return Ok(None);
         }
-        if rt.env().get(ROOT_COMM_ID_VAR).is_none() {
+        if rt.config().collectives.root_comm_id.is_none() {
             return Ok(None);
         }
         if let Some(&g) = group.iter().find(|&&g| g >= size) {
             return Err(NrtError::invalid(format!("replica group {group:?} names rank {g}, outside the collectives world of {size} ranks")));
         }
-        let bootstrap = bound_of(rt, BOOTSTRAP_TIMEOUT_VAR)?;
+        let bootstrap = Bound::new(rt.config().collectives.bootstrap_timeout, BOOTSTRAP_TIMEOUT_VAR);
         let deadline = Instant::now() + bootstrap.limit + bootstrap.limit / 2 + Duration::from_secs(1);
         loop {
             match &st.phase {
@@ -178,9 +176,13 @@ impl NetSlot {
 }
 
 fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, bootstrap: Bound) -> NrtResult<NetWorld> {
-    let root_text = rt.env().get(ROOT_COMM_ID_VAR).unwrap_or_default();
-    let root: RootCommId = root_text.parse().map_err(|e: NetError| net_err("collectives bootstrap", &e))?;
-    let net = bound_of(rt, NET_TIMEOUT_VAR)?;
+    let root = match &rt.config().collectives.root_comm_id {
+        Some(RootComm::Addr(a)) => *a,
+        Some(RootComm::Malformed { message, .. }) => return Err(NrtError::invalid(format!("collectives bootstrap: {message}"))),
+        None => return Err(NrtError::invalid(format!("collectives bootstrap: {ROOT_COMM_ID_VAR} is not set"))),
+    };
+    let root_text = root.to_string();
+    let net = net_bound(rt);
     let sink = runtime_sink();
     let transport: Arc<dyn Transport> = Arc::new(nrt_net::fabric::FabricTransport::open().map_err(|e| net_err("ranks in other processes need the libfabric transport", &e))?);
     let mut listeners = HashMap::new();

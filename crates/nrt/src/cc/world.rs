@@ -24,11 +24,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The variable bounding the wait for peers.
+/// The variable bounding the wait for peers (messages; the value is the
+/// configuration's `collectives.net_timeout`).
 pub const PEER_TIMEOUT_VAR: &str = "NEURON_RT_CC_NET_TIMEOUT";
 /// Its default.
-pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(600);
-/// The variable bounding the wait for the device.
+pub const DEFAULT_PEER_TIMEOUT: Duration = crate::config::DEFAULT_CC_TIMEOUT;
+/// The variable bounding the wait for the device (messages; the value is
+/// the configuration's `exec_timeout`, the one an execution has).
 pub const EXEC_TIMEOUT_VAR: &str = "NEURON_RT_EXEC_TIMEOUT";
 
 /// The reduction of `nrt_op_type_t` (the in-DMA CCE opcodes).
@@ -151,16 +153,6 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub(crate) fn bound(rt: &Runtime, var: &'static str, default: Duration) -> NrtResult<Duration> {
-    match rt.env().get(var) {
-        None => Ok(default),
-        Some(v) => match v.trim().parse::<f64>() {
-            Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Duration::from_secs_f64(s)),
-            _ => Err(NrtError::invalid(format!("invalid {var}={v}: expected a number of seconds greater than 0 (decimals allowed, e.g. 30 or 0.5)"))),
-        },
-    }
-}
-
 fn names(ranks: &[usize]) -> String {
     ranks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join(", ")
 }
@@ -231,8 +223,8 @@ impl Collectives {
             }
         }
         rt.vcore(me.vnc)?;
-        let peers = bound(rt, PEER_TIMEOUT_VAR, DEFAULT_PEER_TIMEOUT)?;
-        let exec = bound(rt, EXEC_TIMEOUT_VAR, rt.config().exec_timeout)?;
+        let peers = rt.config().collectives.net_timeout;
+        let exec = rt.config().exec_timeout;
         let world = self.net.world_for(rt, &me.group)?;
         let local: Vec<bool> = match &world {
             Some(w) => {

@@ -1,5 +1,10 @@
 //! Runtime configuration from NEURON_RT_* variables, read once at init.
 //!
+//! This module is the only reader of the runtime's variables: every
+//! `NEURON_RT_*` value (and `NEURON_LOGICAL_NC_CONFIG`,
+//! `NEURON_FAIL_ON_NAN`) is parsed here, with one rule, and the layers
+//! take typed values from [`Config`]; the crates below the runtime
+//! (`nrt-net`, `nrt-sim`) read none of them (a test scans the sources).
 //! [`Config::from_env`] validates every value it knows: an invalid value
 //! is an init error (NRT_INVALID) naming the variable, the value and what
 //! is accepted. Unknown NEURON_RT_* names are ignored (libnrt accepts the
@@ -7,11 +12,17 @@
 //! [`Config::ignored`] for a debug line. Every variable is documented in
 //! `docs/configuration.md`.
 
+mod collectives;
 mod env;
+mod inspect;
 mod parse;
 
+pub use collectives::{CcConfig, DEFAULT_CC_TIMEOUT, RootComm};
 pub use env::Env;
-pub use parse::{BOOL_ACCEPTED, CORE_LIST_ACCEPTED, ConfigError, parse_bool, parse_core_list, parse_u64_in, parse_u64_min};
+pub use inspect::{DEVICE_PROFILE_ACCEPTED, InspectSession, parse_device_profile};
+pub use parse::{
+    BOOL_ACCEPTED, CORE_LIST_ACCEPTED, ConfigError, SECONDS_ACCEPTED, parse_bool, parse_core_list, parse_seconds, parse_u64_in, parse_u64_min,
+};
 
 use crate::log::{Level, Location, LogConfig, Module};
 use nrt_hal::Arch;
@@ -75,7 +86,9 @@ pub struct Config {
     /// NEURON_LOGICAL_NC_CONFIG or NEURON_RT_VIRTUAL_CORE_SIZE (the former
     /// wins): physical cores per logical core; None = the device default.
     pub lnc: Option<u32>,
-    /// NEURON_RT_EXEC_TIMEOUT.
+    /// NEURON_RT_EXEC_TIMEOUT: whole seconds, 0 allowed (libnrt's
+    /// documented range, `1000 × seconds` ms in its harvest); the bound of
+    /// an execution and of a collective's wait for its device.
     pub exec_timeout: Duration,
     /// NEURON_RT_VALIDATE_HASH.
     pub validate_hash: bool,
@@ -115,8 +128,12 @@ pub struct Config {
     /// NEURON_RT_INSPECT_ENABLE + NEURON_RT_INSPECT_DEVICE_PROFILE: which
     /// executions get an instruction trace (Off unless inspect is enabled).
     pub device_profile: DeviceProfile,
-    /// NEURON_RT_INSPECT_OUTPUT_DIR: where profiles are written.
-    pub inspect_output_dir: std::path::PathBuf,
+    /// The `NEURON_RT_INSPECT_*` settings: where profiles are written
+    /// (`inspect.output_dir`) and what an `nrt_inspect_begin` session
+    /// captures.
+    pub inspect: InspectSession,
+    /// The collectives' and async send/recv variables.
+    pub collectives: CcConfig,
     /// Warnings found while reading (clamped values, deprecated knobs),
     /// logged by init.
     pub warnings: Vec<String>,
@@ -149,7 +166,8 @@ impl Default for Config {
             gpsimd_stdout_queue_bytes: 0,
             dge_notifications: false,
             device_profile: DeviceProfile::Off,
-            inspect_output_dir: std::path::PathBuf::from(DEFAULT_INSPECT_OUTPUT_DIR),
+            inspect: InspectSession::default(),
+            collectives: CcConfig::default(),
             warnings: Vec::new(),
             ignored: Vec::new(),
         }
@@ -192,6 +210,11 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "NEURON_RT_INSPECT_EVENT_FILTER_NC",
     "NEURON_RT_INSPECT_EVENT_FILTER_TYPE",
     "NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC",
+    "NEURON_RT_ROOT_COMM_ID",
+    "NEURON_RT_CC_NET_TIMEOUT",
+    "NEURON_RT_CC_BOOTSTRAP_TIMEOUT",
+    "NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED",
+    "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT",
 ];
 
 struct Reader<'a> {
@@ -271,24 +294,14 @@ impl Reader<'_> {
         Ok(log)
     }
 
-    /// NEURON_RT_INSPECT_DEVICE_PROFILE, read only when inspect is on.
-    /// Unset means `model`: the system profile (libnrt's other inspect
-    /// output) is not produced here, so inspect without a device profile
-    /// would write nothing.
+    /// NEURON_RT_INSPECT_DEVICE_PROFILE, effective only when inspect is on
+    /// (validated either way). Unset means `model`: the system profile
+    /// (libnrt's other inspect output) is not produced here, so inspect
+    /// without a device profile would write nothing.
     fn device_profile(&self) -> Result<DeviceProfile, ConfigError> {
-        if !self.bool("NEURON_RT_INSPECT_ENABLE", false)? {
-            return Ok(DeviceProfile::Off);
-        }
         let var = "NEURON_RT_INSPECT_DEVICE_PROFILE";
-        match self.get(var) {
-            None => Ok(DeviceProfile::Model),
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "0" => Ok(DeviceProfile::Off),
-                "1" | "model" => Ok(DeviceProfile::Model),
-                "session" => Ok(DeviceProfile::Session),
-                _ => Err(ConfigError::new(var, v, "0, 1, model (first execution of each model) or session (every execution)")),
-            },
-        }
+        let profile = self.get(var).map_or(Ok(DeviceProfile::Model), |v| parse_device_profile(var, v))?;
+        Ok(if self.bool("NEURON_RT_INSPECT_ENABLE", false)? { profile } else { DeviceProfile::Off })
     }
 
     fn fake_instance(&self) -> Result<Option<FakeInstance>, ConfigError> {
@@ -322,6 +335,23 @@ fn is_known(name: &str) -> bool {
             .any(|p| name.strip_prefix(p).is_some_and(|m| Module::from_tag(m).is_some()))
 }
 
+/// The logical-core size `env` asks for: NEURON_LOGICAL_NC_CONFIG, else
+/// NEURON_RT_VIRTUAL_CORE_SIZE (both validated); None when neither is
+/// set. [`Config::from_env`] reads it so; the tools that describe an
+/// instance without starting a runtime, and the commands that default it
+/// from a NEFF, read it here too.
+pub fn lnc_of(env: &Env) -> Result<Option<u32>, ConfigError> {
+    let r = Reader { env };
+    match r.lnc("NEURON_LOGICAL_NC_CONFIG")? {
+        Some(l) => {
+            // Validate the other one too, so a typo there is not silent.
+            r.lnc("NEURON_RT_VIRTUAL_CORE_SIZE")?;
+            Ok(Some(l))
+        }
+        None => r.lnc("NEURON_RT_VIRTUAL_CORE_SIZE"),
+    }
+}
+
 impl Config {
     /// Reads and validates the configuration from `env`.
     pub fn from_env(env: &Env) -> Result<Config, ConfigError> {
@@ -338,14 +368,7 @@ impl Config {
         if visible_cores.is_some() && num_cores.is_some() {
             warnings.push("NEURON_RT_VISIBLE_CORES and NEURON_RT_NUM_CORES are both set; NEURON_RT_VISIBLE_CORES takes precedence".into());
         }
-        let lnc = match r.lnc("NEURON_LOGICAL_NC_CONFIG")? {
-            Some(l) => {
-                // Validate the other one too, so a typo there is not silent.
-                r.lnc("NEURON_RT_VIRTUAL_CORE_SIZE")?;
-                Some(l)
-            }
-            None => r.lnc("NEURON_RT_VIRTUAL_CORE_SIZE")?,
-        };
+        let lnc = lnc_of(env)?;
         let exec_timeout = Duration::from_secs(u64::from(r.u32_in(
             "NEURON_RT_EXEC_TIMEOUT",
             DEFAULT_EXEC_TIMEOUT.as_secs() as u32,
@@ -380,6 +403,8 @@ impl Config {
                 "0 (off) or a power of two up to 131072",
             ));
         }
+        let collectives = CcConfig::read(|var| r.get(var).map(str::to_string), &mut warnings)?;
+        let inspect = InspectSession::from_env(env)?;
         let ignored = env
             .with_prefix("NEURON_RT_")
             .map(|(k, _)| k)
@@ -419,9 +444,8 @@ impl Config {
             gpsimd_stdout_queue_bytes,
             dge_notifications: r.bool("NEURON_RT_ENABLE_DGE_NOTIFICATIONS", false)?,
             device_profile: r.device_profile()?,
-            inspect_output_dir: r
-                .get("NEURON_RT_INSPECT_OUTPUT_DIR")
-                .map_or_else(|| std::path::PathBuf::from(DEFAULT_INSPECT_OUTPUT_DIR), |v| std::path::PathBuf::from(v.trim())),
+            inspect,
+            collectives,
             warnings,
             ignored,
         })
@@ -445,7 +469,7 @@ mod tests {
         let e = on("always").unwrap_err().to_string();
         assert!(e.contains("NEURON_RT_INSPECT_DEVICE_PROFILE") && e.contains("always") && e.contains("session"), "{e}");
         let c = cfg(&[("NEURON_RT_INSPECT_OUTPUT_DIR", "/tmp/p")]).unwrap();
-        assert_eq!(c.inspect_output_dir, std::path::PathBuf::from("/tmp/p"));
+        assert_eq!(c.inspect.output_dir, std::path::PathBuf::from("/tmp/p"));
         assert!(c.ignored.is_empty());
     }
 
@@ -494,9 +518,9 @@ mod tests {
 
     #[test]
     fn unknown_names_are_listed_not_rejected() {
-        let env = Env::new().with("NEURON_RT_ROOT_COMM_ID", "host:1234").with("NEURON_RT_LOG_LEVEL_CCOM", "bogus");
+        let env = Env::new().with("NEURON_RT_NUM_SOFTWARE_NQS", "host:1234").with("NEURON_RT_LOG_LEVEL_CCOM", "bogus");
         let c = Config::from_env(&env).unwrap();
-        assert_eq!(c.ignored, vec!["NEURON_RT_LOG_LEVEL_CCOM", "NEURON_RT_ROOT_COMM_ID"]);
+        assert_eq!(c.ignored, vec!["NEURON_RT_LOG_LEVEL_CCOM", "NEURON_RT_NUM_SOFTWARE_NQS"]);
     }
 
     #[test]

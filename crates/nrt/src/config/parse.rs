@@ -61,6 +61,21 @@ pub fn parse_u64_min(var: &str, value: &str, min: u64) -> Result<u64, ConfigErro
     Ok(v)
 }
 
+/// What the collectives' bounds accept.
+pub const SECONDS_ACCEPTED: &str = "a number of seconds greater than 0 and below 1e9 (decimals allowed, e.g. 30 or 0.5)";
+
+/// A duration in seconds, decimals allowed, greater than 0 and below 1e9:
+/// the rule of this runtime's own bounds (`NEURON_RT_CC_*_TIMEOUT`), which
+/// tests and launch scripts set below a second.
+pub fn parse_seconds(var: &str, value: &str) -> Result<std::time::Duration, ConfigError> {
+    let bad = || ConfigError::new(var, value, SECONDS_ACCEPTED);
+    let s: f64 = value.trim().parse().map_err(|_| bad())?;
+    if !(s.is_finite() && s > 0.0 && s < 1e9) {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs_f64(s))
+}
+
 /// What NEURON_RT_VISIBLE_CORES accepts.
 pub const CORE_LIST_ACCEPTED: &str =
     "core indices as a single index (2), an inclusive range (0-3), a comma list (3,4,5) or a mix (3-5,6)";
@@ -140,6 +155,16 @@ mod tests {
         assert!(parse_u64_in("V", "1.5", 0, 100).is_err());
         assert_eq!(parse_u64_min("V", "64", 1), Ok(64));
         assert!(parse_u64_min("V", "0", 1).is_err());
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("V", "30"), Ok(std::time::Duration::from_secs(30)));
+        assert_eq!(parse_seconds("V", " 0.5 "), Ok(std::time::Duration::from_millis(500)));
+        for bad in ["0", "-1", "abc", "", "inf", "NaN", "1e9"] {
+            let e = parse_seconds("NEURON_RT_CC_NET_TIMEOUT", bad).unwrap_err();
+            assert!(e.var == "NEURON_RT_CC_NET_TIMEOUT" && e.accepted.contains("greater than 0"), "{bad}: {e}");
+        }
     }
 
     proptest! {

@@ -1,8 +1,8 @@
 //! The configuration load and execute read (a subset of NEURON_RT_*),
-//! resolved once; the runtime's config module fills it in.
+//! taken from the runtime's [`crate::config::Config`], which alone reads
+//! the variables.
 
 use crate::exec::cores::DEFAULT_ARENA_BYTES;
-use crate::status::{NrtError, NrtResult};
 use std::time::Duration;
 
 /// Load / execute settings.
@@ -43,14 +43,6 @@ impl Default for LoadSettings {
     }
 }
 
-fn flag(name: &str, v: &str) -> NrtResult<bool> {
-    match v.trim() {
-        "1" | "true" | "TRUE" | "yes" => Ok(true),
-        "0" | "false" | "FALSE" | "no" | "" => Ok(false),
-        other => Err(NrtError::invalid(format!("{name}={other:?} is not valid; expected 0 or 1"))),
-    }
-}
-
 impl LoadSettings {
     /// The settings the runtime's validated configuration implies.
     pub fn from_config(config: &crate::config::Config) -> LoadSettings {
@@ -62,55 +54,27 @@ impl LoadSettings {
             numerical_errors: config.numerical_errors == crate::config::NumericalErrors::Critical,
             arena_bytes: DEFAULT_ARENA_BYTES,
             device_profile: config.device_profile,
-            inspect_output_dir: config.inspect_output_dir.clone(),
+            inspect_output_dir: config.inspect.output_dir.clone(),
         }
-    }
-
-    /// Reads the settings from variables looked up by `get` (e.g. the
-    /// process environment). Invalid values name the variable, the value
-    /// and what is accepted.
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> NrtResult<LoadSettings> {
-        let mut s = LoadSettings::default();
-        if let Some(v) = get("NEURON_RT_VALIDATE_HASH") {
-            s.validate_hash = flag("NEURON_RT_VALIDATE_HASH", &v)?;
-        }
-        if let Some(v) = get("NEURON_RT_ALLOW_LEGACY_NEFF") {
-            s.allow_legacy_neff = flag("NEURON_RT_ALLOW_LEGACY_NEFF", &v)?;
-        }
-        s.fake_instance = get("NEURON_RT_FAKE_INSTANCE_TYPE").is_some_and(|v| !v.trim().is_empty());
-        if let Some(v) = get("NEURON_RT_EXEC_TIMEOUT") {
-            let secs: f64 = v.trim().parse().ok().filter(|x: &f64| x.is_finite() && *x > 0.0).ok_or_else(|| {
-                NrtError::invalid(format!("NEURON_RT_EXEC_TIMEOUT={v:?} is not valid; expected a positive number of seconds"))
-            })?;
-            s.exec_timeout = Duration::from_secs_f64(secs);
-        }
-        let verbosity = get("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY").is_some_and(|v| v.trim().eq_ignore_ascii_case("critical"));
-        let fail_on_nan = match get("NEURON_FAIL_ON_NAN") {
-            Some(v) => flag("NEURON_FAIL_ON_NAN", &v)?,
-            None => false,
-        };
-        s.numerical_errors = verbosity || fail_on_nan;
-        Ok(s)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn with(pairs: &[(&str, &str)]) -> NrtResult<LoadSettings> {
-        let pairs: Vec<(String, String)> = pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-        LoadSettings::from_lookup(|n| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone()))
-    }
+    use crate::config::{Config, Env};
 
     #[test]
-    fn reads_and_validates() {
-        let s = with(&[("NEURON_RT_EXEC_TIMEOUT", "0.5"), ("NEURON_FAIL_ON_NAN", "1"), ("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge")]).unwrap();
-        assert_eq!(s.exec_timeout, Duration::from_millis(500));
+    fn settings_are_the_configurations() {
+        let env = Env::new()
+            .with("NEURON_RT_EXEC_TIMEOUT", "5")
+            .with("NEURON_FAIL_ON_NAN", "1")
+            .with("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge")
+            .with("NEURON_RT_INSPECT_OUTPUT_DIR", "/tmp/p");
+        let s = LoadSettings::from_config(&Config::from_env(&env).unwrap());
+        assert_eq!(s.exec_timeout, Duration::from_secs(5));
         assert!(s.numerical_errors && s.fake_instance);
-        assert!(with(&[("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY", "critical")]).unwrap().numerical_errors);
-        let e = with(&[("NEURON_RT_EXEC_TIMEOUT", "soon")]).unwrap_err();
-        assert!(e.message.contains("NEURON_RT_EXEC_TIMEOUT=\"soon\""), "{}", e.message);
-        assert_eq!(with(&[]).unwrap(), LoadSettings::default());
+        assert_eq!(s.inspect_output_dir, std::path::PathBuf::from("/tmp/p"));
+        assert_eq!(LoadSettings::from_config(&Config::default()), LoadSettings::default());
     }
 }

@@ -22,12 +22,14 @@
 //! allocation-free.
 
 pub mod chrome;
+pub mod device_time;
 pub mod event;
 pub mod hw;
 pub mod options;
 pub mod session;
 pub mod types;
 
+pub use device_time::device_durations_ps;
 pub use event::{Event, EventData, Phase};
 pub use options::{DEFAULT_MAX_EVENTS_PER_NC, FetchOptions, TraceConfig};
 pub use session::{CoreMap, events_json, fetch, take, is_active, nc_of, next_exec_id, next_tracking_id, now_ns, record, record_instant, record_span, start, stop, wants, wants_any, wants_group, HARDWARE_MASK};

@@ -73,16 +73,15 @@ impl XuSettings {
     /// executions (libnrt's in-flight limit), else
     /// NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS; the request limit from
     /// its execution and collectives bounds.
-    pub fn for_runtime(rt: &crate::Runtime) -> NrtResult<XuSettings> {
+    pub fn for_runtime(rt: &crate::Runtime) -> XuSettings {
         let c = rt.config();
         let compute = if c.async_exec_max_inflight_requests > 0 { c.async_exec_max_inflight_requests } else { c.xu_compute_max_queued_requests };
-        let barrier = crate::cc::world::bound(rt, crate::cc::world::PEER_TIMEOUT_VAR, crate::cc::world::DEFAULT_PEER_TIMEOUT)?;
-        Ok(XuSettings {
+        XuSettings {
             compute_depth: u64::from(compute),
-            request_limit: c.exec_timeout + barrier,
+            request_limit: c.exec_timeout + c.collectives.net_timeout,
             panic_after: crate::inject::after(rt.env(), crate::inject::XU_PANIC),
             ..XuSettings::default()
-        })
+        }
     }
 }
 
