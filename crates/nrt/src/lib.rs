@@ -30,6 +30,7 @@ pub mod custom_ops;
 pub mod exec;
 pub mod load;
 pub mod log;
+pub mod mapped;
 pub mod memory;
 pub mod model;
 pub mod profile;
