@@ -12,14 +12,16 @@
 //! load/execute, nrt_status.h, nrt_version.h), [`api_tensor`] (nrt.h
 //! tensors and tensor sets), [`api_experimental`] (nrt_experimental.h),
 //! [`api_async`] (nrt_async.h and the implicit-async callback),
-//! [`api_pending`] (nrta_cc_*, nrt_profile.h, nrt_sys_trace.h and the
-//! nrt.h functions that need hardware we do not simulate).
+//! [`api_instance`] (nrt.h's host device ids, routing ids, mapped HBM,
+//! dma-buf and EFA queries), [`api_cc`] (collectives), [`api_profile`]
+//! (nrt_profile.h), [`api_sys_trace`] (nrt_sys_trace.h), [`api_sendrecv`]
+//! (nrt_async_sendrecv.h).
 
 pub mod api_async;
 pub mod api_cc;
 pub mod api_core;
 pub mod api_experimental;
-pub mod api_pending;
+pub mod api_instance;
 pub mod api_profile;
 pub mod api_sendrecv;
 pub mod api_sys_trace;
