@@ -5,6 +5,10 @@
  *   async_api <copy.neff> implicit  - run with
  *        NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS > 0: nrt_execute
  *        returns at once, statuses reach the registered callback, drain;
+ *   async_api <copy.neff> untracked - run with implicit async on,
+ *        NEURON_SIM_INJECT=hang and a short NEURON_RT_EXEC_TIMEOUT: the
+ *        batch calls' `unsafe` skips tensor tracking (returns while the
+ *        hung execution still uses the tensor), without it they wait;
  *   async_api <copy.neff> bench N D P - N executions with D kept
  *        queued, completions awaited by pattern P (xu, batch or poll; see
  *        bench_run): prints executions/s and the mean gap between
@@ -228,6 +232,74 @@ static int implicit_api(struct io *io) {
     return finish("async_api implicit");
 }
 
+/* The untracked calls, made from their own thread while the execution
+ * hangs: the main thread waits (boundedly) for them to return. */
+struct untracked {
+    struct io *io;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int returned;
+    NRT_STATUS read, write;
+};
+
+static void *untracked_calls(void *arg) {
+    struct untracked *u = arg;
+    nrt_tensor_batch_op_t rop = {0, BYTES, u->io->y};
+    nrt_tensor_batch_t rb = {u->io->tout, &rop, 1};
+    nrt_tensor_batch_op_t wop = {0, 16, u->io->x};
+    nrt_tensor_batch_t wb = {u->io->tin, &wop, 1};
+    NRT_STATUS r = nrt_tensor_read_batch(&rb, 1, true);
+    NRT_STATUS w = nrt_tensor_write_batch(&wb, 1, true);
+    pthread_mutex_lock(&u->lock);
+    u->read = r, u->write = w, u->returned = 1;
+    pthread_cond_signal(&u->cond);
+    pthread_mutex_unlock(&u->lock);
+    return NULL;
+}
+
+static atomic_int g_hung_done;
+static atomic_int g_hung_status = -1;
+
+static void on_hung(void *params, uint32_t model_id, uint32_t vnc, uint64_t job_id, NRT_STATUS status) {
+    (void)params, (void)model_id, (void)vnc, (void)job_id;
+    atomic_store(&g_hung_status, (int)status);
+    atomic_store(&g_hung_done, 1);
+}
+
+static int untracked_api(struct io *io) {
+    OK(nrt_register_async_exec_callback(on_hung, NULL));
+    /* Hangs on the device until NEURON_RT_EXEC_TIMEOUT (10 s); until
+       then the execution uses both tensors. */
+    OK(nrt_execute(io->model, io->ins, io->outs));
+    struct untracked u = {.io = io, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, untracked_calls, &u) == 0);
+    /* Untracked, they return while the execution still runs: well before
+       the timeout ends it (a tracked call would wait for that). */
+    struct timespec limit;
+    clock_gettime(CLOCK_REALTIME, &limit);
+    limit.tv_sec += 7;
+    pthread_mutex_lock(&u.lock);
+    while (!u.returned && pthread_cond_timedwait(&u.cond, &u.lock, &limit) == 0) {
+    }
+    int returned = u.returned;
+    pthread_mutex_unlock(&u.lock);
+    EXPECT(returned);
+    EXPECT(atomic_load(&g_hung_done) == 0);
+    pthread_join(t, NULL);
+    OK(u.read);
+    OK(u.write);
+    /* Tracked, the same read waits for the execution to end. */
+    nrt_tensor_batch_op_t rop = {0, BYTES, io->y};
+    nrt_tensor_batch_t rb = {io->tout, &rop, 1};
+    OK(nrt_tensor_read_batch(&rb, 1, false));
+    OK(nrt_async_drain_queued_execs(0));
+    EXPECT(atomic_load(&g_hung_done) == 1);
+    EXPECT(atomic_load(&g_hung_status) == NRT_TIMEOUT);
+    nrt_close();
+    return finish("async_api untracked");
+}
+
 /* One bench run; prints executions/s and the mean gap for `pattern`:
  *  "xu":    a blocking eventfd of the compute XU, read after every refill
  *           (one worker-side eventfd write and reader wake-up per
@@ -329,7 +401,7 @@ static int bench(struct io *io, int n, int depth, const char *pattern) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s <copy.neff> explicit|implicit|bench N D xu|batch|poll\n", argv[0]);
+        fprintf(stderr, "usage: %s <copy.neff> explicit|implicit|untracked|bench N D xu|batch|poll\n", argv[0]);
         return 2;
     }
     struct io io = {0};
@@ -338,6 +410,7 @@ int main(int argc, char **argv) {
     if (!io.model) rc = finish("async_api");
     else if (strcmp(argv[2], "explicit") == 0) rc = explicit_api(&io);
     else if (strcmp(argv[2], "implicit") == 0) rc = implicit_api(&io);
+    else if (strcmp(argv[2], "untracked") == 0) rc = untracked_api(&io);
     else if (strcmp(argv[2], "bench") == 0 && argc >= 6) rc = bench(&io, atoi(argv[3]), atoi(argv[4]), argv[5]);
     else fprintf(stderr, "unknown mode %s\n", argv[2]);
     /* The host buffers (the library's objects went with nrt_close);

@@ -129,6 +129,28 @@ CASE(BEFORE_INIT, nrt_get_vnc_memory_stats, "before init", NRT_UNINITIALIZED) {
     return nrt_get_vnc_memory_stats(0, &st, sizeof st, &out);
 }
 CASE(BEFORE_INIT, nrt_memcpy_to_device, "before init", NRT_UNINITIALIZED) { return nrt_memcpy_to_device(g_buf, g_buf, 4); }
+CASE(BEFORE_INIT, nrt_get_dmabuf_fd, "before init", NRT_UNINITIALIZED) {
+    int fd = -77;
+    NRT_STATUS r = nrt_get_dmabuf_fd(0x1000, 4096, &fd);
+    return fd == -77 ? r : NRT_INVALID;
+}
+CASE(BEFORE_INIT, nrt_host_device_id_rid_map_get, "before init", NRT_UNINITIALIZED) {
+    uint32_t count = 4, map[4] = {77, 77, 77, 77};
+    NRT_STATUS r = nrt_host_device_id_rid_map_get(&count, map);
+    return count == 4 && map[0] == 77 ? r : NRT_INVALID;
+}
+CASE(BEFORE_INIT, nrt_get_hbm_mmap_va, "before init", NRT_UNINITIALIZED) {
+    void *va = UNTOUCHED;
+    size_t size = 77;
+    NRT_STATUS r = nrt_get_hbm_mmap_va(0, 0, &va, &size);
+    return va == UNTOUCHED && size == 77 ? r : NRT_INVALID;
+}
+CASE(BEFORE_INIT, nrt_get_attached_efa_bdf, "before init", NRT_UNINITIALIZED) {
+    char bdf[32] = {0};
+    size_t len = sizeof bdf;
+    NRT_STATUS r = nrt_get_attached_efa_bdf(g_buf, bdf, &len);
+    return bdf[0] == 0 && len == sizeof bdf ? r : NRT_INVALID;
+}
 CASE(BEFORE_INIT, nrt_async_drain_queued_execs, "before init", NRT_UNINITIALIZED) { return nrt_async_drain_queued_execs(0); }
 
 /* ---- while initialised -------------------------------------------------- */
@@ -498,28 +520,56 @@ CASE(LIVE, nrt_host_device_id_get, "device out of range", NRT_INVALID) {
     NRT_STATUS r = nrt_host_device_id_get(64, &id);
     return id == 77 ? r : NRT_FAILURE;
 }
-CASE(LIVE, nrt_host_device_id_rid_map_get, "not on simulated devices", NRT_FAILURE) {
-    uint32_t count = 77, map[4];
+CASE(LIVE, nrt_host_device_id_rid_map_get, "table smaller than the instance", NRT_INVALID) {
+    uint32_t count = 0, map[4] = {77, 77, 77, 77};
     NRT_STATUS r = nrt_host_device_id_rid_map_get(&count, map);
-    return count == 77 ? r : NRT_INVALID;
+    return count == 0 && map[0] == 77 ? r : NRT_FAILURE;
 }
-CASE(LIVE, nrt_get_dmabuf_fd, "not on simulated devices", NRT_FAILURE) {
+CASE(LIVE, nrt_host_device_id_rid_map_get, "NULL count", NRT_INVALID) {
+    uint32_t map[4] = {77, 77, 77, 77};
+    NRT_STATUS r = nrt_host_device_id_rid_map_get(NULL, map);
+    return map[0] == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_host_device_id_rid_map_get, "NULL table", NRT_INVALID) {
+    uint32_t count = 4;
+    NRT_STATUS r = nrt_host_device_id_rid_map_get(&count, NULL);
+    return count == 4 ? r : NRT_FAILURE;
+}
+/* The LIVE phase runs without NEURON_RT_MAP_HBM: no host address is
+ * device memory (tests/c/hbm_map.c covers the mapped case). */
+CASE(LIVE, nrt_get_dmabuf_fd, "address not in mapped HBM", NRT_INVALID) {
     int fd = -77;
-    NRT_STATUS r = nrt_get_dmabuf_fd(0, 4096, &fd);
-    return fd == -77 ? r : NRT_INVALID;
+    NRT_STATUS r = nrt_get_dmabuf_fd((uint64_t)(uintptr_t)g_buf, 4096, &fd);
+    return fd == -77 ? r : NRT_FAILURE;
 }
-/* No host-mapped HBM on simulated devices: libnrt's "no more regions". */
-CASE(LIVE, nrt_get_hbm_mmap_va, "no region at index 0", NRT_INVALID_HANDLE) {
+CASE(LIVE, nrt_get_dmabuf_fd, "NULL fd", NRT_INVALID) { return nrt_get_dmabuf_fd((uint64_t)(uintptr_t)g_buf, 4096, NULL); }
+CASE(LIVE, nrt_get_hbm_mmap_va, "HBM not mapped into the process", NRT_INVALID) {
     void *va = UNTOUCHED;
     size_t size = 77;
     NRT_STATUS r = nrt_get_hbm_mmap_va(0, 0, &va, &size);
-    return va == UNTOUCHED && size == 77 ? r : NRT_INVALID;
+    return va == UNTOUCHED && size == 77 ? r : NRT_FAILURE;
 }
-CASE(LIVE, nrt_get_attached_efa_bdf, "not on simulated devices", NRT_FAILURE) {
+CASE(LIVE, nrt_get_hbm_mmap_va, "device out of range", NRT_INVALID) {
+    void *va = UNTOUCHED;
+    size_t size = 77;
+    NRT_STATUS r = nrt_get_hbm_mmap_va(64, 0, &va, &size);
+    return va == UNTOUCHED && size == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_get_hbm_mmap_va, "NULL size", NRT_INVALID) {
+    void *va = UNTOUCHED;
+    NRT_STATUS r = nrt_get_hbm_mmap_va(0, 0, &va, NULL);
+    return va == UNTOUCHED ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_get_attached_efa_bdf, "host address, not device memory", NRT_FAILURE) {
     char bdf[32] = {0};
     size_t len = sizeof bdf;
     NRT_STATUS r = nrt_get_attached_efa_bdf(g_buf, bdf, &len);
-    return bdf[0] == 0 ? r : NRT_INVALID;
+    return bdf[0] == 0 && len == sizeof bdf ? r : NRT_INVALID;
+}
+CASE(LIVE, nrt_get_attached_efa_bdf, "NULL length", NRT_INVALID) {
+    char bdf[32] = {0};
+    NRT_STATUS r = nrt_get_attached_efa_bdf(g_buf, bdf, NULL);
+    return bdf[0] == 0 ? r : NRT_FAILURE;
 }
 CASE(LIVE, nrt_set_pool_eng_ucode, "while initialised", NRT_UNINITIALIZED) {
     nrt_ucode_info empty = {{NULL, 0}, {NULL, 0}};
@@ -793,6 +843,16 @@ CASE(AFTER_CLOSE, nrt_load, "after close", NRT_CLOSED) {
 }
 CASE(AFTER_CLOSE, nrt_execute, "model from before close", NRT_CLOSED) { return nrt_execute(g_model, g_set, g_set); }
 CASE(AFTER_CLOSE, nrt_unload, "model from before close", NRT_CLOSED) { return nrt_unload(g_model); }
+CASE(AFTER_CLOSE, nrt_get_dmabuf_fd, "after close", NRT_CLOSED) {
+    int fd = -77;
+    NRT_STATUS r = nrt_get_dmabuf_fd(0x1000, 4096, &fd);
+    return fd == -77 ? r : NRT_FAILURE;
+}
+CASE(AFTER_CLOSE, nrt_host_device_id_rid_map_get, "after close", NRT_CLOSED) {
+    uint32_t count = 4, map[4] = {77, 77, 77, 77};
+    NRT_STATUS r = nrt_host_device_id_rid_map_get(&count, map);
+    return count == 4 && map[0] == 77 ? r : NRT_FAILURE;
+}
 CASE(AFTER_CLOSE, nrta_get_sequence, "after close", NRT_CLOSED) {
     nrta_seq_t s = 77;
     NRT_STATUS r = nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &s);

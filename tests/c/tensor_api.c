@@ -55,7 +55,8 @@ int main(void) {
     EXPECT(memcmp(out, buf, 16) == 0);
     EXPECT_STATUS(nrt_tensor_copy(dev, 100, dev2, 0, 200), NRT_INVALID);
 
-    /* Host VA, memcpy_to_device into it; none for device storage. */
+    /* Host VA, memcpy_to_device into it; none for device storage, whose
+       HBM is not mapped without NEURON_RT_MAP_HBM (hbm_map.c maps it). */
     uint8_t *va = nrt_tensor_get_va(host);
     EXPECT(va != NULL);
     EXPECT(nrt_tensor_get_va(dev) == NULL);
@@ -163,7 +164,7 @@ int main(void) {
     EXPECT_STATUS(nrt_host_device_id_get(5, &hid), NRT_INVALID);
     void *hbm_va = (void *)0x5;
     size_t hbm_size = 5;
-    EXPECT_STATUS(nrt_get_hbm_mmap_va(0, 0, &hbm_va, &hbm_size), NRT_INVALID_HANDLE); /* no regions */
+    EXPECT_STATUS(nrt_get_hbm_mmap_va(0, 0, &hbm_va, &hbm_size), NRT_INVALID); /* HBM not mapped (NEURON_RT_MAP_HBM) */
     EXPECT(hbm_va == (void *)0x5 && hbm_size == 5);
     EXPECT_STATUS(nrt_get_hbm_mmap_va(3, 0, &hbm_va, &hbm_size), NRT_INVALID);
 

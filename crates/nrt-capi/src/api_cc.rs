@@ -16,13 +16,13 @@ use crate::ptr::{self, non_null};
 use crate::shim::call;
 use crate::status::NRT_STATUS;
 use nrt_core::cc::world::check_member;
-use nrt_core::cc::{Arrival, CcKind, ReduceOp};
+use nrt_core::cc::{Arrival, CcKind, CommContext, ReduceOp};
 use nrt_core::tensor::Tensor;
 use nrt_core::xu::unit::OnComplete;
 use nrt_core::{NrtError, NrtResult};
 use nrt_isa::dtype::Dtype;
 use std::ffi::{c_int, c_void};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 /// `nrt_cc_comm_t` (32 bytes, align 8).
 #[repr(C)]
@@ -62,11 +62,6 @@ pub struct CcContext {
 /// Live `nrt_cc_context_t` handles.
 pub static CONTEXTS: LazyLock<Registry<CcContext>> = LazyLock::new(|| Registry::new("collectives context"));
 
-/// World sizes of the two context slots (0: NEFF collectives through
-/// `nrt_build_global_comm`, 1: host-driven through
-/// `nrt_cc_global_comm_init`), keyed by the runtime they belong to.
-static WORLDS: Mutex<Option<(usize, [Option<u32>; 2])>> = Mutex::new(None);
-
 fn vnc_of(vnc: i64) -> NrtResult<u32> {
     let h = global::hosts()?;
     let v = u32::try_from(vnc).map_err(|_| NrtError::invalid(format!("vnc {vnc} is not a logical core")))?;
@@ -74,56 +69,11 @@ fn vnc_of(vnc: i64) -> NrtResult<u32> {
     Ok(v)
 }
 
-/// Records the world of context slot `slot` (spec §3.2: the same world
-/// again succeeds, another world size is an error).
-fn global_comm(slot: usize, vnc: i64, id: u32, count: u32) -> NrtResult<()> {
+/// Sets up the world of context `ctx` (`nrt::cc::Collectives::global_comm`).
+fn global_comm(ctx: CommContext, vnc: i64, id: u32, count: u32) -> NrtResult<()> {
     let h = global::hosts()?;
     let v = vnc_of(vnc)?;
-    check_member(id, count)?;
-    let key = Arc::as_ptr(&h.rt) as usize;
-    let mut w = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
-    if w.as_ref().is_none_or(|(k, _)| *k != key) {
-        *w = Some((key, [None, None]));
-    }
-    let worlds = &mut w.as_mut().expect("set above").1;
-    match worlds[slot] {
-        Some(n) if n != count => Err(NrtError::invalid(format!(
-            "NRT has already been setup with a collectives world size of {n}; it cannot change to {count} (g_device_id {id})"
-        ))),
-        _ => {
-            // The rank is this process's; the others, if any, are found
-            // through NEURON_RT_ROOT_COMM_ID at the first collective.
-            h.rt.collectives().register_rank(id, v, count)?;
-            worlds[slot] = Some(count);
-            Ok(())
-        }
-    }
-}
-
-/// The world of the NEFF collectives' context (0) for `nrt_load_collectives`
-/// as `id` of `count`: the existing one, else created as `count` (spec
-/// §3.1: "If global NCCL communicator was not previously created, we will
-/// create it inside this API").
-pub fn neff_world(vnc: i64, id: u32, count: u32) -> NrtResult<u32> {
-    check_member(id, count)?;
-    let h = global::hosts()?;
-    let key = Arc::as_ptr(&h.rt) as usize;
-    let existing = {
-        let w = WORLDS.lock().unwrap_or_else(|e| e.into_inner());
-        w.as_ref().filter(|(k, _)| *k == key).and_then(|(_, worlds)| worlds[0])
-    };
-    match existing {
-        Some(n) => {
-            if id >= n {
-                return Err(NrtError::invalid(format!("g_device_id {id} is not in the global communicator's world of {n} (expected 0..{n})")));
-            }
-            Ok(n)
-        }
-        None => {
-            global_comm(0, vnc.max(0), id, count)?;
-            Ok(count)
-        }
-    }
+    h.rt.collectives().global_comm(ctx, id, v, count)
 }
 
 /// `nrt_build_global_comm`: the world of NEFF collectives (context 0).
@@ -131,14 +81,14 @@ pub fn neff_world(vnc: i64, id: u32, count: u32) -> NrtResult<u32> {
 /// than the process's ranks waits there, bounded, for the others.
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_build_global_comm(vnc: i32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
-    call("nrt_build_global_comm", || global_comm(0, vnc.into(), g_device_id, g_device_count))
+    call("nrt_build_global_comm", || global_comm(CommContext::Neff, vnc.into(), g_device_id, g_device_count))
 }
 
 /// `nrt_cc_global_comm_init`: the world of host-driven collectives
 /// (context 1), with the same rules.
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_cc_global_comm_init(vnc: u32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
-    call("nrt_cc_global_comm_init", || global_comm(1, vnc.into(), g_device_id, g_device_count))
+    call("nrt_cc_global_comm_init", || global_comm(CommContext::Host, vnc.into(), g_device_id, g_device_count))
 }
 
 /// A device tensor of `size` bytes on the first core of `vnc`.

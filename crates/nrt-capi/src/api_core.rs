@@ -253,7 +253,11 @@ fn load_as(bytes: *const c_void, size: usize, vnc: i32, vnc_count: i32, model: *
     let m = match cc {
         None => h.load(neff, vnc, -1)?,
         Some((id, count)) => {
-            let rank = nrt_core::cc::neff::CcRank::of(&h.rt, id, count)?;
+            // The rank's logical core in the world: the one named, or 0
+            // for "first free" (-1), as before the load picks one.
+            let v = u32::try_from(vnc).unwrap_or(0);
+            h.rt.vcore(v)?;
+            let rank = nrt_core::cc::neff::CcRank::joining(&h.rt, v, id, count)?;
             h.load_cc(neff, vnc, -1, &rank)?
         }
     };
@@ -293,8 +297,7 @@ pub unsafe extern "C" fn nrt_load_collectives(
     call("nrt_load_collectives", || {
         global::hosts()?;
         non_null(model, "model")?;
-        let world = crate::api_cc::neff_world(vnc.into(), ctx_device_id, ctx_device_count)?;
-        load_as(neff_bytes, size, vnc, vnc_count, model, Some((ctx_device_id, world)))
+        load_as(neff_bytes, size, vnc, vnc_count, model, Some((ctx_device_id, ctx_device_count)))
     })
 }
 
@@ -314,17 +317,18 @@ pub extern "C" fn nrt_unload(model: *mut c_void) -> NRT_STATUS {
 /// `out` must be NULL or valid for a `u32` write.
 unsafe fn model_vnc_count(api: &str, model: *const c_void, out: *mut u32) -> NRT_STATUS {
     call(api, || {
-        global::hosts()?;
+        let h = global::hosts()?;
         non_null(out, "vnc_count")?;
-        MODELS.get(model as usize)?;
-        // A model occupies exactly one logical core.
+        let m = MODELS.get(model as usize)?;
+        let n = h.rt.model_vnc_count(&*h.model(&m)?, m.device);
         // SAFETY: checked non-NULL.
-        unsafe { ptr::write(out, 1) };
+        unsafe { ptr::write(out, n) };
         Ok(())
     })
 }
 
-/// `nrt_get_model_vnc_count`: logical cores the model uses.
+/// `nrt_get_model_vnc_count`: the logical cores the model's programs
+/// occupy (`Runtime::model_vnc_count`).
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
@@ -334,7 +338,8 @@ pub unsafe extern "C" fn nrt_get_model_vnc_count(model: *const c_void, vnc_count
     unsafe { model_vnc_count("nrt_get_model_vnc_count", model, vnc_count) }
 }
 
-/// `nrt_get_model_nc_count`: deprecated alias.
+/// `nrt_get_model_nc_count`: the deprecated alias (the 2.28 header counts
+/// VNCs for both).
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.

@@ -144,18 +144,20 @@ pub unsafe extern "C" fn nrt_free_model_tensor_info(tensor_info: *mut c_void) ->
     })
 }
 
-/// `nrt_get_model_instance_count`: staged copies of the model (1).
+/// `nrt_get_model_instance_count`: the staged copies of the model
+/// (`Runtime::model_instance_count`).
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_get_model_instance_count(model: *mut c_void, instance_count: *mut u32) -> NRT_STATUS {
     call("nrt_get_model_instance_count", || {
-        global::hosts()?;
-        MODELS.get(model as usize)?;
+        let h = global::hosts()?;
+        let m = MODELS.get(model as usize)?;
         non_null(instance_count, "instance_count")?;
+        let n = h.rt.model_instance_count(&*h.model(&m)?);
         // SAFETY: checked non-NULL.
-        unsafe { ptr::write(instance_count, 1) };
+        unsafe { ptr::write(instance_count, n) };
         Ok(())
     })
 }
@@ -203,19 +205,24 @@ pub unsafe extern "C" fn nrt_set_pool_eng_ucode(ucode_info: *const UcodeInfoC) -
 }
 
 /// `nrt_memcpy_to_device`: copies into memory this runtime mapped for the
-/// caller (a range returned by `nrt_tensor_get_va`); other destinations
-/// are NRT_INVALID.
+/// caller: HBM mapped under NEURON_RT_MAP_HBM (written through the device,
+/// so an execution or `nrt_tensor_read` sees it, and the device drops
+/// what it cached of those bytes), or a host tensor's buffer (a range
+/// `nrt_tensor_get_va` returned); other destinations are NRT_INVALID.
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nrt_memcpy_to_device(dest: *mut c_void, src: *const c_void, size: usize) -> NRT_STATUS {
     call("nrt_memcpy_to_device", || {
-        global::hosts()?;
+        let h = global::hosts()?;
         non_null(dest, "dest")?;
         // SAFETY: the caller gives `size` readable bytes.
         let data = unsafe { ptr::bytes(src, size, "src") }?;
         let d = dest as usize;
+        if h.rt.memcpy_to_device(d, data)? {
+            return Ok(());
+        }
         let target = TENSORS.values().into_iter().find_map(|t| {
             let va = t.va()?;
             let end = va.checked_add(t.size() as usize)?;

@@ -5,7 +5,7 @@ use crate::global::{self, CTensorSet, SETS, TENSORS};
 use crate::ptr::{self, non_null};
 use crate::shim::{call, value};
 use crate::status::NRT_STATUS;
-use nrt_core::tensor::Tensor;
+use nrt_core::tensor::{Tensor, Tracking};
 use nrt_core::{NrtError, NrtResult, NrtStatus};
 use std::ffi::{c_char, c_int, c_void};
 use std::time::{Duration, Instant};
@@ -142,7 +142,10 @@ pub unsafe extern "C" fn nrt_tensor_write(tensor_h: *mut c_void, buf: *const c_v
     })
 }
 
-unsafe fn batch(api: &str, batches: *const BatchC, num: u64, read: bool) -> NRT_STATUS {
+/// The batch calls: every op of every batch in order, each waiting for
+/// the implicit-async executions using its tensor unless `tracking` is
+/// [`Tracking::Skip`] (the calls' `unsafe`).
+unsafe fn batch(api: &str, batches: *const BatchC, num: u64, read: bool, tracking: Tracking) -> NRT_STATUS {
     call(api, || {
         global::hosts()?;
         if num == 0 {
@@ -164,10 +167,10 @@ unsafe fn batch(api: &str, batches: *const BatchC, num: u64, read: bool) -> NRT_
                 let len = usize::try_from(op.size).map_err(|_| NrtError::invalid("op size too large"))?;
                 let r = if read {
                     // SAFETY: the caller gives `size` writable bytes.
-                    unsafe { ptr::bytes_mut(op.buffer, len, "buffer") }.and_then(|buf| t.read(op.offset, buf))
+                    unsafe { ptr::bytes_mut(op.buffer, len, "buffer") }.and_then(|buf| t.read_with(op.offset, buf, tracking))
                 } else {
                     // SAFETY: the caller gives `size` readable bytes.
-                    unsafe { ptr::bytes(op.buffer, len, "buffer") }.and_then(|buf| t.write(op.offset, buf))
+                    unsafe { ptr::bytes(op.buffer, len, "buffer") }.and_then(|buf| t.write_with(op.offset, buf, tracking))
                 };
                 r.map_err(|e| NrtError::new(e.status, format!("batch {i} op {j}: {}", e.message)))?;
             }
@@ -176,25 +179,30 @@ unsafe fn batch(api: &str, batches: *const BatchC, num: u64, read: bool) -> NRT_
     })
 }
 
-/// `nrt_tensor_read_batch`: many reads (`unsafe_` only skips tracking in
-/// libnrt; reads here are synchronous either way).
-///
-/// # Safety
-/// Pointer arguments must be NULL or valid as the C header documents.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nrt_tensor_read_batch(batches: *const BatchC, num_batches: u64, _unsafe: bool) -> NRT_STATUS {
-    // SAFETY: forwarded caller guarantees.
-    unsafe { batch("nrt_tensor_read_batch", batches, num_batches, true) }
+fn tracking(unsafe_: bool) -> Tracking {
+    if unsafe_ { Tracking::Skip } else { Tracking::Wait }
 }
 
-/// `nrt_tensor_write_batch`: many writes.
+/// `nrt_tensor_read_batch`: many reads; with `unsafe` they skip tensor
+/// tracking (do not wait for implicit-async executions using a tensor).
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nrt_tensor_write_batch(batches: *const BatchC, num_batches: u64, _unsafe: bool) -> NRT_STATUS {
+pub unsafe extern "C" fn nrt_tensor_read_batch(batches: *const BatchC, num_batches: u64, unsafe_: bool) -> NRT_STATUS {
     // SAFETY: forwarded caller guarantees.
-    unsafe { batch("nrt_tensor_write_batch", batches, num_batches, false) }
+    unsafe { batch("nrt_tensor_read_batch", batches, num_batches, true, tracking(unsafe_)) }
+}
+
+/// `nrt_tensor_write_batch`: many writes; `unsafe` as in
+/// [`nrt_tensor_read_batch`].
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_tensor_write_batch(batches: *const BatchC, num_batches: u64, unsafe_: bool) -> NRT_STATUS {
+    // SAFETY: forwarded caller guarantees.
+    unsafe { batch("nrt_tensor_write_batch", batches, num_batches, false, tracking(unsafe_)) }
 }
 
 /// `nrt_tensor_copy`: tensor -> tensor (device tensors on one device).
@@ -288,8 +296,9 @@ pub unsafe extern "C" fn nrt_tensor_allocate_slice(source: *const c_void, offset
     })
 }
 
-/// `nrt_tensor_get_va`: host address of host / attached storage; NULL for
-/// device storage (no host mapping of simulated HBM) or a bad handle.
+/// `nrt_tensor_get_va`: host address of host / attached storage, or of a
+/// device tensor's bytes in its HBM mapped under NEURON_RT_MAP_HBM; NULL
+/// for device storage whose HBM is not mapped, or a bad handle.
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_tensor_get_va(t: *const c_void) -> *mut c_void {
     value("nrt_tensor_get_va", || Ok(tensor(t)?.va())).flatten().map_or(std::ptr::null_mut(), |a| a as *mut c_void)

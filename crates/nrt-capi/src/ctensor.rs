@@ -5,7 +5,7 @@
 //! those views on top and routes reads, writes and copies to the right
 //! bytes.
 
-use nrt_core::tensor::{Placement, Tensor};
+use nrt_core::tensor::{Placement, Tensor, Tracking};
 use nrt_core::{NrtError, NrtResult};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -101,11 +101,17 @@ impl CTensor {
 
     /// Copies bytes at `offset` into `buf`.
     pub fn read(&self, offset: u64, buf: &mut [u8]) -> NrtResult<()> {
+        self.read_with(offset, buf, Tracking::Wait)
+    }
+
+    /// [`CTensor::read`] with the runtime tensor's tracking as given
+    /// (caller memory has none).
+    pub fn read_with(&self, offset: u64, buf: &mut [u8], tracking: Tracking) -> NrtResult<()> {
         let v = self.storage()?;
         match v {
             View::Runtime { root, offset: base, size, .. } => {
                 check_range(&self.name, size, offset, buf.len() as u64)?;
-                root.read(base + offset, buf)
+                root.read_with(base + offset, buf, tracking)
             }
             View::Attached { addr, size } => {
                 check_range(&self.name, size, offset, buf.len() as u64)?;
@@ -121,11 +127,17 @@ impl CTensor {
 
     /// Copies `data` into the tensor at `offset`.
     pub fn write(&self, offset: u64, data: &[u8]) -> NrtResult<()> {
+        self.write_with(offset, data, Tracking::Wait)
+    }
+
+    /// [`CTensor::write`] with the runtime tensor's tracking as given
+    /// (caller memory has none).
+    pub fn write_with(&self, offset: u64, data: &[u8], tracking: Tracking) -> NrtResult<()> {
         let v = self.storage()?;
         match v {
             View::Runtime { root, offset: base, size, .. } => {
                 check_range(&self.name, size, offset, data.len() as u64)?;
-                root.write(base + offset, data)
+                root.write_with(base + offset, data, tracking)
             }
             View::Attached { addr, size } => {
                 check_range(&self.name, size, offset, data.len() as u64)?;
@@ -180,10 +192,11 @@ impl CTensor {
         self.write(dst_offset, &tmp)
     }
 
-    /// Host address of the bytes, or `None` (device storage, empty).
+    /// Host address of the bytes, or `None` (device storage whose HBM is
+    /// not mapped into the process, empty).
     pub fn va(&self) -> Option<usize> {
         match self.view() {
-            View::Runtime { root, offset, .. } => root.host_va().map(|a| a + offset as usize),
+            View::Runtime { root, offset, .. } => root.va().map(|a| a + offset as usize),
             View::Attached { addr, .. } => Some(addr),
             View::Empty => None,
         }

@@ -9,23 +9,19 @@
 //! in [`symbols`] and the linker script `libnrt.map`.
 //!
 //! Modules by header: [`api_core`] (nrt.h lifecycle, counts, info, model
-//! load/execute, memory stats, nrt_status.h, nrt_version.h),
-//! [`api_tensor`] (nrt.h tensors and tensor sets), [`api_experimental`]
-//! (nrt_experimental.h but its collectives and traces), [`api_async`]
-//! (nrt_async.h and the implicit-async callback), [`api_cc`] (the
-//! collectives of nrt.h, nrt_experimental.h and nrt_async.h),
-//! [`api_profile`] (nrt_profile.h and `nrt_trace_start/stop`),
-//! [`api_sys_trace`] (nrt_sys_trace.h), [`api_sendrecv`]
-//! (nrt_async_sendrecv.h) and [`api_pending`] (the nrt.h functions that
-//! need hardware the simulator does not have, and the host device id).
-//! [`ctensor`] is a tensor as C sees it (views, attached buffers) and
-//! [`cmem`] the memory C callers free.
+//! load/execute, memory stats, nrt_status.h, nrt_version.h), [`api_tensor`] (nrt.h
+//! tensors and tensor sets), [`api_experimental`] (nrt_experimental.h),
+//! [`api_async`] (nrt_async.h and the implicit-async callback),
+//! [`api_instance`] (nrt.h's host device ids, routing ids, mapped HBM,
+//! dma-buf and EFA queries), [`api_cc`] (collectives), [`api_profile`]
+//! (nrt_profile.h), [`api_sys_trace`] (nrt_sys_trace.h), [`api_sendrecv`]
+//! (nrt_async_sendrecv.h).
 
 pub mod api_async;
 pub mod api_cc;
 pub mod api_core;
 pub mod api_experimental;
-pub mod api_pending;
+pub mod api_instance;
 pub mod api_profile;
 pub mod api_sendrecv;
 pub mod api_sys_trace;

@@ -351,6 +351,37 @@ fn async_api_implicit_mode_reports_through_the_callback() {
     assert!(out.contains("async_api implicit:"), "{out}");
 }
 
+/// The batch calls' `unsafe` skips tensor tracking: while an implicit
+/// async execution hangs on the device (until the execution timeout), an
+/// unsafe batch read and write of its tensors return at once; a tracked
+/// batch read waits for it.
+#[test]
+fn batch_calls_with_unsafe_skip_tensor_tracking() {
+    let dir = scratch("async-untracked");
+    let neff = copy_neff(&dir);
+    let exe = build("async_api", &dir, false);
+    let env = [("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "2"), ("NEURON_SIM_INJECT", "hang"), ("NEURON_RT_EXEC_TIMEOUT", "10")];
+    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("untracked")], &env);
+    assert!(out.contains("async_api untracked:"), "{out}");
+}
+
+/// HBM mapped into the process (NEURON_RT_MAP_HBM) and the instance
+/// queries: regions, device tensors' VAs, nrt_memcpy_to_device feeding an
+/// execution, the dma-buf descriptor, the attached EFA NIC and the
+/// routing-id map, on one trn2 device, unmapped, on a trn2.48xlarge and
+/// on an instance without EFA; and their status before init.
+#[test]
+fn mapped_hbm_dmabuf_efa_and_routing_ids() {
+    let dir = scratch("hbm_map");
+    let neff = copy_neff(&dir);
+    let exe = build("hbm_map", &dir, false);
+    let on = ("NEURON_RT_MAP_HBM", "1");
+    assert!(run_env(&exe, &dir, &[Path::new("mapped"), &neff], &[on]).contains("hbm_map mapped:"));
+    assert!(run_env(&exe, &dir, &[Path::new("unmapped")], &[]).contains("hbm_map unmapped:"));
+    assert!(run_env(&exe, &dir, &[Path::new("trn2x16")], &[on, ("NEURON_SIM_INSTANCE", "trn2.48xlarge")]).contains("hbm_map trn2x16:"));
+    assert!(run_env(&exe, &dir, &[Path::new("noefa")], &[on, ("NEURON_SIM_INSTANCE", "inf2.xlarge")]).contains("hbm_map noefa:"));
+}
+
 /// The async figures through the C API (ignored: a measurement, not a
 /// check): `cargo test -p nrt-capi --release --test c_api -- --ignored
 /// --nocapture async_api_bench`.
@@ -818,7 +849,8 @@ fn sanitizer_runs(dir: &Path) -> Vec<CRun> {
         run("no_device", vec![neff.clone()], vec![("NEURON_RT_FAKE_INSTANCE_TYPE", "trn2.48xlarge")]),
         run("execute_mlp", vec![mlp, w, b], vec![]),
         run("sys_trace", vec![neff.clone(), out], vec![("NEURON_SIM_DETERMINISTIC", "1")]),
-        run("bad_args", vec![neff], vec![]),
+        run("bad_args", vec![neff.clone()], vec![]),
+        run("hbm_map", vec!["mapped".into(), neff], vec![("NEURON_RT_MAP_HBM", "1")]),
         run("cc_api", vec![], vec![("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_CC_NET_TIMEOUT", "60")]),
         run("nccl_net", vec!["absent".into()], vec![("LD_LIBRARY_PATH", "/nonexistent")]),
     ]

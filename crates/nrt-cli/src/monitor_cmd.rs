@@ -240,8 +240,10 @@ fn report(inst: &Instance, cfg: &Config, due: &[&str], prev: &Sample, prev_host:
                     let utils: Vec<f64> = phys.iter().map(|&c| utilization(prev_of(d, p), p, c as usize, secs)).collect();
                     let mut entry = Map::new();
                     entry.insert("neuroncore_utilization".into(), json!(round2(utils.iter().sum::<f64>() / utils.len().max(1) as f64)));
-                    // The simulator's cost model counts no FLOPs yet.
-                    entry.insert("flops".into(), json!(0));
+                    // The PE arrays' floating-point operations over the
+                    // period (the device counts them per physical core).
+                    let flops: u64 = phys.iter().map(|&c| flops_between(prev_of(d, p), p, c as usize)).sum();
+                    entry.insert("flops".into(), json!(if secs > 0.0 { (flops as f64 / secs).round() } else { 0.0 }));
                     if inst.arch.arch == nrt_hal::Arch::Trn2 && plnc == 2 {
                         let v3d: Map<String, Value> = phys
                             .iter()
@@ -334,7 +336,7 @@ fn report(inst: &Instance, cfg: &Config, due: &[&str], prev: &Sample, prev_host:
                                 "host": m.host_bytes,
                                 "neuron_device": cols.total(),
                                 "usage_breakdown": {
-                                    "host": {"application_memory": m.host_bytes, "constants": 0, "dma_buffers": 0, "tensors": 0},
+                                    "host": host_breakdown(&HostColumns::of(&m.host_memory)),
                                     "neuron_device": {"constants": cols.constants, "model_code": cols.model_code, "runtime_memory": cols.runtime_memory + cols.scratchpad, "tensors": cols.tensors},
                                 },
                             },
@@ -363,7 +365,7 @@ fn report(inst: &Instance, cfg: &Config, due: &[&str], prev: &Sample, prev_host:
                         "host": hc.total(),
                         "neuron_device": device_total,
                         "usage_breakdown": {
-                            "host": {"application_memory": hc.application_memory, "constants": hc.constants, "dma_buffers": hc.dma_buffers, "tensors": hc.tensors},
+                            "host": host_breakdown(&hc),
                             "neuroncore_memory_usage": ncs,
                         },
                     },
@@ -420,11 +422,16 @@ fn report(inst: &Instance, cfg: &Config, due: &[&str], prev: &Sample, prev_host:
     if due.contains(&"neuron_hw_counters") {
         let devs: Vec<Value> = (0..inst.devices)
             .map(|d| {
-                // Uncorrectable memory errors the devices reported to their
-                // processes (HBM / SRAM faults are hardware-class errors);
-                // simulated memory never corrects an error.
-                let hw: u64 = now.processes().filter(|(dd, _)| *dd == d).map(|(_, p)| p.cores.iter().map(|c| c.error(ErrorClass::Hardware)).sum::<u64>()).sum();
-                json!({"neuron_device_index": d, "mem_ecc_corrected": 0, "mem_ecc_uncorrected": hw, "sram_ecc_uncorrected": 0, "sram_ecc_corrected": 0})
+                // The devices' own memory-error counters (the driver's
+                // stats/hardware); a simulated memory never corrects an
+                // error, so it has no corrected counters, and the fields
+                // are left out as neuron-monitor does without a source.
+                let hw = now.devices.get(d as usize).and_then(|r| r.as_ref().ok()).map(|s| s.hardware).unwrap_or_default();
+                json!({
+                    "neuron_device_index": d,
+                    "mem_ecc_uncorrected": hw.mem_ecc_uncorrected + hw.mem_ecc_repairable_uncorrected,
+                    "sram_ecc_uncorrected": hw.sram_ecc_uncorrected,
+                })
             })
             .collect();
         system.insert("neuron_hw_counters".into(), json!({"period": period, "neuron_devices": devs, "error": ""}));
@@ -455,6 +462,18 @@ fn report(inst: &Instance, cfg: &Config, due: &[&str], prev: &Sample, prev_host:
             "error": "",
         },
     })
+}
+
+/// neuron-monitor's host `usage_breakdown`.
+fn host_breakdown(c: &HostColumns) -> Value {
+    json!({"application_memory": c.application_memory, "constants": c.constants, "dma_buffers": c.dma_buffers, "tensors": c.tensors})
+}
+
+/// FLOPs of physical core `core` of a process between two reads of its
+/// slot.
+fn flops_between(before: Option<&ProcessStatus>, after: &ProcessStatus, core: usize) -> u64 {
+    let b = before.and_then(|p| p.cores.get(core)).map_or(0, |c| c.flops);
+    after.cores.get(core).map_or(0, |c| c.flops).saturating_sub(b)
 }
 
 fn round6(v: f64) -> f64 {
@@ -599,6 +618,76 @@ pub fn run(config: Option<&std::path::Path>, count: u64, prometheus_form: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two reads of one device a second apart: FLOPS are the PE
+    /// counters' difference over the period, summed over a logical
+    /// core's physical cores; memory errors are the device's own counters
+    /// (no corrected ones: the simulated memory has no such counter);
+    /// host memory comes from the published categories, per process and
+    /// per model.
+    #[test]
+    fn flops_memory_errors_and_host_memory_come_from_the_counters() {
+        use nrt_hal::status_read::{CoreCounters, DeviceStatus, HardwareCounters, ModelEntry};
+        let inst = Instance {
+            instance_type: "trn2-1".into(),
+            instance_id: "i-0".into(),
+            arch: &nrt_hal::arch::TRN2,
+            devices: 1,
+            lnc: 2,
+            hbm_bytes: 96 << 30,
+            status_dir: None,
+            namespace: "sim-trn2-1".into(),
+            topology: nrt_hal::Topology::of("trn2-1", nrt_hal::Arch::Trn2, 1),
+        };
+        let mut host = [0u64; MemCategory::COUNT];
+        host[MemCategory::Tensors as usize] = 4096;
+        host[MemCategory::Notifications as usize] = 64;
+        let process = |flops: [u64; 2]| ProcessStatus {
+            slot: 0,
+            pid: 4242,
+            start_time: 1,
+            cores_mask: 0b11,
+            lnc: 2,
+            command: "app".into(),
+            tag: String::new(),
+            runtime_version: String::new(),
+            cores: (0..8).map(|c| CoreCounters { flops: *flops.get(c).unwrap_or(&0), ..CoreCounters::default() }).collect(),
+            host_memory: host,
+            total_latency: vec![0; nrt_hal::status::LATENCY_BUCKETS],
+            device_latency: vec![0; nrt_hal::status::LATENCY_BUCKETS],
+            models: vec![ModelEntry { name: "m".into(), host_memory: host, host_bytes: 4160, ..ModelEntry::default() }],
+        };
+        let sample = |flops, hardware, at| Sample {
+            at,
+            devices: vec![Ok(DeviceStatus {
+                device_index: 0,
+                physical_cores: 8,
+                memory_bytes: 96 << 30,
+                host_memory_bytes: 0,
+                arch: "trn2".into(),
+                processes: vec![process(flops)],
+                stale: Vec::new(),
+                hardware,
+            })],
+        };
+        let t0 = Instant::now();
+        let prev = sample([1_000, 500], HardwareCounters::default(), t0);
+        let hw = HardwareCounters { mem_ecc_uncorrected: 2, mem_ecc_repairable_uncorrected: 1, sram_ecc_uncorrected: 3 };
+        let now = sample([3_001_000, 1_000_500], hw, t0 + Duration::from_secs(1));
+        let none = HostSample { cpus: BTreeMap::new(), ctxt: 0, procs: BTreeMap::new() };
+        let cfg = Config::parse(r#"{"period":"1s"}"#).unwrap();
+        let r = report(&inst, &cfg, &["neuroncore_counters", "memory_used", "neuron_hw_counters"], &prev, &none, &now, &none);
+        let rep = &r["neuron_runtime_data"][0]["report"];
+        assert_eq!(rep["neuroncore_counters"]["neuroncores_in_use"]["0"]["flops"], json!(4_000_000.0), "{rep}");
+        let used = &rep["memory_used"]["neuron_runtime_used_bytes"];
+        assert_eq!(used["host"], json!(4160));
+        assert_eq!(used["usage_breakdown"]["host"], json!({"application_memory": 0, "constants": 0, "dma_buffers": 64, "tensors": 4096}));
+        let m = &rep["memory_used"]["loaded_models"][0]["subgraphs"]["sg_00"]["memory_used_bytes"];
+        assert_eq!(m["host"], json!(4160));
+        assert_eq!(m["usage_breakdown"]["host"]["tensors"], json!(4096));
+        let d = &r["system_data"]["neuron_hw_counters"]["neuron_devices"][0];
+        assert_eq!(d, &json!({"neuron_device_index": 0, "mem_ecc_uncorrected": 3, "sram_ecc_uncorrected": 3}));
+    }
 
     #[test]
     fn periods_parse() {

@@ -29,6 +29,8 @@ pub struct Instance {
     pub status_dir: Option<PathBuf>,
     /// File-name namespace.
     pub namespace: String,
+    /// PCI addresses, links and NICs of the devices (`nrt_hal::topology`).
+    pub topology: nrt_hal::Topology,
 }
 
 impl Instance {
@@ -52,6 +54,7 @@ impl Instance {
             hbm_bytes: arch.hbm.iter().map(|c| per_channel(c.size)).sum(),
             status_dir: cfg.status_dir.clone(),
             namespace: cfg.lock_namespace.clone(),
+            topology: nrt_hal::Topology::of(&cfg.instance, cfg.arch, cfg.devices),
         })
     }
 
@@ -60,19 +63,14 @@ impl Instance {
         self.arch.cores_per_device / self.lnc
     }
 
-    /// The short PCI BDF the simulator gives device `d`.
+    /// The short PCI BDF of device `d` (`cc:00.0`).
     pub fn bdf(&self, d: u32) -> String {
-        format!("{:02x}:00.0", 0x10 + d)
+        self.topology.device_bdf(d).short()
     }
 
-    /// Ring neighbours of device `d` (none for one device).
+    /// The devices device `d` links to.
     pub fn connected_to(&self, d: u32) -> Vec<u32> {
-        let n = self.devices;
-        match n {
-            0 | 1 => Vec::new(),
-            2 => vec![1 - d],
-            _ => vec![(d + n - 1) % n, (d + 1) % n],
-        }
+        self.topology.connected_to(d)
     }
 
     /// neuron-monitor's device type, device version and core version.
@@ -114,6 +112,7 @@ impl Sample {
                         arch: inst.arch.name.to_string(),
                         processes: Vec::new(),
                         stale: Vec::new(),
+                        hardware: Default::default(),
                     });
                 }
                 status_read::read(&path)

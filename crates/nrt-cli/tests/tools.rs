@@ -216,10 +216,9 @@ fn monitor_reports_neuron_monitor_groups_while_a_process_executes() {
     assert_eq!(keys(&sys["vcpu_usage"]), ["period", "average_usage", "usage_data", "context_switch_count", "error"]);
     assert_eq!(keys(&sys["vcpu_usage"]["average_usage"]), ["user", "nice", "system", "idle", "io_wait", "irq", "soft_irq"]);
     assert_eq!(keys(&sys["memory_info"]), ["period", "memory_total_bytes", "memory_used_bytes", "swap_total_bytes", "swap_used_bytes", "error"]);
-    assert_eq!(
-        keys(&sys["neuron_hw_counters"]["neuron_devices"][0]),
-        ["neuron_device_index", "mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_uncorrected", "sram_ecc_corrected"]
-    );
+    // No corrected-error counters: the simulated device has none, and the
+    // fields are left out as neuron-monitor leaves out what has no source.
+    assert_eq!(keys(&sys["neuron_hw_counters"]["neuron_devices"][0]), ["neuron_device_index", "mem_ecc_uncorrected", "sram_ecc_uncorrected"]);
     // The Prometheus form names neuron-monitor-prometheus.py's metrics.
     let o = nrt(&dir, &["monitor", "-c", cfg.to_str().unwrap(), "--count", "1", "--prometheus"]);
     let prom = text(&o.stdout);
@@ -227,6 +226,37 @@ fn monitor_reports_neuron_monitor_groups_while_a_process_executes() {
         assert!(prom.contains(name), "{name} missing from {prom}");
     }
     assert!(prom.contains("status_type=\"completed\"") && prom.contains("# TYPE neuroncore_utilization_ratio gauge"), "{prom}");
+}
+
+/// The memory errors a device detected stay counted in its status file
+/// after the process that saw them ended, by kind: an HBM error is not an
+/// SRAM one, and other hardware-class errors (a DMA abort) are neither.
+#[test]
+fn monitor_reports_the_devices_memory_error_counters_by_kind() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/copy");
+    let counters = |inject: &str| -> Value {
+        let dir = status_dir(&format!("ecc-{inject}"));
+        let run = Command::new(env!("CARGO_BIN_EXE_nrt"))
+            .args(["run", example.to_str().unwrap()])
+            .env("NEURON_SIM_STATUS_DIR", &dir)
+            .env("NEURON_SIM_INJECT", inject)
+            .env_remove("NEURON_SIM_INSTANCE")
+            .output()
+            .expect("run nrt run");
+        assert!(!run.status.success(), "{inject}: the execution fails");
+        let cfg = dir.join("hw.json");
+        std::fs::write(&cfg, r#"{"period":"1s","system_metrics":[{"type":"neuron_hw_counters"}]}"#).unwrap();
+        let o = nrt(&dir, &["monitor", "-c", cfg.to_str().unwrap(), "--count", "1"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let r: Value = serde_json::from_str(text(&o.stdout).lines().next().unwrap()).unwrap();
+        r["system_data"]["neuron_hw_counters"]["neuron_devices"][0].clone()
+    };
+    let hbm = counters("hbm_ue");
+    assert_eq!((hbm["mem_ecc_uncorrected"].as_u64(), hbm["sram_ecc_uncorrected"].as_u64()), (Some(1), Some(0)), "{hbm}");
+    let sram = counters("sram_parity");
+    assert_eq!((sram["mem_ecc_uncorrected"].as_u64(), sram["sram_ecc_uncorrected"].as_u64()), (Some(0), Some(1)), "{sram}");
+    let dma = counters("dma_abort");
+    assert_eq!((dma["mem_ecc_uncorrected"].as_u64(), dma["sram_ecc_uncorrected"].as_u64()), (Some(0), Some(0)), "{dma}");
 }
 
 #[test]

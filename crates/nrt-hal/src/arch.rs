@@ -2,7 +2,7 @@
 //!
 //! Every number the runtime or the simulator needs about a chip generation
 //! lives here, in one table per architecture, so neither side hard-codes
-//! sizes. Values come from the public driver and documentation (see
+//! sizes (instance types and their topology are in [`crate::topology`]). Values come from the public driver and documentation (see
 //! `spec/neuron-facts.md` §3 and §5); the few that are guesses are marked
 //! `GUESS` in the comments and in [`ArchDesc::guesses`].
 
@@ -365,40 +365,7 @@ pub static TRN3: ArchDesc = ArchDesc {
     ..TRN2
 };
 
-/// An EC2 instance type and the Neuron devices it carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InstanceType {
-    /// The EC2 name, e.g. `trn1.32xlarge`.
-    pub name: &'static str,
-    /// Chip generation of every device.
-    pub arch: Arch,
-    /// Number of Neuron devices.
-    pub devices: u32,
-    /// Whether the device count is a guess.
-    pub guessed: bool,
-}
-
-/// The instance types the simulator can impersonate.
-pub static INSTANCE_TYPES: &[InstanceType] = &[
-    InstanceType { name: "trn1.2xlarge", arch: Arch::Trn1, devices: 1, guessed: false },
-    InstanceType { name: "trn1.32xlarge", arch: Arch::Trn1, devices: 16, guessed: false },
-    InstanceType { name: "trn1n.32xlarge", arch: Arch::Trn1, devices: 16, guessed: false },
-    InstanceType { name: "inf2.xlarge", arch: Arch::Inf2, devices: 1, guessed: false },
-    InstanceType { name: "inf2.8xlarge", arch: Arch::Inf2, devices: 1, guessed: false },
-    InstanceType { name: "inf2.24xlarge", arch: Arch::Inf2, devices: 6, guessed: false },
-    InstanceType { name: "inf2.48xlarge", arch: Arch::Inf2, devices: 12, guessed: false },
-    InstanceType { name: "trn2.3xlarge", arch: Arch::Trn2, devices: 1, guessed: true },
-    InstanceType { name: "trn2.48xlarge", arch: Arch::Trn2, devices: 16, guessed: false },
-    InstanceType { name: "trn2u.48xlarge", arch: Arch::Trn2, devices: 16, guessed: false },
-    InstanceType { name: "trn3.48xlarge", arch: Arch::Trn3, devices: 16, guessed: true },
-];
-
-/// Looks an instance type up by its EC2 name (case-insensitive).
-pub fn instance_type(name: &str) -> Option<&'static InstanceType> {
-    INSTANCE_TYPES
-        .iter()
-        .find(|t| t.name.eq_ignore_ascii_case(name.trim()))
-}
+pub use crate::topology::{instance_type, InstanceType, INSTANCE_TYPES};
 
 #[cfg(test)]
 mod tests {
@@ -465,13 +432,5 @@ mod tests {
             TRN2.semaphore_addr(CoreId(0), EVT_SEM_SEM_INC, 3),
             DeviceAddr(0x20_0270_0000 + 0x1800 + 12)
         );
-    }
-
-    #[test]
-    fn instance_lookup() {
-        let t = instance_type("TRN1.32xlarge").unwrap();
-        assert_eq!((t.arch, t.devices), (Arch::Trn1, 16));
-        assert_eq!(instance_type("trn2.48xlarge").unwrap().devices, 16);
-        assert!(instance_type("p4d.24xlarge").is_none());
     }
 }

@@ -49,6 +49,9 @@ pub struct DeviceInfo {
     pub hbm: Vec<HbmChannelDesc>,
     /// The host-DMA window (base carries the PCI host tag).
     pub host_memory: HbmChannelDesc,
+    /// The instance the device belongs to: PCI addresses, routing ids,
+    /// links, EFA NICs ([`crate::topology`]).
+    pub topology: crate::topology::Topology,
 }
 
 impl DeviceInfo {
@@ -118,6 +121,35 @@ pub struct NqSpec {
     pub ring: DeviceAddr,
     /// Ring size in bytes: a power of two, a multiple of 16.
     pub size_bytes: u32,
+}
+
+/// Device memory mapped into this process: host addresses
+/// `va .. va + len` are the device bytes `base .. base + len` (an HBM
+/// channel mapped by [`Device::map_hbm`], as `ndl_get_hbm_va` maps it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostWindow {
+    /// Host address of the first byte.
+    pub va: usize,
+    /// Bytes mapped.
+    pub len: u64,
+    /// Device address of the first byte.
+    pub base: DeviceAddr,
+}
+
+impl HostWindow {
+    /// The device address of host address `va` when `va .. va + len` lies
+    /// inside the window.
+    pub fn device_addr(&self, va: usize, len: u64) -> Option<DeviceAddr> {
+        let off = (va as u64).checked_sub(self.va as u64)?;
+        (off < self.len && len <= self.len - off).then(|| self.base.offset(off))
+    }
+
+    /// The host address of device address `addr`, when it lies inside the
+    /// window.
+    pub fn host_addr(&self, addr: DeviceAddr) -> Option<usize> {
+        let off = addr.get().checked_sub(self.base.get())?;
+        (off < self.len).then(|| self.va + off as usize)
+    }
 }
 
 /// Size of one notification record.
@@ -373,6 +405,33 @@ pub trait Device: Send + Sync {
     fn engine_state(&self, core: CoreId, engine: EngineId) -> HalResult<Option<EngineState>> {
         let _ = (core, engine);
         Ok(None)
+    }
+
+    /// Maps HBM channel `channel` into this process, once (later calls
+    /// return the same window), and returns where: afterwards the
+    /// channel's bytes are host memory at the window for the life of the
+    /// device, what the device-open `map_hbm` parameter and
+    /// `ndl_get_hbm_va` do. `Ok(None)`: there is no channel `channel` (the
+    /// driver's -ENOENT, "no more regions"). A device whose memory cannot
+    /// be mapped answers [`HalError::Unsupported`] (the default).
+    ///
+    /// The device does not snoop host stores to the window: what it
+    /// caches of the bytes (a sequencer's decoded instructions) it keeps
+    /// until the bytes change through the device (a write, memset, copy or
+    /// DMA), as hardware does.
+    fn map_hbm(&self, channel: u32) -> HalResult<Option<HostWindow>> {
+        let _ = channel;
+        Err(crate::HalError::Unsupported { reason: format!("the {} backend cannot map device memory into the process", self.info().backend) })
+    }
+
+    /// A file descriptor for `len` bytes of mapped device memory at host
+    /// address `va` (inside a window [`Device::map_hbm`] returned), for a
+    /// NIC to register it (DMABUF_FD). The caller owns and closes it. What
+    /// the descriptor is, is the backend's to document: a dma-buf on
+    /// hardware. The default answers [`HalError::Unsupported`].
+    fn dmabuf_fd(&self, va: usize, len: u64) -> HalResult<std::os::fd::OwnedFd> {
+        let _ = (va, len);
+        Err(crate::HalError::Unsupported { reason: format!("the {} backend has no dma-buf export", self.info().backend) })
     }
 
     /// Resets a core (RESET_NCS for one core): stops its sequencers and DMA

@@ -2,8 +2,9 @@
 //!
 //! The portal is thin and trusting: the runtime validates once, so a device
 //! only reports what a caller cannot foresee (memory exhausted, an address
-//! or register index the device does not have, the device gone) plus
-//! `Busy` when cores are reserved by someone else.
+//! or register index the device does not have, the device gone, a feature
+//! it lacks, an OS call that failed) plus `Busy` when cores are reserved
+//! by someone else.
 
 use crate::device::MemoryLocation;
 use crate::addr::DeviceAddr;
@@ -58,6 +59,20 @@ pub enum HalError {
         cores: Vec<u32>,
         /// Who holds them, as far as the lock files tell (e.g. "pid 1234").
         holder: String,
+    },
+    /// The device does not offer what was asked (a backend whose memory
+    /// cannot be mapped into the process, say).
+    #[error("not supported by this device: {reason}")]
+    Unsupported {
+        /// What is missing and why.
+        reason: String,
+    },
+    /// An operating-system call the device needed failed (a file
+    /// descriptor could not be made, say).
+    #[error("{reason}")]
+    System {
+        /// The call, what it was for and the OS error.
+        reason: String,
     },
 }
 

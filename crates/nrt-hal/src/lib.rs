@@ -2,7 +2,9 @@
 //! per-architecture descriptions both sides read.
 //!
 //! - [`addr`]: typed device addresses and hardware ids.
-//! - [`arch`]: trn1 / inf2 / trn2 / trn3 numbers and instance types.
+//! - [`arch`]: trn1 / inf2 / trn2 / trn3 numbers.
+//! - [`topology`]: instance types: devices, PCI addresses, routing ids,
+//!   links, EFA NICs.
 //! - [`device`]: the `Device` trait, discovery info, NQ and DMA ring types.
 //! - [`error`]: the four device errors.
 //! - [`reservation`]: exclusive core reservation through lock files.
@@ -20,12 +22,14 @@ pub mod error;
 pub mod reservation;
 pub mod status;
 pub mod status_read;
+pub mod topology;
 
 pub use addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
 pub use arch::{Arch, ArchDesc, HbmChannelDesc, InstanceType};
 pub use device::{
     Device, DeviceInfo, DmaQueueState, DmaQueueStatus, DmaRingConfig, EngineRun, EngineState,
-    EngineWaitOn, MemoryLocation, NqRing, NqSpec, NqType, NQ_RECORD_BYTES,
+    EngineWaitOn, HostWindow, MemoryLocation, NqRing, NqSpec, NqType, NQ_RECORD_BYTES,
 };
 pub use error::{HalError, HalResult};
 pub use reservation::CoreReservation;
+pub use topology::{PciBdf, Topology};

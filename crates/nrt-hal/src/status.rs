@@ -12,9 +12,10 @@
 //! whose process died (or whose pid was reused) is stale and skipped.
 //!
 //! Who writes what: the device backend maps the file, claims the slot,
-//! and writes the process identity, the reserved cores and the per-core
-//! busy time and device execution count; the runtime writes memory by
-//! category, execution outcomes and latencies, and loaded models, through
+//! and writes the process identity, the reserved cores, the per-core busy
+//! time, device execution count and FLOPs, and the device's memory-error
+//! counters in the header; the runtime writes memory by category,
+//! execution outcomes and latencies, and loaded models, through
 //! the [`SlotWriter`] the device hands out ([`crate::Device::status`]) —
 //! the way libnrt writes its counters into the driver's datastore.
 
@@ -24,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The first word of every status file: `NRTSTAT1` in ASCII.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"NRTSTAT1");
 /// Layout version; readers reject other versions.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 /// Words of the header.
 pub const HEADER_WORDS: usize = 16;
 /// Process slots per device file.
@@ -56,6 +57,15 @@ pub mod header {
     pub const ARCH_NAME: usize = 7;
     /// Host-DMA window bytes.
     pub const HOST_MEMORY_BYTES: usize = 9;
+    /// Uncorrectable HBM errors the device detected (device-written; the
+    /// driver's `stats/hardware/mem_ecc_uncorrected`).
+    pub const MEM_ECC_UNCORRECTED: usize = 10;
+    /// Uncorrectable HBM errors row repair can fix (device-written;
+    /// `mem_ecc_repairable_uncorrected`).
+    pub const MEM_ECC_REPAIRABLE_UNCORRECTED: usize = 11;
+    /// Uncorrectable on-chip SRAM (SBUF / PSUM) errors (device-written;
+    /// `sram_ecc_uncorrected`).
+    pub const SRAM_ECC_UNCORRECTED: usize = 12;
 }
 
 /// Slot word indices (relative to the slot's first word).
@@ -97,6 +107,9 @@ pub mod core {
     pub const ERRORS: usize = 10;
     /// Device memory bytes by [`super::MemCategory`] (runtime-written).
     pub const MEMORY: usize = 16;
+    /// Floating-point operations the core's PE array performed, two per
+    /// multiply-accumulate of every MATMUL (device-written).
+    pub const FLOPS: usize = 25;
 }
 /// Words per core block.
 pub const CORE_WORDS: usize = 32;
@@ -128,15 +141,43 @@ pub mod model {
     pub const UUID: usize = 15;
     /// Name, 56 bytes (words 17..24).
     pub const NAME: usize = 17;
+    /// Host-DMA bytes booked to the model by [`super::MemCategory`], 9
+    /// words (their sum is `HOST_BYTES`).
+    pub const HOST_MEMORY: usize = 24;
+    /// End of the name field.
+    pub const NAME_END: usize = 24;
 }
 /// Words per model entry.
-pub const MODEL_WORDS: usize = 24;
+pub const MODEL_WORDS: usize = model::HOST_MEMORY + MemCategory::COUNT;
 /// Words per slot.
 pub const SLOT_WORDS: usize = MODELS + MAX_MODELS * MODEL_WORDS;
 /// Words of a whole file.
 pub const FILE_WORDS: usize = HEADER_WORDS + SLOTS * SLOT_WORDS;
 /// Bytes of a whole file.
 pub const FILE_BYTES: usize = FILE_WORDS * 8;
+
+/// A memory error the device counts in its header (the driver's
+/// `stats/hardware` counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HardwareError {
+    /// An uncorrectable HBM error.
+    HbmUncorrectable,
+    /// An uncorrectable HBM error that row repair can fix.
+    HbmRepairable,
+    /// An uncorrectable on-chip SRAM (SBUF / PSUM) error.
+    SramUncorrectable,
+}
+
+impl HardwareError {
+    /// The header word counting it.
+    pub const fn word(self) -> usize {
+        match self {
+            HardwareError::HbmUncorrectable => header::MEM_ECC_UNCORRECTED,
+            HardwareError::HbmRepairable => header::MEM_ECC_REPAIRABLE_UNCORRECTED,
+            HardwareError::SramUncorrectable => header::SRAM_ECC_UNCORRECTED,
+        }
+    }
+}
 
 /// How an execution ended, as neuron-monitor's `execution_summary` counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,6 +403,21 @@ impl SlotWriter {
         }
     }
 
+    /// Counts `n` floating-point operations performed by `core`'s PE
+    /// array (device side).
+    #[inline]
+    pub fn add_flops(&self, core: u32, n: u64) {
+        if let Some(w) = self.core_word(core, core::FLOPS) {
+            w.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts one memory error the device detected (device side): a
+    /// device-wide counter in the header, which outlives the slot.
+    pub fn hardware_error(&self, e: HardwareError) {
+        self.map.words()[e.word()].fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Adds `delta` (may be negative) bytes of `category` on `core`, or on
     /// the host when `core` is `None`.
     #[inline]
@@ -408,10 +464,13 @@ impl SlotWriter {
                 for (i, b) in m.memory.iter().enumerate() {
                     self.w(at + model::MEMORY + i).store(*b, Ordering::Relaxed);
                 }
-                self.w(at + model::HOST_BYTES).store(m.host_bytes, Ordering::Relaxed);
+                for (i, b) in m.host_memory.iter().enumerate() {
+                    self.w(at + model::HOST_MEMORY + i).store(*b, Ordering::Relaxed);
+                }
+                self.w(at + model::HOST_BYTES).store(m.host_memory.iter().sum(), Ordering::Relaxed);
                 self.w(at + model::UUID).store(u64::from_le_bytes(m.uuid[..8].try_into().unwrap_or_default()), Ordering::Relaxed);
                 self.w(at + model::UUID + 1).store(u64::from_le_bytes(m.uuid[8..].try_into().unwrap_or_default()), Ordering::Relaxed);
-                pack(self.map.words(), self.base + at + model::NAME, MODEL_WORDS - model::NAME, &m.name);
+                pack(self.map.words(), self.base + at + model::NAME, model::NAME_END - model::NAME, &m.name);
                 self.w(at + model::SEQ).store(2, Ordering::Release);
                 return true;
             }
@@ -449,8 +508,8 @@ pub struct ModelStatus {
     pub core: u32,
     /// Device bytes by [`MemCategory`].
     pub memory: [u64; MemCategory::COUNT],
-    /// Host bytes.
-    pub host_bytes: u64,
+    /// Host-DMA bytes by [`MemCategory`].
+    pub host_memory: [u64; MemCategory::COUNT],
     /// NEFF UUID.
     pub uuid: [u8; 16],
     /// Model name.
@@ -536,13 +595,15 @@ mod tests {
 
     #[test]
     fn layout_fits() {
-        assert!(core::MEMORY + MemCategory::COUNT <= CORE_WORDS);
+        assert!(core::MEMORY + MemCategory::COUNT <= core::FLOPS && core::FLOPS < CORE_WORDS);
         assert!(model::MEMORY + MemCategory::COUNT <= model::HOST_BYTES);
+        assert!(model::NAME < model::NAME_END && model::NAME_END <= model::HOST_MEMORY);
         assert!(slot::RUNTIME_VERSION + 4 <= slot::CORES_BASE);
         assert!(MemCategory::COUNT <= 16);
+        assert!(header::HOST_MEMORY_BYTES < header::MEM_ECC_UNCORRECTED && header::SRAM_ECC_UNCORRECTED < HEADER_WORDS);
         // The offsets docs/status-file.md states.
-        assert_eq!((HOST_MEMORY, TOTAL_LATENCY, DEVICE_LATENCY, MODELS, SLOT_WORDS), (288, 304, 464, 624, 1008));
-        assert_eq!(FILE_BYTES, 258_176);
+        assert_eq!((HOST_MEMORY, TOTAL_LATENCY, DEVICE_LATENCY, MODELS, MODEL_WORDS, SLOT_WORDS), (288, 304, 464, 624, 33, 1152));
+        assert_eq!(FILE_BYTES, 295_040);
     }
 
     /// docs/status-file.md states the layout these constants define.

@@ -3,7 +3,7 @@
 //! (their process gone, or its pid reused) told apart.
 
 use crate::status::{
-    self, ErrorClass, LATENCY_BUCKETS, MAX_CORES, MAX_MODELS, MODEL_WORDS, MemCategory, Outcome, CORE_WORDS,
+    self, CORE_WORDS, ErrorClass, LATENCY_BUCKETS, MAX_CORES, MAX_MODELS, MODEL_WORDS, MemCategory, Outcome,
     HEADER_WORDS, SLOT_WORDS, SLOTS,
 };
 use std::path::Path;
@@ -25,6 +25,19 @@ pub struct DeviceStatus {
     pub processes: Vec<ProcessStatus>,
     /// Slots whose owner is gone (crashed without releasing).
     pub stale: Vec<u32>,
+    /// The device's memory-error counters (since the file was created).
+    pub hardware: HardwareCounters,
+}
+
+/// The memory errors a device counted (header words, device-written).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HardwareCounters {
+    /// Uncorrectable HBM errors.
+    pub mem_ecc_uncorrected: u64,
+    /// Uncorrectable HBM errors row repair can fix.
+    pub mem_ecc_repairable_uncorrected: u64,
+    /// Uncorrectable on-chip SRAM errors.
+    pub sram_ecc_uncorrected: u64,
 }
 
 /// Counters of one physical core in one process's slot.
@@ -42,6 +55,8 @@ pub struct CoreCounters {
     pub errors: [u64; 6],
     /// Device bytes by [`MemCategory`].
     pub memory: [u64; MemCategory::COUNT],
+    /// Floating-point operations of the PE array so far.
+    pub flops: u64,
 }
 
 impl CoreCounters {
@@ -74,7 +89,9 @@ pub struct ModelEntry {
     pub core: u32,
     /// Device bytes by [`MemCategory`].
     pub memory: [u64; MemCategory::COUNT],
-    /// Host bytes.
+    /// Host-DMA bytes by [`MemCategory`].
+    pub host_memory: [u64; MemCategory::COUNT],
+    /// Host bytes (their sum).
     pub host_bytes: u64,
     /// UUID bytes.
     pub uuid: [u8; 16],
@@ -151,6 +168,11 @@ pub fn decode(bytes: &[u8], alive: impl Fn(u32, u64) -> bool) -> Result<DeviceSt
         arch: text(bytes, status::header::ARCH_NAME, 2),
         processes: Vec::new(),
         stale: Vec::new(),
+        hardware: HardwareCounters {
+            mem_ecc_uncorrected: word(bytes, status::header::MEM_ECC_UNCORRECTED),
+            mem_ecc_repairable_uncorrected: word(bytes, status::header::MEM_ECC_REPAIRABLE_UNCORRECTED),
+            sram_ecc_uncorrected: word(bytes, status::header::SRAM_ECC_UNCORRECTED),
+        },
     };
     for s in 0..SLOTS {
         let base = HEADER_WORDS + s * SLOT_WORDS;
@@ -171,6 +193,7 @@ pub fn decode(bytes: &[u8], alive: impl Fn(u32, u64) -> bool) -> Result<DeviceSt
                     running: w(cb + status::core::RUNNING),
                     busy_ns: w(cb + status::core::BUSY_NS),
                     device_executions: w(cb + status::core::DEVICE_EXECUTIONS),
+                    flops: w(cb + status::core::FLOPS),
                     ..CoreCounters::default()
                 };
                 for i in 0..6 {
@@ -198,11 +221,12 @@ pub fn decode(bytes: &[u8], alive: impl Fn(u32, u64) -> bool) -> Result<DeviceSt
                     vnc: w(at + status::model::VNC) as u32,
                     core: w(at + status::model::CORE) as u32,
                     host_bytes: w(at + status::model::HOST_BYTES),
-                    name: text(bytes, base + at + status::model::NAME, MODEL_WORDS - status::model::NAME),
+                    name: text(bytes, base + at + status::model::NAME, status::model::NAME_END - status::model::NAME),
                     ..ModelEntry::default()
                 };
                 for i in 0..MemCategory::COUNT {
                     m.memory[i] = w(at + status::model::MEMORY + i);
+                    m.host_memory[i] = w(at + status::model::HOST_MEMORY + i);
                 }
                 m.uuid[..8].copy_from_slice(&w(at + status::model::UUID).to_le_bytes());
                 m.uuid[8..].copy_from_slice(&w(at + status::model::UUID + 1).to_le_bytes());

@@ -51,7 +51,8 @@ pub struct Model {
     /// Logical core it runs on.
     #[pyo3(get)]
     pub core_id: u32,
-    /// Whether it was loaded as a collectives participant.
+    /// Whether it was loaded as a collectives participant (through the
+    /// collectives load: its rank joined the in-NEFF collectives' world).
     #[pyo3(get)]
     pub cc_enabled: bool,
     /// Rank in the collectives group.
@@ -193,7 +194,14 @@ impl Model {
         let loaded = py.detach(|| -> nrt::NrtResult<_> {
             let (d, local) = s.rt.locate_vnc(core_id)?;
             let host = s.host(d)?;
-            let id = host.load(&bytes, local as i32, -1)?;
+            let id = if cc_enabled {
+                // nrtpy's nrt_load_collectives: the rank joins (or sets up)
+                // the in-NEFF collectives' world before the load.
+                let rank = nrt::cc::neff::CcRank::joining(&s.rt, core_id, rank_id, world_size)?;
+                host.load_collectives(&bytes, local as i32, -1, &rank)?
+            } else {
+                host.load(&bytes, local as i32, -1)?
+            };
             let (ins, outs) = host.tensor_info(id)?;
             Ok((ModelRef { id, device: d }, ins, outs))
         });

@@ -25,6 +25,20 @@ def test_copy_round_trip_allocates_outputs(copy_neff):
     np.testing.assert_array_equal(y.numpy(), x)
 
 
+def test_cc_enabled_loads_through_the_collectives_load(copy_neff):
+    # nrtpy's cc_enabled load is nrt_load_collectives: the rank joins the
+    # in-NEFF collectives' world (set up here as one rank) and the model
+    # runs as any other; a later participant joins that world.
+    x = np.arange(1024, dtype=np.float32).reshape(8, 128)
+    for core in (0, 1):
+        m = nrt.Model.load_from_neff(copy_neff, core_id=core, cc_enabled=True, rank_id=0, world_size=1)
+        assert (m.cc_enabled, m.rank_id, m.world_size, m.core_id) == (True, 0, 1, core)
+        out = m({"input": nrt.Tensor.from_numpy(x, core_id=core)})["output"]
+        np.testing.assert_array_equal(out.numpy(), x)
+    with pytest.raises(ValueError):
+        nrt.Model.load_from_neff(copy_neff, cc_enabled=True, rank_id=1, world_size=1)
+
+
 def test_given_outputs_are_written_and_none_is_returned(copy_neff):
     model = nrt.Model.load_from_neff(str(copy_neff), name="c", core_id=1)
     assert (model.name, model.core_id) == ("c", 1)

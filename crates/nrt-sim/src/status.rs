@@ -182,6 +182,22 @@ impl CoreActivity {
             s.engine_ended(core, now_ns());
         }
     }
+
+    /// Physical core `core`'s PE array performed `n` floating-point
+    /// operations.
+    #[inline]
+    pub(crate) fn flops(&self, core: u32, n: u64) {
+        if let Some(s) = self.slot.get() {
+            s.add_flops(core, n);
+        }
+    }
+
+    /// The core detected a memory error (counted device-wide).
+    pub(crate) fn hardware_error(&self, e: status::HardwareError) {
+        if let Some(s) = self.slot.get() {
+            s.hardware_error(e);
+        }
+    }
 }
 
 #[cfg(test)]

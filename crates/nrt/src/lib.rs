@@ -39,6 +39,7 @@ pub mod hosts;
 pub mod inject;
 pub mod load;
 pub mod log;
+pub mod mapped;
 pub mod memory;
 pub mod model;
 pub mod profile;

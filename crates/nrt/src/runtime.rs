@@ -289,6 +289,21 @@ impl Runtime {
                 Arc::new(m)
             })
             .collect();
+        if config.fake_instance.is_none()
+            && let Some(first) = devices.first()
+        {
+            // The process's host tensors show in the first device's slot.
+            crate::memory::host::publish_to(first);
+        }
+        if config.map_hbm && config.fake_instance.is_none() {
+            for m in &memories {
+                match m.map_hbm() {
+                    Ok(w) => crate::log_debug!(Module::Nrt, "ND {}: {} HBM channels mapped into the process", m.device_index(), w.len()),
+                    Err(e) if e.status == NrtStatus::Invalid => crate::log_warn!(Module::Nrt, "NEURON_RT_MAP_HBM: {}", e.message),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         // The POOL engine's Q7 image: the stock one, silently replaced by a
         // registered one (libnrt's override has no check and no log line).
         let (q7_image, q7_image_source) = ucode::resolve_install_image(Q7Image::stock(), options.pool_ucode.as_ref());
@@ -393,6 +408,28 @@ impl Runtime {
         } else {
             NrtError::invalid(format!("device {d} does not exist (the runtime has {} devices)", self.devices.len()))
         }
+    }
+
+    /// `nrt_get_model_vnc_count`: the visible logical cores a loaded
+    /// model's programs occupy, those of device position `device` holding
+    /// one of its physical cores (in no-device mode, which stages no
+    /// program, the one it was registered on). A load stages one NEFF on
+    /// one logical core (the load calls' `vnc_count` is deprecated and
+    /// ignored), so this is 1 for every model the runtime accepts.
+    pub fn model_vnc_count(&self, model: &crate::model::LoadedModel, device: Option<usize>) -> u32 {
+        let (Some(program), Some(d)) = (&model.program, device) else { return 1 };
+        let cores: std::collections::BTreeSet<u32> = program.cores.iter().map(|c| c.core.core().0).collect();
+        self.topology.vcores().iter().filter(|v| v.device == d && v.physical.iter().any(|p| cores.contains(&p.0))).count() as u32
+    }
+
+    /// `nrt_get_model_instance_count`: how many threads can usefully call
+    /// `nrt_execute` on the model at once, the copies of its program
+    /// staged on the device. A load stages one program and its executions
+    /// hold the model's execution state one at a time, so every model
+    /// has one instance (libnrt's older loads staged one per core of
+    /// `nc_count`; that parameter is deprecated and ignored).
+    pub fn model_instance_count(&self, _model: &crate::model::LoadedModel) -> u32 {
+        1
     }
 
     /// The collectives of this runtime's logical cores (`crate::cc`).

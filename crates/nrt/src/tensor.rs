@@ -32,6 +32,19 @@ enum Storage {
     Host(Mutex<Vec<u8>>),
 }
 
+/// Whether a host access of a tensor waits for the implicit-async
+/// executions using it (libnrt's tensor tracking).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracking {
+    /// Wait until no execution uses the tensor (`nrt_tensor_read` /
+    /// `write`, and the batch calls by default).
+    Wait,
+    /// Do not wait: the batch calls' `unsafe` ("skip tensor
+    /// tracking/blocking"); the access sees or changes the bytes as they
+    /// are, while an execution may be using them.
+    Skip,
+}
+
 /// One tensor (`nrt_tensor_t`).
 pub struct Tensor {
     name: String,
@@ -90,11 +103,13 @@ impl Tensor {
     /// allocated, when the host cannot hold them).
     pub fn allocate_host(size: u64, name: &str) -> NrtResult<Tensor> {
         let bytes = crate::host_memory::zeroed(size, format_args!("host tensor {name:?}"))?;
-        Ok(Tensor::with_storage(name, size, Storage::Host(Mutex::new(bytes))))
+        Ok(Tensor::from_host_bytes(bytes, name))
     }
 
-    /// A host tensor holding `bytes`.
+    /// A host tensor holding `bytes` (counted as the process's host
+    /// memory for the tools, [`crate::memory::host`]).
     pub fn from_host_bytes(bytes: Vec<u8>, name: &str) -> Tensor {
+        crate::memory::host::tensor_bytes_changed(bytes.len() as i64);
         Tensor::with_storage(name, bytes.len() as u64, Storage::Host(Mutex::new(bytes)))
     }
 
@@ -104,6 +119,15 @@ impl Tensor {
     pub fn device_index(&self) -> Option<u32> {
         match &self.storage {
             Storage::Device { memory, .. } => Some(memory.device_index()),
+            Storage::Host(_) => None,
+        }
+    }
+
+    /// The device memory a device tensor lives in (`None` for a host
+    /// tensor).
+    pub fn device_memory(&self) -> Option<&Arc<DeviceMemory>> {
+        match &self.storage {
+            Storage::Device { memory, .. } => Some(memory),
             Storage::Host(_) => None,
         }
     }
@@ -194,10 +218,19 @@ impl Tensor {
         }
     }
 
-    /// Copies `buf.len()` bytes at `offset` out of the tensor.
+    /// Copies `buf.len()` bytes at `offset` out of the tensor, once no
+    /// implicit-async execution uses it.
     pub fn read(&self, offset: u64, buf: &mut [u8]) -> NrtResult<()> {
+        self.read_with(offset, buf, Tracking::Wait)
+    }
+
+    /// [`Tensor::read`], waiting for the executions using the tensor or
+    /// not as `tracking` says.
+    pub fn read_with(&self, offset: u64, buf: &mut [u8], tracking: Tracking) -> NrtResult<()> {
         range(&self.name, self.size, offset, buf.len())?;
-        self.wait_idle()?;
+        if tracking == Tracking::Wait {
+            self.wait_idle()?;
+        }
         match &self.storage {
             Storage::Device { memory, addr, core } => {
                 let t0 = crate::trace::wants(EventType::NrtTensorRead).then(crate::trace::now_ns);
@@ -215,10 +248,19 @@ impl Tensor {
         }
     }
 
-    /// Copies `data` into the tensor at `offset`.
+    /// Copies `data` into the tensor at `offset`, once no implicit-async
+    /// execution uses it.
     pub fn write(&self, offset: u64, data: &[u8]) -> NrtResult<()> {
+        self.write_with(offset, data, Tracking::Wait)
+    }
+
+    /// [`Tensor::write`], waiting for the executions using the tensor or
+    /// not as `tracking` says.
+    pub fn write_with(&self, offset: u64, data: &[u8], tracking: Tracking) -> NrtResult<()> {
         range(&self.name, self.size, offset, data.len())?;
-        self.wait_idle()?;
+        if tracking == Tracking::Wait {
+            self.wait_idle()?;
+        }
         match &self.storage {
             Storage::Device { memory, addr, core } => {
                 let t0 = crate::trace::wants(EventType::NrtTensorWrite).then(crate::trace::now_ns);
@@ -302,6 +344,9 @@ impl Tensor {
 
 impl Drop for Tensor {
     fn drop(&mut self) {
+        if let Storage::Host(_) = &self.storage {
+            crate::memory::host::tensor_bytes_changed(-(self.size as i64));
+        }
         if let Storage::Device { memory, addr, core } = &self.storage {
             let t0 = crate::trace::wants(EventType::NrtTensorFree).then(crate::trace::now_ns);
             let r = memory.free(*addr);
@@ -421,6 +466,35 @@ pub struct SetToken(std::sync::Weak<Vec<(Arc<str>, Arc<Tensor>)>>);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An access that waits for the executions using the tensor blocks
+    /// while one is marked in flight; one that skips tracking does not,
+    /// and sees the bytes as they are.
+    #[test]
+    fn skipping_tracking_does_not_wait_for_executions_in_flight() {
+        let t = Arc::new(Tensor::allocate_host(8, "t").unwrap());
+        t.write(0, &[1; 8]).unwrap();
+        t.mark_in_flight();
+        let run = |tracking: Tracking, write: bool| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let t = Arc::clone(&t);
+            std::thread::spawn(move || {
+                let mut b = [0u8; 8];
+                let r = if write { t.write_with(0, &[2; 8], tracking) } else { t.read_with(0, &mut b, tracking) };
+                let _ = tx.send((r, b));
+            });
+            rx
+        };
+        let long = std::time::Duration::from_secs(30);
+        let (r, b) = run(Tracking::Skip, false).recv_timeout(long).expect("an untracked read returns while the tensor is in flight");
+        assert!(r.is_ok() && b == [1; 8]);
+        run(Tracking::Skip, true).recv_timeout(long).expect("an untracked write returns while the tensor is in flight").0.unwrap();
+        let waiting = run(Tracking::Wait, false);
+        assert!(waiting.recv_timeout(std::time::Duration::from_millis(200)).is_err(), "a tracked read waits for the execution");
+        t.unmark_in_flight();
+        let (r, b) = waiting.recv_timeout(long).expect("and returns once it is released");
+        assert!(r.is_ok() && b == [2; 8], "seeing the untracked write");
+    }
 
     #[test]
     fn a_set_token_recognises_only_the_unchanged_set() {

@@ -294,3 +294,28 @@ fn a_lost_notification_gives_1200_on_the_rank_that_misses_it_and_the_next_op_run
     // The fault fired once: the next operation completes on every rank.
     check(&rt, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 4, 64, false);
 }
+
+/// The communicator contexts: `nrt_load_collectives` (and nrtpy's
+/// `cc_enabled` load) joins the in-NEFF context's world, setting it up as
+/// the given size when there is none; the same size again succeeds,
+/// another is refused; the host-driven context keeps a world of its own;
+/// the joining rank is registered on its logical core.
+#[test]
+fn loads_join_the_neff_contexts_world_and_set_it_up_once() {
+    use nrt::cc::CommContext;
+    use nrt::cc::neff::CcRank;
+    let rt = runtime("contexts", &[]);
+    let cc = rt.collectives();
+    let r = CcRank::joining(&rt, 0, 0, 2).unwrap();
+    assert_eq!((r.rank, r.world), (0, 2));
+    assert_eq!(CcRank::joining(&rt, 1, 1, 2).unwrap().world, 2, "the world exists: a later rank joins it");
+    assert_eq!(CcRank::joining(&rt, 1, 1, 8).unwrap().world, 2, "a load joins the existing world whatever count it names");
+    assert_eq!(CcRank::joining(&rt, 3, 3, 8).unwrap_err().status, NrtStatus::Invalid, "rank 3 is outside the world of 2");
+    cc.global_comm(CommContext::Neff, 0, 0, 2).unwrap();
+    let e = cc.global_comm(CommContext::Neff, 0, 0, 4).unwrap_err();
+    assert!(e.message.contains("world size of 2"), "{}", e.message);
+    cc.global_comm(CommContext::Host, 0, 0, 4).unwrap();
+    let e = cc.global_comm(CommContext::Neff, 1, 0, 2).unwrap_err();
+    assert!(e.message.contains("logical core 0 is already g_device_id 0"), "the rank was registered on its core: {}", e.message);
+    assert_eq!(CcRank::joining(&rt, 0, 2, 0).unwrap_err().status, NrtStatus::Invalid, "an empty world");
+}

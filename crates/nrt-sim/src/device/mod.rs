@@ -69,6 +69,7 @@ impl SimDevice {
             physical_cores: arch.cores_per_device,
             hbm: hbm.clone(),
             host_memory: host,
+            topology: nrt_hal::Topology::of(&config.instance, config.arch, config.devices),
         };
         let shared = Arc::new_cyclic(|me| Shared {
             arch,
@@ -480,6 +481,28 @@ impl Device for SimDevice {
 
     fn lending_end(&self) {
         self.shared.scheduler.lending_end();
+    }
+
+    fn map_hbm(&self, channel: u32) -> HalResult<Option<nrt_hal::HostWindow>> {
+        self.alive()?;
+        let Some(pool) = self.shared.memory.hbm.get(channel as usize) else { return Ok(None) };
+        let name = format!("nrt-sim nd{} hbm{channel}", self.shared.info.device_index);
+        pool.map(&name).map(Some)
+    }
+
+    /// The descriptor is the channel's memfd opened anew, its file
+    /// position at the channel offset of `va` (`memory::mapping` says how
+    /// that differs from a dma-buf).
+    fn dmabuf_fd(&self, va: usize, len: u64) -> HalResult<std::os::fd::OwnedFd> {
+        self.alive()?;
+        for pool in &self.shared.memory.hbm {
+            let Some(m) = pool.bytes.mapping() else { continue };
+            let window = nrt_hal::HostWindow { va: m.va(), len: pool.bytes.len(), base: pool.base };
+            if let Some(addr) = window.device_addr(va, len) {
+                return m.open_at(addr.get() - pool.base.get()).map_err(|e| HalError::System { reason: format!("dma-buf fd of {len} bytes at {va:#x}: {e}") });
+            }
+        }
+        Err(HalError::invalid(DeviceAddr(0), len, format!("host address {va:#x} (+{len} bytes) is not inside one mapped HBM channel of device {}", self.shared.info.device_index)))
     }
 
     fn reset_core(&self, core: CoreId) -> HalResult<()> {

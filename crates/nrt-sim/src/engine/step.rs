@@ -591,6 +591,9 @@ impl Issuer {
                 if let Some(sub) = done.oob {
                     self.notify(dev, core, self.kinds.explicit, RuntimeSubtype::Custom, 0, sub as u16);
                 }
+                if done.flops > 0 {
+                    core.activity.flops(core.id.0, done.flops);
+                }
                 Ok(cost::cycles(self.engine, done.cycles))
             }
             Err(compute::DeviceFault::Numerical { opcode }) => {
@@ -664,9 +667,18 @@ impl Issuer {
                 self.state = RunState::Hung;
                 Err(StepOutcome::Stopped)
             }
-            FaultKind::HbmUe => Err(self.fatal(dev, core, InferErrorSubtype::HbmUncorrectable, 0)),
-            FaultKind::HbmUeRepairable => Err(self.fatal(dev, core, InferErrorSubtype::HbmRepairable, 0)),
-            FaultKind::SramParity => Err(self.fatal(dev, core, InferErrorSubtype::EccUncorrectable, 0)),
+            FaultKind::HbmUe => {
+                core.activity.hardware_error(nrt_hal::status::HardwareError::HbmUncorrectable);
+                Err(self.fatal(dev, core, InferErrorSubtype::HbmUncorrectable, 0))
+            }
+            FaultKind::HbmUeRepairable => {
+                core.activity.hardware_error(nrt_hal::status::HardwareError::HbmRepairable);
+                Err(self.fatal(dev, core, InferErrorSubtype::HbmRepairable, 0))
+            }
+            FaultKind::SramParity => {
+                core.activity.hardware_error(nrt_hal::status::HardwareError::SramUncorrectable);
+                Err(self.fatal(dev, core, InferErrorSubtype::EccUncorrectable, 0))
+            }
             FaultKind::NqOverflow => {
                 if let Some(nq) = core.nq(self.eidx(), NqType::Notify) {
                     nq.inject_overflow();

@@ -19,6 +19,12 @@
 
 pub mod alloc;
 pub mod copy;
+#[cfg(all(target_os = "linux", not(miri)))]
+#[allow(unsafe_code)]
+pub mod mapping;
+#[cfg(not(all(target_os = "linux", not(miri))))]
+#[path = "mapping_absent.rs"]
+pub mod mapping;
 pub mod onchip;
 pub mod pages;
 #[allow(unsafe_code)]
@@ -27,7 +33,7 @@ pub mod slab;
 use crate::memory::alloc::{AllocError, FreeListAllocator};
 use crate::memory::pages::SparsePages;
 use nrt_hal::arch::{ArchDesc, DMA_QUEUE_BANK_STRIDE, EVT_SEM_SIZE};
-use nrt_hal::{CoreId, DeviceAddr, HalError, HalResult, HbmChannelDesc, MemoryLocation};
+use nrt_hal::{CoreId, DeviceAddr, HalError, HalResult, HbmChannelDesc, HostWindow, MemoryLocation};
 use std::sync::Mutex;
 
 /// One allocatable memory pool: an address window, its bytes and its
@@ -41,6 +47,8 @@ pub struct Pool {
     /// Backing bytes.
     pub bytes: SparsePages,
     allocator: Mutex<FreeListAllocator>,
+    /// Serialises [`Pool::map`].
+    mapping: Mutex<()>,
 }
 
 impl Pool {
@@ -50,6 +58,7 @@ impl Pool {
             base: desc.base,
             bytes: SparsePages::new(desc.size),
             allocator: Mutex::new(FreeListAllocator::new(desc.size)),
+            mapping: Mutex::new(()),
         }
     }
 
@@ -82,6 +91,21 @@ impl Pool {
     /// Bytes currently allocated.
     pub fn used(&self) -> u64 {
         self.allocator.lock().unwrap_or_else(|e| e.into_inner()).used()
+    }
+
+    /// Maps the pool's bytes into the process (once; later calls return
+    /// the same window): a memfd of the pool's size named `name`, the
+    /// resident pages moved into it ([`SparsePages::map_into`]).
+    pub fn map(&self, name: &str) -> HalResult<HostWindow> {
+        let window = |m: &mapping::ChannelMap| HostWindow { va: m.va(), len: self.bytes.len(), base: self.base };
+        let _one = self.mapping.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = self.bytes.mapping() {
+            return Ok(window(m));
+        }
+        let unsupported = |why: String| HalError::Unsupported { reason: format!("{} cannot be mapped into the process: {why}", self.location) };
+        let m = std::sync::Arc::new(mapping::ChannelMap::new(self.bytes.len(), name).map_err(|e| unsupported(e.to_string()))?);
+        self.bytes.map_into(std::sync::Arc::clone(&m)).map_err(unsupported)?;
+        Ok(window(&m))
     }
 }
 

@@ -11,8 +11,13 @@
 //! is atomic per page, not as a whole, which is what a real memory system
 //! guarantees too (only naturally aligned words are single-copy atomic, and
 //! a 4-byte aligned word never spans two pages). The pages' bytes come
-//! from [`super::slab`] (2 MiB slabs the OS may back with huge pages), the
-//! only `unsafe` of the memory core.
+//! from [`super::slab`] (2 MiB slabs the OS may back with huge pages), or,
+//! once the region is mapped into the process ([`SparsePages::map_into`],
+//! an HBM channel under `NEURON_RT_MAP_HBM`), from the channel's mapping
+//! ([`super::mapping`]); those two modules hold the `unsafe` of the memory
+//! core. A mapped region's bytes may also change through the mapping,
+//! without a lock or a version bump: reads see such stores, stamps do not
+//! (the device does not snoop host stores; see `Device::map_hbm`).
 //!
 //! Every page carries a version that each modification bumps while it
 //! holds the page lock. [`SparsePages::read_stamped`] returns a [`Stamp`]
@@ -24,11 +29,12 @@
 //! share their page with busier data.
 
 use super::copy::{copy_bytes, copy_within_bytes};
+use super::mapping::ChannelMap;
 use super::slab::PageBytes;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// Bytes per backing page.
 pub const PAGE_SIZE: u64 = 64 << 10;
@@ -57,20 +63,9 @@ pub const LINE_SIZE: u64 = 1024;
 const LINES_PER_PAGE: usize = (PAGE_SIZE / LINE_SIZE) as usize;
 
 impl Page {
-    fn zeroed() -> Page {
+    fn over(bytes: PageBytes) -> Page {
         Page {
-            bytes: Mutex::new(PageBytes::zeroed()),
-            version: AtomicU64::new(0),
-            detached: AtomicBool::new(false),
-            lines: std::array::from_fn(|_| AtomicU64::new(0)),
-        }
-    }
-
-    /// A page holding `bytes` (exactly one page): built in one pass, with
-    /// no zero fill first.
-    fn from_bytes(bytes: &[u8]) -> Page {
-        Page {
-            bytes: Mutex::new(PageBytes::copy_of(bytes)),
+            bytes: Mutex::new(bytes),
             version: AtomicU64::new(0),
             detached: AtomicBool::new(false),
             lines: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -515,12 +510,77 @@ impl LockedRange<'_> {
 pub struct SparsePages {
     len: u64,
     pages: RwLock<PageTable>,
+    /// The mapping the pages' bytes live in once the region is mapped
+    /// ([`SparsePages::map_into`]); set under the table's write lock.
+    map: OnceLock<Arc<ChannelMap>>,
 }
 
 impl SparsePages {
     /// A region of `len` bytes, all zero, costing no page memory yet.
     pub fn new(len: u64) -> SparsePages {
-        SparsePages { len, pages: RwLock::new(PageTable::default()) }
+        SparsePages { len, pages: RwLock::new(PageTable::default()), map: OnceLock::new() }
+    }
+
+    /// Moves the region's bytes into `map` (at least the region's length,
+    /// all zero) and keeps them there: every resident page's bytes are
+    /// copied to its place in the mapping and the page points there from
+    /// now on (its lock, versions and pins stay), and later pages are made
+    /// over the mapping. The bytes do not change. Fails (nothing moved)
+    /// when the region is mapped already or `map` is too short.
+    pub fn map_into(&self, map: Arc<ChannelMap>) -> Result<(), String> {
+        if map.len() < self.len {
+            return Err(format!("a mapping of {} bytes cannot hold a region of {}", map.len(), self.len));
+        }
+        let table = self.pages.write().unwrap_or_else(|e| e.into_inner());
+        if self.map.get().is_some() {
+            return Err("the region is mapped already".into());
+        }
+        for (&index, page) in table.iter() {
+            let mut g = page.lock();
+            let Some(mut moved) = PageBytes::mapped(Arc::clone(&map), index) else {
+                return Err(format!("page {index} lies outside the mapping"));
+            };
+            copy_bytes(&mut moved, &g);
+            *g = moved;
+        }
+        self.map.set(map).map_err(|_| "the region is mapped already".to_string())
+    }
+
+    /// The mapping the region lives in, once [`SparsePages::map_into`] ran.
+    pub fn mapping(&self) -> Option<&Arc<ChannelMap>> {
+        self.map.get()
+    }
+
+    /// A new page for `index`: slab bytes of zeros, or the mapping's bytes
+    /// there when the region is mapped.
+    fn new_page(&self, index: u64) -> Page {
+        match self.map.get().and_then(|m| PageBytes::mapped(Arc::clone(m), index)) {
+            Some(b) => Page::over(b),
+            None => Page::over(PageBytes::zeroed()),
+        }
+    }
+
+    /// A new page for `index` holding `bytes` (exactly one page), built in
+    /// one pass with no zero fill first.
+    fn new_page_of(&self, index: u64, bytes: &[u8]) -> Page {
+        match self.map.get().and_then(|m| PageBytes::mapped(Arc::clone(m), index)) {
+            Some(mut b) => {
+                copy_bytes(&mut b[..bytes.len()], bytes);
+                Page::over(b)
+            }
+            None => Page::over(PageBytes::copy_of(bytes)),
+        }
+    }
+
+    /// Reads bytes of page `index` (at `offset` in it) that no page of the
+    /// table holds: zeros, or the mapping's bytes when the region is
+    /// mapped (stores through the mapping land there). The caller holds
+    /// the table lock, so no page for `index` appears meanwhile.
+    fn read_absent(&self, index: u64, offset: usize, dst: &mut [u8]) {
+        match self.map.get() {
+            Some(m) => m.read_at(index * PAGE_SIZE + offset as u64, dst),
+            None => dst.fill(0),
+        }
     }
 
     /// Length of the region in bytes.
@@ -552,7 +612,7 @@ impl SparsePages {
             return p;
         }
         let mut table = self.pages.write().unwrap_or_else(|e| e.into_inner());
-        table.entry(index).or_insert_with(|| Arc::new(Page::zeroed())).clone()
+        table.entry(index).or_insert_with(|| Arc::new(self.new_page(index))).clone()
     }
 
     /// Walks `off..off+len` page by page, calling `f(page_index, offset in
@@ -576,7 +636,7 @@ impl SparsePages {
             let table = self.pages.read().unwrap_or_else(|e| e.into_inner());
             match table.get(&pi) {
                 Some(p) => copy_bytes(dst, &p.lock()[po..po + n]),
-                None => dst.fill(0),
+                None => self.read_absent(pi, po, dst),
             }
         });
     }
@@ -637,7 +697,7 @@ impl SparsePages {
                 // from the data instead of zero-filling it and copying over.
                 let mut table = self.pages.write().unwrap_or_else(|e| e.into_inner());
                 if let std::collections::hash_map::Entry::Vacant(v) = table.entry(pi) {
-                    v.insert(Arc::new(Page::from_bytes(&data[bo..bo + n])));
+                    v.insert(Arc::new(self.new_page_of(pi, &data[bo..bo + n])));
                     return;
                 }
             }
@@ -649,16 +709,31 @@ impl SparsePages {
     }
 
     /// Fills `len` bytes at `off` with `value`. Filling untouched pages with
-    /// zero costs nothing.
+    /// zero costs nothing (in a mapped region it returns their memory).
     pub fn fill(&self, off: u64, len: u64, value: u8) {
         Self::chunks(off, len, |pi, po, _, n| {
-            let page = if value == 0 { self.page(pi) } else { Some(self.page_or_insert(pi)) };
+            let page = if value == 0 { self.page_or_zero_absent(pi, po, n) } else { Some(self.page_or_insert(pi)) };
             if let Some(p) = page {
                 let mut g = p.lock();
                 g[po..po + n].fill(value);
                 p.bump(po, n);
             }
         });
+    }
+
+    /// Page `index`, or, when no page holds it, `None` after zeroing
+    /// `n` bytes at `offset` of it in the mapping (stores through the
+    /// mapping may have put bytes there), under the table lock so no page
+    /// appears meanwhile.
+    fn page_or_zero_absent(&self, index: u64, offset: usize, n: usize) -> Option<Arc<Page>> {
+        let table = self.pages.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = table.get(&index) {
+            return Some(Arc::clone(p));
+        }
+        if let Some(m) = self.map.get() {
+            m.zero(index * PAGE_SIZE + offset as u64, n as u64);
+        }
+        None
     }
 
     /// Copies `len` bytes from `src` at `src_off` to `dst` at `dst_off`
@@ -677,8 +752,23 @@ impl SparsePages {
             let dpage = dst.page_or_insert(dp);
             match src.page(sp) {
                 None => {
+                    // The source table's lock keeps a page from appearing
+                    // while its absent bytes are read (taken before the
+                    // page lock, as every reader does).
+                    let table = src.pages.read().unwrap_or_else(|e| e.into_inner());
                     let mut g = dpage.lock();
-                    g[doff..doff + n].fill(0);
+                    match table.get(&sp) {
+                        Some(p) if Arc::ptr_eq(p, &dpage) => copy_within_bytes(&mut g, so, doff, n),
+                        Some(p) => {
+                            let p = Arc::clone(p);
+                            drop(g);
+                            drop(table);
+                            Self::copy_page_pair(&p, so, &dpage, doff, n);
+                            done += n as u64;
+                            continue;
+                        }
+                        None => src.read_absent(sp, so, &mut g[doff..doff + n]),
+                    }
                     dpage.bump(doff, n);
                 }
                 Some(spage) if Arc::ptr_eq(&spage, &dpage) => {
@@ -686,21 +776,26 @@ impl SparsePages {
                     copy_within_bytes(&mut g, so, doff, n);
                     spage.bump(doff, n);
                 }
-                Some(spage) => {
-                    let src_first = Arc::as_ptr(&spage) < Arc::as_ptr(&dpage);
-                    let (first, second) = if src_first { (&spage, &dpage) } else { (&dpage, &spage) };
-                    let g1 = first.lock();
-                    let g2 = second.lock();
-                    let (sg, mut dg) = if src_first { (g1, g2) } else { (g2, g1) };
-                    copy_bytes(&mut dg[doff..doff + n], &sg[so..so + n]);
-                    dpage.bump(doff, n);
-                }
+                Some(spage) => Self::copy_page_pair(&spage, so, &dpage, doff, n),
             }
             done += n as u64;
         }
     }
 
-    /// Drops every page (all bytes read as zero again).
+    /// Copies `n` bytes from `spage` at `so` to another page `dpage` at
+    /// `doff`, both locks held (taken in address order).
+    fn copy_page_pair(spage: &Arc<Page>, so: usize, dpage: &Arc<Page>, doff: usize, n: usize) {
+        let src_first = Arc::as_ptr(spage) < Arc::as_ptr(dpage);
+        let (first, second) = if src_first { (spage, dpage) } else { (dpage, spage) };
+        let g1 = first.lock();
+        let g2 = second.lock();
+        let (sg, mut dg) = if src_first { (g1, g2) } else { (g2, g1) };
+        copy_bytes(&mut dg[doff..doff + n], &sg[so..so + n]);
+        dpage.bump(doff, n);
+    }
+
+    /// Drops every page (all bytes read as zero again; a mapped region's
+    /// memory is returned).
     pub fn clear(&self) {
         let mut table = self.pages.write().unwrap_or_else(|e| e.into_inner());
         for p in table.values() {
@@ -710,6 +805,9 @@ impl SparsePages {
             p.detached.store(true, Ordering::Release);
         }
         table.clear();
+        if let Some(m) = self.map.get() {
+            m.zero(0, self.len);
+        }
     }
 }
 
@@ -966,6 +1064,66 @@ mod tests {
             prop_assert!(got == flat_a, "source region differs");
             b.read(0, &mut got);
             prop_assert!(got == flat_b, "destination region differs");
+        }
+
+        /// A region mapped into the process (before, between or after
+        /// the writes) keeps behaving like a flat array, stores through
+        /// the mapping included, and the mapping holds the same bytes.
+        #[cfg(all(target_os = "linux", not(miri)))]
+        #[test]
+        fn a_mapped_region_behaves_like_a_flat_array(
+            ops in prop::collection::vec((0u64..300_000, 1usize..100_000, any::<u8>(), 0u8..4), 1..12),
+            map_at in 0usize..13,
+        ) {
+            let len = 6 * PAGE_SIZE;
+            let m = SparsePages::new(len);
+            let mut flat = vec![0u8; len as usize];
+            let map = || {
+                let cm = Arc::new(ChannelMap::new(len, "pages-test").unwrap());
+                m.map_into(Arc::clone(&cm)).unwrap();
+                cm
+            };
+            let mut cm = None;
+            for (i, (off, n, v, kind)) in ops.iter().copied().enumerate() {
+                if i == map_at {
+                    cm = Some(map());
+                }
+                let n = n.min((len - off) as usize);
+                let data: Vec<u8> = (0..n).map(|k| v.wrapping_add(k as u8)).collect();
+                match kind {
+                    0 => m.fill(off, n as u64, v),
+                    1 if cm.is_some() => {
+                        // A client's store through the mapping.
+                        cm.as_ref().unwrap().store(off, &data);
+                    }
+                    2 => {
+                        let src = (off + 7) % (len - n as u64);
+                        SparsePages::copy_between(&m, src, &m, off, n as u64);
+                        // Forward page-chunked copy semantics, as the DMA.
+                        let mut done = 0u64;
+                        while done < n as u64 {
+                            let (s, d) = (src + done, off + done);
+                            let k = (PAGE_SIZE - s % PAGE_SIZE).min(PAGE_SIZE - d % PAGE_SIZE).min(n as u64 - done) as usize;
+                            flat.copy_within(s as usize..s as usize + k, d as usize);
+                            done += k as u64;
+                        }
+                        continue;
+                    }
+                    _ => m.write(off, &data),
+                }
+                if kind == 0 {
+                    flat[off as usize..off as usize + n].fill(v);
+                } else {
+                    flat[off as usize..off as usize + n].copy_from_slice(&data);
+                }
+            }
+            let cm = cm.unwrap_or_else(map);
+            let mut all = vec![0u8; len as usize];
+            m.read(0, &mut all);
+            prop_assert!(all == flat, "reads differ from the flat array");
+            let mut through = vec![0u8; len as usize];
+            cm.read_at(0, &mut through);
+            prop_assert!(through == flat, "the mapping differs from the flat array");
         }
 
         #[test]

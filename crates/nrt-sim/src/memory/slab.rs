@@ -13,8 +13,10 @@
 //!
 //! A slab whose blocks are all free is unmapped, except one kept spare so
 //! that a region dropped and made again does not remap (and, with huge
-//! pages, clear 2 MiB) each time. This module holds the only `unsafe` of
-//! the memory core: raw blocks handed out as owned byte slices.
+//! pages, clear 2 MiB) each time. This module and [`super::mapping`] (the
+//! pages of an HBM channel mapped into the process, which a [`PageBytes`]
+//! can also hold) are the memory core's `unsafe`: raw blocks handed out
+//! as owned byte slices.
 
 use super::pages::PAGE_SIZE;
 use std::collections::{BTreeMap, BTreeSet};
@@ -147,15 +149,27 @@ impl SlabPool {
     }
 }
 
-/// One page's bytes ([`PAGE_SIZE`] of them), owned, in a slab of a
-/// [`SlabPool`]; returned to it on drop.
+/// Where a [`PageBytes`] block lives.
+enum Origin {
+    /// A slab block, returned to the pool on drop.
+    Slab(&'static SlabPool),
+    /// A page of a mapped HBM channel; the `Arc` (never read) keeps the
+    /// mapping alive while the page points into it.
+    Mapped(#[allow(dead_code)] std::sync::Arc<super::mapping::ChannelMap>),
+}
+
+/// One page's bytes ([`PAGE_SIZE`] of them): a block of a slab of a
+/// [`SlabPool`], returned to it on drop, or a page of a mapped HBM
+/// channel ([`PageBytes::mapped`]).
 pub struct PageBytes {
     ptr: NonNull<u8>,
-    pool: &'static SlabPool,
+    origin: Origin,
 }
 
 // SAFETY: a `PageBytes` is the only owner of its block (like a `Box<[u8]>`);
-// shared references give only `&[u8]`.
+// shared references give only `&[u8]`. A mapped page's bytes may also be
+// stored to by the client through its mapping (as device memory changes
+// under a DMA); the simulator touches them only by copies.
 unsafe impl Send for PageBytes {}
 // SAFETY: as above.
 unsafe impl Sync for PageBytes {}
@@ -181,7 +195,7 @@ impl PageBytes {
     /// [`PageBytes::zeroed`] from `pool`.
     pub fn zeroed_in(pool: &'static SlabPool) -> PageBytes {
         let (ptr, stale) = pool.take();
-        let mut p = PageBytes { ptr, pool };
+        let mut p = PageBytes { ptr, origin: Origin::Slab(pool) };
         if stale {
             p.fill(0);
         }
@@ -191,7 +205,7 @@ impl PageBytes {
     /// [`PageBytes::copy_of`] from `pool`.
     pub fn copy_of_in(pool: &'static SlabPool, bytes: &[u8]) -> PageBytes {
         let (ptr, stale) = pool.take();
-        let mut p = PageBytes { ptr, pool };
+        let mut p = PageBytes { ptr, origin: Origin::Slab(pool) };
         let n = bytes.len().min(BLOCK);
         p[..n].copy_from_slice(&bytes[..n]);
         if stale {
@@ -201,11 +215,32 @@ impl PageBytes {
     }
 }
 
+impl PageBytes {
+    /// Page `index` of a mapped channel: its bytes are whatever the
+    /// channel holds there (nothing is cleared or copied). `None` when the
+    /// page lies outside the mapping.
+    ///
+    /// Only one live `PageBytes` per page of a mapping may be used at a
+    /// time: the page table makes at most one page per index, and a page
+    /// it dropped is detached (never touched again) before another is
+    /// made for the same index.
+    pub fn mapped(map: std::sync::Arc<super::mapping::ChannelMap>, index: u64) -> Option<PageBytes> {
+        let offset = usize::try_from(index.checked_mul(PAGE_SIZE)?).ok()?;
+        if offset.checked_add(BLOCK)? > map.len() as usize {
+            return None;
+        }
+        let ptr = map.at(offset)?;
+        Some(PageBytes { ptr, origin: Origin::Mapped(map) })
+    }
+}
+
 impl std::ops::Deref for PageBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         // SAFETY: `ptr` is a live block of BLOCK bytes that only this value
-        // owns (initialised: mapped as zeros, or written before reuse).
+        // owns (initialised: mapped as zeros, or written before reuse; a
+        // mapped channel's page is file memory, zero until written, kept
+        // mapped by the `Arc` in `origin`).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), BLOCK) }
     }
 }
@@ -219,7 +254,11 @@ impl std::ops::DerefMut for PageBytes {
 
 impl Drop for PageBytes {
     fn drop(&mut self) {
-        self.pool.give_back(self.ptr);
+        match &self.origin {
+            Origin::Slab(pool) => pool.give_back(self.ptr),
+            // The bytes stay the channel's; the `Arc` lets the map go.
+            Origin::Mapped(_) => {}
+        }
     }
 }
 

@@ -38,9 +38,18 @@ const HBM0: MemoryLocation = MemoryLocation::Hbm { channel: 0 };
 impl Rig {
     /// A deterministic device with `faults` armed.
     pub fn new(faults: &[FaultSpec]) -> Rig {
+        Rig::publishing(faults, None)
+    }
+
+    /// [`Rig::new`] publishing its status file (`docs/status-file.md`) in
+    /// `status_dir`, under a namespace of its own.
+    pub fn publishing(faults: &[FaultSpec], status_dir: Option<(std::path::PathBuf, &str)>) -> Rig {
         let mut b = SimConfig::builder().deterministic(true).hbm_bytes_per_channel(64 << 20);
         for f in faults {
             b = b.fault(f.clone());
+        }
+        if let Some((dir, ns)) = status_dir {
+            b = b.status_dir(Some(dir.clone())).locks(dir, ns);
         }
         let dev = SimDevice::new(&b.build(), 0);
         let arch = dev.info().arch;

@@ -25,4 +25,4 @@ pub mod split;
 pub mod world;
 
 pub use plan::CcKind;
-pub use world::{Arrival, Collectives, ReduceOp};
+pub use world::{Arrival, Collectives, CommContext, ReduceOp};

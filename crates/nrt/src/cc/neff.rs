@@ -106,6 +106,16 @@ impl CcRank {
         CcRank { rank, world, peer_timeout, net: None, inject_proxy: super::proxy::Injected::default() }
     }
 
+    /// What `nrt_load_collectives` does before it loads: joins the world
+    /// of the in-NEFF collectives' context as rank `rank` (creating it as
+    /// `world` ranks with the rank on logical core `vnc` when there is
+    /// none, [`super::Collectives::neff_world`]) and returns the rank of
+    /// that world the load stages as.
+    pub fn joining(rt: &crate::runtime::Runtime, vnc: u32, rank: u32, world: u32) -> NrtResult<CcRank> {
+        let world = rt.collectives().neff_world(rank, vnc, world)?;
+        CcRank::of(rt, rank, world)
+    }
+
     /// Rank `rank` of a world of `world`, waiting for peers as long as
     /// the runtime's NEURON_RT_CC_NET_TIMEOUT says. When the runtime's
     /// collectives world names ranks this process did not register and

@@ -139,6 +139,16 @@ struct State {
     busy: BTreeSet<(usize, u32)>,
 }
 
+/// A global communicator's context: libnrt keeps one world per context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommContext {
+    /// In-NEFF collectives (`nrt_build_global_comm`, and
+    /// `nrt_load_collectives` when no world exists yet).
+    Neff = 0,
+    /// Host-driven collectives (`nrt_cc_global_comm_init`).
+    Host = 1,
+}
+
 /// The rendezvous of a runtime's ranks (see the module docs).
 #[derive(Debug, Default)]
 pub struct Collectives {
@@ -147,6 +157,19 @@ pub struct Collectives {
     /// The cross-process world (ranks registered by the global
     /// communicator, the bootstrap, the connections).
     net: super::net::NetSlot,
+    /// The world size of each [`CommContext`], once set up.
+    contexts: Mutex<[Option<u32>; 2]>,
+}
+
+/// NRT_INVALID unless `id` is a rank of a world of `count`.
+pub fn check_member(id: u32, count: u32) -> NrtResult<()> {
+    if count == 0 {
+        return Err(NrtError::invalid("g_device_count is 0: a collectives world has at least one participant"));
+    }
+    if id >= count {
+        return Err(NrtError::invalid(format!("g_device_id {id} is not in a world of {count} participants (expected 0..{count})")));
+    }
+    Ok(())
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -193,6 +216,46 @@ impl Collectives {
     pub fn register_rank(&self, g_device_id: u32, vnc: u32, g_device_count: u32) -> NrtResult<()> {
         check_member(g_device_id, g_device_count)?;
         self.net.register(g_device_id, vnc, g_device_count)
+    }
+
+    /// Sets up the world of context `ctx` as global rank `g_device_id` of
+    /// `g_device_count`, on logical core `vnc` (validated by the caller):
+    /// the same world size again succeeds, another is NRT_INVALID (spec
+    /// §3.2).
+    pub fn global_comm(&self, ctx: CommContext, g_device_id: u32, vnc: u32, g_device_count: u32) -> NrtResult<()> {
+        check_member(g_device_id, g_device_count)?;
+        let mut c = self.contexts.lock().unwrap_or_else(|e| e.into_inner());
+        match c[ctx as usize] {
+            Some(n) if n != g_device_count => Err(NrtError::invalid(format!(
+                "NRT has already been setup with a collectives world size of {n}; it cannot change to {g_device_count} (g_device_id {g_device_id})"
+            ))),
+            _ => {
+                // The rank is this process's; the others, if any, are
+                // found through NEURON_RT_ROOT_COMM_ID at the first
+                // collective.
+                self.register_rank(g_device_id, vnc, g_device_count)?;
+                c[ctx as usize] = Some(g_device_count);
+                Ok(())
+            }
+        }
+    }
+
+    /// The world of the in-NEFF collectives' context a load as rank `id`
+    /// of `count` joins (`nrt_load_collectives`): the existing one, or one
+    /// of `count` set up here with the rank on logical core `vnc` (spec
+    /// §3.1: "If global NCCL communicator was not previously created, we
+    /// will create it inside this API").
+    pub fn neff_world(&self, id: u32, vnc: u32, count: u32) -> NrtResult<u32> {
+        check_member(id, count)?;
+        let existing = self.contexts.lock().unwrap_or_else(|e| e.into_inner())[CommContext::Neff as usize];
+        match existing {
+            Some(n) if id >= n => Err(NrtError::invalid(format!("g_device_id {id} is not in the global communicator's world of {n} (expected 0..{n})"))),
+            Some(n) => Ok(n),
+            None => {
+                self.global_comm(CommContext::Neff, id, vnc, count)?;
+                Ok(count)
+            }
+        }
     }
 
     /// The cross-process world a replica group of global ranks needs

@@ -125,6 +125,10 @@ pub struct Config {
     pub gpsimd_stdout_queue_bytes: u32,
     /// NEURON_RT_ENABLE_DGE_NOTIFICATIONS.
     pub dge_notifications: bool,
+    /// NEURON_RT_MAP_HBM: map every device's HBM into the process at init
+    /// (device tensors get a VA; `nrt_get_hbm_mmap_va`, `nrt_get_dmabuf_fd`
+    /// and `nrt_memcpy_to_device` work on it).
+    pub map_hbm: bool,
     /// NEURON_RT_INSPECT_ENABLE + NEURON_RT_INSPECT_DEVICE_PROFILE: which
     /// executions get an instruction trace (Off unless inspect is enabled).
     pub device_profile: DeviceProfile,
@@ -165,6 +169,7 @@ impl Default for Config {
             dma_packetization_size: 0x1000,
             gpsimd_stdout_queue_bytes: 0,
             dge_notifications: false,
+            map_hbm: false,
             device_profile: DeviceProfile::Off,
             inspect: InspectSession::default(),
             collectives: CcConfig::default(),
@@ -200,6 +205,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "NEURON_RT_DBG_DMA_PACKETIZATION_SIZE",
     "NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES",
     "NEURON_RT_ENABLE_DGE_NOTIFICATIONS",
+    "NEURON_RT_MAP_HBM",
     "NEURON_RT_INSPECT_ENABLE",
     "NEURON_RT_INSPECT_DEVICE_PROFILE",
     "NEURON_RT_INSPECT_OUTPUT_DIR",
@@ -302,6 +308,17 @@ impl Reader<'_> {
         let var = "NEURON_RT_INSPECT_DEVICE_PROFILE";
         let profile = self.get(var).map_or(Ok(DeviceProfile::Model), |v| parse_device_profile(var, v))?;
         Ok(if self.bool("NEURON_RT_INSPECT_ENABLE", false)? { profile } else { DeviceProfile::Off })
+    }
+
+    /// NEURON_RT_MAP_HBM: a boolean, or a count where any positive value
+    /// turns mapping on (frameworks set `true` or `1`).
+    fn map_hbm(&self) -> Result<bool, ConfigError> {
+        let var = "NEURON_RT_MAP_HBM";
+        let Some(v) = self.get(var) else { return Ok(false) };
+        if let Ok(on) = parse_bool(var, v) {
+            return Ok(on);
+        }
+        v.trim().parse::<u64>().map(|n| n > 0).map_err(|_| ConfigError::new(var, v, format!("{BOOL_ACCEPTED}, or a count (positive: on)")))
     }
 
     fn fake_instance(&self) -> Result<Option<FakeInstance>, ConfigError> {
@@ -443,6 +460,7 @@ impl Config {
             dma_packetization_size: r.u32_in("NEURON_RT_DBG_DMA_PACKETIZATION_SIZE", 0x1000, 0x1000, 0xF_FFFF)?,
             gpsimd_stdout_queue_bytes,
             dge_notifications: r.bool("NEURON_RT_ENABLE_DGE_NOTIFICATIONS", false)?,
+            map_hbm: r.map_hbm()?,
             device_profile: r.device_profile()?,
             inspect,
             collectives,
@@ -480,6 +498,20 @@ mod tests {
         assert_eq!(c.exec_timeout, Duration::from_secs(600));
         assert_eq!(c.xu_compute_max_queued_requests, 8);
         assert!(c.reset_cores && c.oom_log && !c.validate_hash);
+    }
+
+    #[test]
+    fn map_hbm_takes_a_boolean_or_a_positive_count() {
+        let map = |v: &str| Config::from_env(&Env::new().with("NEURON_RT_MAP_HBM", v)).map(|c| c.map_hbm);
+        assert!(!Config::default().map_hbm);
+        for on in ["1", "true", "TRUE", "yes", "4"] {
+            assert_eq!(map(on), Ok(true), "{on}");
+        }
+        for off in ["0", "false", "off"] {
+            assert_eq!(map(off), Ok(false), "{off}");
+        }
+        let e = map("maybe").unwrap_err().to_string();
+        assert!(e.contains("NEURON_RT_MAP_HBM") && e.contains("maybe") && e.contains("positive"), "{e}");
     }
 
     #[test]

@@ -266,10 +266,12 @@ impl ModelHost {
     /// `loaded_models`), with what the memory ledger booked to it.
     fn publish_model(&self, id: ModelId, vnc: u32, cores: &[nrt_hal::CoreId], name: &str, uuid: [u8; 16]) {
         let Some(s) = self.device.status() else { return };
-        let totals = self.memory.ledger().model(id);
+        let ledger = self.memory.ledger();
+        let (totals, host) = (ledger.model(id), ledger.model_host(id));
         let mut m = nrt_hal::status::ModelStatus { id: u64::from(id), vnc, core: cores.first().map_or(0, |c| c.0), uuid, name: name.to_string(), ..Default::default() };
         for u in crate::memory::MemUsage::ALL {
             m.memory[u.status_category() as usize] += totals.get(u);
+            m.host_memory[u.status_category() as usize] += host.get(u);
         }
         s.model_loaded(&m);
     }

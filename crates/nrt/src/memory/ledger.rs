@@ -86,6 +86,8 @@ pub struct LedgerSnapshot {
     /// Host-DMA memory booked through this device, by usage (not part of
     /// the device, core or model rows, which describe HBM).
     pub host_totals: UsageTotals,
+    /// Host-DMA memory per model (models with none are absent).
+    pub model_host: BTreeMap<ModelId, UsageTotals>,
     /// Host-DMA window use.
     pub host: ChannelUsage,
     /// Live allocations (HBM and host).
@@ -112,6 +114,11 @@ impl LedgerSnapshot {
     pub fn model(&self, model: ModelId) -> UsageTotals {
         self.models.get(&model).copied().unwrap_or_default()
     }
+
+    /// Host-DMA totals of one model (zero if it holds none).
+    pub fn model_host(&self, model: ModelId) -> UsageTotals {
+        self.model_host.get(&model).copied().unwrap_or_default()
+    }
 }
 
 /// The mutable ledger behind [`super::DeviceMemory`].
@@ -123,6 +130,7 @@ pub(crate) struct Ledger {
     models: BTreeMap<ModelId, UsageTotals>,
     channels: Vec<ChannelUsage>,
     host_totals: UsageTotals,
+    model_host: BTreeMap<ModelId, UsageTotals>,
     host: ChannelUsage,
     allocations: usize,
 }
@@ -136,6 +144,7 @@ impl Ledger {
             models: BTreeMap::new(),
             channels: capacities.into_iter().map(|capacity| ChannelUsage { used: 0, capacity }).collect(),
             host_totals: UsageTotals::default(),
+            model_host: BTreeMap::new(),
             host: ChannelUsage { used: 0, capacity: host_capacity },
             allocations: 0,
         }
@@ -177,6 +186,9 @@ impl Ledger {
             MemoryLocation::Host => {
                 self.host_totals.add(usage, bytes);
                 self.host.used = self.host.used.saturating_add(bytes);
+                if let MemOwner::Model(id) = owner {
+                    self.model_host.entry(id).or_default().add(usage, bytes);
+                }
                 return;
             }
             MemoryLocation::Hbm { channel } => channel as usize,
@@ -196,6 +208,14 @@ impl Ledger {
             MemoryLocation::Host => {
                 self.host_totals.sub(usage, bytes);
                 self.host.used = self.host.used.saturating_sub(bytes);
+                if let MemOwner::Model(id) = owner
+                    && let Some(t) = self.model_host.get_mut(&id)
+                {
+                    t.sub(usage, bytes);
+                    if t.is_empty() {
+                        self.model_host.remove(&id);
+                    }
+                }
                 return;
             }
             MemoryLocation::Hbm { channel } => channel as usize,
@@ -228,6 +248,7 @@ impl Ledger {
             models: self.models.clone(),
             channels: self.channels.clone(),
             host_totals: self.host_totals,
+            model_host: self.model_host.clone(),
             host: self.host,
             allocations: self.allocations,
         }

@@ -11,6 +11,7 @@
 //! own accounting on top and refuses allocations that would overfill a
 //! channel, with NRT_RESOURCE and the OOM report in the log.
 
+pub mod host;
 mod ledger;
 mod memlog;
 mod report;
@@ -26,10 +27,10 @@ use crate::model::ModelId;
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use ledger::Ledger;
 use memlog::MemLog;
-use nrt_hal::{CoreId, Device, DeviceAddr, HalError, MemoryLocation};
+use nrt_hal::{CoreId, Device, DeviceAddr, HalError, HostWindow, MemoryLocation};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// One live allocation as the ledger knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +86,9 @@ pub struct DeviceMemory {
     physical_cores: u32,
     oom_log: AtomicBool,
     state: Mutex<State>,
+    /// The HBM channels' host windows, by channel, once the device's
+    /// memory is mapped into the process ([`DeviceMemory::map_hbm`]).
+    windows: OnceLock<Vec<HostWindow>>,
 }
 
 impl std::fmt::Debug for DeviceMemory {
@@ -124,7 +128,45 @@ impl DeviceMemory {
                 model_names: BTreeMap::new(),
                 memlog: MemLog::new(DEFAULT_MEMLOG_ENTRIES),
             }),
+            windows: OnceLock::new(),
         }
+    }
+
+    /// Maps every HBM channel of the device into the process, once (what
+    /// init does under NEURON_RT_MAP_HBM), and returns the windows by
+    /// channel. A device that cannot map its memory is NRT_INVALID (the
+    /// header's "interface isn't supported"), another failure NRT_FAILURE.
+    pub fn map_hbm(&self) -> NrtResult<&[HostWindow]> {
+        if let Some(w) = self.windows.get() {
+            return Ok(w);
+        }
+        let mut windows = Vec::new();
+        for channel in 0u32.. {
+            match self.device.map_hbm(channel) {
+                Ok(Some(w)) => windows.push(w),
+                Ok(None) => break,
+                Err(e @ HalError::Unsupported { .. }) => return Err(NrtError::invalid(format!("mapping the HBM of ND {}: {e}", self.index))),
+                Err(e) => return Err(NrtError::failure(format!("mapping HBM channel {channel} of ND {}: {e}", self.index))),
+            }
+        }
+        Ok(self.windows.get_or_init(|| windows))
+    }
+
+    /// The HBM channels' host windows, when the memory is mapped.
+    pub fn hbm_windows(&self) -> Option<&[HostWindow]> {
+        self.windows.get().map(Vec::as_slice)
+    }
+
+    /// The host address of device address `addr`, when its HBM channel is
+    /// mapped into the process.
+    pub fn host_va(&self, addr: DeviceAddr) -> Option<usize> {
+        self.hbm_windows()?.iter().find_map(|w| w.host_addr(addr))
+    }
+
+    /// The device address of the mapped host range `va .. va + len`, when
+    /// it lies inside one mapped HBM channel of this device.
+    pub fn device_addr_of(&self, va: usize, len: u64) -> Option<DeviceAddr> {
+        self.hbm_windows()?.iter().find_map(|w| w.device_addr(va, len))
     }
 
     /// Turns the OOM report in the log on or off

@@ -48,7 +48,7 @@ pub(crate) fn kernel_func(f: ActFunc) -> Result<K, OpError> {
 
 /// ACTIVATION_TABLE_LOAD: accepted; the cost of a table load.
 pub(crate) fn table_load() -> Done {
-    Done { cycles: TABLE_LOAD_CYCLES, output: None, oob: None }
+    Done { cycles: TABLE_LOAD_CYCLES, output: None, oob: None, flops: 0 }
 }
 
 /// ACTIVATE.
@@ -84,5 +84,5 @@ pub(crate) fn activate(i: &Activate, ctx: &mut ComputeContext<'_, impl Bus>) -> 
     let y = activation(&x, func, ScalarOperand::Imm(i.scale.get()), bias)?;
     let mut dst = chip.view(output.space);
     scatter(&mut dst, &output.pattern, output.dtype, &y, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(x.free() as u64), output: Some(output), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(x.free() as u64), output: Some(output), oob: None, flops: 0 })
 }

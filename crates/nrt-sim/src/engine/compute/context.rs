@@ -90,6 +90,10 @@ pub struct Done {
     /// An out-of-bounds notification to raise (custom sub-id), the
     /// instruction having skipped the offending element.
     pub oob: Option<nrt_isa::notification::CustomSubId>,
+    /// Floating-point operations of the PE array (two per
+    /// multiply-accumulate of a MATMUL; 0 for every other instruction),
+    /// published to the status file for the tools' FLOPS.
+    pub flops: u64,
 }
 
 /// Operand / kernel problems of one instruction, before the sequencer

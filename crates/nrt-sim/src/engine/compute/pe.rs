@@ -50,7 +50,7 @@ pub(crate) fn ldweights(i: &LdWeights, ctx: &mut ComputeContext<'_, impl Bus>) -
         (None, None) => Weights::from_ldweights_order(gather(&view, &w.pattern, dt)?),
     };
     ctx.state.weights = Some((weights, dt));
-    Ok(Done { cycles: cost::ldweights_cycles(u64::from(i.rows)), output: None, oob: None })
+    Ok(Done { cycles: cost::ldweights_cycles(u64::from(i.rows)), output: None, oob: None, flops: 0 })
 }
 
 /// MATMUL: `psum (+)= weightsᵀ · moving`, or a transpose pass.
@@ -115,5 +115,8 @@ pub(crate) fn matmul(i: &Matmul, ctx: &mut ComputeContext<'_, impl Bus>) -> OpRe
         }
     }
     let cycles = cost::matmul_cycles(k as u64, m as u64, n as u64);
-    Ok(Done { cycles, output: Some(out), oob: None })
+    // A multiply and an add per weight per moving element, transposes
+    // included (the array does the same work against the identity).
+    let flops = 2 * (k as u64) * (m as u64) * (n as u64);
+    Ok(Done { cycles, output: Some(out), oob: None, flops })
 }

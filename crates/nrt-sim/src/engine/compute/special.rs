@@ -41,7 +41,7 @@ pub(crate) fn stream_transpose(i: &StreamTranspose, ctx: &mut ComputeContext<'_,
         let x = gather(&chip.view(input.space), &input.pattern, input.dtype)?;
         scatter(&mut dst, &output.pattern, output.dtype, &transpose(&x), &mut Rounding::NearestEven)?;
     }
-    Ok(Done { cycles: cost::lane_cycles(f.max(parts) as u64), output: Some(output), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(f.max(parts) as u64), output: Some(output), oob: None, flops: 0 })
 }
 
 /// An f32 that is an integer small enough for the exact i64 iota kernel.
@@ -79,7 +79,7 @@ pub(crate) fn iota(i: &Iota, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
     };
     let mut dst = chip.view(out.space);
     scatter(&mut dst, &out.pattern, out.dtype, &tile, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out), oob: None, flops: 0 })
 }
 
 /// FILL (0x49): every element of the destination frame becomes `imm`,
@@ -104,7 +104,7 @@ pub(crate) fn fill(i: &Fill, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
     let tile = memset(parts, free, i.imm.get());
     let mut dst = chip.view(out.space);
     scatter(&mut dst, &out.pattern, out.dtype, &tile, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(free as u64), output: Some(out), oob: None, flops: 0 })
 }
 
 /// EMBEDDING_UPDATE: for index `i` (partition-major over the indices
@@ -150,7 +150,7 @@ pub(crate) fn embedding_update(i: &EmbeddingUpdate, ctx: &mut ComputeContext<'_,
             ctx.dev.write_at(addr, &bytes, 0).map_err(|e| format!("table row {v}: {e}"))?;
         }
     }
-    Ok(Done { cycles: cost::lane_cycles((n * row) as u64), output: None, oob })
+    Ok(Done { cycles: cost::lane_cycles((n * row) as u64), output: None, oob, flops: 0 })
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ pub(crate) fn tensor_tensor(i: &TensorTensor, ctx: &mut ComputeContext<'_, impl 
     let tb = gather(&chip.view(b.space), &b.pattern, b.dtype)?;
     let y = if swap { k_tensor_tensor(&tb, &ta, op)? } else { k_tensor_tensor(&ta, &tb, op)? };
     scatter(&mut chip.view(out.space), &out.pattern, out.dtype, &y, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(y.free() as u64), output: Some(out), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(y.free() as u64), output: Some(out), oob: None, flops: 0 })
 }
 
 fn stage(op: AluOp, scalar: f32, reverse: bool) -> Result<ScalarStage<'static>, OpError> {
@@ -97,7 +97,7 @@ pub(crate) fn tensor_scalar(i: &TensorScalar, ctx: &mut ComputeContext<'_, impl 
     let x = gather(&chip.view(input.space), &input.pattern, input.dtype)?;
     let y = k_tensor_scalar(&x, first, second)?;
     scatter(&mut chip.view(output.space), &output.pattern, output.dtype, &y, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(y.free() as u64), output: Some(output), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(y.free() as u64), output: Some(output), oob: None, flops: 0 })
 }
 
 /// POOL: reduce the input along the dimensions set in `axes`.
@@ -145,7 +145,7 @@ pub(crate) fn pool(i: &Pool, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult
     }
     let y = reduce_free(&x, op, group)?;
     scatter(&mut chip.view(output.space), &output.pattern, output.dtype, &y, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(x.free() as u64), output: Some(output), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(x.free() as u64), output: Some(output), oob: None, flops: 0 })
 }
 
 /// COPY / CAST: move `partitions` partitions from the src frame to the dst
@@ -166,7 +166,7 @@ pub(crate) fn copy(
     chip.check("dst", &d)?;
     let mut to = chip.view(d.space);
     copy_cast(&chip.view(s.space), &s.pattern, s.dtype, &mut to, &d.pattern, d.dtype, &mut Rounding::NearestEven)?;
-    Ok(Done { cycles: cost::lane_cycles(s.pattern.free_len() as u64), output: Some(d), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(s.pattern.free_len() as u64), output: Some(d), oob: None, flops: 0 })
 }
 
 /// COPY_PREDICATED: `dst = src` where `mask != 0` (`== 0` with `invert`),
@@ -190,7 +190,7 @@ pub(crate) fn copy_predicated(i: &CopyPredicated, ctx: &mut ComputeContext<'_, i
     let mut to = gather_raw(&view, &dst.pattern, esize)?;
     select_raw(m.as_slice(), i.invert, &from.bytes, &mut to.bytes, esize);
     scatter_raw(&mut view, &dst.pattern, &to)?;
-    Ok(Done { cycles: cost::lane_cycles(m.free() as u64), output: Some(dst), oob: None })
+    Ok(Done { cycles: cost::lane_cycles(m.free() as u64), output: Some(dst), oob: None, flops: 0 })
 }
 
 /// Copies element `k` (`esize` bytes) of `from` into `to` wherever
