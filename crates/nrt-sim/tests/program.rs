@@ -499,7 +499,7 @@ fn trace_rings_record_instructions_and_dma_packets() {
     let d: Vec<_> = records(&dma_trace).iter().map(nqr::decode).collect();
     assert_eq!(d.len(), 1, "one packet on DMA engine 1 (the output queue)");
     assert_eq!(d[0].kind(), Some(NotificType::Dma));
-    assert_eq!(d[0].metadata_2, 16 | (LEN << 16));
+    assert_eq!(d[0].metadata_2, 16 | (LEN << 8));
 }
 
 #[test]
