@@ -18,6 +18,9 @@
 //!   library staging, the 0xCA lowering).
 //! - [`cc`]: collectives between logical cores of the process, as DMA
 //!   work on the devices (the ring schedule, its descriptors, the rendezvous).
+//! - [`transfer`]: tensor bytes between host and device (and device to
+//!   device) through the cores' DMA queues: reads, writes, fills, copies,
+//!   an execution's host-tensor staging.
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
 #![forbid(unsafe_code)]
@@ -40,6 +43,7 @@ mod sync;
 pub mod tensor;
 pub mod topology;
 pub mod trace;
+pub mod transfer;
 pub mod xu;
 
 pub use runtime::{Lifecycle, Runtime, RuntimeOptions};
