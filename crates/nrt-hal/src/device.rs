@@ -3,6 +3,23 @@
 //! It mirrors what libnrt's ndl layer gets from `/dev/neuronN` (one method
 //! per ioctl or register window) and nothing more. Backends implement it
 //! once; the runtime holds a `Box<dyn Device>` or `Arc<dyn Device>`.
+//!
+//! Two ways bytes reach device memory, kept apart:
+//!
+//! - **DMA queues** ([`Device::dma_queue_init`], [`Device::dma_tail_increment`]):
+//!   descriptors in rings, a tail bumped, completion reported by the
+//!   device (a semaphore, an event, a marker it copies, NQ records). Every
+//!   byte of the data path goes this way: executions, collectives, and
+//!   the runtime's tensor reads, writes, fills and copies (`nrt::transfer`).
+//! - **Direct accesses** ([`Device::read`], [`Device::write`],
+//!   [`Device::memset`], [`Device::copy`]): what libnrt does without the
+//!   queues. On device memory these are the driver's copy ioctls
+//!   (MEM_BUF_COPY and kin): staging at load (instructions, rings, weights,
+//!   tables), request buffers, register windows (semaphores, DMA and Q7
+//!   registers). On host-DMA memory ([`MemoryLocation::Host`]) they are the
+//!   process's own loads and stores through its mapping of that memory (an
+//!   mmap of a host memory chunk): how the host fills a bounce buffer or
+//!   reads a completion slot the device wrote.
 
 use crate::addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
 use crate::arch::{ArchDesc, HbmChannelDesc};
@@ -328,20 +345,26 @@ pub trait Device: Send + Sync {
     /// Frees an allocation by its start address (MEM_FREE).
     fn free(&self, addr: DeviceAddr) -> HalResult<()>;
 
-    /// Copies device bytes at `addr` into `buf` (MEM_BUF_COPY out, or a
-    /// read through the BAR4 mapping). Works on every mapped window,
-    /// including SBUF/PSUM and the semaphore READ alias.
+    /// Copies the bytes at `addr` into `buf`: of device memory, MEM_BUF_COPY
+    /// out or a read through the BAR4 mapping (every mapped window,
+    /// including SBUF/PSUM and the semaphore READ alias); of host-DMA
+    /// memory, a load through the process's mapping. A direct access (see
+    /// the module docs): tensor data goes through the DMA queues instead.
     fn read(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<()>;
 
-    /// Copies `data` to device address `addr` (MEM_BUF_COPY in). A write to
-    /// a register window has the register's side effect (e.g. the
-    /// semaphore INC alias increments).
+    /// Copies `data` to `addr`: into device memory, MEM_BUF_COPY in (what
+    /// load-time staging uses); into host-DMA memory, a store through the
+    /// process's mapping. A write to a register window has the register's
+    /// side effect (e.g. the semaphore INC alias increments). A direct
+    /// access (see the module docs).
     fn write(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()>;
 
-    /// Fills `len` bytes at `addr` with `value` (MEMSET).
+    /// Fills `len` bytes at `addr` with `value` (MEMSET; a fill through the
+    /// mapping for host-DMA memory). A direct access (see the module docs).
     fn memset(&self, addr: DeviceAddr, value: u8, len: u64) -> HalResult<()>;
 
-    /// Device-to-device copy of `len` bytes (MEM_COPY).
+    /// Copy of `len` bytes without a DMA queue of the caller (MEM_COPY). A
+    /// direct access (see the module docs).
     fn copy(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<()>;
 
     /// Reads a semaphore (SEMAPHORE_READ).

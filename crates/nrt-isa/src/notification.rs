@@ -21,12 +21,15 @@
 //! same bytes positionally ([`ComplView`]); both views agree by construction.
 //!
 //! Submodules: [`types`] (code tables), [`error`] (error-ring records),
-//! [`ring`] (ring arithmetic with the phase bit).
+//! [`dma`] (DMA trace records), [`ring`] (ring arithmetic with the phase
+//! bit).
 
+pub mod dma;
 pub mod error;
 pub mod ring;
 pub mod types;
 
+pub use dma::DmaCompletion;
 pub use error::{ErrorRecord, InferErrorSubtype};
 pub use ring::{NqConsumer, NqProducer, NqRing, OverflowPolicy, PushOutcome};
 pub use types::{CustomSubId, EngineEvent, NotificType, NqClass, NqEngine, RuntimeSubtype};

@@ -174,17 +174,12 @@ pub mod record {
         })
     }
 
-    /// A DMA trace record: packet completion of queue `queue` (core-relative
-    /// index) after `descriptor` (free-running TX index, low 20 bits), with
-    /// the bytes moved (saturated to 16 bits) in the high half of `metadata_2`.
+    /// A DMA trace record (layout of `nrt_isa::notification::dma`):
+    /// packet completion of queue `queue` (core-relative index) after
+    /// `descriptor` (free-running TX index), `moved` bytes, at `ts`.
     pub fn dma(queue: u16, descriptor: u64, moved: u64, ts: u64) -> [u8; 16] {
-        bytes(NotificationRecord {
-            program_counter: (descriptor & 0xF_FFFF) as u32,
-            notific_type: NotificType::Dma.code(),
-            metadata_2: u32::from(queue) | (moved.min(0xFFFF) as u32) << 16,
-            timestamp_ps: ts,
-            ..Default::default()
-        })
+        let c = nrt_isa::notification::DmaCompletion { queue: queue as u8, descriptor: (descriptor & 0xF_FFFF) as u32, bytes: moved, timestamp_ps: ts };
+        bytes(c.to_record())
     }
 
     /// An error record (layout of `nrt_isa::notification::error`).

@@ -22,6 +22,9 @@
 //!   work on the devices (the ring schedule, its descriptors, the rendezvous).
 //! - [`host_memory`]: host buffers sized by a caller, refused or
 //!   allocated fallibly instead of aborting.
+//! - [`transfer`]: tensor bytes between host and device (and device to
+//!   device) through the cores' DMA queues: reads, writes, fills, copies,
+//!   an execution's host-tensor staging.
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
 //! - [`worker`]: the panic guard of the runtime's threads; [`inject`]: the
@@ -50,6 +53,7 @@ mod sync;
 pub mod tensor;
 pub mod topology;
 pub mod trace;
+pub mod transfer;
 pub mod worker;
 pub mod xu;
 

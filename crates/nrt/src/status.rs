@@ -175,6 +175,11 @@ impl NrtError {
     pub fn resource(message: impl Into<String>) -> Self {
         NrtError::new(NrtStatus::Resource, message)
     }
+
+    /// The same status with `what` in front of the message ("what: message").
+    pub fn context(self, what: std::fmt::Arguments<'_>) -> Self {
+        NrtError { status: self.status, message: format!("{what}: {}", self.message) }
+    }
 }
 
 impl fmt::Display for NrtError {

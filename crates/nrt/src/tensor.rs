@@ -3,7 +3,8 @@
 //! A tensor lives either on a device (an allocation booked under usage
 //! TENSOR on one physical core) or in host memory. Executions bind device
 //! tensors in place; host tensors are staged through the model's IO
-//! buffers (synchronous path only), as libnrt does.
+//! buffers (synchronous path only), as libnrt does. A device tensor's
+//! bytes move only through its core's DMA queues ([`crate::transfer`]).
 
 use crate::cache_line::CacheLine;
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};
@@ -234,7 +235,7 @@ impl Tensor {
         match &self.storage {
             Storage::Device { memory, addr, core } => {
                 let t0 = crate::trace::wants(EventType::NrtTensorRead).then(crate::trace::now_ns);
-                let r = memory.device().read(addr.offset(offset), buf).map_err(|e| NrtError::failure(format!("reading tensor {:?}: {e}", self.name)));
+                let r = memory.dma(*core).read(addr.offset(offset), buf).map_err(|e| e.context(format_args!("reading tensor {:?}", self.name)));
                 if let Some(t0) = t0 {
                     trace_span(EventType::NrtTensorRead, memory, *core, t0, buf.len() as u64, r.as_ref().err());
                 }
@@ -264,7 +265,7 @@ impl Tensor {
         match &self.storage {
             Storage::Device { memory, addr, core } => {
                 let t0 = crate::trace::wants(EventType::NrtTensorWrite).then(crate::trace::now_ns);
-                let r = memory.device().write(addr.offset(offset), data).map_err(|e| NrtError::failure(format!("writing tensor {:?}: {e}", self.name)));
+                let r = memory.dma(*core).write(addr.offset(offset), data).map_err(|e| e.context(format_args!("writing tensor {:?}", self.name)));
                 if let Some(t0) = t0 {
                     trace_span(EventType::NrtTensorWrite, memory, *core, t0, data.len() as u64, r.as_ref().err());
                 }
@@ -283,10 +284,9 @@ impl Tensor {
         range(&self.name, self.size, offset, usize::try_from(len).unwrap_or(usize::MAX))?;
         self.wait_idle()?;
         match &self.storage {
-            Storage::Device { memory, addr, .. } => memory
-                .device()
-                .memset(addr.offset(offset), value, len)
-                .map_err(|e| NrtError::failure(format!("memset of tensor {:?}: {e}", self.name))),
+            Storage::Device { memory, addr, core } => {
+                memory.dma(*core).fill(addr.offset(offset), value, len).map_err(|e| e.context(format_args!("memset of tensor {:?}", self.name)))
+            }
             Storage::Host(m) => {
                 let o = offset as usize;
                 Self::host(m)[o..o + len as usize].fill(value);
@@ -296,9 +296,10 @@ impl Tensor {
     }
 
     /// Copies `len` bytes from `src` at `src_offset` into this tensor at
-    /// `dst_offset` (device-to-device without a host bounce). Device
-    /// tensors of different devices are NRT_INVALID: one device's copy
-    /// engine cannot address another's memory.
+    /// `dst_offset` (between tensors of one device by its device-to-device
+    /// queue, without a host bounce). Device tensors of different devices
+    /// are NRT_INVALID: one device's copy engine cannot address another's
+    /// memory.
     pub fn copy_from(&self, dst_offset: u64, src: &Tensor, src_offset: u64, len: u64) -> NrtResult<()> {
         let n = usize::try_from(len).map_err(|_| NrtError::invalid(format!("copy of {len} bytes is too large")))?;
         range(&src.name, src.size, src_offset, n)?;
@@ -314,10 +315,10 @@ impl Tensor {
         src.wait_idle()?;
         self.wait_idle()?;
         match (&src.storage, &self.storage) {
-            (Storage::Device { memory, addr: s, .. }, Storage::Device { addr: d, .. }) => memory
-                .device()
+            (Storage::Device { memory, addr: s, .. }, Storage::Device { memory: dm, addr: d, core }) if memory.device_index() == dm.device_index() => dm
+                .dma(*core)
                 .copy(s.offset(src_offset), d.offset(dst_offset), len)
-                .map_err(|e| NrtError::failure(format!("copying tensor {:?} to {:?}: {e}", src.name, self.name))),
+                .map_err(|e| e.context(format_args!("copying tensor {:?} to {:?}", src.name, self.name))),
             _ => {
                 let mut tmp = crate::host_memory::zeroed(n as u64, format_args!("copy of tensor {:?} to {:?}", src.name, self.name))?;
                 src.read(src_offset, &mut tmp)?;

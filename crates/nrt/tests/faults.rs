@@ -25,6 +25,10 @@ fn run_with_fault(settings: LoadSettings, fault: FaultSpec) -> NrtStatus {
     host.execute(id, &ins, &outs).expect("healthy execution");
     assert_eq!(read_all(&out), input);
 
+    // The faulted execution runs on device tensors written beforehand:
+    // staging host tensors is DMA work too, and would take a DMA fault
+    // armed for the execution (tests/transfers.rs covers that).
+    let (ins, outs) = device_io(&host, &input, BYTES);
     dev.inject(fault);
     let status = match host.execute(id, &ins, &outs) {
         Ok(()) => NrtStatus::Success,
@@ -40,7 +44,7 @@ fn run_with_fault(settings: LoadSettings, fault: FaultSpec) -> NrtStatus {
     } else {
         assert_eq!(model.poisoned(), None);
     }
-    drop(model);
+    drop((model, ins, outs));
     host.unload(id).expect("unload after a fault");
     let after = host.memory().ledger();
     assert_eq!(after.model(id), Default::default());
@@ -56,6 +60,21 @@ fn run_with_fault(settings: LoadSettings, fault: FaultSpec) -> NrtStatus {
     }
     host.unload(next).unwrap();
     status
+}
+
+/// Device-tensor sets for the copy example on the model's core, the input
+/// written.
+fn device_io(host: &nrt::load::ModelHost, input: &[u8], size: usize) -> (nrt::tensor::TensorSet, nrt::tensor::TensorSet) {
+    use nrt::tensor::{Tensor, TensorSet};
+    use std::sync::Arc;
+    let core = host.vcores()[0][0];
+    let din = Tensor::allocate_device(host.memory(), core, size as u64, "input").unwrap();
+    din.write(0, input).unwrap();
+    let dout = Tensor::allocate_device(host.memory(), core, size as u64, "output").unwrap();
+    let (mut ins, mut outs) = (TensorSet::new(), TensorSet::new());
+    ins.add("input", Arc::new(din));
+    outs.add("output", Arc::new(dout));
+    (ins, outs)
 }
 
 fn short_timeout() -> LoadSettings {

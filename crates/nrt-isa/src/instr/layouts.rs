@@ -553,21 +553,6 @@ instructions! {
         /// Address polled.
         addr: u64 = 0x10,
     }
-    /// DMAMEMCPY 0xB8 (ours): copy `bytes` from `src` to `dst`, then sem += sem_add.
-    DmaMemcpy = DmaMemcpy, "dma_memcpy", Ours {
-        /// DMA queue.
-        queue: u8 = 0x0C,
-        /// Completion semaphore.
-        sem: u8 = 0x0D,
-        /// Completion increment.
-        sem_add: u8 = 0x0E,
-        /// Source device address.
-        src: u64 = 0x10,
-        /// Destination device address.
-        dst: u64 = 0x18,
-        /// Byte count.
-        bytes: u64 = 0x20,
-    }
     // ----- pseudo band -----
     /// PSEUDO_DMA_TRIGGER 0xC1: becomes a queue-tail write for the named queue.
     PseudoDmaTrigger = PseudoDmaTrigger, "dma_trigger", Runtime {

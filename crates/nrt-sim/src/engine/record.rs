@@ -36,11 +36,6 @@ pub mod op {
     pub const CTRL_ER: u8 = 0xB0;
     /// The compiler's per-stream prologue record; a no-op.
     pub const PROLOGUE_B1: u8 = 0xB1;
-    /// DMAMEMCPY (layout of `nrt_isa::instr::DmaMemcpy`): queue u8 at
-    /// +0x0C, semaphore u8 at +0x0D, increment u8 at +0x0E, source u64 at
-    /// +0x10, destination u64 at +0x18, byte count u64 at +0x20. The
-    /// sequencer performs the copy and then adds to the semaphore.
-    pub const DMA_MEMCPY: u8 = 0xB8;
     /// PSEUDO_INST: sub-op u8 at +0x0C, 1 = EXIT_EXECUTION.
     pub const PSEUDO_INST: u8 = 0xDF;
     /// PSEUDO_INST sub-op: end of execution.
@@ -155,16 +150,6 @@ pub mod build {
         r[0x0C] = queue;
         r[0x0E..0x10].copy_from_slice(&6u16.to_le_bytes());
         r[0x10..0x12].copy_from_slice(&sub_id.to_le_bytes());
-        r
-    }
-    /// A DMAMEMCPY of `bytes` from `src` to `dst`, then `sem += add`.
-    pub fn dma_memcpy(src: u64, dst: u64, bytes: u64, sem: u8, add: u8) -> [u8; RECORD_BYTES] {
-        let mut r = record(op::DMA_MEMCPY, (0, 0), (0, 0), 0);
-        r[0x0D] = sem;
-        r[0x0E] = add;
-        r[0x10..0x18].copy_from_slice(&src.to_le_bytes());
-        r[0x18..0x20].copy_from_slice(&dst.to_le_bytes());
-        r[0x20..0x28].copy_from_slice(&bytes.to_le_bytes());
         r
     }
     /// EXIT_EXECUTION.

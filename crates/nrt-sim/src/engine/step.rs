@@ -427,17 +427,6 @@ impl Issuer {
                     return Some(self.fatal(dev, core, InferErrorSubtype::GpsimdException, e.cause.detail(e.q7)));
                 }
             },
-            Instruction::DmaMemcpy(d) => {
-                if dev.copy_at(DeviceAddr(d.src), DeviceAddr(d.dst), d.bytes, self.clock).is_err() {
-                    return Some(self.fatal(dev, core, InferErrorSubtype::DmaAbort, u16::from(d.queue)));
-                }
-                cost_ps = cost::dma(d.bytes);
-                let sem = u32::from(d.sem);
-                if sem < core.sync.semaphores() {
-                    core.sync.add_sem(sem, i32::from(d.sem_add), self.clock + cost_ps);
-                    dev.wake_others(core, Change::Sem(sem), Some(self.engine.index()));
-                }
-            }
             Instruction::Write(w) => {
                 if let Err(outcome) = self.exec_write(dev, core, entry.route, w) {
                     return Some(outcome);

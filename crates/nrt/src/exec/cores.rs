@@ -2,7 +2,8 @@
 //! streams and the instruction arena they run over, the request buffer,
 //! the NOTIFY and ERROR rings with their consumer positions, the pool of
 //! DMA queues models claim, the shared scratchpad, and the lock that
-//! serialises executions on the core.
+//! serialises executions on the core. Installing a core also sets up its
+//! tensor-transfer queues (`crate::transfer`).
 //!
 //! Installed once per core (libnrt starts its "exec-ready program" on every
 //! core at init) and shared by every model loaded there.
@@ -148,6 +149,9 @@ impl CoreDispatch {
         {
             device.semaphore_set(core, s, 0).map_err(|e| hal(core, "semaphore init", e))?;
         }
+        // The core's tensor-transfer queues come up with it (runtime
+        // memory, released when the device memory is closed).
+        memory.transfers().prepare(memory, core)?;
         start_dispatchers(&**device, core, arena_base, arena_bytes, request)?;
         let info = device.info();
         let queues = (0..info.dma_engines())
@@ -157,6 +161,8 @@ impl CoreDispatch {
             // Nor the collectives' queues.
             .filter(|q| !crate::cc::compose::is_cc_queue(u32::from(q.engine), u32::from(q.queue)))
             .filter(|q| !crate::cc::neff::is_neff_cc_queue(u32::from(q.engine), u32::from(q.queue)))
+            // Nor the tensor transfers' engine.
+            .filter(|q| !crate::transfer::is_transfer_queue(u32::from(q.engine), u32::from(q.queue)))
             .collect();
         Ok(CoreDispatch {
             core,

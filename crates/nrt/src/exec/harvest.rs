@@ -54,6 +54,14 @@ pub trait NqSource {
         let _ = (core, engine);
         format!("instruction {pc}")
     }
+    /// Whether the DMA queue a queue-level error record names (its
+    /// core-relative index) carries tensor transfers rather than the
+    /// execution's DMA: such a record is the transfer's, which learns of
+    /// its failure from its own queue (`crate::transfer`). None by default.
+    fn is_transfer_queue(&self, queue_index: u16) -> bool {
+        let _ = queue_index;
+        false
+    }
 }
 
 /// What an execution's network proxy is doing, as the harvest sees it.
@@ -411,6 +419,9 @@ impl Harvest {
     fn on_error(&mut self, src: &dyn NqSource, core: usize, raw: &[u8; NQ_RECORD_BYTES]) {
         let rec = NotificationRecord::from_bytes(raw);
         match ErrorRecord::from_record(&rec) {
+            // A DMA queue's record (no engine) naming a tensor-transfer
+            // queue: not this execution's.
+            Ok(e) if e.engine.is_none() && src.is_transfer_queue(e.detail) => {}
             Ok(e) => {
                 if self.hw.on && e.subtype == nrt_isa::notification::InferErrorSubtype::Numerical {
                     self.hw.note(crate::trace::hw::HwNote {

@@ -3,7 +3,8 @@
 //! - bind: tensor sets are matched by name to the model's inputs and
 //!   outputs; device tensors are bound in place by rewriting the IO patch
 //!   sites (descriptor `buf_ptr`s, pointer vars, DGE entries) only when the
-//!   bound address changes; host tensors go through the IO staging buffers;
+//!   bound address changes; host tensors go through the IO staging buffers,
+//!   their bytes moved by the home core's transfer queues (`crate::transfer`);
 //! - stage: the 56-byte request (engine image addresses, model-switch
 //!   flags) is written into each core's request buffer;
 //! - doorbell: one semaphore increment per physical core, all cores armed
@@ -91,6 +92,9 @@ impl NqSource for ModelRings<'_> {
     fn describe_pc(&self, core: usize, engine: usize, pc: u64) -> String {
         self.prog.cores.get(core).map_or_else(|| format!("instruction {pc}"), |c| c.describe_pc(engine, pc))
     }
+    fn is_transfer_queue(&self, queue_index: u16) -> bool {
+        crate::transfer::is_transfer_queue_index(u32::from(queue_index), self.device().info().dma_queues_per_engine())
+    }
     fn output_completed(&self, var: u32) {
         let t = match self.output_positions.get(var as usize) {
             Some(&i) => self.outputs.at(i),
@@ -116,8 +120,7 @@ impl ModelRings<'_> {
     /// Lends the waiting thread to the device (one slice of its pending
     /// work); whether there was any.
     fn assist(&self) -> bool {
-        let _lent = LentToDevice::enter();
-        self.device().assist()
+        assist(self.device())
     }
 }
 
@@ -125,6 +128,15 @@ thread_local! {
     /// Depth of [`LentToDevice`] scopes on this thread (const-initialised:
     /// reading it never allocates, so a global allocator may).
     static LENT_TO_DEVICE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Lends the calling thread to `device` for one slice of its pending work
+/// (marked as the device's own, [`lent_to_device`]); whether there was
+/// any. Every runtime wait on the device (an execution's harvest, a
+/// tensor transfer) lends itself this way.
+pub(crate) fn assist(device: &dyn nrt_hal::Device) -> bool {
+    let _lent = LentToDevice::enter();
+    device.assist()
 }
 
 /// Marks the current thread as running the device's own work (a simulator
@@ -148,10 +160,11 @@ impl Drop for LentToDevice {
 /// and lend itself to it (`Device::lending_begin`) until dropped: the
 /// doorbell's first slices are then left to it rather than handed to a
 /// simulator worker on another core.
-struct Lending<'a>(&'a dyn nrt_hal::Device);
+pub(crate) struct Lending<'a>(&'a dyn nrt_hal::Device);
 
 impl<'a> Lending<'a> {
-    fn begin(device: &'a dyn nrt_hal::Device) -> Lending<'a> {
+    /// Announces the lending (`Device::lending_begin`) until the guard drops.
+    pub(crate) fn begin(device: &'a dyn nrt_hal::Device) -> Lending<'a> {
         device.lending_begin();
         Lending(device)
     }
@@ -336,6 +349,8 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     // Borrowed, not cloned: the program holds the device for as long as
     // the model exists (an `Arc` clone is two locked operations a call).
     let device: &Arc<dyn nrt_hal::Device> = prog.cores[0].core.device();
+    // Host tensors move through the home core's transfer queues.
+    let staging = prog.memory.device_memory().dma(prog.cores[0].core.core());
     // Bind.
     let mut all_device = true;
     for (slot, io) in prog.io.iter().enumerate().filter(|_| !same_sets) {
@@ -346,9 +361,9 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
             Placement::Host => {
                 all_device = false;
                 if is_input {
-                    t.with_host(|b| device.write(io.staging, b))
+                    t.with_host(|b| staging.write(io.staging, b))
                         .unwrap_or(Ok(()))
-                        .map_err(|e| NrtError::failure(format!("staging host input {:?}: {e}", io.name)))?;
+                        .map_err(|e| e.context(format_args!("staging host input {:?}", io.name)))?;
                 }
                 io.staging.get()
             }
@@ -496,9 +511,9 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     if !same_sets && (status == NrtStatus::Success || (status.is_soft() && !st.harvest.engine_stopped())) {
         for io in &prog.io[n_in..] {
             if let Some(t) = find(outputs, &io.name)
-                && let Some(r) = t.with_host(|b| device.read(io.staging, b))
+                && let Some(r) = t.with_host(|b| staging.read(io.staging, b))
             {
-                r.map_err(|e| NrtError::failure(format!("copying output {:?} back: {e}", io.name)))?;
+                r.map_err(|e| e.context(format_args!("copying output {:?} back", io.name)))?;
             }
         }
     }

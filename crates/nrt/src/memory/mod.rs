@@ -89,6 +89,9 @@ pub struct DeviceMemory {
     /// The HBM channels' host windows, by channel, once the device's
     /// memory is mapped into the process ([`DeviceMemory::map_hbm`]).
     windows: OnceLock<Vec<HostWindow>>,
+    /// The device's tensor-transfer queues (`crate::transfer`): here
+    /// because every tensor reaches its device through this object.
+    transfers: crate::transfer::Transfers,
 }
 
 impl std::fmt::Debug for DeviceMemory {
@@ -121,6 +124,7 @@ impl DeviceMemory {
             index,
             physical_cores,
             oom_log: AtomicBool::new(true),
+            transfers: crate::transfer::Transfers::new(physical_cores),
             state: Mutex::new(State {
                 ledger,
                 live: HashMap::new(),
@@ -200,6 +204,16 @@ impl DeviceMemory {
     /// The device this allocator carves.
     pub fn device(&self) -> &Arc<dyn Device> {
         &self.device
+    }
+
+    /// The device's tensor-transfer queues.
+    pub fn transfers(&self) -> &crate::transfer::Transfers {
+        &self.transfers
+    }
+
+    /// Tensor transfers through the DMA queues of physical core `core`.
+    pub fn dma(&self, core: CoreId) -> crate::transfer::CoreDma<'_> {
+        crate::transfer::CoreDma::new(self, core)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -413,9 +427,11 @@ impl DeviceMemory {
         render_table(&st.ledger.snapshot(), &st.model_names)
     }
 
-    /// Frees every live allocation (close): returns the first failure after
+    /// Frees every live allocation (close), the transfer queues' first
+    /// (later transfers are refused): returns the first failure after
     /// attempting all of them.
     pub fn free_everything(&self) -> NrtResult<()> {
+        self.transfers.close(self);
         let addrs: Vec<DeviceAddr> = self.lock().live.keys().copied().collect();
         let mut first = Ok(());
         for a in addrs {

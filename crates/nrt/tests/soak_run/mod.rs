@@ -5,7 +5,9 @@
 //! (`nrt_execute`'s path, host tensors) and half asynchronous (an
 //! execution unit's queue, device tensors, up to [`ASYNC_DEPTH`] in flight
 //! per thread), with a fault injected into the device every few hundred
-//! executions (each kind of `FaultKind` in turn).
+//! executions (each kind of `FaultKind` in turn). Tensor reads and writes
+//! are DMA work, so a DMA fault may fail one instead of an execution: that
+//! settles the execution with the transfer's status.
 //!
 //! A model a fault poisoned is unloaded and loaded again. A compute unit a
 //! fault made unrecoverable stays so until the runtime restarts, as in
@@ -313,7 +315,11 @@ impl Worker<'_> {
         let size = self.neffs[m].1 as u64;
         let din = Arc::new(Tensor::allocate_device(mem, core, size, "input").expect("device input"));
         let out = Arc::new(Tensor::allocate_device(mem, core, size, "output").expect("device output"));
-        din.write(0, &input).expect("write the input");
+        // Writing the input is DMA work: an injected DMA fault may take it.
+        if let Err(e) = din.write(0, &input) {
+            self.tally.fail(e.status);
+            return;
+        }
         let (mut ins, mut outs) = (TensorSet::new(), TensorSet::new());
         ins.add("input", din);
         outs.add("output", out.clone());
@@ -351,7 +357,12 @@ impl Worker<'_> {
         }
         self.settled.push_back((p.seq, self.generation, p.cell.clone()));
         if status == NrtStatus::Success {
-            self.tally.check(&read_all(&p.out), &p.input, &format!("thread {} async sequence {:#x}", self.t, p.seq));
+            // Reading the output back is DMA work too (a fault may take it).
+            let mut got = vec![0u8; p.input.len()];
+            match p.out.read(0, &mut got) {
+                Ok(()) => self.tally.check(&got, &p.input, &format!("thread {} async sequence {:#x}", self.t, p.seq)),
+                Err(e) => self.tally.fail(e.status),
+            }
         } else {
             self.tally.fail(status);
             if status == NrtStatus::ExecUnitUnrecoverable || nrt::exec::errors::poisons(status, false) {
