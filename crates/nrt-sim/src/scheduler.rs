@@ -1125,12 +1125,13 @@ mod tests {
     }
 
     /// The count of busy lenders follows `run_one`, also when the task
-    /// unwinds.
+    /// panics (the guard reports it and the lender goes on).
     #[test]
     fn run_one_counts_its_lender_busy() {
         struct Seen {
             scheduler: Scheduler,
             busy: Mutex<Vec<usize>>,
+            panics: Mutex<Vec<String>>,
         }
         impl HasScheduler for Seen {
             fn scheduler(&self) -> &Scheduler {
@@ -1142,8 +1143,11 @@ mod tests {
                 self.busy.lock().unwrap().push(self.scheduler.lenders_busy.load(Ordering::SeqCst));
                 assert!(task != Task::Dma(0, 9), "this task fails");
             }
+            fn panicked(self: &Arc<Self>, _: Task, why: &str) {
+                self.panics.lock().unwrap().push(why.to_string());
+            }
         }
-        let r = Arc::new(Seen { scheduler: Scheduler::new(false, 1, DETERMINISTIC_DRAIN_LIMIT), busy: Mutex::new(Vec::new()) });
+        let r = Arc::new(Seen { scheduler: Scheduler::new(false, 1, DETERMINISTIC_DRAIN_LIMIT), busy: Mutex::new(Vec::new()), panics: Mutex::new(Vec::new()) });
         for t in [Task::Dma(0, 1), Task::Dma(0, 9)] {
             r.scheduler.queue.lock().unwrap().push_back(t);
             r.scheduler.pending.store(1, Ordering::Release);
@@ -1151,6 +1155,8 @@ mod tests {
             assert_eq!(r.scheduler.lenders_busy.load(Ordering::SeqCst), 0);
         }
         assert_eq!(*r.busy.lock().unwrap(), [1, 1]);
+        let panics = r.panics.lock().unwrap().clone();
+        assert!(panics.len() == 1 && panics[0].contains("this task fails"), "{panics:?}");
         r.scheduler.shutdown();
     }
 

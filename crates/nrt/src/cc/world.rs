@@ -161,17 +161,6 @@ pub struct Collectives {
     contexts: Mutex<[Option<u32>; 2]>,
 }
 
-/// NRT_INVALID unless `id` is a rank of a world of `count`.
-pub fn check_member(id: u32, count: u32) -> NrtResult<()> {
-    if count == 0 {
-        return Err(NrtError::invalid("g_device_count is 0: a collectives world has at least one participant"));
-    }
-    if id >= count {
-        return Err(NrtError::invalid(format!("g_device_id {id} is not in a world of {count} participants (expected 0..{count})")));
-    }
-    Ok(())
-}
-
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
