@@ -406,7 +406,7 @@ mod tests {
         let img = &imgs[0];
         let mut dsts: Vec<u64> = img.lanes.iter().flat_map(|l| l.rx.iter()).map(|b| DmaDescriptor::from_bytes(b, RingSide::Rx).unwrap().buf_ptr()).collect();
         dsts.extend(img.blocks.iter().map(|b| PatternBlock::from_bytes(b).unwrap().dst.addr));
-        let own = |a: u64| (0x2000_0000..0x2000_0000 + 4000).contains(&a) || (0x100..0x100 + img.bytes()).contains(&a);
+        let own = |a: u64| (0x2000_0000..0x2000_0000 + 4000).contains(&a) || (0x100..0x100 + img.bytes()).contains(&a) || a == arch.semaphore_addr(CoreId(1), EVT_SEM_SEM_INC, CC_SEM).get();
         for d in &dsts {
             match arch.peer_of(nrt_hal::DeviceAddr(*d)) {
                 Some((dev, local)) => {
