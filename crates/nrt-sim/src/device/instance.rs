@@ -10,7 +10,7 @@
 //! it looks the device up and hands the device-local task to it. A lost
 //! device's tasks are dropped (it steps nothing more); the others run on.
 
-use super::Shared;
+use super::shared::Shared;
 use crate::scheduler::{HasScheduler, Runner, Scheduler, Task};
 use nrt_hal::{DeviceAddr, HalError, HalResult};
 use std::sync::atomic::{AtomicUsize, Ordering};
