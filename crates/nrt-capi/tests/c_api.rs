@@ -182,7 +182,7 @@ fn declared() -> BTreeSet<String> {
                 let Some(paren) = stmt.find('(') else { continue };
                 let head = stmt[..paren].trim_end();
                 let name: String = head.chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>().chars().rev().collect();
-                if name.starts_with("nrt_") || name.starts_with("nrta_") {
+                if name.starts_with("nrt_") || name.starts_with("nrta_") || name.starts_with("nec_") {
                     names.insert(name);
                 }
             }
@@ -380,6 +380,44 @@ fn mapped_hbm_dmabuf_efa_and_routing_ids() {
     assert!(run_env(&exe, &dir, &[Path::new("unmapped")], &[]).contains("hbm_map unmapped:"));
     assert!(run_env(&exe, &dir, &[Path::new("trn2x16")], &[on, ("NEURON_SIM_INSTANCE", "trn2.48xlarge")]).contains("hbm_map trn2x16:"));
     assert!(run_env(&exe, &dir, &[Path::new("noefa")], &[on, ("NEURON_SIM_INSTANCE", "inf2.xlarge")]).contains("hbm_map noefa:"));
+}
+
+/// nec.h on a simulated trn2.48xlarge: the topology table's devices, PCI
+/// addresses, routing ids and links through MLA indexes, pods, the LNC
+/// size, the version, the dynamic size table, a register store.
+#[test]
+fn nec_answers_from_the_instance_topology() {
+    let dir = scratch("nec");
+    let exe = build("nec", &dir, false);
+    let out = run_env(&exe, &dir, &[], &[("NEURON_SIM_INSTANCE", "trn2.48xlarge")]);
+    assert!(out.contains("nec: ") && out.contains(" 0 failed"), "{out}");
+}
+
+/// The acceptance client of the 2.29+ async API (tests/c/async_pipeline.cc,
+/// C++17 against include/ alone): write / execute / read pipelines of the
+/// mlp example on several logical cores, per-unit eventfds through epoll,
+/// sequences polled, every output checked against relu(x @ W + b).
+#[test]
+fn async_pipeline_client_on_several_logical_cores() {
+    let dir = scratch("async_pipeline");
+    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
+    let neff = pack_example("mlp", &dir, constants);
+    let raw = |v: Vec<f32>, file: &str| {
+        let p = dir.join(file);
+        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
+        p
+    };
+    let (w, b) = (raw(example_data::mlp_weights(), "W.f32"), raw(example_data::mlp_bias(), "b.f32"));
+    let exe = dir.join("async_pipeline");
+    let lib = dir.join("lib");
+    let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
+    c.args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-O1"]).arg("-I").arg(repo().join("include"));
+    c.arg(repo().join("tests/c/async_pipeline.cc")).arg("-o").arg(&exe);
+    c.arg("-L").arg(&lib).arg("-lnrt").arg(format!("-Wl,-rpath,{}", lib.display()));
+    run_checked(c, "compiling tests/c/async_pipeline.cc");
+    let out = run_env(&exe, &dir, &[neff.as_path(), w.as_path(), b.as_path(), Path::new("2")], &[("NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS", "1")]);
+    assert!(out.contains("async_pipeline: ") && out.contains(" 0 failed"), "{out}");
+    assert!(!out.contains("async_pipeline: 1 logical cores"), "{out}");
 }
 
 /// The async figures through the C API (ignored: a measurement, not a
@@ -624,7 +662,7 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
     run_checked(make, "cmake --build of tests/cmake-client");
     let neff = copy_neff(&dir);
     let out = run(&build_dir.join("nrt_client"), &dir, &[&neff]);
-    assert!(out.contains("client ok: libnrt 2.30"), "{out}");
+    assert!(out.contains("client ok: libnrt 2.32"), "{out}");
 }
 
 /// The export table of tests/c/bad_args.c: every function of the headers
@@ -637,7 +675,7 @@ fn bad_arguments_of_every_export_return_their_status() {
     let dir = scratch("bad_args");
     let exe = build("bad_args", &dir, false);
     let listed: BTreeSet<String> = bad_args_rows(&exe, &dir).into_iter().collect();
-    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h"];
+    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h", "nec.h"];
     let texts: Vec<String> = covered
         .iter()
         .map(|h| std::fs::read_to_string(repo().join("include/nrt").join(h)).expect("header"))
