@@ -76,7 +76,9 @@ struct Slot {
     std::vector<float> host_x = std::vector<float>(M * K), host_y = std::vector<float>(M * N);
     Stage stage = Stage::Idle;
     nrta_seq_t seq = 0;
-    NRT_STATUS status = NRT_SUCCESS;
+    // One status per stage: a stage retried after NRT_QUEUE_FULL checks
+    // the previous stage's status again.
+    NRT_STATUS write_status = NRT_SUCCESS, exec_status = NRT_SUCCESS, read_status = NRT_SUCCESS;
     int iteration = -1;
 };
 
@@ -127,8 +129,8 @@ bool advance(Core &c, Slot &s, int iterations, const float *w, const float *b) {
         int lnc = -1;
         ok(nrt_tensor_get_lnc_index(s.x, &lnc), "nrt_tensor_get_lnc_index");
         check(lnc == c.lnc, "the input tensor lives on its logical core");
-        s.status = static_cast<NRT_STATUS>(-1);
-        const NRT_STATUS r = nrta_tensor_write(s.x, s.host_x.data(), 0, sizeof(float) * M * K, lnc, 0, &s.status, &s.seq);
+        s.write_status = static_cast<NRT_STATUS>(-1);
+        const NRT_STATUS r = nrta_tensor_write(s.x, s.host_x.data(), 0, sizeof(float) * M * K, lnc, 0, &s.write_status, &s.seq);
         if (r == NRT_QUEUE_FULL) return false;
         if (!ok(r, "nrta_tensor_write " + where)) return true;
         ++c.started;
@@ -138,25 +140,25 @@ bool advance(Core &c, Slot &s, int iterations, const float *w, const float *b) {
     case Stage::Writing: {
         if (!reached(c.lnc, NRTA_XU_TENSOR_OP, s.seq)) return true;
         // The status was written before the completion became visible.
-        ok(s.status, "write status " + where);
-        s.status = static_cast<NRT_STATUS>(-1);
-        const NRT_STATUS r = nrta_execute_schedule(c.model, s.ins, s.outs, 0, &s.status, &s.seq);
+        ok(s.write_status, "write status " + where);
+        s.exec_status = static_cast<NRT_STATUS>(-1);
+        const NRT_STATUS r = nrta_execute_schedule(c.model, s.ins, s.outs, 0, &s.exec_status, &s.seq);
         if (r == NRT_QUEUE_FULL) return false;
         if (ok(r, "nrta_execute_schedule " + where)) s.stage = Stage::Executing;
         return true;
     }
     case Stage::Executing: {
         if (!reached(c.lnc, NRTA_XU_COMPUTE, s.seq)) return true;
-        ok(s.status, "execute status " + where);
-        s.status = static_cast<NRT_STATUS>(-1);
-        const NRT_STATUS r = nrta_tensor_read(s.host_y.data(), s.y, 0, sizeof(float) * M * N, c.lnc, 0, &s.status, &s.seq);
+        ok(s.exec_status, "execute status " + where);
+        s.read_status = static_cast<NRT_STATUS>(-1);
+        const NRT_STATUS r = nrta_tensor_read(s.host_y.data(), s.y, 0, sizeof(float) * M * N, c.lnc, 0, &s.read_status, &s.seq);
         if (r == NRT_QUEUE_FULL) return false;
         if (ok(r, "nrta_tensor_read " + where)) s.stage = Stage::Reading;
         return true;
     }
     case Stage::Reading: {
         if (!reached(c.lnc, NRTA_XU_TENSOR_OP, s.seq)) return true;
-        ok(s.status, "read status " + where);
+        ok(s.read_status, "read status " + where);
         const int bad = mismatches(s.host_x, s.host_y, w, b);
         check(bad == 0, where + ": " + std::to_string(bad) + " elements differ from relu(x @ W + b)");
         ++c.finished;

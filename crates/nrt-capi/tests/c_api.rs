@@ -347,8 +347,14 @@ fn async_api_implicit_mode_reports_through_the_callback() {
     let dir = scratch("async-implicit");
     let neff = copy_neff(&dir);
     let exe = build("async_api", &dir, false);
-    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("implicit")], &[("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "3")]);
+    let log = dir.join("nrt.log");
+    let env = [("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "3"), ("NEURON_RT_LOG_LEVEL", "WARN"), ("NEURON_RT_LOG_LOCATION", log.to_str().expect("UTF-8 path"))];
+    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("implicit")], &env);
     assert!(out.contains("async_api implicit:"), "{out}");
+    // libnrt 2.32's deprecation warning, once (the program initialises once).
+    let text = std::fs::read_to_string(&log).expect("the runtime log");
+    let warned = text.lines().filter(|l| l.contains("WARN") && l.contains("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS") && l.contains("deprecated")).count();
+    assert_eq!(warned, 1, "{text}");
 }
 
 /// The batch calls' `unsafe` skips tensor tracking: while an implicit
