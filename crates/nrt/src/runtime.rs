@@ -598,7 +598,9 @@ impl Runtime {
         .render()
     }
 
-    /// The usage tables of every device (`nrt_debug_log_oom_report`).
+    /// The usage tables of every device (what libnrt 2.33's
+    /// `nrt_debug_log_oom_report` logs; not exported, its signature is not
+    /// published).
     pub fn oom_report(&self) -> String {
         self.memories
             .iter()
