@@ -114,7 +114,9 @@ static int explicit_api(struct io *io) {
         if (s == NRT_SUCCESS) {
             seqs[queued++] = seq;
         } else if (s == NRT_QUEUE_FULL) {
-            /* Back-pressure: wait for one completion, then retry. */
+            /* Back-pressure changes nothing: no sequence id, no status
+             * written; wait for one completion, then retry. */
+            EXPECT(seq == (queued ? seqs[queued - 1] : 0) && st[queued] == (NRT_STATUS)-1);
             full++;
             uint64_t c = 0;
             EXPECT(wait_one(ep, &c) == 1);

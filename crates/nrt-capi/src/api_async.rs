@@ -109,6 +109,19 @@ fn transfer_target(h: &Hosts, ct: &CTensor, lnc_idx: c_int) -> NrtResult<(u32, C
     Ok((vnc, via))
 }
 
+/// What an async tensor read or write checks before it queues anything:
+/// the sequence output, the tensor, `lnc_idx` ([`transfer_target`]) and
+/// the span. Returns the tensor, the logical core, the engines' core and
+/// the byte count.
+fn transfer_request(h: &Hosts, seq: *mut u64, tensor: *mut c_void, lnc_idx: c_int, offset: u64, size: u64) -> NrtResult<(Arc<CTensor>, u32, CoreId, usize)> {
+    out_seq(seq)?;
+    let ct = TENSORS.get(tensor as usize)?;
+    let (vnc, via) = transfer_target(h, &ct, lnc_idx)?;
+    check_span(&ct, offset, size)?;
+    let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+    Ok((ct, vnc, via, n))
+}
+
 fn check_span(ct: &CTensor, offset: u64, size: u64) -> NrtResult<()> {
     match offset.checked_add(size) {
         Some(end) if end <= ct.size() => Ok(()),
@@ -166,11 +179,7 @@ pub unsafe extern "C" fn nrta_tensor_write(
 ) -> NRT_STATUS {
     call("nrta_tensor_write", || {
         let h = global::hosts()?;
-        out_seq(seq)?;
-        let ct = TENSORS.get(tensor as usize)?;
-        let (vnc, via) = transfer_target(&h, &ct, lnc_idx)?;
-        check_span(&ct, offset, size)?;
-        let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+        let (ct, vnc, via, n) = transfer_request(&h, seq, tensor, lnc_idx, offset, size)?;
         // SAFETY: the caller gives `size` readable bytes at `buf`.
         let data = nrt_core::host_memory::copy_of(unsafe { ptr::bytes(buf, n, "buf") }?, format_args!("copy of the {n} bytes written to tensor {:?}", ct.name))?;
         let job = move || ct.write_via(offset, &data, Tracking::Wait, Some(via));
@@ -201,11 +210,7 @@ pub unsafe extern "C" fn nrta_tensor_read(
 ) -> NRT_STATUS {
     call("nrta_tensor_read", || {
         let h = global::hosts()?;
-        out_seq(seq)?;
-        let ct = TENSORS.get(tensor as usize)?;
-        let (vnc, via) = transfer_target(&h, &ct, lnc_idx)?;
-        check_span(&ct, offset, size)?;
-        let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+        let (ct, vnc, via, n) = transfer_request(&h, seq, tensor, lnc_idx, offset, size)?;
         if n > 0 {
             non_null(buf, "buf")?;
         }

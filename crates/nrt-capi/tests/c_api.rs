@@ -155,6 +155,20 @@ fn pack_example_as(name: &str, file: &str, dir: &Path, extra: Vec<(&str, Vec<u8>
     p
 }
 
+/// The mlp example packed into `dir/mlp.neff` with its constants W and b
+/// as raw little-endian float32 files beside it (what execute_mlp and the
+/// async pipeline client take).
+fn mlp_files(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
+    let neff = pack_example("mlp", dir, constants);
+    let raw = |v: Vec<f32>, file: &str| {
+        let p = dir.join(file);
+        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
+        p
+    };
+    (neff, raw(example_data::mlp_weights(), "W.f32"), raw(example_data::mlp_bias(), "b.f32"))
+}
+
 /// Function names the public headers declare.
 fn declared() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
@@ -406,14 +420,7 @@ fn nec_answers_from_the_instance_topology() {
 #[test]
 fn async_pipeline_client_on_several_logical_cores() {
     let dir = scratch("async_pipeline");
-    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
-    let neff = pack_example("mlp", &dir, constants);
-    let raw = |v: Vec<f32>, file: &str| {
-        let p = dir.join(file);
-        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
-        p
-    };
-    let (w, b) = (raw(example_data::mlp_weights(), "W.f32"), raw(example_data::mlp_bias(), "b.f32"));
+    let (neff, w, b) = mlp_files(&dir);
     let exe = dir.join("async_pipeline");
     let lib = dir.join("lib");
     let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
@@ -538,15 +545,7 @@ fn no_device_mode() {
 #[test]
 fn execute_mlp_example_against_a_c_reference() {
     let dir = scratch("mlp");
-    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
-    let neff = pack_example("mlp", &dir, constants);
-    let raw = |v: Vec<f32>, file: &str| {
-        let p = dir.join(file);
-        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
-        p
-    };
-    let w = raw(example_data::mlp_weights(), "W.f32");
-    let b = raw(example_data::mlp_bias(), "b.f32");
+    let (neff, w, b) = mlp_files(&dir);
     let exe = build("execute_mlp", &dir, false);
     assert!(run(&exe, &dir, &[&neff, &w, &b]).contains("execute_mlp:"));
 }
@@ -872,14 +871,7 @@ struct CRun {
 /// SIGSEGV AddressSanitizer's own handler would take first).
 fn sanitizer_runs(dir: &Path) -> Vec<CRun> {
     let neff = copy_neff(dir);
-    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
-    let mlp = pack_example("mlp", dir, constants);
-    let raw = |v: Vec<f32>, file: &str| {
-        let p = dir.join(file);
-        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
-        p
-    };
-    let (w, b) = (raw(example_data::mlp_weights(), "W.f32"), raw(example_data::mlp_bias(), "b.f32"));
+    let (mlp, w, b) = mlp_files(dir);
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out dir");
     let run = |name, args: Vec<PathBuf>, env: Vec<(&'static str, &str)>| CRun { name, args, env: env.into_iter().map(|(k, v)| (k, v.to_string())).collect() };
