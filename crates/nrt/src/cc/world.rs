@@ -29,6 +29,18 @@ use std::time::{Duration, Instant};
 pub const PEER_TIMEOUT_VAR: &str = "NEURON_RT_CC_NET_TIMEOUT";
 /// Its default.
 pub const DEFAULT_PEER_TIMEOUT: Duration = crate::config::DEFAULT_CC_TIMEOUT;
+/// How long a rank waits for its peers before each warning: libnrt 2.31's
+/// collectives-unit wait (2.29 raised it from 100 ms to 30 s for rank
+/// skew, 2.31 made it a warning instead of a timeout).
+pub const PEER_WARNING_PERIOD: Duration = Duration::from_secs(30);
+
+/// The period between warnings of a rank waiting for peers up to `bound`:
+/// [`PEER_WARNING_PERIOD`], or a quarter of a shorter bound so a rank warns
+/// before it gives up.
+pub fn peer_warning_period(bound: Duration) -> Duration {
+    (bound / 4).min(PEER_WARNING_PERIOD)
+}
+
 /// The variable bounding the wait for the device (messages; the value is
 /// the configuration's `exec_timeout`, the one an execution has).
 pub const EXEC_TIMEOUT_VAR: &str = "NEURON_RT_EXEC_TIMEOUT";
@@ -357,7 +369,7 @@ impl Collectives {
                 g.outcome = Some(Err(e.clone()));
                 return Err(e);
             }
-            let period = (peers / 4).min(Duration::from_secs(120));
+            let period = peer_warning_period(peers);
             if now.duration_since(warned) >= period {
                 warned = now;
                 let missing: Vec<usize> = (0..n).filter(|r| local[*r] && !g.arrivals.contains_key(r)).collect();
@@ -583,3 +595,15 @@ pub fn check_member(g_device_id: u32, g_device_count: u32) -> NrtResult<()> {
     Ok(())
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rank_waiting_for_peers_warns_every_30_s_or_before_a_shorter_bound() {
+        assert_eq!(peer_warning_period(DEFAULT_PEER_TIMEOUT), Duration::from_secs(30));
+        assert_eq!(peer_warning_period(Duration::from_secs(60)), Duration::from_secs(15));
+        assert_eq!(peer_warning_period(Duration::from_secs(120)), Duration::from_secs(30));
+    }
+}
