@@ -72,7 +72,7 @@ pub fn source_tree(path: &Path) -> Result<(nrt_neff::NeffHeader, nrt_neff::Membe
 /// The first `file` var of any `def.json` among `members` whose constant
 /// member is absent: (member, def.json path, var name).
 fn missing_constant(members: &nrt_neff::Members) -> Result<Option<(String, String, String)>> {
-    for (def_path, bytes) in members.iter().filter(|(p, _)| p.ends_with("def.json")) {
+    for (def_path, bytes) in members.iter().filter(|(p, _)| *p == "def.json" || p.ends_with("/def.json")) {
         let def: nrt_neff::DefJson = serde_json::from_slice(bytes).with_context(|| format!("{def_path} is not a valid def.json"))?;
         let dir = def_path.rsplit_once('/').map_or("", |(d, _)| d);
         for (var, v) in &def.var {
