@@ -595,6 +595,16 @@ fn sys_trace_of_the_compiler_sample_from_c() {
     assert!(stdout.contains("sys_trace: compiler NEFF: 6 nc_exec_running pairs") && stdout.contains("sys_trace --compiler: "), "{stdout}");
 }
 
+/// `dir/name` made a libnrt prefix by scripts/install-prefix, from the
+/// library this tree built.
+fn install_prefix(dir: &Path, name: &str) -> PathBuf {
+    let prefix = dir.join(name);
+    let mut install = Command::new(repo().join("scripts/install-prefix"));
+    install.arg(&prefix).env("NRT_LIB_DIR", lib_dir());
+    run_checked(install, "scripts/install-prefix");
+    prefix
+}
+
 /// `scripts/install-prefix DIR` lays out headers and library as libnrt
 /// ships them, and a C++17 client configured by CMake against that prefix
 /// (NEURON_ROOT, the way nrtpy-style wrappers find libnrt) links and runs
@@ -607,10 +617,7 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
         nrt_test_support::skip!("cmake is not installed (Debian package cmake; scripts/test-all installs it)");
     }
     let dir = scratch("prefix");
-    let prefix = dir.join("neuron");
-    let mut install = Command::new(repo().join("scripts/install-prefix"));
-    install.arg(&prefix).env("NRT_LIB_DIR", lib_dir());
-    run_checked(install, "scripts/install-prefix");
+    let prefix = install_prefix(&dir, "neuron");
     for f in ["include/nrt/nrt.h", "include/nrt/nrt_version.h", "lib/libnrt.so.1", "lib/libnrt.a"] {
         assert!(prefix.join(f).exists(), "{f} is not installed");
     }
@@ -641,10 +648,7 @@ fn examples_c_builds_and_runs() {
         }
     }
     let dir = scratch("examples_c");
-    let prefix = dir.join("nrt-rs");
-    let mut install = Command::new(repo().join("scripts/install-prefix"));
-    install.arg(&prefix).env("NRT_LIB_DIR", lib_dir());
-    run_checked(install, "scripts/install-prefix");
+    let prefix = install_prefix(&dir, "nrt-rs");
     let example = repo().join("examples/c");
     let neff = copy_neff(&dir);
     let ok = "ok (output equals input)";
