@@ -9,6 +9,7 @@
  * of the same size). Exits 0 only if every call succeeded and the check
  * held. Build with the Makefile or CMakeLists.txt beside it (README.md). */
 #include <nrt/nrt.h>
+#include <nrt/nrt_experimental.h> /* nrt_get_model_tensor_info */
 #include <nrt/nrt_status.h>
 
 #include <stdint.h>
