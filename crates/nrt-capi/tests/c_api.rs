@@ -638,6 +638,16 @@ fn sys_trace_of_the_compiler_sample_from_c() {
     assert!(stdout.contains("sys_trace: compiler NEFF: 6 nc_exec_running pairs") && stdout.contains("sys_trace --compiler: "), "{stdout}");
 }
 
+/// `dir/name` made a libnrt prefix by scripts/install-prefix, from the
+/// library this tree built.
+fn install_prefix(dir: &Path, name: &str) -> PathBuf {
+    let prefix = dir.join(name);
+    let mut install = Command::new(repo().join("scripts/install-prefix"));
+    install.arg(&prefix).env("NRT_LIB_DIR", lib_dir());
+    run_checked(install, "scripts/install-prefix");
+    prefix
+}
+
 /// `scripts/install-prefix DIR` lays out headers and library as libnrt
 /// ships them, and a C++17 client configured by CMake against that prefix
 /// (NEURON_ROOT, the way nrtpy-style wrappers find libnrt) links and runs
@@ -650,10 +660,7 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
         nrt_test_support::skip!("cmake is not installed (Debian package cmake; scripts/test-all installs it)");
     }
     let dir = scratch("prefix");
-    let prefix = dir.join("neuron");
-    let mut install = Command::new(repo().join("scripts/install-prefix"));
-    install.arg(&prefix).env("NRT_LIB_DIR", lib_dir());
-    run_checked(install, "scripts/install-prefix");
+    let prefix = install_prefix(&dir, "neuron");
     for f in ["include/nrt/nrt.h", "include/nrt/nrt_version.h", "lib/libnrt.so.1", "lib/libnrt.a"] {
         assert!(prefix.join(f).exists(), "{f} is not installed");
     }
@@ -668,6 +675,53 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
     let neff = copy_neff(&dir);
     let out = run(&build_dir.join("nrt_client"), &dir, &[&neff]);
     assert!(out.contains("client ok: libnrt 2.32"), "{out}");
+}
+
+/// examples/c, the C on-ramp, as its README and docs/c-api.md tell a user
+/// to build it: against a prefix made by scripts/install-prefix, with its
+/// Makefile (`make run`), with its CMake file, and with the compile line
+/// docs/c-api.md gives, run as written (`$HOME/nrt-rs` is the prefix);
+/// each client runs the copy example and checks its output.
+#[test]
+fn examples_c_builds_and_runs() {
+    for tool in ["make", "cmake"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            assert!(std::env::var_os("CI").is_none(), "{tool} is missing; scripts/test-all installs cmake");
+            nrt_test_support::skip!("{tool} is not installed (scripts/test-all installs cmake)");
+        }
+    }
+    let dir = scratch("examples_c");
+    let prefix = install_prefix(&dir, "nrt-rs");
+    let example = repo().join("examples/c");
+    let neff = copy_neff(&dir);
+    let ok = "ok (output equals input)";
+
+    let make_dir = dir.join("make");
+    std::fs::create_dir_all(&make_dir).expect("make dir");
+    std::fs::copy(&neff, make_dir.join("copy.neff")).expect("copy.neff for make run");
+    let make_args = [Path::new("-f"), &example.join("Makefile"), Path::new("-C"), &make_dir, Path::new("run")];
+    let root = format!("NEURON_ROOT={}", prefix.display());
+    let out = run(Path::new("make"), &dir, &[&make_args[..], &[Path::new(&root)]].concat());
+    assert!(out.contains(ok), "make run: {out}");
+
+    let build_dir = dir.join("cmake");
+    let mut configure = Command::new("cmake");
+    configure.arg("-S").arg(&example).arg("-B").arg(&build_dir).arg(format!("-DNEURON_ROOT={}", prefix.display()));
+    run_checked(configure, "cmake configure of examples/c");
+    let mut cmake_build = Command::new("cmake");
+    cmake_build.arg("--build").arg(&build_dir);
+    run_checked(cmake_build, "cmake --build of examples/c");
+    let out = run(&build_dir.join("client"), &dir, &[&neff, Path::new("--copy")]);
+    assert!(out.contains(ok), "cmake-built client: {out}");
+
+    let doc = std::fs::read_to_string(repo().join("docs/c-api.md")).expect("docs/c-api.md");
+    let line = doc.lines().map(str::trim).find(|l| l.starts_with("cc app.c ")).expect("docs/c-api.md gives a `cc app.c ...` line");
+    std::fs::copy(example.join("client.c"), dir.join("app.c")).expect("app.c");
+    let mut compile = Command::new("sh");
+    compile.arg("-c").arg(line).env("HOME", &dir).current_dir(&dir);
+    run_checked(compile, &format!("docs/c-api.md's `{line}`"));
+    let out = run(&dir.join("a.out"), &dir, &[&neff, Path::new("--copy")]);
+    assert!(out.contains(ok), "{line}: {out}");
 }
 
 /// The export table of tests/c/bad_args.c: every function of the headers

@@ -100,7 +100,7 @@ pub fn measure(path: &Path, iterations: Option<u64>, warmup: Option<u64>, depth:
         bail!("--depth must be between 1 and {}", nrt::xu::queue::MAX_CAPACITY);
     }
     let bytes = model_io::neff_bytes(path)?;
-    let loaded = Loaded::new(&bytes)?;
+    let loaded = Loaded::new(&bytes, path)?;
     let model = loaded.host().models().get(loaded.id).ok_or_else(|| anyhow!("the loaded model vanished"))?;
     let vnc = model.vnc;
     let (ins, outs) = device_io(&loaded, vnc)?;

@@ -248,7 +248,7 @@ pub fn measure(path: &Path, iterations: u64, warmup: u64, with_spin: bool, with_
         bail!("--iterations must be at least 1");
     }
     let bytes = model_io::neff_bytes(path)?;
-    let loaded = Loaded::new(&bytes)?;
+    let loaded = Loaded::new(&bytes, path)?;
     let cores: Vec<_> = loaded.host().vcores().iter().flatten().copied().collect();
     let (ins, outs) = crate::bench_async::device_io(&loaded, 0)?;
     // The model handle, held as a libnrt client holds its `nrt_model_t *`:

@@ -66,7 +66,7 @@ pub fn lower(path: &Path, engine: Option<&str>) -> Result<()> {
         .iter()
         .map(|s| s.name.clone())
         .collect();
-    let loaded = Loaded::new(&bytes)?;
+    let loaded = Loaded::new(&bytes, path)?;
     let result = print_images(&loaded, &names, only);
     let closed = loaded.close();
     result.and(closed)

@@ -112,7 +112,7 @@ pub fn text(inst: &Instance, sample: &Sample, wide: bool, all_procs: bool) -> St
                 connected,
                 inst.bdf(d),
                 cell(&|p| p.pid.to_string()),
-                cell(&|p| truncate(&p.command, 24)),
+                cell(&|p| if wide { p.command.clone() } else { truncate(&p.command, 24) }),
                 cell(&|p| if p.version.is_empty() { "NA".into() } else { p.version.clone() }),
             ]);
             if all_procs {
@@ -124,7 +124,7 @@ pub fn text(inst: &Instance, sample: &Sample, wide: bool, all_procs: bool) -> St
                         String::new(),
                         String::new(),
                         p.pid.to_string(),
-                        truncate(&p.command, 24),
+                        if wide { p.command.clone() } else { truncate(&p.command, 24) },
                         if p.version.is_empty() { "NA".into() } else { p.version.clone() },
                     ]);
                 }

@@ -144,7 +144,7 @@ enum Command {
     /// List the simulated devices, their cores and memory and the processes
     /// using them (neuron-ls; read from the devices' status files).
     Ls {
-        /// Show the PID, command and runtime version of the processes.
+        /// Show the PID, whole command line and runtime version of the processes.
         #[arg(short, long)]
         wide: bool,
         /// One sub-row per process using each device.

@@ -12,43 +12,78 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// NEFF bytes of `path`: a file is read as is; a directory is packed like
-/// `nrt neff pack` (assembling `.asm` programs). For the examples whose
-/// constants are generated (mlp, mlp-bf16), missing constant members are
-/// generated in memory (also the tp-mlp rank trees' shards), so a fresh
-/// checkout runs without a setup step.
+/// `nrt neff pack` ([`source_tree`]: the examples' generated members filled
+/// in, a missing constant refused), assembling `.asm` programs.
 pub fn neff_bytes(path: &Path) -> Result<Vec<u8>> {
     if path.is_dir() {
-        let contents = nrt_neff::read_dir(path).with_context(|| format!("reading {}", path.display()))?;
-        let header = contents.header.unwrap_or_default();
-        let mut members = contents.members;
-        if let Some(constants) = example_data::constants_for(path) {
-            for (member, bytes) in constants {
-                members.entry(member.to_string()).or_insert(bytes);
-            }
-        }
-        if let Some(constants) = crate::tp_mlp_data::constants_for(path) {
-            for (member, bytes) in constants? {
-                members.entry(member).or_insert(bytes);
-            }
-        }
-        // The custom_ops example: argument blocks and kernel libraries are
-        // generated (the example kernel crate is built with cargo).
-        if crate::custom_ops_data::is_custom_ops(path) {
-            let missing = |m: &&str| !members.contains_key(*m);
-            let names = [crate::custom_ops_data::ARGS_RELU, crate::custom_ops_data::ARGS_SOFTMAX, crate::custom_ops_data::STOCK_LIB, crate::custom_ops_data::KERNELS_LIB];
-            if names.iter().any(missing) {
-                let generated = crate::custom_ops_data::members(&crate::custom_ops_data::kernel_target_dir())
-                    .map_err(|e| anyhow!("generating the custom_ops members: {e}"))?;
-                for (member, bytes) in generated {
-                    members.entry(member.to_string()).or_insert(bytes);
-                }
-            }
-        }
+        let (header, members) = source_tree(path)?;
         crate::neff_cmd::pack_members_to_bytes(&header, members)
             .with_context(|| format!("packing {}", path.display()))
     } else {
         std::fs::read(path).with_context(|| format!("reading {}", path.display()))
     }
+}
+
+/// A NEFF source tree's header and members, as `nrt neff pack`, `nrt run`
+/// and `nrt bench` all take it: for the examples whose members are
+/// generated (the mlp examples' constants, the tp-mlp rank trees' shards,
+/// custom_ops' argument blocks and kernel libraries) the missing ones are
+/// generated in memory, so a fresh checkout packs and runs without a
+/// setup step; any other `file` var whose member the tree lacks is
+/// refused here, naming it, rather than packed into a NEFF that fails at
+/// load.
+pub fn source_tree(path: &Path) -> Result<(nrt_neff::NeffHeader, nrt_neff::Members)> {
+    let contents = nrt_neff::read_dir(path).with_context(|| format!("reading {}", path.display()))?;
+    let header = contents.header.unwrap_or_default();
+    let mut members = contents.members;
+    if let Some(constants) = example_data::constants_for(path) {
+        for (member, bytes) in constants {
+            members.entry(member.to_string()).or_insert(bytes);
+        }
+    }
+    if let Some(constants) = crate::tp_mlp_data::constants_for(path) {
+        for (member, bytes) in constants? {
+            members.entry(member).or_insert(bytes);
+        }
+    }
+    // The custom_ops example: argument blocks and kernel libraries are
+    // generated (the example kernel crate is built with cargo).
+    if crate::custom_ops_data::is_custom_ops(path) {
+        let missing = |m: &&str| !members.contains_key(*m);
+        let names = [crate::custom_ops_data::ARGS_RELU, crate::custom_ops_data::ARGS_SOFTMAX, crate::custom_ops_data::STOCK_LIB, crate::custom_ops_data::KERNELS_LIB];
+        if names.iter().any(missing) {
+            let generated = crate::custom_ops_data::members(&crate::custom_ops_data::kernel_target_dir())
+                .map_err(|e| anyhow!("generating the custom_ops members: {e}"))?;
+            for (member, bytes) in generated {
+                members.entry(member.to_string()).or_insert(bytes);
+            }
+        }
+    }
+    if let Some((member, def, var)) = missing_constant(&members)? {
+        bail!(
+            "{}: {member} is missing ({def} names it as the file of var {var:?}); add it to the tree \
+             (in a copy of an example, `nrt example-data DIR` writes the examples' generated members under DIR)",
+            path.display()
+        );
+    }
+    Ok((header, members))
+}
+
+/// The first `file` var of any `def.json` among `members` whose constant
+/// member is absent: (member, def.json path, var name).
+fn missing_constant(members: &nrt_neff::Members) -> Result<Option<(String, String, String)>> {
+    for (def_path, bytes) in members.iter().filter(|(p, _)| *p == "def.json" || p.ends_with("/def.json")) {
+        let def: nrt_neff::DefJson = serde_json::from_slice(bytes).with_context(|| format!("{def_path} is not a valid def.json"))?;
+        let dir = def_path.rsplit_once('/').map_or("", |(d, _)| d);
+        for (var, v) in &def.var {
+            let Some(file) = v.file_name.as_deref().filter(|_| v.ty == nrt_neff::VarType::File) else { continue };
+            let member = if dir.is_empty() { file.to_string() } else { format!("{dir}/{file}") };
+            if !members.contains_key(&member) {
+                return Ok(Some((member, def_path.clone(), var.clone())));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// A model loaded on the runtime the `nrt` command brings up as
@@ -92,20 +127,22 @@ pub fn start_runtime(lnc: Option<u32>, extra: &[(&str, String)]) -> Result<Runti
     }
     let mut options = RuntimeOptions::new(devices, env);
     options.framework_version = concat!("nrt ", env!("CARGO_PKG_VERSION")).to_string();
+    // The command's `nrt: error:` line is the one report of a failure.
+    options.caller_reports_errors = true;
     RuntimeHosts::start(options).map_err(|e| anyhow!("{}", e.message))
 }
 
 impl Loaded {
     /// Loads `bytes` with the logical-core size the NEFF header asks for
     /// (unless the environment sets one).
-    pub fn new(bytes: &[u8]) -> Result<Loaded> {
-        Loaded::with_profile(bytes, None)
+    pub fn new(bytes: &[u8], source: &Path) -> Result<Loaded> {
+        Loaded::with_profile(bytes, source, None)
     }
 
     /// [`Loaded::new`], with a device instruction profile of the first
     /// execution written under `profile_dir` when one is given (what
     /// NEURON_RT_INSPECT_ENABLE=1 with NEURON_RT_INSPECT_OUTPUT_DIR does).
-    pub fn with_profile(bytes: &[u8], profile_dir: Option<&Path>) -> Result<Loaded> {
+    pub fn with_profile(bytes: &[u8], source: &Path, profile_dir: Option<&Path>) -> Result<Loaded> {
         let header = nrt_neff::NeffHeader::parse(bytes).context("reading the NEFF header")?;
         let profile: Vec<(&str, String)> = match profile_dir {
             Some(dir) => vec![
@@ -119,7 +156,7 @@ impl Loaded {
         let loaded = (|| {
             let device = nrt::hosts::first_visible_device(&rt.hosts).map_err(|e| anyhow!("load: {e}"))?;
             let host = &rt.hosts[device];
-            let id = host.load(bytes, -1, -1).map_err(|e| anyhow!("load: {e}"))?;
+            let id = host.load_file(bytes, source, -1, -1).map_err(|e| anyhow!("load: {e}"))?;
             let (inputs, outputs) = host.tensor_info(id).map_err(|e| anyhow!("tensor info: {e}"))?;
             Ok((device, id, inputs, outputs))
         })();

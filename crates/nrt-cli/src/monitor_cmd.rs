@@ -7,7 +7,7 @@
 use crate::observe::{DeviceColumns, HostColumns, Instance, Sample, utilization};
 use anyhow::{Context, Result, bail};
 use nrt_hal::status::{ErrorClass, MemCategory, Outcome};
-use nrt_hal::status_read::{ProcessStatus, percentile_ns};
+use nrt_hal::status_read::{ProcessStatus, Samples, percentile_of};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -195,11 +195,12 @@ fn meminfo() -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn latency(before: Option<&[u64]>, after: &[u64]) -> Value {
-    let diff: Vec<u64> = after.iter().enumerate().map(|(i, a)| a.saturating_sub(before.map_or(0, |b| b[i]))).collect();
+/// neuron-monitor's latency percentiles (seconds) of the samples a
+/// period recorded; null when it recorded none.
+fn latency(mut samples: Vec<u64>) -> Value {
     let mut m = Map::new();
     for (name, p) in [("p0", 0.0), ("p1", 1.0), ("p25", 25.0), ("p50", 50.0), ("p75", 75.0), ("p99", 99.0), ("p100", 100.0)] {
-        match percentile_ns(&diff, p) {
+        match percentile_of(&mut samples, p) {
             Some(ns) => m.insert(name.into(), json!(ns as f64 / 1e9)),
             None => return Value::Null,
         };
@@ -272,22 +273,14 @@ fn report(inst: &Instance, cfg: &Config, due: &[&str], prev: &Sample, prev_host:
             }
             let es: Map<String, Value> = ErrorClass::NAMES.iter().enumerate().map(|(i, n)| (n.to_string(), json!(errors[i]))).collect();
             let xs: Map<String, Value> = Outcome::NAMES.iter().enumerate().map(|(i, n)| (n.to_string(), json!(outcomes[i]))).collect();
-            // Latencies: the histograms of the slots summed (one per device).
-            let sum_hist = |f: &dyn Fn(&ProcessStatus) -> &Vec<u64>, s: &Sample| -> Vec<u64> {
-                let mut h = vec![0u64; nrt_hal::status::LATENCY_BUCKETS];
-                for &(d, p) in &rt.slots {
-                    if let Some(q) = s.find(d, p.pid, p.start_time) {
-                        for (i, v) in f(q).iter().enumerate() {
-                            h[i] += v;
-                        }
-                    }
-                }
-                h
+            // Latencies: the samples each slot (one per device) recorded
+            // in the period (its most recent ones when more came than a
+            // ring holds), together.
+            let period_samples = |f: &dyn Fn(&ProcessStatus) -> &Samples| -> Vec<u64> {
+                rt.slots.iter().flat_map(|&(d, p)| f(p).since(prev_of(d, p).map_or(0, |b| f(b).count))).collect()
             };
-            let tot_after = sum_hist(&|p| &p.total_latency, now);
-            let tot_before = sum_hist(&|p| &p.total_latency, prev);
-            let dev_after = sum_hist(&|p| &p.device_latency, now);
-            let dev_before = sum_hist(&|p| &p.device_latency, prev);
+            let total = period_samples(&|p| &p.total_samples);
+            let device = period_samples(&|p| &p.device_samples);
             rep.insert(
                 "execution_stats".into(),
                 json!({
@@ -295,8 +288,8 @@ fn report(inst: &Instance, cfg: &Config, due: &[&str], prev: &Sample, prev_host:
                     "error_summary": es,
                     "execution_summary": xs,
                     "latency_stats": {
-                        "total_latency": latency(Some(&tot_before), &tot_after),
-                        "device_latency": latency(Some(&dev_before), &dev_after),
+                        "total_latency": latency(total),
+                        "device_latency": latency(device),
                     },
                     "error": "",
                 }),
@@ -624,7 +617,7 @@ mod tests {
     /// core's physical cores; memory errors are the device's own counters
     /// (no corrected ones: the simulated memory has no such counter);
     /// host memory comes from the published categories, per process and
-    /// per model.
+    /// per model; latency percentiles from the period's samples.
     #[test]
     fn flops_memory_errors_and_host_memory_come_from_the_counters() {
         use nrt_hal::status_read::{CoreCounters, DeviceStatus, HardwareCounters, ModelEntry};
@@ -642,6 +635,13 @@ mod tests {
         let mut host = [0u64; MemCategory::COUNT];
         host[MemCategory::Tensors as usize] = 4096;
         host[MemCategory::Notifications as usize] = 64;
+        // Latency samples: three before the period, four in it.
+        let recorded = [9_000u64, 9_000, 9_000, 1_000, 1_100, 1_150, 5_000];
+        let ring = |n: usize| {
+            let mut ring = vec![0; nrt_hal::status::LATENCY_SAMPLES];
+            ring[..n].copy_from_slice(&recorded[..n]);
+            Samples { count: n as u64, ring }
+        };
         let process = |flops: [u64; 2]| ProcessStatus {
             slot: 0,
             pid: 4242,
@@ -655,6 +655,8 @@ mod tests {
             host_memory: host,
             total_latency: vec![0; nrt_hal::status::LATENCY_BUCKETS],
             device_latency: vec![0; nrt_hal::status::LATENCY_BUCKETS],
+            total_samples: ring(if flops[0] == 1_000 { 3 } else { 7 }),
+            device_samples: Samples::default(),
             models: vec![ModelEntry { name: "m".into(), host_memory: host, host_bytes: 4160, ..ModelEntry::default() }],
         };
         let sample = |flops, hardware, at| Sample {
@@ -676,8 +678,13 @@ mod tests {
         let now = sample([3_001_000, 1_000_500], hw, t0 + Duration::from_secs(1));
         let none = HostSample { cpus: BTreeMap::new(), ctxt: 0, procs: BTreeMap::new() };
         let cfg = Config::parse(r#"{"period":"1s"}"#).unwrap();
-        let r = report(&inst, &cfg, &["neuroncore_counters", "memory_used", "neuron_hw_counters"], &prev, &none, &now, &none);
+        let r = report(&inst, &cfg, &["neuroncore_counters", "memory_used", "neuron_hw_counters", "execution_stats"], &prev, &none, &now, &none);
         let rep = &r["neuron_runtime_data"][0]["report"];
+        // Percentiles of the period's four samples, exact (1,000 and
+        // 1,100 ns share a histogram bucket), none from before it.
+        let lat = &rep["execution_stats"]["latency_stats"];
+        assert_eq!(lat["total_latency"], json!({"p0": 1e-6, "p1": 1e-6, "p25": 1.1e-6, "p50": 1.15e-6, "p75": 1.15e-6, "p99": 5e-6, "p100": 5e-6}), "{lat}");
+        assert_eq!(lat["device_latency"], Value::Null, "no device latencies recorded");
         assert_eq!(rep["neuroncore_counters"]["neuroncores_in_use"]["0"]["flops"], json!(4_000_000.0), "{rep}");
         let used = &rep["memory_used"]["neuron_runtime_used_bytes"];
         assert_eq!(used["host"], json!(4160));

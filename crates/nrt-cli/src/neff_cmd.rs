@@ -14,9 +14,9 @@ pub fn unpack(file: &Path, dir: &Path) -> Result<()> {
 }
 
 /// Packs `dir` into the NEFF `file`, assembling `*.asm` programs first.
+/// The tree is taken as `nrt run` takes it ([`crate::model_io::source_tree`]).
 pub fn pack(dir: &Path, file: &Path, name: Option<String>, hash: Option<&str>) -> Result<()> {
-    let contents = nrt_neff::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-    let mut header = contents.header.unwrap_or_default();
+    let (mut header, members) = crate::model_io::source_tree(dir)?;
     if let Some(name) = &name {
         header.set_name(name)?;
     }
@@ -26,7 +26,7 @@ pub fn pack(dir: &Path, file: &Path, name: Option<String>, hash: Option<&str>) -
         Some(other) => bail!("unknown --hash {other:?}, expected sha256 or md5"),
         None => HashKind::from_pkg_version(header.pkg_version)?,
     };
-    let members = assemble_programs(contents.members)?;
+    let members = assemble_programs(members)?;
     let format = nrt_neff::writer::default_format(hash);
     let bytes = nrt_neff::pack_members(&header, &members, hash, format)?;
     // Prove the result loads through the same reader the runtime uses.

@@ -46,7 +46,7 @@ impl Instance {
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let digest = host.trim().bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
         Ok(Instance {
-            instance_type: cfg.instance.clone(),
+            instance_type: shown_instance_type(&cfg),
             instance_id: format!("i-{:017x}", digest >> 4),
             arch,
             devices: cfg.devices,
@@ -82,6 +82,21 @@ impl Instance {
             nrt_hal::Arch::Trn3 => ("trainium3", "v5", "v4"),
         }
     }
+}
+
+/// The EC2 instance type the tools show: the one impersonated
+/// (`NEURON_SIM_INSTANCE=trn2.48xlarge`), or for the default bare family
+/// of one device (labelled `trn2-1`) the family's one-device type in
+/// `nrt_hal::topology` (`trn2.3xlarge`); the label itself only where no
+/// instance type has that shape.
+fn shown_instance_type(cfg: &nrt_sim::SimConfig) -> String {
+    if nrt_hal::topology::instance_type(&cfg.instance).is_some() {
+        return cfg.instance.clone();
+    }
+    nrt_hal::topology::INSTANCE_TYPES
+        .iter()
+        .find(|t| t.arch == cfg.arch && t.devices == cfg.devices)
+        .map_or_else(|| cfg.instance.clone(), |t| t.name.to_string())
 }
 
 /// One read of every device's status file.

@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// and writes the outputs into `output_dir` when given.
 pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>, profile_dir: Option<&Path>) -> Result<()> {
     let bytes = model_io::neff_bytes(path)?;
-    let loaded = Loaded::with_profile(&bytes, profile_dir)?;
+    let loaded = Loaded::with_profile(&bytes, path, profile_dir)?;
     drop(bytes);
     model_io::check_input_names(&loaded.inputs, inputs)?;
     println!("model  on {}", loaded.placement()?);

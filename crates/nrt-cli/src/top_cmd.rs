@@ -30,7 +30,9 @@ pub struct View {
     pub host: HostColumns,
     /// Device memory of the selected processes.
     pub device: DeviceColumns,
-    /// Tree rows: (depth, label, model id, device bytes, host bytes).
+    /// Tree rows, always fully expanded (device, its logical cores per
+    /// process, their models), the depth shown by indentation: (depth,
+    /// label, model id, device bytes, host bytes).
     pub details: Vec<(usize, String, String, u64, u64)>,
     /// Tabs: "all", then each process (tag or pid).
     pub tabs: Vec<String>,
@@ -107,14 +109,14 @@ pub fn view(inst: &Instance, prev: &Sample, now: &Sample, pc: &CpuSample, nc: &C
                     continue;
                 }
                 nd_total.0 += bytes;
-                nd_rows.push((1, format!("[-] NC {l}  (pid {})", p.pid), String::new(), bytes, 0));
+                nd_rows.push((1, format!("NC {l}  (pid {})", p.pid), String::new(), bytes, 0));
                 for m in models {
                     let total: u64 = m.memory.iter().sum();
-                    nd_rows.push((2, format!("[+] {}", m.name), m.id.to_string(), total, m.host_bytes));
+                    nd_rows.push((2, m.name.clone(), m.id.to_string(), total, m.host_bytes));
                 }
             }
         }
-        details.push((0, format!("[-] ND {d}"), String::new(), nd_total.0, nd_total.1));
+        details.push((0, format!("ND {d}"), String::new(), nd_total.0, nd_total.1));
         details.extend(nd_rows);
     }
     let pct = |a: u64, b: u64, t: u64| if t == 0 { 0.0 } else { a.saturating_sub(b) as f64 * 100.0 / t as f64 };
@@ -160,7 +162,14 @@ fn bar(pct: f64, width: usize) -> String {
 /// Draws `v` on a frame.
 pub fn draw(f: &mut Frame, v: &View) {
     let ncores = v.utilization.first().map_or(0, Vec::len);
-    let util_rows = v.utilization.len() as u16 + 3;
+    // Each core's cell is a bar and `[nnn.nn%] ` (10 columns); as many
+    // cells as fit whole go on a line after the 6-column device label,
+    // the rest on the lines below, so no bracket is ever clipped.
+    const CELL_MIN: usize = 10;
+    let inner = (f.area().width as usize).saturating_sub(2 + 6);
+    let per_line = (inner / CELL_MIN).clamp(1, ncores.max(1));
+    let chunks = ncores.div_ceil(per_line).max(1);
+    let util_rows = (chunks * (v.utilization.len() + 1)) as u16 + 2;
     let [title, util, cpu, mem, details, bottom] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(util_rows),
@@ -173,21 +182,27 @@ pub fn draw(f: &mut Frame, v: &View) {
     f.render_widget(Paragraph::new(v.title.clone()).style(Style::default().add_modifier(Modifier::REVERSED)), title);
     let all: Vec<f64> = v.utilization.iter().flatten().copied().collect();
     let avg = if all.is_empty() { 0.0 } else { all.iter().sum::<f64>() / all.len() as f64 };
-    let col = ((util.width as usize).saturating_sub(8) / ncores.max(1)).saturating_sub(1).max(12);
-    let mut lines = vec![Line::from(format!("      {}", (0..ncores).map(|c| format!("{:<col$}", format!("NC{c}"))).collect::<String>()))];
-    for (d, cores) in v.utilization.iter().enumerate() {
-        let mut spans = vec![Span::raw(format!("ND{d:<3} "))];
-        for u in cores {
-            spans.push(Span::styled(bar(*u, col.saturating_sub(10)), Style::default().fg(Color::Green)));
-            spans.push(Span::raw(format!("[{u:>6.2}%] ")));
+    let col = (inner / per_line).max(CELL_MIN);
+    let mut lines = Vec::new();
+    for chunk in 0..chunks {
+        let range = chunk * per_line..((chunk + 1) * per_line).min(ncores);
+        lines.push(Line::from(format!("      {}", range.clone().map(|c| format!("{:<col$}", format!("NC{c}"))).collect::<String>())));
+        for (d, cores) in v.utilization.iter().enumerate() {
+            let mut spans = vec![Span::raw(format!("ND{d:<3} "))];
+            for u in &cores[range.clone()] {
+                spans.push(Span::styled(bar(*u, col - CELL_MIN), Style::default().fg(Color::Green)));
+                spans.push(Span::raw(format!("[{u:>6.2}%] ")));
+            }
+            lines.push(Line::from(spans));
         }
-        lines.push(Line::from(spans));
     }
     f.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(format!("NeuronCore {} Utilization (Avg: {avg:.2}%)", v.core_version))),
         util,
     );
-    let w = (cpu.width as usize).saturating_sub(40).max(10);
+    // The label (20 columns) and ` [uuu.uu%, sss.ss%]` (19) around the
+    // bar, inside the borders (2).
+    let w = (cpu.width as usize).saturating_sub(2 + 20 + 19).max(1);
     let cpu_lines = vec![
         Line::from(format!("System vCPU Usage   {} [{:>6.2}%, {:>6.2}%]", bar(v.system_cpu.0 + v.system_cpu.1, w), v.system_cpu.0, v.system_cpu.1)),
         Line::from(format!("Runtime vCPU Usage  {} [{:>6.2}%, {:>6.2}%]", bar(v.runtime_cpu.0 + v.runtime_cpu.1, w), v.runtime_cpu.0, v.runtime_cpu.1)),
@@ -291,15 +306,35 @@ mod tests {
             title: "nrt top 0.1.0 running on i-1 (trn2-1)".into(),
             core_version: "v3d".into(),
             utilization: vec![vec![42.5, 0.0, 0.0, 0.0]],
-            details: vec![(0, "[-] ND 0".into(), String::new(), 2048, 0), (2, "[+] copy".into(), "1".into(), 1024, 0)],
+            details: vec![(0, "ND 0".into(), String::new(), 2048, 0), (2, "copy".into(), "1".into(), 1024, 0)],
             tabs: vec!["all".into(), "123".into()],
             ..View::default()
         };
         let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
         t.draw(|f| draw(f, &v)).unwrap();
         let screen: String = t.backend().buffer().content().iter().map(|c| c.symbol()).collect();
-        for s in ["NeuronCore v3d Utilization (Avg: 10.62%)", "ND0", "NC3", "[ 42.50%]", "Host Used Memory", "Model Scratchpad", "[+] copy", ">[1]:all<", "[2]:123"] {
+        for s in ["NeuronCore v3d Utilization (Avg: 10.62%)", "ND0", "NC3", "[ 42.50%]", "Host Used Memory", "Model Scratchpad", "    copy", ">[1]:all<", "[2]:123"] {
             assert!(screen.contains(s), "{s} missing");
+        }
+        assert!(!screen.contains("[+]") && !screen.contains("[-]"), "no expand markers on rows that cannot expand");
+    }
+
+    /// Every utilisation cell keeps its closing bracket, whatever the
+    /// number of cores against the terminal width (8 logical cores at
+    /// LNC 1 in 80 columns wrap onto a second line of cells).
+    #[test]
+    fn utilisation_brackets_are_never_clipped() {
+        for (width, cores) in [(80u16, 8usize), (80, 4), (60, 8), (120, 8), (64, 16)] {
+            let v = View { utilization: vec![vec![100.0; cores]; 2], ..View::default() };
+            let mut t = Terminal::new(TestBackend::new(width, 50)).unwrap();
+            t.draw(|f| draw(f, &v)).unwrap();
+            let buf = t.backend().buffer();
+            let rows: Vec<String> = (0..buf.area.height).map(|y| (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()).collect();
+            let cells: usize = rows.iter().map(|r| r.matches("[100.00%]").count()).sum();
+            assert_eq!(cells, 2 * cores, "{width} columns, {cores} cores:\n{}", rows.join("\n"));
+            for r in rows.iter().filter(|r| r.contains("ND") || r.contains("vCPU Usage")) {
+                assert_eq!(r.matches('[').count(), r.matches("%]").count(), "a clipped cell in {r:?}");
+            }
         }
     }
 }

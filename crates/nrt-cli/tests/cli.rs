@@ -158,6 +158,19 @@ fn a_bad_file_fails_with_one_line() {
     assert!(stderr(&missing).contains("nope.neff"));
 }
 
+/// An argument error (a logical core the instance does not have) is the
+/// command's one `nrt: error:` line: no runtime log line repeating it, no
+/// support dump (that is for device errors and timeouts).
+#[test]
+fn an_argument_error_prints_one_line() {
+    let copy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/copy");
+    let out = common::nrt_command().args(["run", copy.to_str().unwrap()]).env("NEURON_RT_VISIBLE_CORES", "99").output().expect("run nrt");
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("nrt: error:") && err.contains("logical core 99"), "{err}");
+}
+
 #[test]
 fn unpack_then_pack_reproduces_every_member() {
     let Some(neff) = real_neff() else { return };
@@ -222,6 +235,49 @@ fn pack_assembles_asm_programs_into_bin_members() {
     let out = nrt(&["neff", "pack", dir.to_str().unwrap(), out_file.to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("PE.asm"), "{}", stderr(&out));
+}
+
+/// One rule for a tree whose def.json names a constant it lacks: `nrt neff
+/// pack`, `nrt run` and `nrt bench` all generate the examples' generated
+/// members (so packing examples/mlp gives a NEFF that runs) and all refuse
+/// any other tree with the same one-line message naming the member and
+/// the fix, instead of writing a NEFF that fails at load.
+#[test]
+fn pack_and_run_take_a_tree_with_a_missing_constant_alike() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let d = scratch("missing_constant");
+    // A copy of the mlp tree without its generated constants, under a
+    // name that is not an example's.
+    let tree = d.join("my-model");
+    for entry in ["neff.json", "kelf-0.json", "info.json", "neff-header.json"] {
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::copy(examples.join("mlp").join(entry), tree.join(entry)).unwrap();
+    }
+    std::fs::create_dir_all(tree.join("sg00")).unwrap();
+    for f in std::fs::read_dir(examples.join("mlp/sg00")).unwrap() {
+        let f = f.unwrap().path();
+        if f.extension().is_some_and(|e| e != "npy") {
+            std::fs::copy(&f, tree.join("sg00").join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    let neff = d.join("my-model.neff");
+    for args in [vec!["neff", "pack", tree.to_str().unwrap(), neff.to_str().unwrap()], vec!["run", tree.to_str().unwrap()], vec!["bench", tree.to_str().unwrap(), "--iterations", "1"]] {
+        let out = nrt(&args);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "nrt {args:?} accepted a tree without its constants");
+        assert_eq!(err.lines().count(), 1, "nrt {args:?}: one line: {err}");
+        assert!(err.contains("sg00/W.npy is missing") && err.contains("nrt example-data"), "nrt {args:?}: {err}");
+    }
+    assert!(!neff.exists(), "pack wrote a NEFF that cannot load");
+
+    // The example itself packs with its constants generated, as run takes it.
+    let packed = d.join("mlp.neff");
+    let out = nrt(&["neff", "pack", examples.join("mlp").to_str().unwrap(), packed.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let n = nrt_neff::Neff::parse(&std::fs::read(&packed).unwrap()).unwrap();
+    assert!(n.member("sg00/W.npy").is_some() && n.member("sg00/b.npy").is_some(), "the generated constants are packed");
+    let run = nrt(&["run", packed.to_str().unwrap()]);
+    assert!(run.status.success(), "the packed mlp runs: {}", stderr(&run));
 }
 
 #[test]

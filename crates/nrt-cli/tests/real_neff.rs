@@ -57,9 +57,14 @@ fn nrt_run_on_the_compiler_sample_writes_x_at_y() {
         f16_npy(&yp, &[K as u64, N as u64], &y);
         let o = common::nrt_command()
             .args(["run", NEFF, "--input", &format!("x={}", xp.display()), "--input", &format!("y={}", yp.display()), "--output-dir", out.to_str().unwrap()])
+            .env("NEURON_RT_LOG_LEVEL", "INFO")
             .output()
             .unwrap();
         assert!(o.status.success(), "nrt run failed: {}", String::from_utf8_lossy(&o.stderr));
+        // The header's name is the compiler's placeholder: the model goes
+        // by the file's stem (as in Python and the tools).
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(log.contains("Loaded NN \"matmul_small\""), "{log}");
         let bytes = std::fs::read(out.join("output0.npy")).unwrap();
         let h = nrt_neff::npy::parse_npy_header("output0", &bytes).unwrap();
         assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f2", &[M as u64, N as u64][..]));

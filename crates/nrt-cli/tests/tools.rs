@@ -103,11 +103,18 @@ fn ls_lists_the_executing_process_with_neuron_ls_fields() {
     assert_eq!(dev["memory_size"].as_u64(), Some(96 << 30));
     let p = dev["neuron_processes"].as_array().unwrap().iter().find(|p| p["pid"] == w.pid()).unwrap();
     assert_eq!(keys(p), ["pid", "command", "neuron_runtime_version"]);
-    assert!(p["command"].as_str().unwrap().contains("bench"), "{p}");
+    // The whole command line, far past the slot's 63-byte copy, in the
+    // JSON and the wide table.
+    let whole = format!("{} bench {} --iterations 20000000 --warmup 0 --host-only", env!("CARGO_BIN_EXE_nrt"), Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/copy").display());
+    assert!(whole.len() > 63);
+    assert_eq!(p["command"].as_str().unwrap(), whole, "{p}");
     let table = text(&nrt(&dir, &["ls", "--wide"]).stdout);
     assert!(table.contains("| PID ") && table.contains(&w.pid().to_string()), "{table}");
+    assert!(table.contains(&whole), "{table}");
     let short = text(&nrt(&dir, &["ls"]).stdout);
     assert!(short.contains("NEURON CORE IDS") && short.contains("0-3") && short.contains("logical-neuroncore-config: 2"), "{short}");
+    // The default instance (one trn2 device) shows as the EC2 type of that shape.
+    assert!(short.starts_with("instance-type: trn2.3xlarge\n"), "{short}");
 }
 
 #[test]
@@ -206,6 +213,9 @@ fn monitor_reports_neuron_monitor_groups_while_a_process_executes() {
     let nc0 = &used["usage_breakdown"]["neuroncore_memory_usage"]["0"];
     assert_eq!(keys(nc0), ["constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors"]);
     assert!(used["neuron_device"].as_u64().unwrap() > 0 && nc0["model_code"].as_u64().unwrap() > 0, "{used}");
+    // Model code is the copy model's few records; the core's 16 MiB
+    // instruction arena no model owns is the runtime's memory.
+    assert!(nc0["model_code"].as_u64().unwrap() < 1 << 20 && nc0["runtime_memory"].as_u64().unwrap() >= 16 << 20, "{used}");
     let m = &mu["loaded_models"][0];
     assert_eq!(keys(m), ["name", "uuid", "model_id", "is_running", "subgraphs"]);
     assert_eq!(m["name"], "copy");
@@ -303,15 +313,16 @@ fn top_shows_utilization_memory_and_the_process_under_tmux() {
         let nd0 = s.lines().find(|l| l.contains("ND0 ")).unwrap_or("").to_string();
         // A core executing in a loop shows a non-zero percentage.
         let busy = nd0.split('[').skip(1).filter_map(|p| p.split('%').next()?.trim().parse::<f64>().ok()).any(|u| u > 0.0);
-        if busy && s.contains(&tab) && s.contains("[+] copy") {
+        if busy && s.contains(&tab) && s.contains("    copy ") {
             break s;
         }
         assert!(Instant::now() < deadline, "nrt top never showed the workload busy:\n{s}");
         std::thread::sleep(Duration::from_millis(200));
     };
-    for part in ["nrt top", "NeuronCore v3d Utilization (Avg:", "NC0", "vCPU Utilization", "Host Used Memory", "Device Used Memory", "Model Code", "Memory Usage Details", "[-] ND 0", ">[1]:all<", "q: quit"] {
+    for part in ["nrt top", "NeuronCore v3d Utilization (Avg:", "NC0", "vCPU Utilization", "Host Used Memory", "Device Used Memory", "Model Code", "Memory Usage Details", "ND 0 ", ">[1]:all<", "q: quit"] {
         assert!(screen.contains(part), "{part:?} missing from\n{screen}");
     }
+    assert!(!screen.contains("[+]") && !screen.contains("[-]"), "rows that cannot expand carry no marker:\n{screen}");
     // `d` selects the workload's tab; `q` quits.
     tmux.cmd(&["send-keys", "-t", "top", "d"]);
     let deadline = Instant::now() + Duration::from_secs(10);

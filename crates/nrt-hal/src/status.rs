@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The first word of every status file: `NRTSTAT1` in ASCII.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"NRTSTAT1");
 /// Layout version; readers reject other versions.
-pub const VERSION: u64 = 2;
+pub const VERSION: u64 = 3;
 /// Words of the header.
 pub const HEADER_WORDS: usize = 16;
 /// Process slots per device file.
@@ -36,6 +36,8 @@ pub const MAX_CORES: usize = 8;
 pub const MAX_MODELS: usize = 16;
 /// Latency histogram buckets: four per power of two of nanoseconds.
 pub const LATENCY_BUCKETS: usize = 160;
+/// Latency samples each ring keeps (the most recent ones).
+pub const LATENCY_SAMPLES: usize = 256;
 
 /// Header word indices.
 pub mod header {
@@ -149,8 +151,15 @@ pub mod model {
 }
 /// Words per model entry.
 pub const MODEL_WORDS: usize = model::HOST_MEMORY + MemCategory::COUNT;
+/// After the model entries: the number of total latencies ever recorded
+/// (the ring's next position), then the ring of the last
+/// [`LATENCY_SAMPLES`] of them (ns), so readers compute a period's
+/// percentiles from samples, not bucket edges.
+pub const TOTAL_SAMPLES: usize = MODELS + MAX_MODELS * MODEL_WORDS;
+/// The device latencies' count and ring, as [`TOTAL_SAMPLES`].
+pub const DEVICE_SAMPLES: usize = TOTAL_SAMPLES + 1 + LATENCY_SAMPLES;
 /// Words per slot.
-pub const SLOT_WORDS: usize = MODELS + MAX_MODELS * MODEL_WORDS;
+pub const SLOT_WORDS: usize = DEVICE_SAMPLES + 1 + LATENCY_SAMPLES;
 /// Words of a whole file.
 pub const FILE_WORDS: usize = HEADER_WORDS + SLOTS * SLOT_WORDS;
 /// Bytes of a whole file.
@@ -444,12 +453,24 @@ impl SlotWriter {
             w.fetch_add(1, Ordering::Relaxed);
         }
         self.w(TOTAL_LATENCY + latency_bucket(total_ns)).fetch_add(1, Ordering::Relaxed);
+        self.sample(TOTAL_SAMPLES, total_ns);
     }
 
     /// Counts one device latency (doorbell to harvest end).
     #[inline]
     pub fn device_latency(&self, ns: u64) {
         self.w(DEVICE_LATENCY + latency_bucket(ns)).fetch_add(1, Ordering::Relaxed);
+        self.sample(DEVICE_SAMPLES, ns);
+    }
+
+    /// Appends `ns` to the sample ring at `ring` (its count word, then
+    /// [`LATENCY_SAMPLES`] values): the count is bumped first, then the
+    /// value stored, so a reader racing the writer may see one slot's
+    /// previous sample.
+    #[inline]
+    fn sample(&self, ring: usize, ns: u64) {
+        let n = self.w(ring).fetch_add(1, Ordering::Relaxed);
+        self.w(ring + 1 + (n % LATENCY_SAMPLES as u64) as usize).store(ns, Ordering::Relaxed);
     }
 
     /// Publishes a loaded model (off the execute path); returns false
@@ -553,6 +574,14 @@ pub fn process_start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// A process's whole command line as `ps` shows it (`/proc/<pid>/cmdline`,
+/// arguments joined by spaces), if it exists: what the owner writes into
+/// its slot (cut to the field) and what the tools show in full.
+pub fn command_line(pid: u32) -> Option<String> {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    Some(bytes.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>().join(" "))
+}
+
 /// Whether the owner a slot names is still the running process `pid`.
 pub fn process_alive(pid: u32, start_time: u64) -> bool {
     pid != 0 && process_start_time(pid) == Some(start_time)
@@ -602,8 +631,9 @@ mod tests {
         assert!(MemCategory::COUNT <= 16);
         assert!(header::HOST_MEMORY_BYTES < header::MEM_ECC_UNCORRECTED && header::SRAM_ECC_UNCORRECTED < HEADER_WORDS);
         // The offsets docs/status-file.md states.
-        assert_eq!((HOST_MEMORY, TOTAL_LATENCY, DEVICE_LATENCY, MODELS, MODEL_WORDS, SLOT_WORDS), (288, 304, 464, 624, 33, 1152));
-        assert_eq!(FILE_BYTES, 295_040);
+        assert_eq!((HOST_MEMORY, TOTAL_LATENCY, DEVICE_LATENCY, MODELS, MODEL_WORDS), (288, 304, 464, 624, 33));
+        assert_eq!((TOTAL_SAMPLES, DEVICE_SAMPLES, SLOT_WORDS), (1152, 1409, 1666));
+        assert_eq!(FILE_BYTES, 426_624);
     }
 
     /// docs/status-file.md states the layout these constants define.
@@ -635,6 +665,11 @@ mod tests {
             format!("| {TOTAL_LATENCY}..{DEVICE_LATENCY} | total-latency histogram ({LATENCY_BUCKETS} buckets) |"),
             format!("| {DEVICE_LATENCY}..{MODELS} | device-latency histogram ({LATENCY_BUCKETS} buckets) |"),
             format!("| {MODELS} + {} m .. | model entry `m` (`m` < {MAX_MODELS}), below |", MODEL_WORDS),
+            format!("| {TOTAL_SAMPLES} | total latencies recorded so far |"),
+            format!("| {}..{DEVICE_SAMPLES} | the last {LATENCY_SAMPLES} total latencies (ns), sample `n` at `{} + n mod {LATENCY_SAMPLES}` |", TOTAL_SAMPLES + 1, TOTAL_SAMPLES + 1),
+            format!("| {DEVICE_SAMPLES} | device latencies recorded so far |"),
+            format!("| {}..{SLOT_WORDS} | the last {LATENCY_SAMPLES} device latencies (ns), as above |", DEVICE_SAMPLES + 1),
+            format!("## Layout (version {VERSION})"),
             format!("Core block ({CORE_WORDS} words)"),
             format!("Memory categories ({cat} words, in order)"),
             format!("Model entry ({} words)", MODEL_WORDS),

@@ -112,7 +112,8 @@ pub struct ProcessStatus {
     pub cores_mask: u64,
     /// Logical NeuronCore config (0 when the runtime did not say).
     pub lnc: u32,
-    /// Command line (truncated to 63 bytes).
+    /// Command line: the slot's copy (its first 63 bytes), which
+    /// [`read`] replaces by the whole line from `/proc` while the owner runs.
     pub command: String,
     /// `NEURON_PROCESS_TAG` or empty.
     pub tag: String,
@@ -126,8 +127,48 @@ pub struct ProcessStatus {
     pub total_latency: Vec<u64>,
     /// Device-latency histogram.
     pub device_latency: Vec<u64>,
+    /// The most recent total latencies.
+    pub total_samples: Samples,
+    /// The most recent device latencies.
+    pub device_samples: Samples,
     /// Loaded models.
     pub models: Vec<ModelEntry>,
+}
+
+/// A latency sample ring as read: how many samples were ever recorded
+/// and the ring of the last [`status::LATENCY_SAMPLES`] (ns).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Samples {
+    /// Samples recorded since the slot was claimed.
+    pub count: u64,
+    /// The ring; sample `n` is at `n % LATENCY_SAMPLES`.
+    pub ring: Vec<u64>,
+}
+
+impl Samples {
+    /// The samples recorded after a read that had counted `before` (the
+    /// most recent [`status::LATENCY_SAMPLES`] of them when more came),
+    /// oldest first.
+    pub fn since(&self, before: u64) -> Vec<u64> {
+        let n = self.ring.len() as u64;
+        if n == 0 {
+            return Vec::new();
+        }
+        let new = self.count.saturating_sub(before).min(n);
+        (self.count - new..self.count).map(|i| self.ring[(i % n) as usize]).collect()
+    }
+}
+
+/// The percentile `p` (0..=100) of `samples` (ns), the sample of rank
+/// `round(p / 100 * (len - 1))` in ascending order; `None` when empty.
+/// Sorts `samples`.
+pub fn percentile_of(samples: &mut [u64], p: f64) -> Option<u64> {
+    if samples.is_empty() {
+        return None;
+    }
+    samples.sort_unstable();
+    let rank = ((p / 100.0) * (samples.len() - 1) as f64).round() as usize;
+    samples.get(rank.min(samples.len() - 1)).copied()
 }
 
 impl ProcessStatus {
@@ -246,35 +287,28 @@ pub fn decode(bytes: &[u8], alive: impl Fn(u32, u64) -> bool) -> Result<DeviceSt
             host_memory,
             total_latency: (0..LATENCY_BUCKETS).map(|b| w(status::TOTAL_LATENCY + b)).collect(),
             device_latency: (0..LATENCY_BUCKETS).map(|b| w(status::DEVICE_LATENCY + b)).collect(),
+            total_samples: Samples { count: w(status::TOTAL_SAMPLES), ring: (0..status::LATENCY_SAMPLES).map(|i| w(status::TOTAL_SAMPLES + 1 + i)).collect() },
+            device_samples: Samples { count: w(status::DEVICE_SAMPLES), ring: (0..status::LATENCY_SAMPLES).map(|i| w(status::DEVICE_SAMPLES + 1 + i)).collect() },
             models,
         });
     }
     Ok(d)
 }
 
-/// Reads and decodes one status file, with live slots judged by `/proc`.
+/// Reads and decodes one status file, with live slots judged by `/proc`
+/// and each live process's whole command line read from there (the slot
+/// holds only its first 63 bytes).
 pub fn read(path: &Path) -> Result<DeviceStatus, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("reading status file {}: {e}", path.display()))?;
-    decode(&bytes, status::process_alive).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// The percentile `p` (0..=100) of the latencies counted in `hist` (a
-/// difference of two reads), as the floor of the bucket it falls in, in
-/// ns; `None` when the histogram is empty.
-pub fn percentile_ns(hist: &[u64], p: f64) -> Option<u64> {
-    let total: u64 = hist.iter().sum();
-    if total == 0 {
-        return None;
-    }
-    let rank = ((p / 100.0) * (total - 1) as f64).round() as u64;
-    let mut seen = 0;
-    for (b, &n) in hist.iter().enumerate() {
-        seen += n;
-        if seen > rank {
-            return Some(status::bucket_floor(b));
+    let mut d = decode(&bytes, status::process_alive).map_err(|e| format!("{}: {e}", path.display()))?;
+    for p in &mut d.processes {
+        // Read, then check the pid still names the owner: a pid reused in
+        // between keeps the slot's own copy.
+        if let Some(line) = status::command_line(p.pid).filter(|_| status::process_alive(p.pid, p.start_time)) {
+            p.command = line;
         }
     }
-    Some(status::bucket_floor(hist.len() - 1))
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -293,13 +327,24 @@ mod tests {
     }
 
     #[test]
-    fn percentiles_of_a_histogram() {
-        let mut h = vec![0; LATENCY_BUCKETS];
-        assert_eq!(percentile_ns(&h, 50.0), None);
-        h[status::latency_bucket(1000)] = 99;
-        h[status::latency_bucket(1_000_000)] = 1;
-        assert_eq!(percentile_ns(&h, 50.0), Some(status::bucket_floor(status::latency_bucket(1000))));
-        assert!(percentile_ns(&h, 100.0).unwrap() > 800_000);
-        assert!(percentile_ns(&h, 0.0).unwrap() <= 1000);
+    fn percentiles_come_from_the_samples_of_the_period() {
+        let mut ring = vec![0; status::LATENCY_SAMPLES];
+        // 300 samples recorded: 1..=300 ns; the ring holds the last 256.
+        for n in 0..300u64 {
+            ring[(n % status::LATENCY_SAMPLES as u64) as usize] = n + 1;
+        }
+        let s = Samples { count: 300, ring };
+        assert_eq!(s.since(290), (291..=300).collect::<Vec<_>>(), "the period's ten samples, oldest first");
+        assert_eq!(s.since(300), Vec::<u64>::new());
+        assert_eq!(s.since(0).len(), status::LATENCY_SAMPLES, "at most the ring");
+        assert_eq!(s.since(0)[0], 300 - status::LATENCY_SAMPLES as u64 + 1);
+        let mut period = s.since(290);
+        assert_eq!(percentile_of(&mut period, 0.0), Some(291));
+        assert_eq!(percentile_of(&mut period, 50.0), Some(296), "an exact sample, not a bucket edge");
+        assert_eq!(percentile_of(&mut period, 100.0), Some(300));
+        assert_eq!(percentile_of(&mut [], 50.0), None);
+        // 1000 ns and 1100 ns share a histogram bucket; the samples tell them apart.
+        assert_eq!(status::latency_bucket(1000), status::latency_bucket(1100));
+        assert_eq!(percentile_of(&mut [1000, 1100, 1100], 50.0), Some(1100));
     }
 }

@@ -8,8 +8,8 @@
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-pyo3::create_exception!(_nrt, NrtError, PyRuntimeError, "A runtime status other than NRT_SUCCESS: `NRT Error <NAME>(<code>): <context>`; `.status` has the code and name.");
-pyo3::create_exception!(_nrt, NrtpyError, PyRuntimeError, "Misuse of the Python layer: a freed tensor, an unloaded model, use after reset().");
+pyo3::create_exception!(nrt, NrtError, PyRuntimeError, "A runtime status other than NRT_SUCCESS: `NRT Error <NAME>(<code>): <context>`; `.status` has the code and name.");
+pyo3::create_exception!(nrt, NrtpyError, PyRuntimeError, "Misuse of the Python layer: a freed tensor, an unloaded model, use after reset().");
 
 /// An `NRT_STATUS`: the numeric code and the C name (`NrtError.status`).
 #[pyclass(module = "nrt", frozen, eq, hash)]

@@ -38,6 +38,13 @@ impl Io {
     }
 }
 
+/// Where `model(..., save_trace=True)` writes its profile without an
+/// `ntff_name`: `<NEFF stem>.ntff` in the current directory.
+fn default_ntff(neff_path: &str) -> std::path::PathBuf {
+    let stem = std::path::Path::new(neff_path).file_stem().map_or_else(|| "model".into(), |s| s.to_os_string());
+    std::path::PathBuf::from(stem).with_extension("ntff")
+}
+
 /// A loaded NEFF.
 #[pyclass(module = "nrt", name = "Model", frozen, subclass)]
 pub struct Model {
@@ -200,15 +207,18 @@ impl Model {
                 let rank = nrt::cc::neff::CcRank::joining(&s.rt, core_id, rank_id, world_size)?;
                 host.load_collectives(&bytes, local as i32, -1, &rank)?
             } else {
-                host.load(&bytes, local as i32, -1)?
+                host.load_file(&bytes, std::path::Path::new(&path), local as i32, -1)?
             };
             let (ins, outs) = host.tensor_info(id)?;
-            Ok((ModelRef { id, device: d }, ins, outs))
+            let runtime_name = host.models().get(id).map(|m| m.name.clone()).unwrap_or_default();
+            Ok((ModelRef { id, device: d }, ins, outs, runtime_name))
         });
-        let (m, ins, outs) = loaded.map_err(|e| nrt_error(py, "Failed to load model", &e))?;
+        let (m, ins, outs, runtime_name) = loaded.map_err(|e| nrt_error(py, "Failed to load model", &e))?;
         let inputs: Vec<Io> = ins.into_iter().map(|s| Io::new(py, s)).collect();
         let outputs: Vec<Io> = outs.into_iter().map(|s| Io::new(py, s)).collect();
-        let name = name.unwrap_or_else(|| std::path::Path::new(&path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+        // The runtime's name for it (what the logs and the tools show)
+        // unless the caller names it.
+        let name = name.unwrap_or(runtime_name);
         Ok(Model {
             cell: s.model_cell(m),
             name,
@@ -237,8 +247,11 @@ impl Model {
     }
 
     /// Runs the model once: `inputs` (and `outputs`, if given) map the
-    /// NEFF's names to tensors. Without `outputs`, they are allocated and
-    /// returned as a dict; otherwise returns None.
+    /// NEFF's names to `nrt.Tensor`s on the model's core. Without
+    /// `outputs`, they are allocated and returned as a dict; otherwise
+    /// returns None. `save_trace=True` or `ntff_name` also writes a device
+    /// profile of this execution to `ntff_name` (default: `<NEFF
+    /// stem>.ntff` in the current directory).
     #[pyo3(signature = (inputs, outputs=None, save_trace=false, ntff_name=None))]
     fn __call__<'py>(
         &self,
@@ -255,11 +268,13 @@ impl Model {
             self.execute(py, m, &ins, &outs)?;
             return Ok(made);
         }
-        // nrtpy: the profile goes to ntff_name, else the NEFF path with
-        // suffix .ntff, and only a successful execution writes it.
+        // The profile goes to ntff_name, else to `<NEFF stem>.ntff` in the
+        // current directory (nrtpy writes it beside the NEFF, whose
+        // directory may be read-only: a model store, a package); only a
+        // successful execution writes it.
         let path = match ntff {
             Some(n) => std::path::PathBuf::from(n.str()?.to_cow()?.as_ref()),
-            None => std::path::Path::new(&self.neff_path).with_extension("ntff"),
+            None => default_ntff(&self.neff_path),
         };
         let s = session::get()?;
         let model = s.rt.shared_models().get(m.id).ok_or_else(|| nrtpy_error(format!("model {:?} is no longer loaded", self.name)))?;

@@ -103,13 +103,6 @@ fn pack_arch(name: &str) -> [u64; 2] {
     [u64::from_le_bytes(b[..8].try_into().unwrap_or_default()), u64::from_le_bytes(b[8..].try_into().unwrap_or_default())]
 }
 
-/// The process's command line, as `ps` shows it.
-fn command_line() -> String {
-    std::fs::read("/proc/self/cmdline")
-        .map(|b| b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
 /// Maps the status file at `path`, writes its header and claims a slot for
 /// this process. `None` (with the reason) when the file cannot be mapped
 /// or every slot belongs to a live process.
@@ -149,7 +142,7 @@ pub(crate) fn claim(path: &Path, h: &HeaderInfo<'_>) -> Result<SlotWriter, Strin
         words[base + status::slot::START_TIME].store(start, Ordering::Release);
         let writer = SlotWriter::new(Box::new(m), s);
         let tag = std::env::var("NEURON_PROCESS_TAG").unwrap_or_default();
-        writer.set_identity(&command_line(), &tag, env!("CARGO_PKG_VERSION"));
+        writer.set_identity(&status::command_line(std::process::id()).unwrap_or_default(), &tag, env!("CARGO_PKG_VERSION"));
         return Ok(writer);
     }
     Err(format!("status file {}: all {} slots belong to live processes", path.display(), status::SLOTS))

@@ -388,6 +388,17 @@ fn the_examples_table_names_every_example() {
     assert_eq!(linked, dirs, "examples/README.md's table, one row per example");
 }
 
+/// The README's documentation line links every page of docs/.
+#[test]
+fn the_readme_links_every_docs_page() {
+    let root = repo_root();
+    let readme = read(&root.join("README.md"));
+    let line = readme.split("\nDocumentation: ").nth(1).expect("README's `Documentation:` paragraph").split("\n\n").next().unwrap().replace('\n', " ");
+    let linked: BTreeSet<String> = link_targets(&line).into_iter().filter_map(|t| t.strip_prefix("docs/").map(str::to_string)).collect();
+    let pages: BTreeSet<String> = std::fs::read_dir(root.join("docs")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".md")).collect();
+    assert_eq!(linked, pages, "README's documentation line, one link per docs page");
+}
+
 /// The fuzz targets: the `[[bin]]` names of fuzz/Cargo.toml, and those
 /// that need the runtime.
 fn fuzz_targets() -> (BTreeSet<String>, BTreeSet<String>) {

@@ -168,12 +168,28 @@ pub struct ExecState {
     pub capture: Option<crate::profile::capture::Capture>,
 }
 
+/// The header name the Neuron compiler writes into every NEFF it
+/// produces, whatever the model (`neuronx-cc`'s `file.neff`).
+pub const COMPILER_PLACEHOLDER_NAME: &str = "file.neff";
+
+/// The one name a model goes by in the logs, the tools' views and
+/// Python: the NEFF header's, except where that is empty or the
+/// compiler's placeholder and the NEFF was read from a file, then the
+/// file's stem (`matmul_small` for `.../matmul_small.neff`).
+pub fn model_name(header_name: &str, file: Option<&std::path::Path>) -> String {
+    let placeholder = header_name.is_empty() || header_name == COMPILER_PLACEHOLDER_NAME;
+    match file.and_then(|f| f.file_stem()).filter(|_| placeholder) {
+        Some(stem) => stem.to_string_lossy().into_owned(),
+        None => header_name.to_string(),
+    }
+}
+
 /// A model that finished loading.
 #[derive(Debug)]
 pub struct LoadedModel {
     /// Its id.
     pub id: ModelId,
-    /// The NEFF header's name.
+    /// Its name ([`model_name`]).
     pub name: String,
     /// Logical core it runs on.
     pub vnc: u32,
@@ -266,5 +282,19 @@ impl ModelDb {
     /// How many loaded models run on logical core `vnc`.
     pub fn count_on(&self, vnc: u32) -> usize {
         self.models.read().unwrap_or_else(|e| e.into_inner()).values().filter(|m| m.vnc == vnc).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compilers_placeholder_name_gives_way_to_the_file_stem() {
+        let file = std::path::Path::new("/models/matmul_small.neff");
+        assert_eq!(model_name(COMPILER_PLACEHOLDER_NAME, Some(file)), "matmul_small");
+        assert_eq!(model_name("", Some(file)), "matmul_small");
+        assert_eq!(model_name("copy", Some(file)), "copy", "a real header name stays");
+        assert_eq!(model_name(COMPILER_PLACEHOLDER_NAME, None), "file.neff", "bytes alone keep the header's");
     }
 }

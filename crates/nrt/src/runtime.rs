@@ -66,6 +66,11 @@ pub struct RuntimeOptions {
     /// The Q7 image registered with `nrt_set_pool_eng_ucode` before init;
     /// at init it silently replaces the stock image.
     pub pool_ucode: Option<Q7Image>,
+    /// The caller prints a failed bring-up's error itself (the `nrt`
+    /// command's one `nrt: error:` line), so the runtime does not log the
+    /// same message; the infodump of a reportable failure is still logged.
+    /// libnrt.so and Python leave it false.
+    pub caller_reports_errors: bool,
 }
 
 impl RuntimeOptions {
@@ -77,7 +82,15 @@ impl RuntimeOptions {
 
     /// Options for these devices and environment, as a plain application.
     pub fn new(devices: Vec<Arc<dyn Device>>, env: Env) -> RuntimeOptions {
-        RuntimeOptions { devices, env, framework: FrameworkType::NoFw, framework_version: String::new(), fal_version: String::new(), pool_ucode: None }
+        RuntimeOptions {
+            devices,
+            env,
+            framework: FrameworkType::NoFw,
+            framework_version: String::new(),
+            fal_version: String::new(),
+            pool_ucode: None,
+            caller_reports_errors: false,
+        }
     }
 }
 
@@ -157,10 +170,27 @@ fn neuron_env(env: &Env) -> Vec<(String, String)> {
     env.with_prefix("NEURON_").map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
-/// Logs the infodump for a failure that happened before a runtime existed
-/// (an `nrt_init` that failed).
-pub fn report_init_failure(env: &Env, err: &NrtError) {
-    crate::log::write(Level::Error, Module::Nrt, "nrt_init", format_args!("{}", err.message));
+/// Whether a failure with `status` is logged with the infodump block:
+/// one a user would report ([`NrtStatus::is_reportable`]: device errors,
+/// timeouts), or any failure while `NEURON_RT_LOG_LEVEL` (for NRT) is
+/// DEBUG or more verbose. An argument error is one line (libnrt prints
+/// the block on every failure; docs/configuration.md).
+pub fn wants_infodump(status: NrtStatus) -> bool {
+    status.is_reportable() || log::level_of(Module::Nrt) as u8 >= Level::Debug as u8
+}
+
+/// Logs a failure that happened before a runtime existed (an `nrt_init`
+/// that failed): its error line (unless the caller prints it,
+/// [`RuntimeOptions::caller_reports_errors`]) and the infodump when
+/// [`wants_infodump`] says so.
+pub fn report_init_failure(options: &RuntimeOptions, err: &NrtError) {
+    if !options.caller_reports_errors {
+        crate::log::write(Level::Error, Module::Nrt, "nrt_init", format_args!("{}", err.message));
+    }
+    let env = &options.env;
+    if !wants_infodump(err.status) {
+        return;
+    }
     let v = version();
     let dump = Infodump {
         version: v.version,
@@ -214,11 +244,11 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// `nrt_init`: configure, reserve and prepare the devices. On failure
-    /// nothing stays reserved, the error is logged with the infodump, and
+    /// nothing stays reserved, the error is logged ([`report_init_failure`]), and
     /// the status says why (NRT_INVALID for configuration, NRT_FAILURE for
     /// cores that are not available).
     pub fn init(options: RuntimeOptions) -> NrtResult<Runtime> {
-        Runtime::init_inner(&options).inspect_err(|e| report_init_failure(&options.env, e))
+        Runtime::init_inner(&options).inspect_err(|e| report_init_failure(&options, e))
     }
 
     fn init_inner(options: &RuntimeOptions) -> NrtResult<Runtime> {
@@ -614,11 +644,14 @@ impl Runtime {
         log::emit_block(Level::Error, Module::Tdrv, &self.oom_report());
     }
 
-    /// Logs an API failure as libnrt does: the error line, then the
-    /// infodump block. The C layer calls this for every failing call.
+    /// Logs an API failure: the error line, then the infodump block when
+    /// [`wants_infodump`] says so. The C layer calls this for every
+    /// failing call.
     pub fn report_failure(&self, api: &str, err: &NrtError) {
         log::write(Level::Error, Module::Nrt, api, format_args!("{}", err.message));
-        log::emit_block(Level::Error, Module::Nrt, &self.infodump(Some((err.status, api))));
+        if wants_infodump(err.status) {
+            log::emit_block(Level::Error, Module::Nrt, &self.infodump(Some((err.status, api))));
+        }
     }
 
     /// `nrt_close`: runs the close hooks (newest first; the model hosts

@@ -119,6 +119,14 @@ impl NrtStatus {
         if other.priority() > self.priority() { other } else { self }
     }
 
+    /// Whether a failure with this status is one a user would report,
+    /// so it is logged with the infodump block: the statuses libnrt ranks
+    /// high or critical (timeouts, hardware and device errors,
+    /// collectives and NQ trouble). Argument and usage errors are not.
+    pub const fn is_reportable(self) -> bool {
+        matches!(self.priority(), StatusPriority::High | StatusPriority::Critical)
+    }
+
     /// Whether the execution still produced its outputs (only NaN and
     /// "completed with error" are soft).
     pub const fn is_soft(self) -> bool {

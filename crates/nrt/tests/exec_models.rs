@@ -1,7 +1,7 @@
 //! Execution: two models interleaved on one core (model-switch flags and
 //! the device's switch counter), a two-core (LNC 2) model with one
 //! doorbell per core, bind errors with their exact statuses, and
-//! execute_repeat.
+//! execute_repeat, the tag a failed load logs under.
 
 mod exec_support;
 
@@ -73,6 +73,15 @@ fn bind_errors_name_the_tensor_and_carry_libnrts_statuses() {
     let e = host.execute(id, &TensorSet::new(), &outs).unwrap_err();
     assert_eq!(e.status, NrtStatus::Invalid);
     assert!(e.message.contains("Incorrect number of inputs, expected: 1, received: 0"), "{}", e.message);
+    assert!(e.message.contains("missing: [\"input\"]"), "the count error names the absent tensor: {}", e.message);
+
+    // One tensor too many: the count error names the one the model lacks.
+    let mut extra = TensorSet::new();
+    extra.add("input", Arc::new(Tensor::allocate_host(BYTES as u64, "input").unwrap()));
+    extra.add("bias", Arc::new(Tensor::allocate_host(BYTES as u64, "bias").unwrap()));
+    let e = host.execute(id, &extra, &outs).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    assert!(e.message.contains("received: 2") && e.message.contains("not the model's: [\"bias\"]"), "{}", e.message);
 
     let mut wrong_name = TensorSet::new();
     wrong_name.add("inputz", Arc::new(Tensor::allocate_host(BYTES as u64, "inputz").unwrap()));
@@ -90,6 +99,15 @@ fn bind_errors_name_the_tensor_and_carry_libnrts_statuses() {
     small_out.add("output", Arc::new(Tensor::allocate_host(8, "output").unwrap()));
     assert_eq!(host.execute(id, &ins, &small_out).unwrap_err().status, NrtStatus::ExecBadInput);
 
+    // A device input on another logical core than the model's is refused,
+    // naming it (the model runs on vnc 0; the tensor sits on vnc 1's core).
+    let other_core = host.vcores()[1][0];
+    let mut elsewhere = TensorSet::new();
+    elsewhere.add("input", Arc::new(Tensor::allocate_device(host.memory(), other_core, BYTES as u64, "input").unwrap()));
+    let e = host.execute(id, &elsewhere, &outs).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid);
+    assert!(e.message.contains("input tensor \"input\" is in the memory of physical core") && e.message.contains("logical core"), "{}", e.message);
+
     // None of that touched the device or poisoned the model.
     assert_eq!(host.cores().get(host.vcores()[0][0]).unwrap().doorbells(), 0);
     host.execute(id, &ins, &outs).unwrap();
@@ -106,4 +124,14 @@ fn execute_repeat_accepts_one_and_refuses_host_loops() {
     let e = host.execute_repeat(id, &ins, &outs, 2).unwrap_err();
     assert_eq!(e.status, NrtStatus::Invalid);
     assert!(e.message.contains("Supports for loops on the host is deprecated"), "{}", e.message);
+}
+
+#[test]
+fn a_failed_plain_load_logs_under_its_own_tag() {
+    let (_dev, host) = host();
+    let cap = nrt::log::capture(nrt::log::Level::Error);
+    assert!(host.load(b"not a neff", 0, -1).is_err());
+    let text = cap.text();
+    assert!(text.contains("NMGR:load ") && text.contains("Failed to load NEFF"), "{text}");
+    assert!(!text.contains("load_collectives"), "a plain load is not a collectives load: {text}");
 }

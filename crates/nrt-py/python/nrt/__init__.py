@@ -7,12 +7,12 @@ runtime runs in this process over the simulated NeuronCore (no libnrt.so);
 :mod:`nrt.simulator` sets its deterministic mode and injects faults.
 """
 
-from __future__ import annotations
-
-import atexit
-import os
-import threading
-import warnings
+# Every helper module is imported under a private name, so `dir(nrt)`
+# lists the API (`__all__`) and nothing else.
+import atexit as _atexit
+import os as _os
+import threading as _threading
+import warnings as _warnings
 
 from . import _nrt
 from ._nrt import (
@@ -35,6 +35,9 @@ NrtpyModel = Model
 NrtpyTensor = Tensor
 NrtModel = Model
 
+#: nrt-rs's version (``version()["nrt_rs"]``).
+__version__: str = version()["nrt_rs"]
+
 __all__ = [
     "BenchmarkResult",
     "Model",
@@ -56,8 +59,8 @@ __all__ = [
     "version",
 ]
 
-_singleton: Runtime | None = None
-_singleton_lock = threading.Lock()
+_singleton: "Runtime | None" = None
+_singleton_lock = _threading.Lock()
 
 
 def configure(visible_cores=None) -> None:
@@ -79,7 +82,7 @@ def configure(visible_cores=None) -> None:
             raise TypeError(f"visible_cores must contain only ints, got {c!r}")
         if c < 0:
             raise ValueError(f"core ids must be non-negative, got {c}")
-    os.environ["NEURON_RT_VISIBLE_CORES"] = ",".join(str(c) for c in cores)
+    _os.environ["NEURON_RT_VISIBLE_CORES"] = ",".join(str(c) for c in cores)
 
 
 def reset() -> None:
@@ -87,7 +90,7 @@ def reset() -> None:
     one raises ``NrtpyError``). A no-op when nothing was started."""
     global _singleton
     if _nrt.is_active():
-        warnings.warn("nrt.reset(): closing the runtime; existing tensors and models are now invalid", UserWarning, stacklevel=2)
+        _warnings.warn("nrt.reset(): closing the runtime; existing tensors and models are now invalid", UserWarning, stacklevel=2)
     with _singleton_lock:
         _singleton = None
     _nrt._reset()
@@ -102,7 +105,7 @@ def get_nrtpy_singleton() -> Runtime:
         return _singleton
 
 
-@atexit.register
+@_atexit.register
 def _close_at_exit() -> None:
     # Close before the interpreter tears down the module, so queued
     # asynchronous work completes while Python can still take callbacks.

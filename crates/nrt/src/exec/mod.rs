@@ -246,8 +246,11 @@ fn find<'a>(set: &'a TensorSet, name: &str) -> Option<&'a Arc<Tensor>> {
 /// "output" in messages).
 fn check_set(model: &LoadedModel, set: &TensorSet, kind: &str, sigs: &[nrt_neff::TensorSignature], sizes: &[u64]) -> NrtResult<()> {
     if set.len() != sigs.len() {
+        // libnrt's line, then which names are extra and which absent.
+        let unknown: Vec<&str> = set.iter().map(|(n, _)| n).filter(|n| !sigs.iter().any(|s| s.name == *n)).collect();
+        let missing: Vec<&str> = sigs.iter().map(|s| s.name.as_str()).filter(|n| !set.iter().any(|(m, _)| m == *n)).collect();
         return Err(NrtError::invalid(format!(
-            "Incorrect number of {kind}s, expected: {}, received: {} (model {} \"{}\")",
+            "Incorrect number of {kind}s, expected: {}, received: {} (model {} \"{}\"; not the model's: {unknown:?}; missing: {missing:?})",
             sigs.len(),
             set.len(),
             model.id,
@@ -294,7 +297,35 @@ pub fn validate(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) ->
     };
     let n_in = model.inputs.len();
     check_sizes(model, inputs, "input", &model.inputs, &prog.io[..n_in])?;
-    check_sizes(model, outputs, "output", &model.outputs, &prog.io[n_in..])
+    check_sizes(model, outputs, "output", &model.outputs, &prog.io[n_in..])?;
+    check_placement(model, prog, inputs, "input")?;
+    check_placement(model, prog, outputs, "output")
+}
+
+/// A device tensor bound to a model must be on one of the model's own
+/// physical cores (its logical core) of its device: NRT_INVALID naming the
+/// tensor otherwise, as the Python module refuses it, rather than the
+/// model's DMA silently reading another core's (or another device's)
+/// memory. Host tensors are staged through the model's core and may come
+/// from anywhere.
+fn check_placement(model: &LoadedModel, prog: &DeviceProgram, set: &TensorSet, kind: &str) -> NrtResult<()> {
+    let device = prog.memory.device_memory().device_index();
+    for (name, t) in set.iter() {
+        let Placement::Device { core, .. } = t.placement() else { continue };
+        let on_model = t.device_index() == Some(device) && prog.cores.iter().any(|c| c.core.core() == core);
+        if !on_model {
+            let cores: Vec<String> = prog.cores.iter().map(|c| c.core.core().to_string()).collect();
+            return Err(NrtError::invalid(format!(
+                "{kind} tensor {name:?} is in the memory of physical core {core} of ND {}, but model {} \"{}\" runs on {} of ND {device}; \
+                 allocate it on the model's logical core, or as a host tensor the runtime stages",
+                t.device_index().unwrap_or(device),
+                model.id,
+                model.name,
+                cores.join("+"),
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Executes `model` on the calling thread and waits for it: bind, stage,

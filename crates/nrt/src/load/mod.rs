@@ -173,15 +173,29 @@ impl ModelHost {
     /// Loads a NEFF onto logical core `vnc` (-1: the first free one).
     /// `vnc_count` must be -1, as in libnrt.
     pub fn load(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32) -> NrtResult<ModelId> {
-        self.load_collectives(neff_bytes, vnc, vnc_count, &crate::cc::neff::CcRank::single())
+        self.load_as("load", neff_bytes, vnc, vnc_count, &crate::cc::neff::CcRank::single(), None)
+    }
+
+    /// [`ModelHost::load`] of a NEFF read from `file`: the model is named
+    /// as [`crate::model::model_name`] says (the file's stem where the
+    /// header carries the compiler's placeholder), so the `nrt` command,
+    /// Python and the tools show one name.
+    pub fn load_file(&self, neff_bytes: &[u8], file: &std::path::Path, vnc: i32, vnc_count: i32) -> NrtResult<ModelId> {
+        self.load_as("load", neff_bytes, vnc, vnc_count, &crate::cc::neff::CcRank::single(), Some(file))
     }
 
     /// [`ModelHost::load`] as rank `cc.rank` of a collectives world of
     /// `cc.world` (`nrt_load_collectives`): the NEFF's collectives meet
     /// their peers' loads and are composed into the group's rings.
     pub fn load_collectives(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32, cc: &crate::cc::neff::CcRank) -> NrtResult<ModelId> {
+        self.load_as("load_collectives", neff_bytes, vnc, vnc_count, cc, None)
+    }
+
+    /// A load traced as one `nrt_load` span, a failure logged under `api`
+    /// (the entry point's own tag: `NMGR:load`, `NMGR:load_collectives`).
+    fn load_as(&self, api: &str, neff_bytes: &[u8], vnc: i32, vnc_count: i32, cc: &crate::cc::neff::CcRank, file: Option<&std::path::Path>) -> NrtResult<ModelId> {
         let t0 = crate::trace::wants(crate::trace::EventType::NrtLoad).then(crate::trace::now_ns);
-        let r = self.load_inner(neff_bytes, vnc, vnc_count, cc);
+        let r = self.load_inner(neff_bytes, vnc, vnc_count, cc, file);
         if let Some(t0) = t0 {
             let model = r.as_ref().ok().and_then(|id| self.models.get(*id));
             let v = model.as_ref().map_or(u32::try_from(vnc).unwrap_or(0), |m| m.vnc);
@@ -194,12 +208,12 @@ impl ModelHost {
             crate::trace::record_span(crate::trace::EventType::NrtLoad, self.trace_nc(v), t0, data);
         }
         if let Err(e) = &r {
-            crate::log_error!(Module::Nmgr, "Failed to load NEFF ({}): {}", e.status, e.message);
+            crate::log::write(crate::log::Level::Error, Module::Nmgr, api, format_args!("Failed to load NEFF ({}): {}", e.status, e.message));
         }
         r
     }
 
-    fn load_inner(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32, cc: &crate::cc::neff::CcRank) -> NrtResult<ModelId> {
+    fn load_inner(&self, neff_bytes: &[u8], vnc: i32, vnc_count: i32, cc: &crate::cc::neff::CcRank, file: Option<&std::path::Path>) -> NrtResult<ModelId> {
         if vnc_count != -1 {
             return Err(NrtError::invalid("vnc_count is deprecated. only use -1."));
         }
@@ -223,9 +237,10 @@ impl ModelHost {
             harvest.expect_collectives(collectives, cc.peer_timeout);
         }
         let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, self.settings.device_profile_warmup, &self.settings.inspect_output_dir) } else { None };
+        let name = crate::model::model_name(&program.name, file);
         let model = LoadedModel::new(
             id,
-            program.name.clone(),
+            name.clone(),
             vnc,
             program.inputs.clone(),
             program.outputs.clone(),
@@ -239,10 +254,10 @@ impl ModelHost {
                 capture: None,
             },
         );
-        self.memory.set_model_name(id, &program.name);
-        self.publish_model(id, vnc, &cores, &program.name, neff.header.uuid);
+        self.memory.set_model_name(id, &name);
+        self.publish_model(id, vnc, &cores, &name, neff.header.uuid);
         self.models.insert(Arc::new(model));
-        crate::log_info!(Module::Nmgr, "Loaded NN \"{}\" ID: {id}", program.name);
+        crate::log_info!(Module::Nmgr, "Loaded NN \"{name}\" ID: {id}");
         Ok(id)
     }
 

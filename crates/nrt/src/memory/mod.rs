@@ -282,7 +282,7 @@ impl DeviceMemory {
         match result {
             Ok(addr) => {
                 st.ledger.book(core, owner, usage, location, size);
-                self.publish(core, usage, location, size as i64);
+                self.publish(core, owner, usage, location, size as i64);
                 st.memlog.push(MemEventKind::Alloc, addr, size, usage, core, owner);
                 st.live.insert(addr, Allocation { core, owner, usage, location, size });
                 Ok(addr)
@@ -318,10 +318,10 @@ impl DeviceMemory {
     /// Tells the device's status file (the tools' view, `docs/status-file.md`)
     /// that `delta` bytes of `usage` moved on `core`, as libnrt tells the
     /// driver's datastore.
-    fn publish(&self, core: CoreId, usage: MemUsage, location: MemoryLocation, delta: i64) {
+    fn publish(&self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, delta: i64) {
         if let Some(s) = self.device.status() {
             let core = matches!(location, MemoryLocation::Hbm { .. }).then_some(core.0);
-            s.add_memory(core, usage.status_category(), delta);
+            s.add_memory(core, usage.status_category_of(owner), delta);
         }
     }
 
@@ -341,7 +341,7 @@ impl DeviceMemory {
         // Carved bytes stay booked to their owners until they are returned.
         let carved = st.carved.remove(&addr).unwrap_or(0);
         st.ledger.release(a.core, a.owner, a.usage, a.location, a.size - carved.min(a.size));
-        self.publish(a.core, a.usage, a.location, -((a.size - carved.min(a.size)) as i64));
+        self.publish(a.core, a.owner, a.usage, a.location, -((a.size - carved.min(a.size)) as i64));
         st.memlog.push(MemEventKind::Free, addr, a.size, a.usage, a.core, a.owner);
         Ok(())
     }
@@ -362,8 +362,8 @@ impl DeviceMemory {
             )));
         }
         st.ledger.rebook(a.core, (a.owner, a.usage), (owner, usage), a.location, size);
-        self.publish(a.core, a.usage, a.location, -(size as i64));
-        self.publish(a.core, usage, a.location, size as i64);
+        self.publish(a.core, a.owner, a.usage, a.location, -(size as i64));
+        self.publish(a.core, owner, usage, a.location, size as i64);
         st.carved.insert(parent, carved + size);
         Ok(Carve { parent, core: a.core, location: a.location, owner, usage, size })
     }
@@ -374,8 +374,8 @@ impl DeviceMemory {
         let mut st = self.lock();
         if let Some(a) = st.live.get(&c.parent).copied() {
             st.ledger.rebook(c.core, (c.owner, c.usage), (a.owner, a.usage), c.location, c.size);
-            self.publish(c.core, c.usage, c.location, -(c.size as i64));
-            self.publish(c.core, a.usage, c.location, c.size as i64);
+            self.publish(c.core, c.owner, c.usage, c.location, -(c.size as i64));
+            self.publish(c.core, a.owner, a.usage, c.location, c.size as i64);
             let left = st.carved.get(&c.parent).copied().unwrap_or(0).saturating_sub(c.size);
             if left == 0 {
                 st.carved.remove(&c.parent);
@@ -384,7 +384,7 @@ impl DeviceMemory {
             }
         } else {
             st.ledger.drop_bytes(c.core, c.owner, c.usage, c.location, c.size);
-            self.publish(c.core, c.usage, c.location, -(c.size as i64));
+            self.publish(c.core, c.owner, c.usage, c.location, -(c.size as i64));
         }
     }
 

@@ -113,6 +113,19 @@ impl MemUsage {
         }
     }
 
+    /// The category a booking of this usage by `owner` shows under: the
+    /// usage's ([`MemUsage::status_category`]), except that model code no
+    /// model owns (a core's instruction arena: the dispatchers and the
+    /// room the models' images are carved from as they load) is the
+    /// runtime's memory.
+    pub fn status_category_of(self, owner: super::MemOwner) -> nrt_hal::status::MemCategory {
+        use nrt_hal::status::MemCategory as C;
+        match (owner, self.status_category()) {
+            (super::MemOwner::Runtime, C::ModelCode) => C::RuntimeMemory,
+            (_, c) => c,
+        }
+    }
+
     /// Ledger index (same as the code).
     pub const fn index(self) -> usize {
         self as usize
