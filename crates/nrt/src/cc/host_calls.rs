@@ -39,7 +39,7 @@ impl Collectives {
         self.join_world(g_device_id, vnc, g_device_count)?;
         let t = scratch(rt, vnc, BARRIER_BYTES, "barrier")?;
         t.write(0, &[1u8; BARRIER_BYTES as usize])?;
-        self.run(rt, world_arrival(vnc, g_device_id, g_device_count, CcKind::AllReduce, Dtype::Uint32, BARRIER_BYTES / 4, t.clone(), t))
+        self.run(rt, world_arrival(vnc, g_device_id, g_device_count, CcKind::AllReduce, Dtype::Uint32, BARRIER_BYTES / 4, [t.clone(), t]))
     }
 
     /// `nrt_all_gather(vnc, g_device_id, g_device_count, ...)`: `output`
@@ -57,7 +57,7 @@ impl Collectives {
         let i = scratch(rt, vnc, n, "all_gather input")?;
         i.write(0, input)?;
         let o = scratch(rt, vnc, total, "all_gather output")?;
-        self.run(rt, world_arrival(vnc, g_device_id, g_device_count, CcKind::AllGather, Dtype::Uint8, n, i, o.clone()))?;
+        self.run(rt, world_arrival(vnc, g_device_id, g_device_count, CcKind::AllGather, Dtype::Uint8, n, [i, o.clone()]))?;
         if total > 0 {
             o.read(0, output)?;
         }
@@ -71,6 +71,9 @@ fn scratch(rt: &Runtime, vnc: u32, size: u64, name: &str) -> NrtResult<Arc<Tenso
     Ok(Arc::new(Tensor::allocate_device(rt.memory(v.device)?, v.physical[0], size.max(1), name)?))
 }
 
-fn world_arrival(vnc: u32, id: u32, count: u32, kind: CcKind, dtype: Dtype, n: u64, input: Arc<Tensor>, output: Arc<Tensor>) -> Arrival {
+/// Rank `id`'s part of an operation over the whole world of `count`;
+/// `buffers` are its input and output.
+fn world_arrival(vnc: u32, id: u32, count: u32, kind: CcKind, dtype: Dtype, n: u64, buffers: [Arc<Tensor>; 2]) -> Arrival {
+    let [input, output] = buffers;
     Arrival { group: (0..count).collect(), rank: id as usize, vnc, kind, dtype, op: ReduceOp::Add, count: n, input: vec![input], output: vec![output] }
 }
