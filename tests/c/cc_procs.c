@@ -6,6 +6,7 @@
  * int32 all-gather on the COLLECTIVES unit, then nrt_barrier and
  * nrt_all_gather, checking every result against a reference.
  * Usage: cc_procs RANK WORLD */
+#include <string.h>
 #include <time.h>
 #include "check.h"
 #include "nrt/nrt_async.h"
@@ -52,13 +53,26 @@ static int run_cc(uint32_t rank, uint32_t world, nrt_tensor_t *in, nrt_tensor_t 
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: cc_procs RANK WORLD\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "standalone") == 0)) {
+        fprintf(stderr, "usage: cc_procs RANK WORLD [standalone]\n");
         return 2;
     }
     uint32_t r = (uint32_t)atoi(argv[1]), world = (uint32_t)atoi(argv[2]);
     if (world < 2 || world > MAXR || r >= world) return 2;
     OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""));
+    if (argc == 4) {
+        /* Twice each: the second runs on the world the first made. */
+        for (int round = 0; round < 2; round++) {
+            OK(nrt_barrier(0, r, world));
+            uint32_t mine[5] = {r, 7, 8, 9, (uint32_t)round}, all[MAXR * 5];
+            memset(all, 0xff, sizeof all);
+            OK(nrt_all_gather(0, r, world, sizeof mine, mine, all));
+            for (uint32_t q = 0; q < world; q++) EXPECT(all[q * 5] == q && all[q * 5 + 3] == 9 && all[q * 5 + 4] == (uint32_t)round);
+        }
+        nrt_close();
+        printf("cc_procs rank %u of %u (standalone): ", r, world);
+        return finish("cc_procs");
+    }
     OK(nrt_cc_global_comm_init(0, r, world));
     nrt_tensor_t *a = NULL, *b = NULL, *gi = NULL, *g = NULL;
     OK(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, N * sizeof(float), "a", &a));

@@ -91,32 +91,24 @@ pub extern "C" fn nrt_cc_global_comm_init(vnc: u32, g_device_id: u32, g_device_c
     call("nrt_cc_global_comm_init", || global_comm(CommContext::Host, vnc.into(), g_device_id, g_device_count))
 }
 
-/// A device tensor of `size` bytes on the first core of `vnc`.
-fn scratch(vnc: u32, size: u64, name: &str) -> NrtResult<Arc<Tensor>> {
-    let h = global::hosts()?;
-    let v = h.rt.vcore(vnc)?.clone();
-    Ok(Arc::new(Tensor::allocate_device(h.rt.memory(v.device)?, v.physical[0], size.max(1), name)?))
-}
-
-fn world_arrival(vnc: u32, id: u32, count: u32, kind: CcKind, dtype: Dtype, n: u64, input: Arc<Tensor>, output: Arc<Tensor>) -> Arrival {
-    Arrival { group: (0..count).collect(), rank: id as usize, vnc, kind, dtype, op: ReduceOp::Add, count: n, input: vec![input], output: vec![output] }
-}
-
-/// `nrt_barrier`: a 128-byte all-reduce over every worker of the world.
+/// `nrt_barrier`: a 128-byte all-reduce over every worker of the world;
+/// joins the world first, as libnrt's barrier model load does, so it runs
+/// across processes with `NEURON_RT_ROOT_COMM_ID` set
+/// (`nrt::cc::Collectives::barrier`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_barrier(vnc: i32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
     call("nrt_barrier", || {
         let h = global::hosts()?;
         let v = vnc_of(vnc.into())?;
         check_member(g_device_id, g_device_count)?;
-        let t = scratch(v, 128, "barrier")?;
-        t.write(0, &[1u8; 128])?;
-        h.rt.collectives().run(&h.rt, world_arrival(v, g_device_id, g_device_count, CcKind::AllReduce, Dtype::Uint32, 32, t.clone(), t))
+        h.rt.collectives().barrier(&h.rt, v, g_device_id, g_device_count)
     })
 }
 
 /// `nrt_all_gather`: `output` (host memory, `g_device_count *
-/// rank_input_size` bytes) gets every worker's `input` in worker order.
+/// rank_input_size` bytes) gets every worker's `input` in worker order;
+/// joins the world first, as libnrt does
+/// (`nrt::cc::Collectives::all_gather_host`).
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
@@ -126,23 +118,19 @@ pub unsafe extern "C" fn nrt_all_gather(vnc: i32, g_device_id: u32, g_device_cou
         let h = global::hosts()?;
         let v = vnc_of(vnc.into())?;
         check_member(g_device_id, g_device_count)?;
-        let n = u64::from(rank_input_size);
-        let total = n * u64::from(g_device_count);
+        let n = rank_input_size as usize;
+        let total = n * g_device_count as usize;
         // SAFETY: the caller gives `rank_input_size` readable bytes.
-        let data = if n == 0 { &[][..] } else { unsafe { ptr::bytes(input, n as usize, "input") }? };
-        if total > 0 {
+        let data = if n == 0 { &[][..] } else { unsafe { ptr::bytes(input, n, "input") }? };
+        let mut empty = [0u8; 0];
+        let out: &mut [u8] = if total == 0 {
+            &mut empty
+        } else {
             non_null(output, "output")?;
-        }
-        let i = scratch(v, n, "all_gather input")?;
-        i.write(0, data)?;
-        let o = scratch(v, total, "all_gather output")?;
-        h.rt.collectives().run(&h.rt, world_arrival(v, g_device_id, g_device_count, CcKind::AllGather, Dtype::Uint8, n, i, o.clone()))?;
-        if total > 0 {
             // SAFETY: the caller gives `g_device_count * rank_input_size` writable bytes.
-            let out = unsafe { ptr::bytes_mut(output, total as usize, "output") }?;
-            o.read(0, out)?;
-        }
-        Ok(())
+            unsafe { ptr::bytes_mut(output, total, "output") }?
+        };
+        h.rt.collectives().all_gather_host(&h.rt, v, g_device_id, g_device_count, data, out)
     })
 }
 

@@ -878,6 +878,39 @@ fn async_sendrecv_between_two_processes() {
     }
 }
 
+/// Runs `cc_procs` as two processes (ranks 0 and 1, each on its own
+/// simulated core) meeting at a fresh NEURON_RT_ROOT_COMM_ID over `provider`;
+/// `extra` follows the rank and world arguments.
+fn cc_procs_pair(dir: &Path, exe: &Path, extra: &[&str], provider: Option<&str>) -> Vec<String> {
+    let root = format!("127.0.0.1:{}", free_port());
+    let sides: Vec<std::thread::JoinHandle<String>> = (0..2)
+        .map(|r| {
+            let (exe, dir, root) = (exe.to_path_buf(), dir.to_path_buf(), root.clone());
+            let extra: Vec<PathBuf> = extra.iter().map(PathBuf::from).collect();
+            let provider = provider.map(str::to_string);
+            std::thread::spawn(move || {
+                let core = r.to_string();
+                let mut env = vec![
+                    ("NEURON_RT_ROOT_COMM_ID", root.as_str()),
+                    ("FI_TCP_IFACE", "lo"),
+                    ("NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "60"),
+                    ("NEURON_RT_CC_NET_TIMEOUT", "60"),
+                    // Each process owns another simulated core.
+                    ("NEURON_RT_VISIBLE_CORES", core.as_str()),
+                ];
+                if let Some(p) = provider.as_deref() {
+                    env.push(("FI_PROVIDER", p));
+                }
+                let mut args = vec![PathBuf::from(&core), PathBuf::from("2")];
+                args.extend(extra);
+                let args: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+                run_env(&exe, &dir, &args, &env)
+            })
+        })
+        .collect();
+    sides.into_iter().enumerate().map(|(r, side)| side.join().unwrap_or_else(|_| panic!("rank process {r} failed"))).collect()
+}
+
 #[test]
 fn collectives_between_two_processes() {
     if let Err(e) = nrt_net::fabric::available() {
@@ -885,28 +918,25 @@ fn collectives_between_two_processes() {
     }
     let dir = scratch("cc_procs");
     let exe = build("cc_procs", &dir, false);
-    let root = format!("127.0.0.1:{}", free_port());
-    let sides: Vec<std::thread::JoinHandle<String>> = (0..2)
-        .map(|r| {
-            let (exe, dir, root) = (exe.clone(), dir.clone(), root.clone());
-            std::thread::spawn(move || {
-                let core = r.to_string();
-                let env = [
-                    ("NEURON_RT_ROOT_COMM_ID", root.as_str()),
-                    ("FI_PROVIDER", "tcp"),
-                    ("FI_TCP_IFACE", "lo"),
-                    ("NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "60"),
-                    ("NEURON_RT_CC_NET_TIMEOUT", "60"),
-                    // Each process owns another simulated core.
-                    ("NEURON_RT_VISIBLE_CORES", core.as_str()),
-                ];
-                run_env(&exe, &dir, &[Path::new(&core), Path::new("2")], &env)
-            })
-        })
-        .collect();
-    for (r, side) in sides.into_iter().enumerate() {
-        let out = side.join().unwrap_or_else(|_| panic!("rank process {r} failed"));
+    for (r, out) in cc_procs_pair(&dir, &exe, &[], Some("tcp")).iter().enumerate() {
         assert!(out.contains(&format!("cc_procs rank {r} of 2: ")) && out.contains(" 0 failed"), "{out}");
+    }
+}
+
+/// nrt_barrier and nrt_all_gather in two processes that set up no
+/// communicator: the calls join the world themselves and meet at
+/// NEURON_RT_ROOT_COMM_ID (they used to wait in their own process for a
+/// peer that could never arrive there), over the provider chosen per peer
+/// (shm: both run on this host).
+#[test]
+fn standalone_barrier_and_all_gather_between_two_processes() {
+    if let Err(e) = nrt_net::fabric::available() {
+        nrt_test_support::skip!("{e}");
+    }
+    let dir = scratch("cc_procs_standalone");
+    let exe = build("cc_procs", &dir, false);
+    for (r, out) in cc_procs_pair(&dir, &exe, &["standalone"], None).iter().enumerate() {
+        assert!(out.contains(&format!("cc_procs rank {r} of 2 (standalone): ")) && out.contains(" 0 failed"), "{out}");
     }
 }
 

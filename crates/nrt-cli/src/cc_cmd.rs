@@ -7,7 +7,8 @@
 //! command spawns P workers (copies of itself, each owning `-r / P`
 //! logical cores through `NEURON_RT_VISIBLE_CORES`), which meet at
 //! `NEURON_RT_ROOT_COMM_ID` (a free loopback port unless set) and move
-//! their bytes over libfabric (`FI_PROVIDER`, default tcp on `lo`); each
+//! their bytes over libfabric (the runtime's choice per peer, `shm` on
+//! this host, unless `FI_PROVIDER` names one; tcp on `lo`); each
 //! worker reports its per-size times and checks on stdout and the command
 //! prints one table and report: a size's time is the slowest process's
 //! mean.
@@ -332,9 +333,6 @@ fn launch(o: &Options) -> Result<()> {
         let cores = (p * per..(p + 1) * per).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
         let mut cmd = std::process::Command::new(&exe);
         cmd.args(&args).env(WORKER_VAR, p.to_string()).env("NEURON_RT_ROOT_COMM_ID", &root).env("NEURON_RT_VISIBLE_CORES", cores).stdout(std::process::Stdio::piped());
-        if std::env::var_os("FI_PROVIDER").is_none() {
-            cmd.env("FI_PROVIDER", "tcp");
-        }
         if std::env::var_os("FI_TCP_IFACE").is_none() {
             cmd.env("FI_TCP_IFACE", "lo");
         }

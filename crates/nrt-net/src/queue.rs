@@ -4,16 +4,102 @@
 //! posted. Transfers finish in posting order on a connection, so the
 //! queues test the oldest one. Dropping a queue (or taking its comm back)
 //! cancels what is still in flight before the buffers are freed.
+//!
+//! A transfer's bytes are either a buffer the queue owns, or a range of a
+//! [`Region`]: device memory mapped into the process and registered with
+//! the transport, sent from and received into where it is (no staging
+//! copy), as the NIC reads and writes device memory on hardware.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use crate::error::NetResult;
-use crate::transport::{RecvComm, Request, SendComm};
+use crate::error::{NetError, NetResult};
+use crate::transport::{Registration, RecvComm, Request, SendComm, Transport};
+use nrt_hal::{Device, DeviceAddr};
+
+/// Device memory registered with a transport: `len` bytes at device
+/// address `addr`, mapped into the process by the device
+/// ([`Device::map_hbm`]); the region keeps the device, and so the
+/// mapping, alive. Transfers of a queue may send from and receive into
+/// its bytes without a copy.
+pub struct Region {
+    reg: Registration,
+    addr: DeviceAddr,
+    len: u64,
+    _device: Arc<dyn Device>,
+}
+
+impl std::fmt::Debug for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Region({}+{} at {:#x})", self.addr, self.len, self.reg.range().0)
+    }
+}
+
+impl Region {
+    /// Maps the HBM channel holding `addr .. addr + len` of `device` into
+    /// the process (once; later calls find the same window) and registers
+    /// the range with `transport`. Fails when the device cannot map its
+    /// memory or the range is not inside one channel.
+    pub fn in_device(transport: &dyn Transport, device: Arc<dyn Device>, addr: DeviceAddr, len: u64) -> NetResult<Region> {
+        let mut channel = 0u32;
+        let va = loop {
+            let w = device.map_hbm(channel).map_err(|e| NetError::Invalid(format!("device memory at {addr} cannot be registered: {e}")))?;
+            let Some(w) = w else {
+                return Err(NetError::Invalid(format!("{addr}+{len} is not inside one HBM channel of the device")));
+            };
+            if let Some(va) = w.host_addr(addr)
+                && w.device_addr(va, len).is_some()
+            {
+                break va;
+            }
+            channel += 1;
+        };
+        let n = usize::try_from(len).map_err(|_| NetError::Invalid(format!("a region of {len} bytes")))?;
+        // SAFETY: `va .. va + len` is inside a window `map_hbm` returned;
+        // the device keeps its windows mapped for its life (the
+        // `Device::map_hbm` contract), and the region holds the device.
+        let reg = unsafe { transport.register(va as *const u8, n)? };
+        Ok(Region { reg, addr, len, _device: device })
+    }
+
+    /// The registered device range.
+    pub fn device_range(&self) -> (DeviceAddr, u64) {
+        (self.addr, self.len)
+    }
+
+    /// The host address of `len` bytes at device address `addr`, when they
+    /// lie inside the region.
+    fn host(&self, addr: DeviceAddr, len: usize) -> NetResult<usize> {
+        let off = addr.get().checked_sub(self.addr.get()).filter(|o| o.checked_add(len as u64).is_some_and(|end| end <= self.len));
+        match off {
+            Some(o) => Ok(self.reg.range().0 + o as usize),
+            None => Err(NetError::Invalid(format!("{len} bytes at {addr} are outside the registered region {}+{}", self.addr, self.len))),
+        }
+    }
+}
+
+/// The bytes of a transfer in flight.
+enum Bytes {
+    /// A buffer the queue owns.
+    Owned(Vec<u8>),
+    /// A range of a region (kept registered and mapped while in flight).
+    InRegion(#[allow(dead_code)] Arc<Region>),
+}
+
+impl Bytes {
+    /// The owned buffer back; an empty one for a region transfer.
+    fn into_vec(self) -> Vec<u8> {
+        match self {
+            Bytes::Owned(b) => b,
+            Bytes::InRegion(_) => Vec::new(),
+        }
+    }
+}
 
 /// Sends in flight on one connection, oldest first.
 pub struct SendQueue {
     comm: Option<Box<dyn SendComm>>,
-    inflight: VecDeque<(Request, Vec<u8>)>,
+    inflight: VecDeque<(Request, Bytes)>,
 }
 
 impl SendQueue {
@@ -38,7 +124,19 @@ impl SendQueue {
         // request and stays there, unchanged, until `test_oldest` sees the
         // request finished or `cancel_all` has cancelled it.
         let req = unsafe { self.comm().isend(buf.as_ptr(), buf.len(), None)? };
-        self.inflight.push_back((req, buf));
+        self.inflight.push_back((req, Bytes::Owned(buf)));
+        Ok(())
+    }
+
+    /// Posts a send of the `len` bytes at device address `addr` inside
+    /// `region`, from where they are.
+    pub fn post_region(&mut self, region: &Arc<Region>, addr: DeviceAddr, len: usize) -> NetResult<()> {
+        let at = region.host(addr, len)?;
+        // SAFETY: the range is inside the region's mapped, registered
+        // memory, which the clone of `region` kept with the request keeps
+        // alive until the request finished or was cancelled.
+        let req = unsafe { self.comm().isend(at as *const u8, len, Some(&region.reg))? };
+        self.inflight.push_back((req, Bytes::InRegion(Arc::clone(region))));
         Ok(())
     }
 
@@ -47,12 +145,12 @@ impl SendQueue {
         self.inflight.len()
     }
 
-    /// Tests the oldest send: its buffer back once done, `None` while in
-    /// flight or when nothing is.
+    /// Tests the oldest send: its buffer back once done (empty for a
+    /// region's), `None` while in flight or when nothing is.
     pub fn test_oldest(&mut self) -> NetResult<Option<Vec<u8>>> {
         let Some(&(req, _)) = self.inflight.front() else { return Ok(None) };
         match self.comm().test(req) {
-            Ok(Some(_)) => Ok(self.inflight.pop_front().map(|(_, b)| b)),
+            Ok(Some(_)) => Ok(self.inflight.pop_front().map(|(_, b)| b.into_vec())),
             Ok(None) => Ok(None),
             Err(e) => {
                 // A failed request is freed by the transport.
@@ -88,7 +186,7 @@ impl Drop for SendQueue {
 /// Receives posted on one connection, oldest first.
 pub struct RecvQueue {
     comm: Option<Box<dyn RecvComm>>,
-    inflight: VecDeque<(Request, Vec<u8>)>,
+    inflight: VecDeque<(Request, Bytes)>,
 }
 
 impl RecvQueue {
@@ -111,7 +209,20 @@ impl RecvQueue {
         // SAFETY: as in `SendQueue::post`: the buffer is not touched by us
         // until its request finished or was cancelled.
         let req = unsafe { self.comm().irecv(buf.as_mut_ptr(), buf.len(), None)? };
-        self.inflight.push_back((req, buf));
+        self.inflight.push_back((req, Bytes::Owned(buf)));
+        Ok(())
+    }
+
+    /// Posts a receive of at most `cap` bytes into device address `addr`
+    /// inside `region`, where they are to be (the bytes there are the
+    /// transport's until the receive is done or cancelled).
+    pub fn post_region(&mut self, region: &Arc<Region>, addr: DeviceAddr, cap: usize) -> NetResult<()> {
+        let at = region.host(addr, cap)?;
+        // SAFETY: as in `SendQueue::post_region`; nothing in this process
+        // reads the range until the request is done (the device reads it
+        // only when the proxy rings the landing after completion).
+        let req = unsafe { self.comm().irecv(at as *mut u8, cap, Some(&region.reg))? };
+        self.inflight.push_back((req, Bytes::InRegion(Arc::clone(region))));
         Ok(())
     }
 
@@ -120,12 +231,13 @@ impl RecvQueue {
         self.inflight.len()
     }
 
-    /// Tests the oldest receive: its buffer and the bytes received once
-    /// done, `None` while in flight or when nothing is posted.
+    /// Tests the oldest receive: its buffer (empty for a region's: the
+    /// bytes are in the region) and the bytes received once done, `None`
+    /// while in flight or when nothing is posted.
     pub fn test_oldest(&mut self) -> NetResult<Option<(Vec<u8>, usize)>> {
         let Some(&(req, _)) = self.inflight.front() else { return Ok(None) };
         match self.comm().test(req) {
-            Ok(Some(n)) => Ok(self.inflight.pop_front().map(|(_, b)| (b, n))),
+            Ok(Some(n)) => Ok(self.inflight.pop_front().map(|(_, b)| (b.into_vec(), n))),
             Ok(None) => Ok(None),
             Err(e) => {
                 self.inflight.pop_front();

@@ -31,6 +31,9 @@ const PROC: &str = "NRT_CC_TEST_PROC";
 const LOCAL: &str = "NRT_CC_TEST_LOCAL";
 const WORLD: &str = "NRT_CC_TEST_WORLD";
 const ROOT: &str = "NRT_CC_TEST_ROOT";
+/// Set: the rank processes register no ranks (the host calls join the
+/// world themselves).
+const BARE: &str = "NRT_CC_TEST_BARE";
 
 fn env(k: &str) -> String {
     std::env::var(k).unwrap_or_else(|_| panic!("{k} not set"))
@@ -167,7 +170,11 @@ fn digest(b: &[u8]) -> u64 {
 }
 
 /// The rank process: runs `NRT_CC_TEST_STEPS` (comma-separated `op:KIND:DTYPE:COUNT`,
-/// `die:MS` (SIGKILL this process MS ms from now), `reinit:ROOT`), printing
+/// `barrier` (`nrt_barrier`), `hostallg:BYTES` (`nrt_all_gather` of host
+/// bytes), `routes` (the transport to every rank of another process:
+/// `STEP i OK g src>dst=NAME;...`), `moved` (the proxies' data messages
+/// so far: `STEP i OK g staged=N,inplace=M`), `die:MS` (SIGKILL this process MS ms
+/// from now), `reinit:ROOT`), printing
 /// `STEP i OK g digest` / `STEP i ERR g status ms message` per op and rank.
 #[test]
 #[ignore = "entry point of the rank processes the other tests spawn"]
@@ -177,8 +184,10 @@ fn rank_main() {
     let gids: Vec<u32> = (0..local).map(|v| proc_ * local + v).collect();
     let make = |root: &str| {
         let rt = runtime(root);
-        for (v, &g) in gids.iter().enumerate() {
-            rt.collectives().register_rank(g, v as u32, world).unwrap();
+        if std::env::var_os(BARE).is_none() {
+            for (v, &g) in gids.iter().enumerate() {
+                rt.collectives().register_rank(g, v as u32, world).unwrap();
+            }
         }
         rt
     };
@@ -215,6 +224,55 @@ fn rank_main() {
                                 println!("STEP {i} WRONG {g} first difference at byte {at:?} of {}: got {:?}, want {:?}", b.len(), &b[k..(k + 8).min(b.len())], &want[k..(k + 8).min(b.len())]);
                             }
                         }
+                        Err(e) => println!("STEP {i} ERR {g} {} {ms} {}", e.status.name(), e.message),
+                    }
+                }
+            }
+            "routes" | "moved" => {
+                let everyone: Vec<u32> = (0..world).collect();
+                match rt.collectives().world_for(&rt, &everyone) {
+                    Ok(Some(w)) => {
+                        for &g in &gids {
+                            let r: Vec<String> = (0..world).filter(|q| !gids.contains(q)).map(|q| format!("{g}>{q}={}", w.transport_name(g, q).replace(' ', "_"))).collect();
+                            let (staged, in_place) = w.messages_moved();
+                            let what = if parts[0] == "routes" { r.join(";") } else { format!("staged={staged},inplace={in_place}") };
+                            println!("STEP {i} OK {g} {what}");
+                        }
+                    }
+                    Ok(None) => println!("STEP {i} ERR 0 NRT_FAILURE 0 no cross-process world"),
+                    Err(e) => println!("STEP {i} ERR 0 {} 0 {}", e.status.name(), e.message),
+                }
+            }
+            "barrier" | "hostallg" => {
+                let bytes: usize = parts.get(1).map_or(0, |b| b.parse().unwrap());
+                let mine = |g: u32| -> Vec<u8> { (0..bytes).map(|k| (k as u32 * 7 + g * 31) as u8).collect() };
+                let t0 = Instant::now();
+                let got: Vec<nrt::NrtResult<Vec<u8>>> = std::thread::scope(|s| {
+                    let hs: Vec<_> = gids
+                        .iter()
+                        .enumerate()
+                        .map(|(v, &g)| {
+                            let rt = &rt;
+                            let barrier = parts[0] == "barrier";
+                            s.spawn(move || -> nrt::NrtResult<Vec<u8>> {
+                                if barrier {
+                                    rt.collectives().barrier(rt, v as u32, g, world)?;
+                                    return Ok(Vec::new());
+                                }
+                                let mut out = vec![0u8; bytes * world as usize];
+                                rt.collectives().all_gather_host(rt, v as u32, g, world, &mine(g), &mut out)?;
+                                Ok(out)
+                            })
+                        })
+                        .collect();
+                    hs.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                let ms = t0.elapsed().as_millis();
+                let want: Vec<u8> = if parts[0] == "barrier" { Vec::new() } else { (0..world).flat_map(mine).collect() };
+                for (g, r) in gids.iter().zip(got) {
+                    match r {
+                        Ok(b) if b == want => println!("STEP {i} OK {g} {:016x}", digest(&b)),
+                        Ok(b) => println!("STEP {i} WRONG {g} got {} bytes, first difference at {:?}", b.len(), b.iter().zip(&want).position(|(x, y)| x != y)),
                         Err(e) => println!("STEP {i} ERR {g} {} {ms} {}", e.status.name(), e.message),
                     }
                 }
@@ -266,7 +324,12 @@ fn spawn(proc_: u32, local: u32, world: u32, root: &str, steps: &str, extra: &[(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (k, v) in extra {
-        cmd.env(k, v);
+        // An empty value unsets the variable (FI_PROVIDER: choose per peer).
+        if v.is_empty() {
+            cmd.env_remove(k);
+        } else {
+            cmd.env(k, v);
+        }
     }
     Spawned { child: cmd.spawn().unwrap() }
 }
@@ -317,9 +380,14 @@ fn report(out: &[Outcome]) -> String {
 /// step listed in `ok_steps` succeeded on every rank, with the same
 /// digest on every rank for the all-reduce steps.
 fn all_ok(procs: u32, local: u32, steps: &str) {
+    all_ok_with(procs, local, steps, &[]);
+}
+
+/// [`all_ok`] with `extra` variables for the rank processes.
+fn all_ok_with(procs: u32, local: u32, steps: &str, extra: &[(&str, String)]) {
     let root = format!("127.0.0.1:{}", free_port());
     let world = procs * local;
-    let ranks = (0..procs).map(|p| spawn(p, local, world, &root, steps, &[], None)).collect();
+    let ranks = (0..procs).map(|p| spawn(p, local, world, &root, steps, extra, None)).collect();
     let out = finish(ranks, Duration::from_secs(240));
     let report = report(&out);
     for (i, step) in steps.split(',').enumerate() {
@@ -354,6 +422,48 @@ fn four_processes_run_all_reduce_and_all_gather() {
 fn two_processes_of_two_ranks_mix_local_and_remote_steps() {
     if fabric_here() {
         all_ok(2, 2, "op:allr:f32ring:9999,op:allg:u8:300,op:alltoall:i16:40");
+    }
+}
+
+/// `nrt_barrier` and `nrt_all_gather` in processes that set up no
+/// communicator: the calls join the world as their rank and meet the other
+/// processes at NEURON_RT_ROOT_COMM_ID (they used to wait inside their own
+/// process for peers that could not arrive there, until the bound).
+#[test]
+fn standalone_barrier_and_all_gather_join_the_world_themselves() {
+    if fabric_here() {
+        all_ok_with(2, 1, "barrier,hostallg:1000,barrier,hostallg:3", &[(BARE, "1".into())]);
+    }
+}
+
+/// Four processes of two ranks on this host, no FI_PROVIDER: each
+/// process's cross-process bytes go over libfabric's shared-memory
+/// provider (the transport is chosen per peer: same host and boot), mixed
+/// with device DMA between the two ranks of a process.
+#[test]
+fn four_processes_of_two_ranks_over_shm() {
+    if !fabric_here() {
+        return;
+    }
+    let steps = "op:allr:f32ring:20000,op:allg:u8:300,op:redsct:i32:64,routes,moved";
+    let root = format!("127.0.0.1:{}", free_port());
+    let ranks = (0..4).map(|p| spawn(p, 2, 8, &root, steps, &[("FI_PROVIDER", String::new())], None)).collect();
+    let out = finish(ranks, Duration::from_secs(240));
+    let report = report(&out);
+    for i in 0..5 {
+        let lines: Vec<&str> = out.iter().flat_map(|o| o.lines(i)).collect();
+        assert_eq!(lines.len(), 8, "step {i}\n{report}");
+        assert!(lines.iter().all(|l| l.split(' ').nth(2) == Some("OK")), "step {i}\n{report}");
+    }
+    let routes: Vec<&str> = out.iter().flat_map(|o| o.lines(3)).flat_map(|l| l.rsplit(' ').next().unwrap().split(';')).collect();
+    assert_eq!(routes.len(), 8 * 6, "{report}");
+    assert!(routes.iter().all(|r| r.ends_with("=libfabric_shm")), "{routes:?}");
+    // The all-reduce's messages (halves of 2500-element chunks) went from
+    // the outbox and into the inbox where they are; the small ones staged.
+    for l in out.iter().flat_map(|o| o.lines(4)) {
+        let counts = l.rsplit(' ').next().unwrap();
+        let n = |k: &str| -> u64 { counts.split(',').find_map(|kv| kv.strip_prefix(k)).unwrap().parse().unwrap() };
+        assert!(n("inplace=") > 0 && n("staged=") > 0, "{l}\n{report}");
     }
 }
 

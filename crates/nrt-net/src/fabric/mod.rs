@@ -22,8 +22,10 @@
 
 mod ffi;
 mod lib;
+pub mod providers;
 
 pub use lib::{LIBRARY, available};
+pub use providers::{PeerTransports, Providers, host_key};
 
 use std::cell::UnsafeCell;
 use std::collections::{HashMap, VecDeque};

@@ -15,6 +15,7 @@
 //! docs/collectives.md describes the design and the encoding.
 
 pub mod compose;
+mod host_calls;
 pub mod neff;
 pub mod neff_net;
 pub mod net;
@@ -24,5 +25,6 @@ mod remote;
 pub mod split;
 pub mod world;
 
+pub use host_calls::BARRIER_BYTES;
 pub use plan::CcKind;
 pub use world::{Arrival, Collectives, CommContext, ReduceOp};

@@ -52,6 +52,9 @@ pub struct NeffNet {
     gate: u64,
     inject: Injected,
     executions: AtomicU64,
+    /// The proxy area registered with the world's transports (empty:
+    /// messages staged through host buffers).
+    regions: Vec<(usize, Arc<nrt_net::queue::Region>)>,
 }
 
 impl std::fmt::Debug for NeffNet {
@@ -119,7 +122,8 @@ impl NeffNet {
             .collect();
         let out_links = sp.outbound.iter().filter(|o| o.1 == me).map(|&(q, r, l)| (group[r], group[q], l)).collect();
         let post_words = sp.areas[me].post_words.iter().map(|o| at.area + o).collect();
-        NeffNet { world, device, gid: group[me], what, sends, out_links, recvs, submits, post_words, gate: at.gate, inject, executions: AtomicU64::new(0) }
+        let regions = world.register_areas(&device, &[(at.area, sp.areas[me].bytes)]);
+        NeffNet { world, device, gid: group[me], what, sends, out_links, recvs, submits, post_words, gate: at.gate, inject, executions: AtomicU64::new(0), regions }
     }
 
     fn job(&self, op: String, data: bool) -> Job {
@@ -134,6 +138,7 @@ impl NeffNet {
             submits: if data { self.submits.clone() } else { Vec::new() },
             inject: if data { self.inject } else { Injected::default() },
             gate: data.then_some(self.gate),
+            regions: if data { self.regions.clone() } else { Vec::new() },
         }
     }
 

@@ -12,6 +12,14 @@
 //! transport listen handle per (source rank, lane) it may receive from.
 //! A world that failed once (bootstrap, a dead peer, a mismatch) stays
 //! failed until the runtime is re-initialised.
+//!
+//! The transport is chosen per peer ([`nrt_net::fabric::providers`]):
+//! libfabric's shared-memory provider between processes of one host, the
+//! network provider between hosts, one provider for all when
+//! `FI_PROVIDER` names it. Each rank publishes, after its host key, one
+//! listen handle per (source rank, lane) for each transport it opened;
+//! both ends of a connection derive the same choice from the bootstrap's
+//! table, so the sender connects to the listener the receiver accepts on.
 
 use crate::log::{Level, Module};
 use crate::runtime::Runtime;
@@ -30,6 +38,15 @@ pub const LANES: usize = super::plan::RING_LANES;
 /// A connection: (source global rank, destination global rank, lane).
 pub type Link = (u32, u32, usize);
 
+/// Index of the network transport in [`NetWorld`]'s transports (every
+/// peer on another host; every peer when `FI_PROVIDER` names one).
+const NETWORK: usize = 0;
+/// Index of the same-host transport (libfabric `shm`), when opened.
+const SAME_HOST: usize = 1;
+/// An endpoint's header: the host key, then how many transports' handle
+/// tables follow.
+const ENDPOINT_HEADER: usize = 17;
+
 /// The bootstrapped world.
 pub struct NetWorld {
     /// Ranks in the world.
@@ -38,12 +55,19 @@ pub struct NetWorld {
     pub local: BTreeMap<u32, u32>,
     /// Every rank's process.
     pub members: Vec<Member>,
-    transport: Arc<dyn Transport>,
+    /// [`NETWORK`], then [`SAME_HOST`] when this process opened it.
+    transports: Vec<Arc<dyn Transport>>,
     endpoints: Vec<Vec<u8>>,
     listeners: Mutex<HashMap<Link, Box<dyn Listener>>>,
     sends: Mutex<HashMap<Link, Box<dyn SendComm>>>,
     recvs: Mutex<HashMap<Link, Box<dyn RecvComm>>>,
     failed: Mutex<Option<NrtError>>,
+    /// Whether "the proxy stages messages" was logged.
+    staged_logged: std::sync::atomic::AtomicBool,
+    /// Data messages the proxies moved: staged through a host buffer, and
+    /// sent from or received into registered device memory where it is
+    /// (sends and receives each count).
+    moved: [std::sync::atomic::AtomicU64; 2],
     /// Bounds each transport wait.
     pub net: Bound,
     /// Where the waits' warnings go.
@@ -52,7 +76,7 @@ pub struct NetWorld {
 
 impl std::fmt::Debug for NetWorld {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NetWorld").field("size", &self.size).field("local", &self.local).field("transport", &self.transport.name()).finish()
+        f.debug_struct("NetWorld").field("size", &self.size).field("local", &self.local).field("transports", &self.transports.iter().map(|t| t.name()).collect::<Vec<_>>()).finish()
     }
 }
 
@@ -184,22 +208,38 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
     let root_text = root.to_string();
     let net = net_bound(rt);
     let sink = runtime_sink();
-    let transport: Arc<dyn Transport> = Arc::new(nrt_net::fabric::FabricTransport::open().map_err(|e| net_err("ranks in other processes need the libfabric transport", &e))?);
-    let mut listeners = HashMap::new();
+    let opened = nrt_net::fabric::Providers::from_env().open(sink.clone()).map_err(|e| net_err("ranks in other processes need the libfabric transport", &e))?;
+    if let Some(why) = &opened.same_host_missing {
+        crate::log::write(Level::Info, Module::Nrt, "cc_bootstrap", format_args!("no shared-memory transport for ranks on this host ({why}); they use {}", opened.network.provider()));
+    }
+    let mut transports: Vec<Arc<dyn Transport>> = vec![Arc::new(opened.network)];
+    transports.extend(opened.same_host.map(|t| Arc::new(t) as Arc<dyn Transport>));
+    let mut listeners: HashMap<(Link, usize), Box<dyn Listener>> = HashMap::new();
     let mut mine: Vec<(u32, Vec<u8>)> = Vec::new();
+    let key = nrt_net::fabric::host_key();
     for &gid in registered.keys() {
-        let mut endpoint = Vec::with_capacity(size as usize * LANES * nrt_net::transport::HANDLE_BYTES);
-        for src in 0..size {
-            for lane in 0..LANES {
-                let (h, l) = transport.listen().map_err(|e| net_err(&format!("rank {gid}: listening for rank {src}"), &e))?;
-                endpoint.extend_from_slice(h.as_bytes());
-                listeners.insert((src, gid, lane), l);
+        let mut endpoint = Vec::with_capacity(ENDPOINT_HEADER + transports.len() * size as usize * LANES * nrt_net::transport::HANDLE_BYTES);
+        endpoint.extend_from_slice(&key);
+        endpoint.push(transports.len() as u8);
+        for (kind, transport) in transports.iter().enumerate() {
+            for src in 0..size {
+                for lane in 0..LANES {
+                    // A rank of this process never sends to us over the network.
+                    if registered.contains_key(&src) {
+                        endpoint.extend_from_slice(&[0u8; nrt_net::transport::HANDLE_BYTES]);
+                        continue;
+                    }
+                    let (h, l) = transport.listen().map_err(|e| net_err(&format!("rank {gid}: listening for rank {src}"), &e))?;
+                    endpoint.extend_from_slice(h.as_bytes());
+                    listeners.insert(((src, gid, lane), kind), l);
+                }
             }
         }
         mine.push((gid, endpoint));
     }
     let cfg = BootstrapConfig { root, bound: bootstrap, sink: sink.clone() };
-    crate::log::write(Level::Info, Module::Nrt, "cc_bootstrap", format_args!("ranks {:?} of a world of {size} meet at {root_text} over {}", registered.keys().collect::<Vec<_>>(), transport.name()));
+    let names = transports.iter().map(|t| t.name()).collect::<Vec<_>>().join(" (other hosts), ") + if transports.len() > 1 { " (this host)" } else { "" };
+    crate::log::write(Level::Info, Module::Nrt, "cc_bootstrap", format_args!("ranks {:?} of a world of {size} meet at {root_text} over {names}", registered.keys().collect::<Vec<_>>()));
     let results: Vec<(u32, Result<nrt_net::bootstrap::World, NetError>)> = std::thread::scope(|s| {
         let hs: Vec<_> = mine
             .into_iter()
@@ -221,19 +261,31 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
     if local != registered.keys().copied().collect::<Vec<_>>() {
         return Err(NrtError::invalid(format!("the bootstrap placed ranks {local:?} in this process, but it registered {:?}", registered.keys().collect::<Vec<_>>())));
     }
-    Ok(NetWorld {
+    for (r, e) in world.endpoints.iter().enumerate() {
+        let kinds = e.get(16).copied().unwrap_or(0) as usize;
+        if kinds == 0 || e.len() != ENDPOINT_HEADER + kinds * size as usize * LANES * nrt_net::transport::HANDLE_BYTES {
+            return Err(NrtError::failure(format!("{} published an endpoint of {} bytes that is not this release's (a host key and 1 or 2 tables of {size} x {LANES} listen handles)", world.members[r], e.len())));
+        }
+    }
+    let mut w = NetWorld {
         size,
         local: registered.clone(),
         members: world.members,
-        transport,
+        transports,
         endpoints: world.endpoints,
-        listeners: Mutex::new(listeners),
+        listeners: Mutex::new(HashMap::new()),
         sends: Mutex::new(HashMap::new()),
         recvs: Mutex::new(HashMap::new()),
         failed: Mutex::new(None),
+        staged_logged: std::sync::atomic::AtomicBool::new(false),
+        moved: Default::default(),
         net,
         sink,
-    })
+    };
+    // Keep the listener each source will connect to; the others go.
+    let chosen: HashMap<Link, Box<dyn Listener>> = listeners.into_iter().filter(|((link, kind), _)| w.route(link.0, link.1) == *kind).map(|((link, _), l)| (link, l)).collect();
+    w.listeners = Mutex::new(chosen);
+    Ok(w)
 }
 
 impl NetWorld {
@@ -245,9 +297,65 @@ impl NetWorld {
         }
     }
 
-    /// The transport.
-    pub fn transport(&self) -> &dyn Transport {
-        &*self.transport
+    /// Which transport carries rank `src`'s bytes to rank `dst`: the
+    /// same-host one when both are on one host (same host name and host
+    /// key) and both opened it, else the network one. Both ends compute
+    /// it from the same table.
+    pub fn route(&self, src: u32, dst: u32) -> usize {
+        let (Some(a), Some(b)) = (self.endpoints.get(src as usize), self.endpoints.get(dst as usize)) else { return NETWORK };
+        let offers = |e: &[u8]| e.get(16).is_some_and(|&k| k as usize > SAME_HOST);
+        let same_host = self.members[src as usize].host == self.members[dst as usize].host && a.get(..16) == b.get(..16);
+        if same_host && offers(a) && offers(b) && self.transports.len() > SAME_HOST { SAME_HOST } else { NETWORK }
+    }
+
+    /// Registers the device ranges `areas` (address, bytes) with each of
+    /// the world's transports, mapping the device's HBM into the process
+    /// if it is not yet: the proxy then sends from and receives into them
+    /// where they are. Empty (every message staged through host buffers,
+    /// logged once per world) when the device cannot map its memory.
+    pub fn register_areas(&self, device: &Arc<dyn nrt_hal::Device>, areas: &[(u64, u64)]) -> Vec<(usize, Arc<nrt_net::queue::Region>)> {
+        let mut out = Vec::with_capacity(areas.len() * self.transports.len());
+        for (kind, t) in self.transports.iter().enumerate() {
+            for &(addr, len) in areas {
+                match nrt_net::queue::Region::in_device(&**t, device.clone(), nrt_hal::DeviceAddr(addr), len) {
+                    Ok(r) => out.push((kind, Arc::new(r))),
+                    Err(e) => {
+                        if !self.staged_logged.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                            crate::log::write(Level::Info, Module::Nrt, "cc_proxy", format_args!("the proxy stages messages through host buffers: {e}"));
+                        }
+                        return Vec::new();
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Counts a data message the proxy sent or received: `in_place` when
+    /// it went from or into registered device memory without a staging
+    /// buffer.
+    pub fn count_message(&self, in_place: bool) {
+        self.moved[usize::from(in_place)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Data messages moved so far: (staged through host buffers, in place
+    /// in registered device memory); sends and receives each count.
+    pub fn messages_moved(&self) -> (u64, u64) {
+        let n = |i: usize| self.moved[i].load(std::sync::atomic::Ordering::Relaxed);
+        (n(0), n(1))
+    }
+
+    /// The name of the transport between `src` and `dst`, for messages.
+    pub fn transport_name(&self, src: u32, dst: u32) -> String {
+        self.transports[self.route(src, dst)].name()
+    }
+
+    /// Moves every transport's own work along ([`Transport::progress`]).
+    pub fn progress(&self) -> Result<(), NetError> {
+        for t in &self.transports {
+            t.progress()?;
+        }
+        Ok(())
     }
 
     /// Fails when an earlier operation broke the world.
@@ -271,10 +379,13 @@ impl NetWorld {
             return Ok(c);
         }
         let (src, dst, lane) = link;
-        let at = ((src as usize) * LANES + lane) * nrt_net::transport::HANDLE_BYTES;
+        let kind = self.route(src, dst);
+        let table = (self.size as usize) * LANES * nrt_net::transport::HANDLE_BYTES;
+        let at = ENDPOINT_HEADER + kind * table + ((src as usize) * LANES + lane) * nrt_net::transport::HANDLE_BYTES;
         let bytes = self.endpoints.get(dst as usize).and_then(|e| e.get(at..at + nrt_net::transport::HANDLE_BYTES)).ok_or_else(|| NrtError::failure(format!("{} published no endpoint for rank {src} lane {lane}", self.who(dst))))?;
         let h = Handle::from_bytes(bytes).map_err(|e| net_err("endpoint handle", &e))?;
-        self.transport.connect(&h).map_err(|e| net_err(&format!("rank {src} connecting to {}", self.who(dst)), &e))
+        let t = &self.transports[kind];
+        t.connect(&h).map_err(|e| net_err(&format!("rank {src} connecting to {} over {}", self.who(dst), t.name()), &e))
     }
 
     /// The receiving comm of `link`, accepting (at most the net bound) on

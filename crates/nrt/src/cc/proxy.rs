@@ -34,7 +34,7 @@ use super::net::{Link, NetWorld};
 use crate::log::{Level, Module};
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId};
-use nrt_net::queue::{RecvQueue, SendQueue};
+use nrt_net::queue::{RecvQueue, Region, SendQueue};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -44,8 +44,9 @@ use std::time::{Duration, Instant};
 const HEADER_LEN: usize = 256;
 /// Length of an abort message.
 const ABORT_LEN: usize = 600;
-/// Smallest receive buffer (so an abort always fits).
-const MIN_RECV: usize = 1024;
+/// Smallest receive buffer (so an abort always fits); smaller messages are
+/// always staged through a host buffer.
+pub const MIN_RECV: usize = 1024;
 const HEADER_MAGIC: &[u8; 12] = b"NRTCC-OP\0\0\0\0";
 const ABORT_MAGIC: &[u8; 12] = b"NRTCC-ABORT\0";
 /// Messages in flight per connection and direction.
@@ -152,6 +153,26 @@ pub struct Job {
     /// in-NEFF collective, whose buffers the engines may still be
     /// computing when a peer's message arrives). `None`: ring at once.
     pub gate: Option<u64>,
+    /// The local ranks' proxy areas registered with the world's
+    /// transports (transport index, region): messages of at least
+    /// [`MIN_RECV`] bytes are sent from the outbox and received into the
+    /// inbox where they are. Empty: every message is staged through a
+    /// host buffer (a device whose memory is not mapped).
+    pub regions: Vec<(usize, Arc<Region>)>,
+}
+
+impl Job {
+    /// The region of transport `kind` holding `bytes` at `addr`, for a
+    /// message that goes without a staging buffer.
+    fn region(&self, kind: usize, addr: u64, bytes: u64) -> Option<&Arc<Region>> {
+        if bytes < MIN_RECV as u64 {
+            return None;
+        }
+        self.regions.iter().find(|(k, r)| {
+            let (base, len) = r.device_range();
+            *k == kind && addr >= base.get() && addr + bytes <= base.get() + len
+        }).map(|(_, r)| r)
+    }
 }
 
 /// The proxy's outcome, shared with the ranks that wait for it.
@@ -309,14 +330,28 @@ impl Proxy {
     }
 }
 
+/// A message waiting for room on its connection.
+enum Payload {
+    /// Staged (control messages; a device whose memory is not registered).
+    Owned(Vec<u8>),
+    /// In the outbox of a registered region: (region, device address,
+    /// bytes), sent from there.
+    InOutbox(Arc<Region>, u64, usize),
+}
+
 struct OutConn {
     link: Link,
+    /// The world's transport of the link.
+    kind: usize,
     q: SendQueue,
-    queued: VecDeque<Vec<u8>>,
+    queued: VecDeque<Payload>,
+    /// The operation's header (the first message) went.
+    header_sent: bool,
 }
 
 struct InConn {
     link: Link,
+    kind: usize,
     q: RecvQueue,
     /// The header is the oldest receive until it has been checked.
     header_done: bool,
@@ -368,13 +403,13 @@ fn run(job: Job, proxy: &Proxy) -> NrtResult<()> {
     world.check()?;
     let mut outs: Vec<OutConn> = Vec::new();
     for &link in &job.out_links {
-        outs.push(OutConn { link, q: SendQueue::new(world.take_send(link)?), queued: VecDeque::from([header(&job.op)]) });
+        outs.push(OutConn { link, kind: world.route(link.0, link.1), q: SendQueue::new(world.take_send(link)?), queued: VecDeque::from([Payload::Owned(header(&job.op))]), header_sent: false });
     }
     let mut ins: Vec<InConn> = Vec::new();
     // A panic in the operation is its failure: the peers are told below.
     let r = crate::worker::guarded("the collectives network proxy", NrtStatus::NetworkProxyFailure, || {
         for rl in &job.recvs {
-            ins.push(InConn { link: rl.link, q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
+            ins.push(InConn { link: rl.link, kind: world.route(rl.link.0, rl.link.1), q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
         }
         drive(&job, proxy, &mut outs, &mut ins)
     });
@@ -423,9 +458,20 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
                 c.q.post(vec![0u8; MIN_RECV]).map_err(|e| net(e, || format!("posting the header receive from {}", world.who(c.link.0))))?;
             }
             while c.next_post < rl.msgs.len() && c.q.in_flight() < WINDOW {
-                let want = (rl.msgs[c.next_post].1 as usize).max(1).max(MIN_RECV);
-                let buf = crate::host_memory::zeroed(want as u64, format_args!("a {want}-byte receive of {} from {}", job.op, world.who(c.link.0)))?;
-                c.q.post(buf).map_err(|e| net(e, || format!("posting a receive from {}", world.who(c.link.0))))?;
+                let (addr, bytes, _, _) = rl.msgs[c.next_post];
+                let region = job.region(c.kind, addr, bytes);
+                let in_place = region.is_some();
+                let posted = match region {
+                    // Into the inbox, where the landing reads it.
+                    Some(r) => c.q.post_region(r, DeviceAddr(addr), bytes as usize),
+                    None => {
+                        let want = (bytes as usize).max(1).max(MIN_RECV);
+                        let buf = crate::host_memory::zeroed(want as u64, format_args!("a {want}-byte receive of {} from {}", job.op, world.who(c.link.0)))?;
+                        c.q.post(buf)
+                    }
+                };
+                posted.map_err(|e| net(e, || format!("posting a receive from {}", world.who(c.link.0))))?;
+                world.count_message(in_place);
                 c.next_post += 1;
             }
             if !c.header_done {
@@ -446,13 +492,23 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
                 let (addr, bytes, lane, step) = rl.msgs[i];
                 let got = c.q.test_oldest().map_err(|e| net(e, || format!("message {} of {} on lane {} from {}", i + 1, rl.msgs.len(), c.link.2, world.who(c.link.0))))?;
                 let Some((b, len)) = got else { break };
-                if let Some(e) = parse_abort(world, c.link.0, &b[..len]) {
+                // A message received into the inbox is there already; one
+                // of another length can only be an abort.
+                let in_inbox = b.is_empty();
+                if in_inbox && len == ABORT_LEN {
+                    let mut m = [0u8; ABORT_LEN];
+                    dev.read(addr, &mut m)?;
+                    if let Some(e) = parse_abort(world, c.link.0, &m) {
+                        return Err(e);
+                    }
+                }
+                if !in_inbox && let Some(e) = parse_abort(world, c.link.0, &b[..len]) {
                     return Err(e);
                 }
                 if len != (bytes as usize).max(1) {
                     return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("message {} on lane {} from {} has {len} bytes; expected {bytes}", i + 1, c.link.2, world.who(c.link.0))));
                 }
-                if bytes > 0 {
+                if bytes > 0 && !in_inbox {
                     dev.write(addr, &b[..bytes as usize])?;
                 }
                 c.q.flush().map_err(|e| net(e, || "flushing a landed message".into()))?;
@@ -489,12 +545,17 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
             let v = (u64::from_le_bytes(w) as usize).min(s.posts.len());
             while posted[k] < v {
                 for &(dst, addr, bytes) in &s.posts[posted[k]] {
+                    let o = outs.iter_mut().find(|o| o.link == (s.gid, dst, s.lane)).expect("out link");
+                    if let Some(r) = job.region(o.kind, addr, bytes) {
+                        // Sent from the outbox where the device put it.
+                        o.queued.push_back(Payload::InOutbox(r.clone(), addr, bytes as usize));
+                        continue;
+                    }
                     let mut b = crate::host_memory::zeroed(bytes.max(1), format_args!("a {bytes}-byte send of {} to rank {dst}", job.op))?;
                     if bytes > 0 {
                         dev.read(addr, &mut b)?;
                     }
-                    let o = outs.iter_mut().find(|o| o.link == (s.gid, dst, s.lane)).expect("out link");
-                    o.queued.push_back(b);
+                    o.queued.push_back(Payload::Owned(b));
                 }
                 posted[k] += 1;
                 progress = true;
@@ -510,7 +571,17 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
                 if job.inject.panic_after.is_some_and(|n| sent_msgs >= n) {
                     panic!("injected panic (NEURON_SIM_INJECT=proxy_panic) sending to {}", world.who(o.link.1));
                 }
-                o.q.post(b).map_err(|e| net(e, || format!("sending to {}", world.who(o.link.1))))?;
+                // The header is not a data message.
+                let (data, in_place) = (o.header_sent, matches!(b, Payload::InOutbox(..)));
+                let sent = match b {
+                    Payload::Owned(b) => o.q.post(b),
+                    Payload::InOutbox(r, addr, bytes) => o.q.post_region(&r, DeviceAddr(addr), bytes),
+                };
+                sent.map_err(|e| net(e, || format!("sending to {}", world.who(o.link.1))))?;
+                if data {
+                    world.count_message(in_place);
+                }
+                o.header_sent = true;
                 sent_msgs += 1;
                 progress = true;
             }
@@ -559,7 +630,7 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
         if spins < 32 {
             std::thread::yield_now();
         } else {
-            let _ = world.transport().progress();
+            let _ = world.progress();
             std::thread::sleep(Duration::from_micros(if spins < 1000 { 20 } else { 200 }));
         }
     }

@@ -159,7 +159,9 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             .collect();
         let out_links = sp.outbound.iter().map(|&(q, r, l)| (group[r], group[q], l)).collect();
         let op = format!("operation {seq} on replica group {group:?}: {}", first.describe());
-        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, sends, out_links, recvs, submits, inject: Injected::from_env(rt.env()), gate: None };
+        let areas: Vec<(u64, u64)> = core_of.keys().map(|&r| (area_base[r], sp.areas[r].bytes)).collect();
+        let regions = world.register_areas(&device, &areas);
+        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, sends, out_links, recvs, submits, inject: Injected::from_env(rt.env()), gate: None, regions };
         for &(r, l, s) in &sp.plan.host_submits {
             let k = images[r].lanes[l].step_pairs[s];
             device.dma_tail_increment(core_of[&r], CC_QUEUES[l], k, k).map_err(|e| hal("doorbell", e))?;
