@@ -46,6 +46,16 @@ fn default_ntff(neff_path: &str) -> std::path::PathBuf {
 }
 
 /// A loaded NEFF.
+///
+/// `model(inputs, outputs=None, save_trace=False, ntff_name=None)` runs it
+/// once: `inputs` (and `outputs`, if given) map the NEFF's names to
+/// `nrt.Tensor`s on the model's core. Without `outputs`, they are
+/// allocated and returned as a dict; otherwise returns None.
+/// `save_trace=True` or `ntff_name` also writes a device profile of this
+/// execution to `ntff_name` (default: `<NEFF stem>.ntff` in the current
+/// directory).
+// (Said here because Python shows a slot method's generic "Call self as a
+// function." as `Model.__call__.__doc__`; `help(nrt.Model)` shows this.)
 #[pyclass(module = "nrt", name = "Model", frozen, subclass)]
 pub struct Model {
     cell: Arc<Cell<ModelRef>>,

@@ -244,4 +244,6 @@ def test_the_module_shows_its_api_and_nothing_else():
     assert isinstance(nrt.get_nrtpy_singleton(), nrt.Runtime)
     for exc in (nrt.NrtError, nrt.NrtpyError):
         assert exc.__module__ == "nrt", f"{exc} is shown as nrt.{exc.__name__} in tracebacks"
-    assert "save_trace" in (nrt.Model.__call__.__doc__ or ""), "model(...) has its docstring"
+    # A slot method's own __doc__ is Python's generic text; the call is
+    # documented on the class, which help(nrt.Model) shows.
+    assert "save_trace" in (nrt.Model.__doc__ or ""), "model(...) is documented where help() shows it"
