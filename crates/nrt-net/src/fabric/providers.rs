@@ -42,8 +42,8 @@ impl Providers {
     /// libfabric's own variables, `FI_PROVIDER` and `FI_TCP_IFACE` (read
     /// by libfabric too: this names what it will offer).
     pub fn from_env() -> Providers {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        Providers { forced: var("FI_PROVIDER"), iface: var("FI_TCP_IFACE") }
+        let set = |v: Result<String, std::env::VarError>| v.ok().filter(|v| !v.is_empty());
+        Providers { forced: set(std::env::var("FI_PROVIDER")), iface: set(std::env::var("FI_TCP_IFACE")) }
     }
 
     /// Opens the network transport (the forced provider, else the first of
