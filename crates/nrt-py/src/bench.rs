@@ -28,12 +28,16 @@ impl BenchmarkResult {
     /// Statistics of `durations_ms` (not empty).
     pub fn of(durations_ms: Vec<f64>, warmup_iterations: u32) -> BenchmarkResult {
         let n = durations_ms.len().max(1) as f64;
-        let mean = durations_ms.iter().sum::<f64>() / n;
+        let min_ms = durations_ms.iter().copied().fold(f64::INFINITY, f64::min);
+        let max_ms = durations_ms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        // The sum's rounding can put the mean of equal durations one ulp
+        // below them; a mean lies between the extremes.
+        let mean = (durations_ms.iter().sum::<f64>() / n).clamp(min_ms.min(max_ms), max_ms.max(min_ms));
         let var = durations_ms.iter().map(|d| (d - mean) * (d - mean)).sum::<f64>() / n;
         BenchmarkResult {
             mean_ms: mean,
-            min_ms: durations_ms.iter().copied().fold(f64::INFINITY, f64::min),
-            max_ms: durations_ms.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            min_ms,
+            max_ms,
             std_dev_ms: var.sqrt(),
             iterations: durations_ms.len(),
             warmup_iterations,
@@ -60,5 +64,9 @@ mod tests {
     fn statistics_use_the_population_deviation() {
         let r = BenchmarkResult::of(vec![1.0, 3.0], 5);
         assert_eq!((r.mean_ms, r.min_ms, r.max_ms, r.std_dev_ms, r.iterations), (2.0, 1.0, 3.0, 1.0, 2));
+        // Six equal durations whose float sum / 6 lands one ulp low.
+        let d = 0.000442944;
+        let r = BenchmarkResult::of(vec![d; 6], 0);
+        assert!(r.min_ms <= r.mean_ms && r.mean_ms <= r.max_ms, "{r:?}");
     }
 }
