@@ -160,6 +160,10 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(nrt_load_collectives(neff, size, 0, -1, 2, 2, &untouched), NRT_INVALID);
     EXPECT(untouched == (nrt_model_t *)0x3);
     OK(nrt_load_collectives(neff, size, -1, -1, 0, 1, &model));
+    OK(nrt_unload(model));
+    /* On the tensors' logical core (1), it executes on them; an input on
+     * another logical core is NRT_INVALID, not staged silently. */
+    OK(nrt_load_collectives(neff, size, 1, -1, 0, 1, &model));
     OK(nrt_execute(model, ins, outs));
     OK(nrt_unload(model));
     /* spike's call: vnc_count 1, ignored as by nrt_load. */
