@@ -25,7 +25,15 @@ impl Collectives {
     /// `count` on logical core `vnc`, as the barrier model's
     /// `nrt_load_collectives` does: the existing world (the rank registered
     /// in it), or one of `count` made here.
+    /// A world of another size already set up stays as it is: the call
+    /// then runs over `count` workers of this process (as before there
+    /// was a world), since a barrier neither sets up nor changes the
+    /// in-NEFF context's world (tests/c/cc_api.c's barriers over 2, 4 and
+    /// 8 workers after a world of 2).
     fn join_world(&self, id: u32, vnc: u32, count: u32) -> NrtResult<()> {
+        if self.context_size(super::world::CommContext::Neff).is_some_and(|n| n != count) {
+            return Ok(());
+        }
         let world = self.neff_world(id, vnc, count)?;
         self.register_rank(id, vnc, world)
     }
