@@ -316,8 +316,16 @@ impl Xus {
             let refused = match unit.submit_or_return(req) {
                 Ok(seq) => return Ok(seq),
                 Err((back, e)) if e.status == NrtStatus::QueueFull => {
-                    // A slot frees when the oldest request completes.
+                    // A slot frees when the oldest request completes. The
+                    // worker may have drained the whole queue since the
+                    // refusal: then nothing is outstanding and the submit
+                    // is retried at once (waiting on a number not yet
+                    // issued would be NRT_INVALID).
                     let oldest = seq::seq_num(unit.last_completed()) + 1;
+                    if oldest > seq::seq_num(unit.last_submitted()) {
+                        req = back;
+                        continue;
+                    }
                     match unit.wait_progressing(oldest, "implicit async execution waiting for a free slot of") {
                         Ok(()) => {
                             req = back;
