@@ -517,7 +517,7 @@ impl Collectives {
                 };
                 let input = split(&a.input, in_chunks, in_elems, "input")?;
                 let output = split(&a.output, out_chunks, out_elems, "output")?;
-                Ok(RankSide { core, input, output, scratch: Vec::new() })
+                Ok(RankSide { device: dev as u32, core, queues: CC_QUEUES.to_vec(), input, output, scratch: Vec::new() })
             })()
             .map_err(|e| NrtError::new(e.status, format!("rank {} (vnc {}): {}", a.rank, a.vnc, e.message)))?;
             in_place.push(side.input[0] == side.output[0] && side.input.len() == side.output.len());
