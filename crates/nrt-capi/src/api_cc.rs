@@ -102,16 +102,15 @@ fn world_arrival(vnc: u32, id: u32, count: u32, kind: CcKind, dtype: Dtype, n: u
     Arrival { group: (0..count).collect(), rank: id as usize, vnc, kind, dtype, op: ReduceOp::Add, count: n, input: vec![input], output: vec![output] }
 }
 
-/// `nrt_barrier`: a 128-byte all-reduce over every worker of the world.
+/// `nrt_barrier`: a 128-byte all-reduce over every worker of the world,
+/// run by the logical core's barrier model (loaded on first use, as
+/// libnrt 2.31 does).
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_barrier(vnc: i32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
     call("nrt_barrier", || {
         let h = global::hosts()?;
         let v = vnc_of(vnc.into())?;
-        check_member(g_device_id, g_device_count)?;
-        let t = scratch(v, 128, "barrier")?;
-        t.write(0, &[1u8; 128])?;
-        h.rt.collectives().run(&h.rt, world_arrival(v, g_device_id, g_device_count, CcKind::AllReduce, Dtype::Uint32, 32, t.clone(), t))
+        h.rt.collectives().barrier(&h.rt, &h.devices, v, g_device_id, g_device_count)
     })
 }
 

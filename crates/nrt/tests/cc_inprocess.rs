@@ -319,3 +319,45 @@ fn loads_join_the_neff_contexts_world_and_set_it_up_once() {
     assert!(e.message.contains("logical core 0 is already g_device_id 0"), "the rank was registered on its core: {}", e.message);
     assert_eq!(CcRank::joining(&rt, 0, 2, 0).unwrap_err().status, NrtStatus::Invalid, "an empty world");
 }
+
+/// The runtime of `runtime` with its model hosts (what `nrt_init` brings
+/// up for the C API).
+fn runtime_hosts(test: &str, env: &[(&str, &str)]) -> nrt::RuntimeHosts {
+    nrt::RuntimeHosts::around(Arc::new(runtime(test, env))).unwrap()
+}
+
+#[test]
+fn nrt_barrier_runs_a_barrier_model_loaded_once_per_logical_core() {
+    let h = runtime_hosts("barrier_model", &[]);
+    let rt = &h.rt;
+    for _ in 0..3 {
+        std::thread::scope(|s| {
+            for r in 0..3u32 {
+                let h = &h;
+                s.spawn(move || h.rt.collectives().barrier(&h.rt, &h.hosts, r, r, 3).unwrap());
+            }
+        });
+    }
+    for v in 0..3 {
+        assert_eq!(rt.shared_models().count_on(v), 1, "one barrier model on logical core {v}");
+    }
+    // Called as another worker than it was built for: refused.
+    let e = rt.collectives().barrier(rt, &h.hosts, 0, 1, 3).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Invalid, "{e}");
+    h.close().unwrap();
+}
+
+#[test]
+fn a_failed_barrier_build_is_sticky() {
+    let h = runtime_hosts("barrier_sticky", &[("NEURON_RT_CC_NET_TIMEOUT", "0.3")]);
+    // Worker 1 never comes: the build times out naming it.
+    let e = h.rt.collectives().barrier(&h.rt, &h.hosts, 0, 0, 2).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Timeout, "{e}");
+    assert!(e.message.contains("The barrier initialization has failed for LNC:0, worker: 0/2") && e.message.contains("rank(s) 1 never loaded"), "{e}");
+    // Later barriers on that logical core fail at once, the same way.
+    let started = std::time::Instant::now();
+    let again = h.rt.collectives().barrier(&h.rt, &h.hosts, 0, 0, 2).unwrap_err();
+    assert_eq!((again.status, &again.message), (e.status, &e.message));
+    assert!(started.elapsed() < std::time::Duration::from_millis(300), "no second build");
+    h.close().unwrap();
+}

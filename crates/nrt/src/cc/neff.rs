@@ -496,10 +496,10 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_
         if !local[op.me] {
             return Err(NrtError::invalid(format!("rank {} of the collectives world runs in another process ({}), not here", ctx.rank.rank, w.who(ctx.rank.rank))));
         }
-        if ops > 1 || ctx.subgraphs > 1 {
+        if ops > 1 || ctx.subgraph > 0 {
             return Err(bad(
                 &ctx.sg.name,
-                format!("{ops} collectives on {} physical core(s) with ranks in other processes: this release runs one collective per NEFF, on one physical core, across processes", ctx.subgraphs),
+                format!("{ops} collective(s) on physical core {} of the logical core with ranks in other processes: this release runs one collective per NEFF, on the first physical core, across processes", ctx.subgraph),
             ));
         }
     }

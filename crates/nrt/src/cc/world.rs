@@ -159,6 +159,8 @@ pub struct Collectives {
     net: super::net::NetSlot,
     /// The world size of each [`CommContext`], once set up.
     contexts: Mutex<[Option<u32>; 2]>,
+    /// `nrt_barrier`'s barrier models, by logical core.
+    barriers: super::barrier::Barriers,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -196,6 +198,14 @@ pub(super) fn chunk_addrs(rt: &Runtime, device: usize, tensors: &[Arc<Tensor>], 
 }
 
 impl Collectives {
+    /// `nrt_barrier(vnc, g_device_id, g_device_count)`: runs the logical
+    /// core's barrier model (loaded on first use, [`super::barrier`]) over
+    /// `hosts`, the runtime's model hosts by device.
+    pub fn barrier(&self, rt: &crate::runtime::Runtime, hosts: &[crate::load::ModelHost], vnc: u32, g_device_id: u32, g_device_count: u32) -> NrtResult<()> {
+        check_member(g_device_id, g_device_count)?;
+        self.barriers.run(rt, hosts, vnc, g_device_id, g_device_count)
+    }
+
     /// Records that global rank `g_device_id` of a world of
     /// `g_device_count` ranks is logical core `vnc` of this process (the
     /// global communicator calls this). A replica group naming ranks this
