@@ -7,7 +7,8 @@
 //! so workers of other processes take part as in any loaded NEFF); each
 //! barrier then executes it and reads its output back. A failed build is
 //! sticky for the process, as libnrt's: later barriers on that logical
-//! core fail at once with the same status and message.
+//! core as that worker fail at once with the same status and message. A
+//! call as another worker (rank, world) has a model of its own.
 
 use super::neff::CcRank;
 use crate::load::ModelHost;
@@ -29,17 +30,16 @@ pub const BARRIER_BYTES: u64 = 128;
 struct Built {
     model: ModelId,
     device: usize,
-    rank: u32,
-    world: u32,
     inputs: TensorSet,
     outputs: TensorSet,
     out: Arc<Tensor>,
 }
 
-/// The barrier models of a runtime, by process-local logical core.
+/// The barrier models of a runtime, by process-local logical core and the
+/// worker (rank, world) it is called as.
 #[derive(Debug, Default)]
 pub struct Barriers {
-    by_vnc: Mutex<BTreeMap<u32, Arc<Mutex<Option<Result<Built, NrtError>>>>>>,
+    by_vnc: Mutex<BTreeMap<(u32, u32, u32), Arc<Mutex<Option<Result<Built, NrtError>>>>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -52,7 +52,7 @@ impl Barriers {
     /// device), then runs it once. Workers of one process wait for each
     /// other on their own logical cores, each from its own thread.
     pub fn run(&self, rt: &Runtime, hosts: &[ModelHost], vnc: u32, rank: u32, world: u32) -> NrtResult<()> {
-        let slot = Arc::clone(lock(&self.by_vnc).entry(vnc).or_default());
+        let slot = Arc::clone(lock(&self.by_vnc).entry((vnc, rank, world)).or_default());
         let mut st = lock(&slot);
         let built = st.get_or_insert_with(|| {
             build(rt, hosts, vnc, rank, world).map_err(|e| {
@@ -62,9 +62,6 @@ impl Barriers {
             })
         });
         let b = built.as_ref().map_err(|e| NrtError::new(e.status, e.message.clone()))?;
-        if (b.rank, b.world) != (rank, world) {
-            return Err(NrtError::invalid(format!("the barrier of LNC:{vnc} was built for worker {}/{}; nrt_barrier was called as worker {rank}/{world}", b.rank, b.world)));
-        }
         crate::hosts::host_of(rt, hosts, b.device)?.execute(b.model, &b.inputs, &b.outputs)?;
         let mut got = [0u8; BARRIER_BYTES as usize];
         b.out.read(0, &mut got)?;
@@ -79,7 +76,9 @@ impl Barriers {
 fn build(rt: &Runtime, hosts: &[ModelHost], vnc: u32, rank: u32, world: u32) -> NrtResult<Built> {
     let spec = CollectiveSpec { lnc: rt.topology().lnc() as usize, ..CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Uint32, BARRIER_BYTES / 4, world) };
     let neff = collective_neff(&spec).map_err(|e| NrtError::failure(format!("the barrier model: {e}")))?;
-    let cc = CcRank::joining(rt, vnc, rank, world)?;
+    // As rank `rank` of `world` (not of the in-NEFF collectives' context,
+    // which a barrier neither sets up nor changes).
+    let cc = CcRank::of(rt, rank, world)?;
     let (device, local) = rt.locate_vnc(vnc)?;
     let host = crate::hosts::host_of(rt, hosts, device)?;
     let model = host.load_collectives(&neff, local as i32, -1, &cc)?;
@@ -88,5 +87,5 @@ fn build(rt: &Runtime, hosts: &[ModelHost], vnc: u32, rank: u32, world: u32) -> 
     let out = Arc::new(Tensor::allocate_host(BARRIER_BYTES, "barrier output")?);
     let mut outputs = TensorSet::new();
     outputs.add("output", Arc::clone(&out));
-    Ok(Built { model, device, rank, world, inputs, outputs, out })
+    Ok(Built { model, device, inputs, outputs, out })
 }
