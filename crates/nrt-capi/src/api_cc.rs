@@ -91,17 +91,17 @@ pub extern "C" fn nrt_cc_global_comm_init(vnc: u32, g_device_id: u32, g_device_c
     call("nrt_cc_global_comm_init", || global_comm(CommContext::Host, vnc.into(), g_device_id, g_device_count))
 }
 
-/// `nrt_barrier`: a 128-byte all-reduce over every worker of the world;
-/// joins the world first, as libnrt's barrier model load does, so it runs
-/// across processes with `NEURON_RT_ROOT_COMM_ID` set
-/// (`nrt::cc::Collectives::barrier`).
+/// `nrt_barrier`: a 128-byte all-reduce over every worker of the world,
+/// run by the logical core's barrier model (loaded on first use, as
+/// libnrt 2.31 does); the call joins the world first, as the barrier
+/// model's load does, so it runs across processes with
+/// `NEURON_RT_ROOT_COMM_ID` set (`nrt::cc::Collectives::barrier`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_barrier(vnc: i32, g_device_id: u32, g_device_count: u32) -> NRT_STATUS {
     call("nrt_barrier", || {
         let h = global::hosts()?;
         let v = vnc_of(vnc.into())?;
-        check_member(g_device_id, g_device_count)?;
-        h.rt.collectives().barrier(&h.rt, v, g_device_id, g_device_count)
+        h.rt.collectives().barrier(&h.rt, &h.devices, v, g_device_id, g_device_count)
     })
 }
 

@@ -33,6 +33,9 @@ pub struct CollectiveSpec {
     pub pairs: Vec<(u32, u32)>,
     /// Whether the collective works in place (one shared var).
     pub in_place: bool,
+    /// Physical cores of the logical core the NEFF is for (its LNC): the
+    /// collective runs on the first; the other subgraphs only end.
+    pub lnc: usize,
 }
 
 impl CollectiveSpec {
@@ -48,6 +51,7 @@ impl CollectiveSpec {
             groups: vec![(0..world).collect()],
             pairs: (0..world).map(|r| (r, (r + 1) % world)).collect(),
             in_place: false,
+            lnc: 1,
         }
     }
 
@@ -77,6 +81,9 @@ impl CollectiveSpec {
         }
         if self.in_place && self.elements().0 != self.elements().1 {
             return p(format!("{:?} changes the buffer size: it cannot run in place", self.kind));
+        }
+        if !(1..=2).contains(&self.lnc) {
+            return p(format!("lnc {}: expected 1 or 2", self.lnc));
         }
         if self.dtype == Dtype::Unknown {
             return p("dtype unknown: expected an integer or floating-point type".to_string());
@@ -150,8 +157,19 @@ pub fn collective_neff(spec: &CollectiveSpec) -> Result<Vec<u8>, GenError> {
     let ne = |e: nrt_neff::NeffError| internal(e.to_string());
     let mut w = NeffWriter::new();
     w.set_name(&format!("cc_{}_{}x{}_w{}", spec.kind.asm_name(), spec.count, spec.dtype.name(), spec.world)).map_err(ne)?;
-    w.add_model_manifests(&["sg00"], &[sig("input", ie)], &[sig("output", oe)], "cayman").map_err(ne)?;
+    let dirs: Vec<String> = (0..spec.lnc).map(|h| format!("sg{h:02}")).collect();
+    let dir_refs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+    w.set_lnc_size(spec.lnc as u32);
+    w.add_model_manifests(&dir_refs, &[sig("input", ie)], &[sig("output", oe)], "cayman").map_err(ne)?;
     w.add_subgraph("sg00", &def, &[EngineFiles { engine: EngineKind::Sp, json: sp_json, instructions }]).map_err(ne)?;
+    if spec.lnc > 1 {
+        // The logical core's other physical cores take no part.
+        let idle: DefJson = serde_json::from_value(json!({"name": "definition", "version": "0.6", "var": {}})).map_err(|e| internal(format!("def.json: {e}")))?;
+        let exit = nrt_isa::asm::assemble("pseudo_inst sub=exit_execution\n").map_err(|e| internal(format!("SP stream: {e}")))?;
+        for dir in &dirs[1..] {
+            w.add_subgraph(dir, &idle, &[EngineFiles { engine: EngineKind::Sp, json: Default::default(), instructions: exit.clone() }]).map_err(ne)?;
+        }
+    }
     w.to_bytes().map_err(ne)
 }
 

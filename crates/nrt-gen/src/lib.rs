@@ -14,11 +14,16 @@
 //! (PSEUDO_TRIGGER_COLLECTIVE over a def.json replica group), for
 //! `nrt_load_collectives` on every rank.
 //!
+//! [`cc_chain::chain_neff`] builds a NEFF carrying a chain of collectives
+//! on several replica groups interleaved with ACT compute, on one or two
+//! physical cores (LNC 1 or 2).
+//!
 //! [`tp_mlp::tp_mlp_neff`] builds one rank's NEFF of a tensor-parallel
 //! two-layer mlp: the hidden units split over the ranks, the partial
 //! outputs summed by an in-NEFF all-reduce.
 
 pub mod cc;
+pub mod cc_chain;
 pub mod matmul;
 mod sched;
 pub mod tp_mlp;

@@ -199,15 +199,10 @@ impl Model {
         if world_size == 0 || rank_id >= world_size {
             return Err(value_error(format!("rank_id {rank_id} is not in a world of {world_size}")));
         }
-        if world_size > 1 {
-            // What nrt_load_collectives does here: one participant only.
-            let e = nrt::NrtError::invalid(format!(
-                "collectives group of {world_size} participants (rank {rank_id}): this release supports exactly one participant; multi-participant groups land with the collectives issue"
-            ));
-            return Err(nrt_error(py, "Failed to load model", &e));
-        }
         let bytes = read_neff(py, &path)?;
         let s = session::get()?;
+        // The GIL is released while the load waits for the other ranks
+        // (threads of this process or other processes), as for execute.
         let loaded = py.detach(|| -> nrt::NrtResult<_> {
             let (d, local) = s.rt.locate_vnc(core_id)?;
             let host = s.host(d)?;

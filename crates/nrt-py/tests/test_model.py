@@ -4,13 +4,14 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import subprocess
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import nrt
-from conftest import SAMPLE_NEFF
+from conftest import SAMPLE_NEFF, nrt_bin
 
 
 def test_copy_round_trip_allocates_outputs(copy_neff):
@@ -247,3 +248,82 @@ def test_the_module_shows_its_api_and_nothing_else():
     # A slot method's own __doc__ is Python's generic text; the call is
     # documented on the class, which help(nrt.Model) shows.
     assert "save_trace" in (nrt.Model.__doc__ or ""), "model(...) is documented where help() shows it"
+
+
+@pytest.fixture(scope="session")
+def tp_mlp(tmp_path_factory):
+    """The 2-rank tensor-parallel mlp (`nrt gen tp-mlp`), one packed NEFF
+    per rank."""
+    out = tmp_path_factory.mktemp("tp-mlp")
+    subprocess.run([nrt_bin(), "gen", "tp-mlp", "--ranks", "2", "-o", str(out / "src")], check=True, capture_output=True)
+    neffs = []
+    for r in range(2):
+        neffs.append(out / f"rank{r}.neff")
+        subprocess.run([nrt_bin(), "neff", "pack", str(out / "src" / f"rank{r}"), str(neffs[-1])], check=True, capture_output=True)
+    return neffs
+
+
+def run_tp_rank(neff, r, x):
+    m = nrt.Model.load_from_neff(neff, core_id=r, cc_enabled=True, rank_id=r, world_size=2)
+    assert (m.cc_enabled, m.rank_id, m.world_size) == (True, r, 2)
+    return m({"x": nrt.Tensor.from_numpy(x, core_id=r)})["output0"].numpy()
+
+
+def test_a_two_rank_world_runs_from_threads_of_one_process(tp_mlp):
+    # Each rank loads and executes from its own thread; the GIL is released
+    # while a rank waits for the other at the load's meeting and at the
+    # collective.
+    import threading
+
+    x = np.random.default_rng(3).standard_normal((128, 256), dtype=np.float32)
+    outs = [None, None]
+    errors = []
+
+    def rank(r):
+        try:
+            outs[r] = run_tp_rank(tp_mlp[r], r, x)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    assert outs[0] is not None and outs[0].shape == (128, 256)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+RANK_SCRIPT = """
+import sys, numpy as np, nrt
+r = int(sys.argv[2])
+m = nrt.Model.load_from_neff(sys.argv[1], core_id=0, cc_enabled=True, rank_id=r, world_size=2)
+x = np.random.default_rng(3).standard_normal((128, 256), dtype=np.float32)
+y = m({"x": nrt.Tensor.from_numpy(x)})["output0"].numpy()
+np.save(sys.argv[3], y)
+"""
+
+
+def test_a_two_rank_world_runs_from_two_processes(tp_mlp, tmp_path):
+    # One rank per process, each with one visible logical core, meeting at
+    # NEURON_RT_ROOT_COMM_ID over libfabric (tcp on loopback).
+    import ctypes.util
+    import socket
+    import sys
+
+    if not ctypes.util.find_library("fabric"):
+        pytest.skip("libfabric is not installed (apt-get install libfabric1): ranks in other processes need it")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for r in range(2):
+        env = dict(os.environ, NEURON_RT_VISIBLE_CORES=str(r), NEURON_RT_ROOT_COMM_ID=f"127.0.0.1:{port}", FI_PROVIDER="tcp", FI_TCP_IFACE="lo", NEURON_RT_CC_NET_TIMEOUT="60")
+        procs.append(subprocess.Popen([sys.executable, "-c", RANK_SCRIPT, str(tp_mlp[r]), str(r), str(tmp_path / f"y{r}.npy")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+    for p in procs:
+        out, _ = p.communicate(timeout=300)
+        assert p.returncode == 0, out.decode(errors="replace")
+    y0, y1 = np.load(tmp_path / "y0.npy"), np.load(tmp_path / "y1.npy")
+    assert y0.shape == (128, 256)
+    np.testing.assert_array_equal(y0, y1)

@@ -80,7 +80,9 @@ pub struct CoreProgram {
     pub trace: Option<crate::profile::TracedImages>,
     /// The core's in-NEFF collectives claim (its collectives queues and
     /// semaphores), given back when the program is dropped.
-    pub cc_claim: Option<crate::cc::neff::CoreClaim>,
+    pub cc_claim: Option<crate::cc::neff::CcClaim>,
+    /// In-NEFF collectives the core runs per execution.
+    pub cc_ops: u32,
     /// The proxy work of the core's in-NEFF collective when its replica
     /// group has ranks in other processes (one proxy per execution).
     pub cc_net: Option<Arc<crate::cc::neff_net::NeffNet>>,

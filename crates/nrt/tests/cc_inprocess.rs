@@ -401,3 +401,50 @@ fn a_notification_lost_between_devices_gives_1200_on_the_peer_and_the_next_op_ru
     }
     check_on(&rt, &vncs, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 64, false);
 }
+
+/// The runtime of `runtime` with its model hosts (what `nrt_init` brings
+/// up for the C API).
+fn runtime_hosts(test: &str, env: &[(&str, &str)]) -> nrt::RuntimeHosts {
+    nrt::RuntimeHosts::around(Arc::new(runtime(test, env))).unwrap()
+}
+
+#[test]
+fn nrt_barrier_runs_a_barrier_model_loaded_once_per_logical_core() {
+    let h = runtime_hosts("barrier_model", &[]);
+    let rt = &h.rt;
+    for _ in 0..3 {
+        std::thread::scope(|s| {
+            for r in 0..3u32 {
+                let h = &h;
+                s.spawn(move || h.rt.collectives().barrier(&h.rt, &h.hosts, r, r, 3).unwrap());
+            }
+        });
+    }
+    for v in 0..3 {
+        assert_eq!(rt.shared_models().count_on(v), 1, "one barrier model on logical core {v}");
+    }
+    // A world of another size has its own barrier model.
+    std::thread::scope(|s| {
+        for r in 0..2u32 {
+            let h = &h;
+            s.spawn(move || h.rt.collectives().barrier(&h.rt, &h.hosts, r, r, 2).unwrap());
+        }
+    });
+    assert_eq!(rt.shared_models().count_on(0), 2);
+    h.close().unwrap();
+}
+
+#[test]
+fn a_failed_barrier_build_is_sticky() {
+    let h = runtime_hosts("barrier_sticky", &[("NEURON_RT_CC_NET_TIMEOUT", "0.3")]);
+    // Worker 1 never comes: the build times out naming it.
+    let e = h.rt.collectives().barrier(&h.rt, &h.hosts, 0, 0, 2).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Timeout, "{e}");
+    assert!(e.message.contains("The barrier initialization has failed for LNC:0, worker: 0/2") && e.message.contains("rank(s) 1 never loaded"), "{e}");
+    // Later barriers on that logical core fail at once, the same way.
+    let started = std::time::Instant::now();
+    let again = h.rt.collectives().barrier(&h.rt, &h.hosts, 0, 0, 2).unwrap_err();
+    assert_eq!((again.status, &again.message), (e.status, &e.message));
+    assert!(started.elapsed() < std::time::Duration::from_millis(300), "no second build");
+    h.close().unwrap();
+}

@@ -13,6 +13,7 @@ use nrt::load::{LoadSettings, ModelHost};
 use nrt::status::NrtStatus;
 use nrt::tensor::{Tensor, TensorSet};
 use nrt_gen::cc::{CollectiveSpec, collective_neff};
+use nrt_gen::cc_chain::{ChainOp, ChainSpec, chain_neff, chain_reference};
 use nrt_isa::dtype::Dtype;
 use nrt_isa::instr::{AluOp, CollectiveType};
 use std::sync::Arc;
@@ -274,15 +275,151 @@ fn a_rank_that_never_loads_times_out_naming_it() {
 }
 
 #[test]
-fn a_second_collectives_neff_on_a_core_is_refused_until_the_first_unloads() {
+fn a_core_holds_as_many_collectives_neffs_as_its_queue_pool_allows() {
     let host = host();
     let neff = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllGather, AluOp::Bypass, Dtype::Float32, 16, 1)).unwrap();
-    let first = host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap();
+    let fit = usize::from(nrt::cc::neff::POOL_QUEUES) / nrt::cc::neff::QUEUES_PER_MODEL;
+    let mut models: Vec<u32> = (0..fit).map(|_| host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap()).collect();
     let e = host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap_err();
     assert_eq!(e.status, NrtStatus::Resource, "{e}");
-    host.unload(first).unwrap();
-    let again = host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap();
-    host.unload(again).unwrap();
+    assert!(e.message.contains("collectives DMA queues") && e.message.contains("unload one"), "{e}");
+    // Every one of them runs, in any order.
+    let ins = vec![bytes_of(Dtype::Float32, &input(0, 16, 0))];
+    for &m in models.iter().rev().chain(&models) {
+        assert_eq!(execute_all(&host, &[m], &ins, 64), ins);
+    }
+    host.unload(models.remove(1)).unwrap();
+    models.push(host.load_collectives(&neff, 0, -1, &rank(0, 1)).unwrap());
+    for m in models {
+        host.unload(m).unwrap();
+    }
+}
+
+/// Replica group sets of a world of `w`: everyone; two halves; evens
+/// and odds (with one rank, each set is that rank alone).
+fn chain_sets(w: u32) -> Vec<Vec<Vec<u32>>> {
+    if w == 1 {
+        return vec![vec![vec![0]]; 3];
+    }
+    vec![vec![(0..w).collect()], vec![(0..w / 2).collect(), (w / 2..w).collect()], vec![(0..w).step_by(2).collect(), (1..w).step_by(2).collect()]]
+}
+
+/// Eight collectives on the three sets and two pair sets (a ring, a
+/// reversal), interleaved with ACT compute.
+fn chain(world: u32, lnc: usize) -> ChainSpec {
+    let op = |kind, op, set| ChainOp { kind, op, set };
+    ChainSpec {
+        world,
+        cols: 8,
+        lnc,
+        sets: chain_sets(world),
+        pairs: vec![(0..world).map(|r| (r, (r + 1) % world)).collect(), (0..world).map(|r| (r, world - 1 - r)).collect()],
+        ops: vec![
+            op(CollectiveType::AllReduce, AluOp::Add, 1),
+            op(CollectiveType::AllReduce, AluOp::Max, 0),
+            op(CollectiveType::ReduceScatter, AluOp::Add, 2),
+            op(CollectiveType::AllGather, AluOp::Bypass, 2),
+            op(CollectiveType::Permute, AluOp::Bypass, 0),
+            op(CollectiveType::AllToAll, AluOp::Bypass, 0),
+            op(CollectiveType::AllReduce, AluOp::Min, 2),
+            op(CollectiveType::Permute, AluOp::Bypass, 1),
+        ],
+    }
+}
+
+/// Executes every rank's chain model once with fresh inputs and checks
+/// each output against the reference (exact: the values stay small
+/// multiples of 2^-8, so any summation order gives the same bits).
+fn run_chain(host: &ModelHost, s: &ChainSpec, models: &[u32], run: usize) {
+    let ins: Vec<Vec<f32>> = (0..s.world as usize).map(|r| input(r, s.elements() as u64, run)).collect();
+    let outs = execute_all(host, models, &ins.iter().map(|v| bytes_of(Dtype::Float32, v)).collect::<Vec<_>>(), s.elements() as u64 * 4);
+    let want = chain_reference(s, &ins);
+    for (r, out) in outs.iter().enumerate() {
+        assert_eq!(values_of(Dtype::Float32, out), want[r], "{} ranks, LNC {}, run {run}: rank {r}", s.world, s.lnc);
+    }
+}
+
+fn load_chain(host: &ModelHost, s: &ChainSpec) -> Vec<u32> {
+    let neff = chain_neff(s).unwrap();
+    load_all(host, &neff, s.world).into_iter().map(|r| r.unwrap_or_else(|e| panic!("{} ranks, LNC {}: load: {e}", s.world, s.lnc))).collect()
+}
+
+#[test]
+fn eight_collectives_on_several_groups_interleaved_with_compute_at_2_4_and_8_ranks() {
+    let host = host();
+    for world in [2u32, 4, 8] {
+        let s = chain(world, 1);
+        let models = load_chain(&host, &s);
+        for run in 0..2 {
+            run_chain(&host, &s, &models, run);
+        }
+        for m in models {
+            host.unload(m).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_chain_at_lnc_2_runs_a_ring_per_physical_core_at_2_and_4_ranks() {
+    // A trn2 device at LNC 2: 4 logical cores of 2 physical cores each.
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(20), ..LoadSettings::default() };
+    let host = ModelHost::with_lnc(sim(), 2, settings).expect("host");
+    for world in [2u32, 4] {
+        let s = chain(world, 2);
+        let models = load_chain(&host, &s);
+        for run in 0..2 {
+            run_chain(&host, &s, &models, run);
+        }
+        for m in models {
+            host.unload(m).unwrap();
+        }
+    }
+}
+
+#[test]
+fn two_collectives_neffs_on_the_same_cores_run_in_any_interleaving() {
+    // A prefill / decode pair: two programs with their own schedules,
+    // queues and semaphores, loaded on the same cores.
+    let host = host();
+    let a = chain(4, 1);
+    let mut b = chain(4, 1);
+    b.cols = 4;
+    b.ops.reverse();
+    // Reduce-scatter before its all-gather.
+    b.ops.swap(4, 5);
+    let (ma, mb) = (load_chain(&host, &a), load_chain(&host, &b));
+    for (run, which) in [0, 1, 1, 0, 1, 0, 0].into_iter().enumerate() {
+        match which {
+            0 => run_chain(&host, &a, &ma, run),
+            _ => run_chain(&host, &b, &mb, run),
+        }
+    }
+    for m in ma.into_iter().chain(mb) {
+        host.unload(m).unwrap();
+    }
+}
+
+#[test]
+fn a_mismatch_in_one_op_of_a_chain_names_the_op() {
+    let host = host();
+    // Ranks 0 and 1 load one chain, 2 and 3 another that differs only in
+    // op 6, on the groups {0, 2} and {1, 3}.
+    let a = chain(4, 1);
+    let mut b = a.clone();
+    b.ops[6].op = AluOp::Max;
+    let (na, nb) = (chain_neff(&a).unwrap(), chain_neff(&b).unwrap());
+    let rs: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4u32).map(|r| {
+            let (host, neff) = (&host, if r < 2 { &na } else { &nb });
+            s.spawn(move || host.load_collectives(neff, r as i32, -1, &rank(r, 4)))
+        }).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for r in rs {
+        let e = r.unwrap_err();
+        assert_eq!(e.status, NrtStatus::Invalid);
+        assert!(e.message.contains("collective 6 of its NEFF") && e.message.contains("(min)") && e.message.contains("(max)"), "{e}");
+    }
 }
 
 /// A host over a device that drops one DMA write into a semaphore: the

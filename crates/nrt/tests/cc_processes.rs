@@ -189,9 +189,11 @@ fn rank_main() {
                 rt.collectives().register_rank(g, v as u32, world).unwrap();
             }
         }
-        rt
+        // The model hosts `nrt_barrier` loads its barrier model with.
+        let hosts: Vec<nrt::load::ModelHost> = (0..rt.devices().len()).map(|d| nrt::load::ModelHost::for_runtime_device(&rt, d, rt.shared_models()).unwrap()).collect();
+        (rt, hosts)
     };
-    let mut rt = make(&env(ROOT));
+    let (mut rt, mut hosts) = make(&env(ROOT));
     for (i, step) in steps.split(',').enumerate() {
         let parts: Vec<&str> = step.split(':').collect();
         match parts[0] {
@@ -203,8 +205,9 @@ fn rank_main() {
                 });
             }
             "reinit" => {
+                drop(hosts);
                 drop(rt);
-                rt = make(&parts[1..].join(":"));
+                (rt, hosts) = make(&parts[1..].join(":"));
             }
             "op" => {
                 let kind = kind_of(parts[1], world as usize);
@@ -252,11 +255,11 @@ fn rank_main() {
                         .iter()
                         .enumerate()
                         .map(|(v, &g)| {
-                            let rt = &rt;
+                            let (rt, hosts) = (&rt, &hosts);
                             let barrier = parts[0] == "barrier";
                             s.spawn(move || -> nrt::NrtResult<Vec<u8>> {
                                 if barrier {
-                                    rt.collectives().barrier(rt, v as u32, g, world)?;
+                                    rt.collectives().barrier(rt, hosts, v as u32, g, world)?;
                                     return Ok(Vec::new());
                                 }
                                 let mut out = vec![0u8; bytes * world as usize];

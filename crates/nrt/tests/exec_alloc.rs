@@ -15,8 +15,13 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 
 const BYTES: usize = 8 * 128 * 4;
 
+/// The counter is process-wide: the tests take turns, so one's set-up is
+/// never counted in the other's steady state.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn steady_state_execute_allocates_nothing() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (_dev, host) = host();
     let id = host.load(&copy_neff(), 0, -1).unwrap();
     let memory = host.memory().clone();
@@ -42,4 +47,103 @@ fn steady_state_execute_allocates_nothing() {
     assert_eq!(allocations, 0, "{allocations} heap allocations over {RUNS} executions");
     assert_eq!(dispatch.doorbells() - rung, RUNS, "one doorbell per execute");
     assert_eq!(read_all(&dout), data(BYTES, 11));
+}
+
+#[test]
+fn executing_a_neff_of_many_collectives_allocates_nothing() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    use nrt_gen::cc_chain::{ChainOp, ChainSpec, chain_neff, chain_reference};
+    use nrt_isa::instr::{AluOp, CollectiveType};
+    // Two ranks on the host's logical cores (LNC 2: a ring per physical
+    // core), eight collectives per subgraph; each rank executes from its
+    // own thread, in lock step with the other.
+    let (_dev, host) = host();
+    let op = |kind, op| ChainOp { kind, op, set: 0 };
+    let spec = ChainSpec {
+        world: 2,
+        cols: 8,
+        lnc: 2,
+        sets: vec![vec![vec![0, 1]]],
+        pairs: vec![vec![(0, 1), (1, 0)]],
+        ops: vec![
+            op(CollectiveType::AllReduce, AluOp::Add),
+            op(CollectiveType::ReduceScatter, AluOp::Add),
+            op(CollectiveType::AllGather, AluOp::Bypass),
+            op(CollectiveType::Permute, AluOp::Bypass),
+            op(CollectiveType::AllToAll, AluOp::Bypass),
+            op(CollectiveType::AllReduce, AluOp::Max),
+            op(CollectiveType::AllReduce, AluOp::Min),
+            op(CollectiveType::Permute, AluOp::Bypass),
+        ],
+    };
+    let neff = chain_neff(&spec).unwrap();
+    let models: Vec<u32> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2u32)
+            .map(|r| {
+                let (host, neff) = (&host, &neff);
+                s.spawn(move || host.load_collectives(neff, r as i32, -1, &nrt::cc::neff::CcRank::local(r, 2, std::time::Duration::from_secs(30))).unwrap())
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let bytes = spec.elements() * 4;
+    let inputs: Vec<Vec<f32>> = (0..2).map(|r| (0..spec.elements()).map(|i| ((i * 3 + r * 5) % 11) as f32).collect()).collect();
+    let memory = host.memory().clone();
+    let sets: Vec<(TensorSet, TensorSet, Arc<Tensor>)> = (0..2)
+        .map(|r| {
+            let core = host.vcores()[r][0];
+            let din = Arc::new(Tensor::allocate_device(&memory, core, bytes as u64, "input").unwrap());
+            let dout = Arc::new(Tensor::allocate_device(&memory, core, bytes as u64, "output").unwrap());
+            din.write(0, &inputs[r].iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+            let mut ins = TensorSet::new();
+            ins.add("input", din);
+            let mut outs = TensorSet::new();
+            outs.add("output", dout.clone());
+            (ins, outs, dout)
+        })
+        .collect();
+    // Each rank's waiting thread walks the device's queues alongside its
+    // workers (`Device::assist`), so which thread first runs which piece
+    // of work varies: rounds go on until one reads 0, as for the threaded
+    // device (`steady_allocations`).
+    let step = std::sync::Barrier::new(3);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let rounds = std::thread::scope(|s| {
+        for (r, (ins, outs, _)) in sets.iter().enumerate() {
+            let (host, step, stop, m) = (&host, &step, &stop, models[r]);
+            s.spawn(move || {
+                loop {
+                    step.wait();
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    host.execute(m, ins, outs).unwrap();
+                    step.wait();
+                }
+            });
+        }
+        let execute = || {
+            step.wait();
+            step.wait();
+        };
+        (0..WARMUP).for_each(|_| execute());
+        let mut rounds = Vec::new();
+        while rounds.len() < MAX_ROUNDS && rounds.last() != Some(&0) {
+            let before = ALLOCATIONS.load(Ordering::Relaxed);
+            (0..ROUND).for_each(|_| execute());
+            rounds.push(ALLOCATIONS.load(Ordering::Relaxed) - before);
+        }
+        stop.store(true, Ordering::Relaxed);
+        step.wait();
+        rounds
+    });
+    assert_eq!(rounds.last(), Some(&0), "heap allocations per round of {ROUND} executions of two ranks: {rounds:?}");
+    let want = chain_reference(&spec, &inputs);
+    for (r, (_, _, dout)) in sets.iter().enumerate() {
+        let got: Vec<f32> = read_all(dout).chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got, want[r], "rank {r}");
+    }
+    for m in models {
+        host.unload(m).unwrap();
+    }
 }

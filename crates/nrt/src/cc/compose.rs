@@ -48,11 +48,14 @@ pub fn is_cc_queue(engine: u32, queue: u32) -> bool {
 /// input, output and scratch (see [`Loc`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RankSide {
-    /// The rank's device: its index in the instance
-    /// (`DeviceInfo::device_index`), which the peer window names.
+    /// The device (its index in the runtime's instance) of the rank's
+    /// core: ranks of one meeting may sit on several devices.
     pub device: u32,
     /// The rank's physical core (the first of its logical core).
     pub core: CoreId,
+    /// The DMA queue of each of the rank's lanes on that core (peers ring
+    /// its steps there).
+    pub queues: Vec<DmaQueueId>,
     /// Input chunk addresses.
     pub input: Vec<u64>,
     /// Output chunk addresses.
@@ -237,16 +240,16 @@ fn pairs_of(step: &Step, esize: u64) -> u32 {
 /// will sit (compose once with zeros to learn the sizes, see
 /// [`RankImage::bytes`]; they do not depend on the bases).
 pub fn compose(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &ArchDesc, bases: &[u64]) -> Result<Vec<RankImage>, String> {
-    compose_on(plan, sides, dtype, op, arch, bases, &CC_QUEUES, CC_SEM)
+    compose_on(plan, sides, dtype, op, arch, bases, CC_SEM)
 }
 
-/// [`compose`] for lanes on `queues` (one per lane) whose "done" signals
-/// count on semaphore `done_sem`: in-NEFF collectives (`cc::neff`) keep
-/// their own queues and semaphore, so they never meet the standalone ones.
-#[allow(clippy::too_many_arguments)]
-pub fn compose_on(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &ArchDesc, bases: &[u64], queues: &[DmaQueueId], done_sem: u32) -> Result<Vec<RankImage>, String> {
-    if plan.lanes.iter().any(|l| l.len() > queues.len()) {
-        return Err(format!("the schedule has more lanes than the {} queues given", queues.len()));
+/// [`compose`] with "done" signals counted on semaphore `done_sem` (each
+/// rank's lanes on its [`RankSide::queues`]): in-NEFF collectives
+/// (`cc::neff`) keep their own queues and semaphores, so they never meet
+/// the standalone ones.
+pub fn compose_on(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch: &ArchDesc, bases: &[u64], done_sem: u32) -> Result<Vec<RankImage>, String> {
+    if let Some((r, l)) = plan.lanes.iter().enumerate().find(|(r, l)| l.len() > sides[*r].queues.len()) {
+        return Err(format!("the schedule gives rank {r} {} lanes but it has {} queues", l.len(), sides[r].queues.len()));
     }
     let esize = dtype.size_bytes() as u64;
     let step_pairs: Vec<Vec<Vec<u32>>> = plan.lanes.iter().map(|lanes| lanes.iter().map(|steps| steps.iter().map(|s| pairs_of(s, esize)).collect()).collect()).collect();
@@ -330,7 +333,7 @@ pub fn compose_on(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch
                     match *sig {
                         Signal::Submit { rank, lane: ql, step } => {
                             let w = word_addr(step_pairs[rank][ql][step]);
-                            let (core, q) = (sides[rank].core, queues[ql]);
+                            let (core, q) = (sides[rank].core, sides[rank].queues[ql]);
                             lane.copy(w, reach(rank, arch.dma_tail_inc_addr(core, q, DMA_M2S_GROUP).get())?, 4)?;
                             lane.copy(w, reach(rank, arch.dma_tail_inc_addr(core, q, DMA_S2M_GROUP).get())?, 4)?;
                         }
@@ -370,7 +373,7 @@ mod tests {
         // Two ranks, halves of 100_000 fp32 (400_000 bytes): a 256 KiB
         // piece and a 137_856-byte one.
         let p = plan(&CcKind::AllReduce, 2, 400_000, &[false; 2]);
-        let sides: Vec<RankSide> = (0..2u64).map(|r| RankSide { device: 0, core: CoreId(r as u32), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 800_000], output: vec![0x4000_0000 * (r + 1), 0x4000_0000 * (r + 1) + 800_000], scratch: vec![] }).collect();
+        let sides: Vec<RankSide> = (0..2u64).map(|r| RankSide { device: 0, core: CoreId(r as u32), queues: CC_QUEUES.to_vec(), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 800_000], output: vec![0x4000_0000 * (r + 1), 0x4000_0000 * (r + 1) + 800_000], scratch: vec![] }).collect();
         let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0; 2]).unwrap();
         let img = &imgs[0];
         assert_eq!(img.blocks.len(), 2 * 2, "two pieces per half");
@@ -399,7 +402,7 @@ mod tests {
         let arch = nrt_hal::Arch::Trn1.desc();
         let p = plan(&CcKind::AllReduce, 2, 1000, &[false; 2]);
         let sides: Vec<RankSide> = (0..2u64)
-            .map(|r| RankSide { device: 3 * r as u32, core: CoreId(1), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 2000], output: vec![0x2000_0000 * (r + 1), 0x2000_0000 * (r + 1) + 2000], scratch: vec![] })
+            .map(|r| RankSide { device: 3 * r as u32, core: CoreId(1), queues: CC_QUEUES.to_vec(), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 2000], output: vec![0x2000_0000 * (r + 1), 0x2000_0000 * (r + 1) + 2000], scratch: vec![] })
             .collect();
         let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0x100, 0x900]).unwrap();
         let peer = |a: u64| arch.peer_addr(3, nrt_hal::DeviceAddr(a)).unwrap().get();
@@ -429,7 +432,7 @@ mod tests {
         let arch = nrt_hal::Arch::Trn2.desc();
         let p = plan(&CcKind::AllReduce, 4, 100_000, &[false; 4]);
         let sides: Vec<RankSide> = (0..4u64)
-            .map(|r| RankSide { device: 0, core: CoreId(r as u32), input: (0..4).map(|c| 0x1000_0000 * (r + 1) + c * 100_000).collect(), output: (0..4).map(|c| 0x2000_0000 * (r + 1) + c * 100_000).collect(), scratch: vec![] })
+            .map(|r| RankSide { device: 0, core: CoreId(r as u32), queues: CC_QUEUES.to_vec(), input: (0..4).map(|c| 0x1000_0000 * (r + 1) + c * 100_000).collect(), output: (0..4).map(|c| 0x2000_0000 * (r + 1) + c * 100_000).collect(), scratch: vec![] })
             .collect();
         let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0; 4]).unwrap();
         for img in &imgs {

@@ -17,9 +17,6 @@ use crate::tensor::Tensor;
 use nrt_isa::dtype::Dtype;
 use std::sync::Arc;
 
-/// Bytes of the barrier's all-reduce (libnrt's barrier model input).
-pub const BARRIER_BYTES: u64 = 128;
-
 impl Collectives {
     /// Joins the world of the in-NEFF collectives' context as rank `id` of
     /// `count` on logical core `vnc`, as the barrier model's
@@ -38,16 +35,17 @@ impl Collectives {
         self.register_rank(id, vnc, world)
     }
 
-    /// `nrt_barrier(vnc, g_device_id, g_device_count)`: returns once every
-    /// rank of the world reached its barrier (a 128-byte all-reduce over
-    /// all of them), or fails within the collectives' bounds.
-    pub fn barrier(&self, rt: &Runtime, vnc: u32, g_device_id: u32, g_device_count: u32) -> NrtResult<()> {
+    /// `nrt_barrier(vnc, g_device_id, g_device_count)`: joins the world
+    /// (as the barrier model's `nrt_load_collectives` does), then runs the
+    /// logical core's barrier model (loaded on first use,
+    /// [`super::barrier`]) over `hosts`, the runtime's model hosts by
+    /// device: returns once every worker of the world reached its barrier,
+    /// or fails within the collectives' bounds.
+    pub fn barrier(&self, rt: &Runtime, hosts: &[crate::load::ModelHost], vnc: u32, g_device_id: u32, g_device_count: u32) -> NrtResult<()> {
         check_member(g_device_id, g_device_count)?;
         rt.vcore(vnc)?;
         self.join_world(g_device_id, vnc, g_device_count)?;
-        let t = scratch(rt, vnc, BARRIER_BYTES, "barrier")?;
-        t.write(0, &[1u8; BARRIER_BYTES as usize])?;
-        self.run(rt, world_arrival(vnc, g_device_id, g_device_count, CcKind::AllReduce, Dtype::Uint32, BARRIER_BYTES / 4, [t.clone(), t]))
+        self.barriers.run(rt, hosts, vnc, g_device_id, g_device_count)
     }
 
     /// `nrt_all_gather(vnc, g_device_id, g_device_count, ...)`: `output`

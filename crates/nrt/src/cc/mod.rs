@@ -11,9 +11,11 @@
 //! cross-process bytes over libfabric between outboxes and inboxes the
 //! devices' DMA fills and drains ([`proxy`]).
 //! In-NEFF collectives (`nrt_load_collectives`) are composed at load by
-//! [`neff`] and run from the engines' instruction streams.
+//! [`neff`] and run from the engines' instruction streams; `nrt_barrier`
+//! runs a loaded barrier model ([`barrier`]).
 //! docs/collectives.md describes the design and the encoding.
 
+pub mod barrier;
 pub mod compose;
 mod host_calls;
 pub mod neff;
@@ -25,6 +27,6 @@ mod remote;
 pub mod split;
 pub mod world;
 
-pub use host_calls::BARRIER_BYTES;
+pub use barrier::BARRIER_BYTES;
 pub use plan::CcKind;
 pub use world::{Arrival, Collectives, CommContext, ReduceOp};

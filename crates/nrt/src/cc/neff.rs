@@ -1,31 +1,44 @@
 //! In-NEFF collectives (`nrt_load_collectives`): at load, each rank's
-//! PSEUDO_TRIGGER_COLLECTIVE is checked against its def.json
-//! declarations, the ranks of its replica group meet ([`meet`]), agree on
-//! the op and compose the ring schedule of the whole group into every
-//! rank's descriptor rings; the record is then lowered into the engine
-//! records that run it inside `nrt_execute` (docs/collectives.md, "NEFF
-//! encoding" and "In-NEFF collectives").
+//! PSEUDO_TRIGGER_COLLECTIVE records are checked against its def.json
+//! declarations; for each, in program order, the ranks of its replica
+//! group meet ([`meet`]), agree on the op and compose the ring schedule of
+//! the whole group; each rank then writes one ring per lane holding its
+//! part of every op, concatenated in program order, and each record is
+//! lowered into the engine records that run it inside `nrt_execute`
+//! (docs/collectives.md, "NEFF encoding" and "In-NEFF collectives").
 //!
-//! The lowered sequence, on the engine that issued the 0xC8 record:
-//! 1. a NOP with the record's wait; its done semaphore [`DONE_SEM`] := 0;
-//! 2. the doorbell of the rank's ready queue [`READY_QUEUE`], whose DMA
-//!    raises every group rank's ready semaphore [`READY_SEM`] (the
-//!    device-side barrier: a peer's buffers are ready once it reaches the
-//!    trigger);
-//! 3. a NOP waiting for `READY_SEM >= n`, subtracting `n`;
-//!    then a NOTIFY CC_START (subtype 7) on the engine's queue;
-//! 4. this rank's doorbells: a WRITE of each lane's first step to the M2S
-//!    and S2M tail-increment registers of its queue ([`QUEUES`]); with
-//!    ranks in other processes, then a WRITE of 1 into the rank's gate
-//!    word (the proxy rings its landings only from there on);
+//! The lowered sequence of one op, on the engine that issued the record:
+//! 1. a NOP with the record's wait; the core's done semaphore
+//!    [`DONE_SEM`] := 0;
+//! 2. the doorbell of the model's ready queue for this op's raises: its
+//!    DMA raises the ready semaphore of every rank of the group in this
+//!    process (the device-side barrier: a peer's buffers are ready once it
+//!    reaches the trigger). Each model holds one ready semaphore per
+//!    replica group set it uses, from the core's collectives block
+//!    ([`READY_SEMS`]), so a raise for another group's op never completes
+//!    this op's barrier;
+//! 3. a NOP waiting for `ready >= n`, subtracting `n`; then a NOTIFY
+//!    CC_START (subtype 7) on the engine's queue;
+//! 4. this rank's doorbells: a WRITE of each lane's first step of the op
+//!    to the M2S and S2M tail-increment registers of its queue; with ranks
+//!    in other processes, then a WRITE of 1 into the rank's gate word (the
+//!    proxy rings its landings only from there on);
 //! 5. a NOP waiting for `DONE_SEM >= done`, subtracting `done` (the
 //!    schedule's "done" signals, raised by the DMA engines), then a
 //!    NOTIFY CC_END (subtype 8);
 //! 6. a NOP with the record's update (SEM_INC_COMPLETE), so the engine's
 //!    next instruction sees the output complete.
 //!
-//! The rings hold a whole number of copies of the schedule (their length
-//! a multiple of the schedule's), so every execution starts at the top.
+//! When a rank passes op k's done wait, its lanes have walked all of op k's
+//! descriptors, and no peer rings its op k + 1 steps before its op k + 1
+//! barrier, which needs this rank's raise: so the concatenated rings stay
+//! in step. The rings hold a whole number of copies of one execution's
+//! descriptors, so every execution starts at the top.
+//!
+//! A logical core of several physical cores (LNC 2) runs one subgraph per
+//! physical core; each subgraph's collectives form their own rings over
+//! the same subgraph of every rank of the group (a channel per physical
+//! core), moving the data that subgraph names.
 //!
 //! A replica group with ranks in other processes (the world bootstrapped
 //! by [`CcRank::of`]): the barrier and the meeting cover this process's
@@ -38,6 +51,7 @@ use super::neff_net::{NeffNet, RankPlace};
 use super::net::NetWorld;
 use super::plan::{self, CcKind};
 use super::split;
+use crate::exec::cores::CoreDispatch;
 use crate::log::{Level, Module};
 use crate::memory::{MemUsage, ModelMemory};
 use crate::program::{MemRefKind, SubgraphProgram};
@@ -55,23 +69,37 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The DMA queues of a core that run in-NEFF collectives, one per lane
-/// (never handed to models, nor shared with the standalone collectives'
-/// [`compose::CC_QUEUES`]).
-pub const QUEUES: [DmaQueueId; 2] = [DmaQueueId { engine: 7, queue: 12 }, DmaQueueId { engine: 7, queue: 13 }];
-/// The DMA queue of a core that raises the group's ready semaphores (one
-/// 4-byte copy of the word 1 per rank into its SEM_INC alias).
-pub const READY_QUEUE: DmaQueueId = DmaQueueId { engine: 7, queue: 11 };
-/// The semaphore counting an in-NEFF collective's "done" signals.
-pub const DONE_SEM: u32 = 246;
-/// The semaphore counting the group's "ready" raises (the barrier).
-pub const READY_SEM: u32 = 247;
+/// The DMA engine whose queues `0..POOL_QUEUES` are each core's pool of
+/// in-NEFF collectives queues (its queues 14 and 15 are the standalone
+/// collectives' [`compose::CC_QUEUES`]); the models' queue pool never
+/// hands them out.
+pub const POOL_ENGINE: u8 = 7;
+/// Queues in each core's collectives pool.
+pub const POOL_QUEUES: u8 = 14;
+/// Queues a loaded NEFF with collectives takes on each core that runs
+/// them: one per lane and the ready queue.
+pub const QUEUES_PER_MODEL: usize = plan::RING_LANES + 1;
+/// The semaphore of each core counting an in-NEFF collective's "done"
+/// signals. One per core serves every op of every loaded model in turn:
+/// an op starts it from 0, and the peers' done signals for an op come only
+/// after that op's barrier, which needs this rank to have reached it.
+pub const DONE_SEM: u32 = 247;
+/// The semaphores of each core that loaded models take as ready counters
+/// (one per replica group set a model's collectives use): the collectives
+/// block between the models' range, which the postamble resets, and the
+/// runtime's.
+pub const READY_SEMS: std::ops::Range<u32> = crate::exec::dispatch::MODEL_SEMAPHORES..DONE_SEM;
 /// The longest ring a lane may take, in descriptors.
 pub const MAX_RING: u64 = 1 << 16;
 
-/// Whether `(engine, queue)` runs in-NEFF collectives.
+/// Whether `(engine, queue)` is in the cores' collectives queue pool.
 pub fn is_neff_cc_queue(engine: u32, queue: u32) -> bool {
-    QUEUES.iter().chain([&READY_QUEUE]).any(|q| u32::from(q.engine) == engine && u32::from(q.queue) == queue)
+    engine == u32::from(POOL_ENGINE) && queue < u32::from(POOL_QUEUES)
+}
+
+/// The queues of each core's collectives pool.
+pub fn pool_queues() -> impl Iterator<Item = DmaQueueId> {
+    (0..POOL_QUEUES).map(|queue| DmaQueueId { engine: POOL_ENGINE, queue })
 }
 
 /// Who the loading rank is: `nrt_load_collectives`' `g_device_id` /
@@ -133,66 +161,95 @@ impl CcRank {
     }
 }
 
-/// The core a loaded collectives model holds (its queues and semaphores);
-/// given back when dropped (unload, or a failed load's rollback).
+/// A loaded model's share of one core's collectives resources: its lane
+/// queues and ready queue (from the core's pool) and its ready semaphores
+/// (from the core's collectives block, [`READY_SEMS`]); given back when
+/// dropped (unload, or a failed load's rollback). Several NEFFs with
+/// collectives can so be loaded on the same cores and run in any order.
 #[derive(Debug)]
-pub struct CoreClaim {
-    key: (usize, u32),
+pub struct CcClaim {
+    core: Arc<CoreDispatch>,
+    queues: Vec<DmaQueueId>,
+    sems: Vec<u32>,
 }
 
-static CLAIMS: LazyLock<Mutex<BTreeSet<(usize, u32)>>> = LazyLock::new(Mutex::default);
+impl CcClaim {
+    /// A claim of `queues` and `sems` of `core` (taken from its pool by
+    /// [`CoreDispatch::claim_collectives`]).
+    pub(crate) fn new(core: Arc<CoreDispatch>, queues: Vec<DmaQueueId>, sems: Vec<u32>) -> CcClaim {
+        CcClaim { core, queues, sems }
+    }
 
-/// A device's identity for the claims and the meeting (the object, not its
-/// index: separate runtimes in one process each have a device 0).
-fn device_key(d: &Arc<dyn nrt_hal::Device>) -> usize {
-    Arc::as_ptr(d) as *const u8 as usize
-}
+    /// The DMA queues held: the lanes' first, then the ready queue.
+    pub fn queues(&self) -> &[DmaQueueId] {
+        &self.queues
+    }
 
-impl CoreClaim {
-    fn take(key: usize, device: u32, core: CoreId) -> NrtResult<CoreClaim> {
-        let mut c = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
-        if !c.insert((key, core.0)) {
-            return Err(NrtError::new(
-                NrtStatus::Resource,
-                format!("Neuron Device {device} NC {} already runs a loaded NEFF with collectives; this release runs one per core (unload it first)", core.0),
-            ));
-        }
-        Ok(CoreClaim { key: (key, core.0) })
+    /// The ready semaphores held, one per replica group set.
+    pub fn semaphores(&self) -> &[u32] {
+        &self.sems
+    }
+
+    fn lanes(&self) -> &[DmaQueueId] {
+        &self.queues[..plan::RING_LANES]
+    }
+
+    fn ready_queue(&self) -> DmaQueueId {
+        self.queues[plan::RING_LANES]
     }
 }
 
-impl Drop for CoreClaim {
+impl Drop for CcClaim {
     fn drop(&mut self) {
-        CLAIMS.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+        self.core.release_collectives(&self.queues, &self.sems);
     }
+}
+
+/// The identity of an instance for the meeting: the model database its
+/// hosts share (one per runtime, over all its devices; separate runtimes
+/// in one process are separate instances). Ranks of one instance meet
+/// whichever of its devices their cores are on.
+pub fn instance_key<T>(models: &Arc<T>) -> usize {
+    Arc::as_ptr(models) as *const u8 as usize
 }
 
 /// What staging a subgraph's collectives gives the lowering: the records
-/// each 0xC8 record becomes, by (engine, index), and the core's claim.
+/// each collective record becomes, by (engine, index), and the core's
+/// claim.
 #[derive(Debug, Default)]
 pub struct Staged {
     /// Lowered records.
     pub records: BTreeMap<(EngineId, usize), Vec<RecordBytes>>,
-    /// The core's claim, while the model is loaded.
-    pub claim: Option<CoreClaim>,
+    /// The core's collectives resources, while the model is loaded.
+    pub claim: Option<CcClaim>,
     /// The proxy work of a replica group with ranks in other processes.
     pub net: Option<Arc<NeffNet>>,
+    /// Collectives the subgraph runs per execution.
+    pub ops: u32,
 }
 
 /// What staging needs of the load.
 pub struct StageCtx<'a> {
+    /// The instance the load runs on (all the runtime's devices): its
+    /// ranks meet each other; see [`instance_key`].
+    pub instance: usize,
     /// The device.
     pub device: &'a Arc<dyn nrt_hal::Device>,
     /// The model's memory.
     pub memory: &'a ModelMemory,
     /// The subgraph's core.
     pub core: CoreId,
+    /// The core's execution resources (its collectives pool).
+    pub dispatch: &'a Arc<CoreDispatch>,
     /// The subgraph.
     pub sg: &'a SubgraphProgram,
     /// Its def.json.
     pub def: &'a nrt_neff::DefJson,
     /// The device address of each var with a fixed one.
     pub fixed: &'a dyn Fn(u64) -> Option<u64>,
+    /// The subgraph's index in the program (its physical core's place in
+    /// the logical core: the channel its collectives run on).
+    pub subgraph: usize,
     /// Subgraphs of the program.
     pub subgraphs: usize,
     /// The loading rank.
@@ -206,6 +263,8 @@ fn bad(sg: &str, what: impl std::fmt::Display) -> NrtError {
 /// One collective of a subgraph, resolved for this rank.
 #[derive(Clone, Debug)]
 struct Op {
+    /// Its place among the subgraph's collectives (program order).
+    number: usize,
     engine: EngineId,
     index: usize,
     trigger: CollectiveTrigger,
@@ -217,7 +276,15 @@ struct Op {
     dma: DmaOp,
 }
 
-/// The 0xC8 records of a subgraph, checked (no context needed).
+impl Op {
+    /// The replica group set (or, for permute, source/target pair set) the
+    /// op names: one ready counter each.
+    fn set_key(&self) -> (bool, u16) {
+        (matches!(self.kind, CcKind::Permute(_)), self.trigger.group_set)
+    }
+}
+
+/// The collective records of a subgraph, checked (no context needed).
 fn triggers(sg: &SubgraphProgram) -> NrtResult<Vec<(EngineId, usize, CollectiveTrigger)>> {
     let mut out = Vec::new();
     for s in &sg.streams {
@@ -231,7 +298,7 @@ fn triggers(sg: &SubgraphProgram) -> NrtResult<Vec<(EngineId, usize, CollectiveT
     Ok(out)
 }
 
-fn resolve(sg: &str, cfg: &CcConfig, rank: &CcRank, engine: EngineId, index: usize, t: CollectiveTrigger) -> NrtResult<Op> {
+fn resolve(sg: &str, cfg: &CcConfig, rank: &CcRank, number: usize, (engine, index, t): (EngineId, usize, CollectiveTrigger)) -> NrtResult<Op> {
     let at = |e: String| bad(sg, format!("{} instruction {index} ({:?}): {e}", engine.name(), t.kind));
     let set = usize::from(t.group_set);
     let (group, me, kind) = if t.kind == CollectiveType::Permute {
@@ -257,7 +324,7 @@ fn resolve(sg: &str, cfg: &CcConfig, rank: &CcRank, engine: EngineId, index: usi
             return Err(at("reduction mult: the DMA engines reduce with add, max and min (fma); a product reduction is not supported by this runtime".to_string()));
         }
     };
-    Ok(Op { engine, index, trigger: t, group, me, kind, dma })
+    Ok(Op { number, engine, index, trigger: t, group, me, kind, dma })
 }
 
 /// The device address of `elems` elements at element `offset` of var
@@ -295,9 +362,14 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
-/// Stages the subgraph's collectives for this rank: checks, meets the
-/// peers, writes this rank's rings and programs its queues; returns the
-/// records each 0xC8 record becomes. Nothing when it has none.
+fn hal(what: &str, e: nrt_hal::HalError) -> NrtError {
+    NrtError::failure(format!("collectives {what}: {e}"))
+}
+
+/// Stages the subgraph's collectives for this rank: checks them, claims
+/// the core's collectives resources, meets the peers op by op, writes
+/// this rank's rings and programs its queues; returns the records each
+/// collective record becomes. Nothing when it has none.
 pub fn stage(ctx: &StageCtx<'_>) -> NrtResult<Staged> {
     let sg = &ctx.sg.name;
     let found = triggers(ctx.sg)?;
@@ -314,23 +386,73 @@ pub fn stage(ctx: &StageCtx<'_>) -> NrtResult<Staged> {
     if cfg.streams != 1 {
         return Err(bad(sg, format!("cc_streams.num_streams is {}: PSEUDO_TRIGGER_COLLECTIVE instructions only support a single stream (expected 1)", cfg.streams)));
     }
-    if ctx.subgraphs > 1 {
-        return Err(bad(sg, "collectives in a NEFF of several subgraphs (a logical core of several physical cores) are not supported by this release"));
+    if let Some(other) = found.iter().find(|f| f.0 != found[0].0) {
+        return Err(bad(
+            sg,
+            format!(
+                "collectives on {} (instruction {}) and {} (instruction {}): the collectives stream is issued by one engine, whose program order is the order of its operations",
+                found[0].0.name(),
+                found[0].1,
+                other.0.name(),
+                other.1
+            ),
+        ));
     }
-    if found.len() > 1 {
-        return Err(bad(sg, format!("{} collectives: this release lowers one PSEUDO_TRIGGER_COLLECTIVE per NEFF", found.len())));
+    let ops: Vec<Op> = found.into_iter().enumerate().map(|(k, f)| resolve(sg, &cfg, &ctx.rank, k, f)).collect::<NrtResult<_>>()?;
+    let mut sets: Vec<(bool, u16)> = ops.iter().map(Op::set_key).collect();
+    sets.sort_unstable();
+    sets.dedup();
+    let claim = ctx.dispatch.claim_collectives(QUEUES_PER_MODEL, sets.len())?;
+    let mut met = Vec::with_capacity(ops.len());
+    for op in &ops {
+        let ready = claim.semaphores()[sets.binary_search(&op.set_key()).expect("the op's set is listed")];
+        met.push(prepare(ctx, op, ops.len(), claim.lanes(), ready)?);
     }
-    let (engine, index, t) = found.into_iter().next().expect("one");
-    let op = resolve(sg, &cfg, &ctx.rank, engine, index, t)?;
-    let device_index = ctx.device.info().device_index;
-    let claim = CoreClaim::take(device_key(ctx.device), device_index, ctx.core)?;
-    let (records, net) = stage_op(ctx, &op)?;
-    let mut staged = Staged { claim: Some(claim), net, ..Default::default() };
-    staged.records.insert((op.engine, op.index), records);
+    write_lanes(ctx, &claim, &met)?;
+    write_ready(ctx, &claim, &met)?;
+    let mut staged = Staged { ops: ops.len() as u32, ..Default::default() };
+    for (op, m) in ops.iter().zip(&met) {
+        let net = match &m.net {
+            Some(n) => Some(join_network(ctx, op, m, n, &claim)?),
+            None => None,
+        };
+        staged.records.insert((op.engine, op.index), lower(ctx, op, m, &claim, net.is_some()));
+        if net.is_some() {
+            staged.net = net;
+        }
+    }
+    staged.claim = Some(claim);
     Ok(staged)
 }
 
-fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<(Vec<RecordBytes>, Option<Arc<NeffNet>>)> {
+/// The cross-process part of an op being staged: its split, proxy area
+/// and gate word.
+struct NetPart {
+    world: Arc<NetWorld>,
+    split: split::Split,
+    area: u64,
+    gate: u64,
+}
+
+/// One op of this rank after the meeting: the group's composed images and
+/// what this rank's lowering needs.
+struct Prepared {
+    met: Arc<Met>,
+    me: usize,
+    /// Ranks of the group in this process (the ready barrier's count).
+    n_local: usize,
+    /// The steps this rank submits itself: (lane, step).
+    host_submits: Vec<(usize, usize)>,
+    /// "Done" signals this rank counts.
+    done: u32,
+    ready_sem: u32,
+    net: Option<NetPart>,
+}
+
+/// Checks one op's buffers, composes its size, allocates its image and
+/// meets the group's ranks of this process (which compose every local
+/// rank's image with the real addresses).
+fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_sem: u32) -> NrtResult<Prepared> {
     let t = &op.trigger;
     let n = op.group.len();
     let esize = t.dtype.size_bytes() as u64;
@@ -350,6 +472,7 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<(Vec<RecordBytes>, Option<
     let mut side = RankSide {
         device: ctx.device.info().device_index,
         core: ctx.core,
+        queues: lanes.to_vec(),
         input: chunks(&op.kind, n, in_elems, t.num_elements, esize, input, in_chunks),
         output: chunks(&op.kind, n, out_elems, t.num_elements, esize, output, out_chunks),
         scratch: Vec::new(),
@@ -373,127 +496,145 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<(Vec<RecordBytes>, Option<
         if !local[op.me] {
             return Err(NrtError::invalid(format!("rank {} of the collectives world runs in another process ({}), not here", ctx.rank.rank, w.who(ctx.rank.rank))));
         }
+        if ops > 1 || ctx.subgraph > 0 {
+            return Err(bad(
+                &ctx.sg.name,
+                format!("{ops} collective(s) on physical core {} of the logical core with ranks in other processes: this release runs one collective per NEFF, on the first physical core, across processes", ctx.subgraph),
+            ));
+        }
     }
-    let sp = match world {
-        Some(_) => Some(split::split(&p, &local, esize).map_err(NrtError::invalid)?),
-        None => None,
-    };
-    let (mut area, mut gate) = (0, 0);
-    if let Some(sp) = &sp {
-        area = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, sp.areas[op.me].bytes, 64)?.get();
+    let mut net = None;
+    if let Some(w) = world {
+        let sp = split::split(&p, &local, esize).map_err(NrtError::invalid)?;
+        let area = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, sp.areas[op.me].bytes, 64)?.get();
         side.scratch.resize(n, 0);
         side.scratch.extend(sp.areas[op.me].chunks.iter().map(|o| area + o));
-        gate = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, 64, 64)?.get();
+        let gate = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, 64, 64)?.get();
+        net = Some(NetPart { world: w.clone(), split: sp, area, gate });
     }
-    let p = match &sp {
-        Some(sp) => sp.plan.clone(),
+    let p = match &net {
+        Some(np) => np.split.plan.clone(),
         None => p,
     };
     let n_local = local.iter().filter(|l| **l).count();
     // Sizes do not depend on addresses: compose with this rank's side
-    // everywhere to learn its image and ring lengths.
-    let probe = compose::compose_on(&p, &vec![side.clone(); n], t.dtype, op.dma, arch, &vec![0; n], &QUEUES, DONE_SEM).map_err(NrtError::invalid)?;
-    let mine = &probe[op.me];
-    let base = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, mine.bytes().max(64), 256)?;
-    let mut rings = Vec::with_capacity(mine.lanes.len());
-    for (l, lane) in mine.lanes.iter().enumerate() {
-        let len = ring_len(lane.tx.len() as u64);
-        if len > MAX_RING {
-            return Err(bad(&ctx.sg.name, format!("the collective needs {len} descriptors on lane {l}; a ring holds at most {MAX_RING}")));
-        }
-        let at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * len, 256)?;
-        rings.push((at.get(), len));
-    }
-    // The ready queue's ring (one 4-byte copy per rank) and its word 1.
-    let ready_len = ring_len(n_local as u64);
-    let ready_at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * ready_len + 64, 256)?.get();
-    let one_at = ready_at + 2 * 16 * ready_len;
+    // everywhere to learn its image's.
+    let probe = compose::compose_on(&p, &vec![side.clone(); n], t.dtype, op.dma, arch, &vec![0; n], DONE_SEM).map_err(NrtError::invalid)?;
+    let base = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, probe[op.me].bytes().max(64), 256)?;
     let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
-    let arrival = Arrival { rank: ctx.rank.rank, sig, side, base: base.get() };
-    // The counters start at 0 before the meeting: once it is over, a peer
-    // may load, execute and raise them before this rank returns.
-    for s in [DONE_SEM, READY_SEM] {
-        ctx.device.semaphore_set(ctx.core, s, 0).map_err(|e| NrtError::failure(format!("collectives semaphore reset: {e}")))?;
-    }
-    let met = meet(device_key(ctx.device), &op.group, &local, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
+    let arrival = Arrival { rank: ctx.rank.rank, op: op.number, sig, side, ready_sem, base: base.get() };
+    let met = meet((ctx.instance, ctx.subgraph), &op.group, &local, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
     let img = &met.images[op.me];
-    // This rank's image, its rings (whole copies of the schedule) and queues.
-    let hal = |what: &str, e: nrt_hal::HalError| NrtError::failure(format!("collectives {what}: {e}"));
     for (off, bytes) in img.pieces() {
         if !bytes.is_empty() {
             ctx.device.write(DeviceAddr(img.base + off), &bytes).map_err(|e| hal("image write", e))?;
         }
     }
-    for (l, lane) in img.lanes.iter().enumerate() {
-        let (at, len) = rings[l];
-        let copies = (len / lane.tx.len().max(1) as u64) as usize;
-        let tx: Vec<u8> = lane.tx.concat().repeat(copies);
-        let rx: Vec<u8> = lane.rx.concat().repeat(copies);
-        ctx.device.write(DeviceAddr(at), &tx).map_err(|e| hal("ring write", e))?;
-        ctx.device.write(DeviceAddr(at + 16 * len), &rx).map_err(|e| hal("ring write", e))?;
+    let host_submits = p.host_submits.iter().filter(|s| s.0 == op.me).map(|&(_, l, s)| (l, s)).collect();
+    Ok(Prepared { done: p.expected_done(op.me), met, me: op.me, n_local, host_submits, ready_sem, net })
+}
+
+/// Writes each lane's ring (the ops' descriptors of that lane,
+/// concatenated in program order, as whole copies) and programs its queue.
+fn write_lanes(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResult<()> {
+    for (l, &queue) in claim.lanes().iter().enumerate() {
+        let lane = |m: &Prepared| m.met.images[m.me].lanes.get(l).cloned().unwrap_or_default();
+        let (tx, rx): (Vec<[u8; 16]>, Vec<[u8; 16]>) = ops.iter().map(lane).fold((Vec::new(), Vec::new()), |(mut tx, mut rx), x| {
+            tx.extend(x.tx);
+            rx.extend(x.rx);
+            (tx, rx)
+        });
+        let len = ring_len(tx.len().max(1) as u64);
+        if len > MAX_RING {
+            return Err(bad(&ctx.sg.name, format!("the collectives need {len} descriptors on lane {l}; a ring holds at most {MAX_RING}")));
+        }
+        let at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * len, 256)?.get();
+        let copies = if tx.is_empty() { 0 } else { (len / tx.len() as u64) as usize };
+        ctx.device.write(DeviceAddr(at), &tx.concat().repeat(copies)).map_err(|e| hal("ring write", e))?;
+        ctx.device.write(DeviceAddr(at + 16 * len), &rx.concat().repeat(copies)).map_err(|e| hal("ring write", e))?;
         let config = DmaRingConfig { tx_ring: DeviceAddr(at), rx_ring: DeviceAddr(at + 16 * len), descriptors: len as u32, completion_semaphore: None, completion_event: None };
-        ctx.device.dma_queue_init(ctx.core, QUEUES[l], config).map_err(|e| hal("queue init", e))?;
+        ctx.dispatch.program_queue(queue, config)?;
     }
+    Ok(())
+}
+
+/// Writes the ready queue's ring (per op, one 4-byte copy of the word 1
+/// into the ready semaphore of each of the group's ranks in this process)
+/// and programs it.
+fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResult<()> {
+    let arch = ctx.device.info().arch;
+    let total: usize = ops.iter().map(|m| m.met.ready.len()).sum();
+    let len = ring_len(total as u64);
+    if len > MAX_RING {
+        return Err(bad(&ctx.sg.name, format!("the collectives' barriers need {len} descriptors; a ring holds at most {MAX_RING}")));
+    }
+    let at = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, 2 * 16 * len + 64, 256)?.get();
+    let one_at = at + 2 * 16 * len;
     ctx.device.write(DeviceAddr(one_at), &1u32.to_le_bytes()).map_err(|e| hal("ready word write", e))?;
-    let (mut tx, mut rx) = (Vec::new(), Vec::new());
-    for core in &met.cores {
-        for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, arch.semaphore_addr(*core, EVT_SEM_SEM_INC, READY_SEM).get(), 4, 1).map_err(|e| NrtError::invalid(e.to_string()))? {
-            tx.extend(nrt_isa::dma_desc::DmaDescriptor::Tx(t).to_bytes().map_err(|e| NrtError::invalid(e.to_string()))?);
-            rx.extend(nrt_isa::dma_desc::DmaDescriptor::Rx(r).to_bytes().map_err(|e| NrtError::invalid(e.to_string()))?);
+    let (mut tx, mut rx) = (Vec::with_capacity(16 * total), Vec::with_capacity(16 * total));
+    let desc = |e: nrt_isa::dma_desc::DmaDescError| NrtError::invalid(e.to_string());
+    for m in ops {
+        for &(_, core, sem) in &m.met.ready {
+            for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, arch.semaphore_addr(core, EVT_SEM_SEM_INC, sem).get(), 4, 1).map_err(desc)? {
+                tx.extend(nrt_isa::dma_desc::DmaDescriptor::Tx(t).to_bytes().map_err(desc)?);
+                rx.extend(nrt_isa::dma_desc::DmaDescriptor::Rx(r).to_bytes().map_err(desc)?);
+            }
         }
     }
-    let copies = (ready_len / n_local as u64) as usize;
-    ctx.device.write(DeviceAddr(ready_at), &tx.repeat(copies)).map_err(|e| hal("ring write", e))?;
-    ctx.device.write(DeviceAddr(ready_at + 16 * ready_len), &rx.repeat(copies)).map_err(|e| hal("ring write", e))?;
-    let config = DmaRingConfig { tx_ring: DeviceAddr(ready_at), rx_ring: DeviceAddr(ready_at + 16 * ready_len), descriptors: ready_len as u32, completion_semaphore: None, completion_event: None };
-    ctx.device.dma_queue_init(ctx.core, READY_QUEUE, config).map_err(|e| hal("queue init", e))?;
-    // Across processes: the index words, then the load-time meeting with
-    // the peers there (signatures, connections).
-    let net = match (&sp, world) {
-        (Some(sp), Some(w)) => {
-            for (off, v) in &sp.areas[op.me].words {
-                ctx.device.write(DeviceAddr(area + off), &v.to_le_bytes()).map_err(|e| hal("proxy word write", e))?;
-            }
-            let place = RankPlace { me: op.me, area, image: img, core: ctx.core, queues: &QUEUES, gate };
-            let sig = &met.sig;
-            let net = NeffNet::new(w.clone(), ctx.device.clone(), sp, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ctx.rank.inject_proxy);
-            net.meet_peers(&sig.to_string())?;
-            Some(Arc::new(net))
-        }
-        _ => None,
-    };
-    // The lowered records.
+    let copies = (len / total as u64) as usize;
+    ctx.device.write(DeviceAddr(at), &tx.repeat(copies)).map_err(|e| hal("ring write", e))?;
+    ctx.device.write(DeviceAddr(at + 16 * len), &rx.repeat(copies)).map_err(|e| hal("ring write", e))?;
+    let config = DmaRingConfig { tx_ring: DeviceAddr(at), rx_ring: DeviceAddr(at + 16 * len), descriptors: len as u32, completion_semaphore: None, completion_event: None };
+    ctx.dispatch.program_queue(claim.ready_queue(), config)
+}
+
+/// Across processes: the op's index words, then the load-time meeting
+/// with the peers there (signatures, connections).
+fn join_network(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, np: &NetPart, claim: &CcClaim) -> NrtResult<Arc<NeffNet>> {
+    for (off, v) in &np.split.areas[m.me].words {
+        ctx.device.write(DeviceAddr(np.area + off), &v.to_le_bytes()).map_err(|e| hal("proxy word write", e))?;
+    }
+    let place = RankPlace { me: m.me, area: np.area, image: &m.met.images[m.me], core: ctx.core, queues: claim.lanes(), gate: np.gate };
+    let sig = &m.met.sig;
+    let net = NeffNet::new(np.world.clone(), ctx.device.clone(), &np.split, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ctx.rank.inject_proxy);
+    net.meet_peers(&sig.to_string())?;
+    Ok(Arc::new(net))
+}
+
+/// The records op `op`'s collective record becomes (see the module doc).
+fn lower(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, claim: &CcClaim, gated: bool) -> Vec<RecordBytes> {
+    let arch = ctx.device.info().arch;
+    let img = &m.met.images[m.me];
     let rec = ctx.sg.stream(op.engine).map(|s| s.records[op.index]).expect("the trigger's stream");
     let ev = Events::read_at(&rec, nrt_isa::record::EVENTS_OFFSET);
     let nop = |e: Events| Nop { head: Head::with_events(e) }.encode();
     let sem = |s: u32| s as u8;
+    let write = crate::load::lower::write_record;
+    let ready_pairs = m.met.ready.len() as u32;
     let mut out = vec![
         nop(Events { update_mode: UpdateMode::None, update_idx: 0, ..ev }),
         nop(Events { update_mode: UpdateMode::SemWrImmRead, update_idx: sem(DONE_SEM), ..Events::NONE }),
+        write(arch.dma_tail_inc_addr(ctx.core, claim.ready_queue(), DMA_M2S_GROUP).get(), ready_pairs, Events::NONE),
+        write(arch.dma_tail_inc_addr(ctx.core, claim.ready_queue(), DMA_S2M_GROUP).get(), ready_pairs, Events::NONE),
+        nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(m.ready_sem), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(m.ready_sem), value: m.n_local as u32 }),
     ];
-    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_M2S_GROUP).get(), n_local as u32, Events::NONE));
-    out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, READY_QUEUE, DMA_S2M_GROUP).get(), n_local as u32, Events::NONE));
-    out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(READY_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(READY_SEM), value: n_local as u32 }));
     let notify = |subtype: RuntimeSubtype| Notify { head: Head::default(), queue: op.engine.index() as u8, subtype: subtype as u16, sub_id: 0, payload: 0 }.encode();
     out.push(notify(RuntimeSubtype::CcStart));
-    for &(r, l, s) in &p.host_submits {
-        if r == op.me {
-            let k = img.lanes[l].step_pairs[s];
-            out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, QUEUES[l], DMA_M2S_GROUP).get(), k, Events::NONE));
-            out.push(crate::load::lower::write_record(arch.dma_tail_inc_addr(ctx.core, QUEUES[l], DMA_S2M_GROUP).get(), k, Events::NONE));
-        }
+    for &(l, s) in &m.host_submits {
+        let k = img.lanes[l].step_pairs[s];
+        out.push(write(arch.dma_tail_inc_addr(ctx.core, claim.lanes()[l], DMA_M2S_GROUP).get(), k, Events::NONE));
+        out.push(write(arch.dma_tail_inc_addr(ctx.core, claim.lanes()[l], DMA_S2M_GROUP).get(), k, Events::NONE));
     }
-    if net.is_some() {
+    if gated && let Some(np) = &m.net {
         // The proxy rings this rank's landings only from here on (after
         // its own first doorbells, so each queue's tail moves in step
         // order).
-        out.push(crate::load::lower::write_record(gate, 1, Events::NONE));
+        out.push(write(np.gate, 1, Events::NONE));
     }
-    let done = p.expected_done(op.me);
-    out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DONE_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(DONE_SEM), value: done }));
+    out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DONE_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(DONE_SEM), value: m.done }));
     out.push(notify(RuntimeSubtype::CcEnd));
     out.push(nop(Events { wait_mode: WaitMode::None, wait_idx: 0, ..ev }));
-    Ok((out, net))
+    out
 }
 
 /// What a rank's op must agree on with its peers.
@@ -526,18 +667,23 @@ impl std::fmt::Display for Signature {
 #[derive(Clone, Debug)]
 struct Arrival {
     rank: u32,
+    /// The op's place among its subgraph's collectives.
+    op: usize,
     sig: Signature,
     side: RankSide,
+    /// The rank's ready semaphore for this op's group.
+    ready_sem: u32,
     base: u64,
 }
 
 /// What the meeting gives every rank: every rank's image (only its own
 /// is written by it; ranks of other processes have empty ones), the
-/// cores of this process's ranks and the agreed signature.
+/// (device, core, ready semaphore) of each of this process's ranks and
+/// the agreed signature.
 #[derive(Debug)]
 struct Met {
     images: Vec<RankImage>,
-    cores: Vec<CoreId>,
+    ready: Vec<(u32, CoreId, u32)>,
     sig: Signature,
 }
 
@@ -549,7 +695,8 @@ struct Gathering {
     left: usize,
 }
 
-type Key = (usize, Vec<u32>);
+/// (instance, subgraph) and the group's ranks.
+type Key = ((usize, usize), Vec<u32>);
 
 #[derive(Default)]
 struct Meeting {
@@ -570,15 +717,17 @@ fn list(ranks: impl IntoIterator<Item = u32>) -> String {
 }
 
 /// The load-time meeting of a replica group's ranks of this process (on
-/// its device `device`; `local[i]`: rank `i` of the group loads here):
+/// the instance and subgraph `at`, [`instance_key`]: each physical core
+/// of a logical core meets the same one of its peers; `local[i]`: rank
+/// `i` of the group loads here):
 /// the k-th load of each rank meets the k-th of the others; the last to
 /// arrive checks the signatures and composes every local rank's image.
 /// Bounded by `timeout`, warning while it waits. (Ranks of other
 /// processes meet through their proxies: [`NeffNet::meet_peers`].)
 #[allow(clippy::too_many_arguments)]
-fn meet(device: usize, group: &[u32], local: &[bool], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
+fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
     let n = group.len();
-    let key: Key = (device, group.to_vec());
+    let key: Key = (at, group.to_vec());
     let m = &*MEETING;
     let mut st = lock(&m.state);
     let rounds = st.entry(key.clone()).or_default();
@@ -664,16 +813,16 @@ fn compose_all(arrivals: &[Option<Arrival>], p: &plan::Plan, arch: &'static nrt_
     for &(i, a) in &here[1..] {
         if a.sig != first.sig {
             return Err(NrtError::invalid(format!(
-                "mismatched collectives between the peers: rank {} (replica group index {i0}) runs {} but rank {} (replica group index {i}) runs {}",
-                first.rank, first.sig, a.rank, a.sig
+                "mismatched collectives between the peers: rank {} (replica group index {i0}, collective {} of its NEFF) runs {} but rank {} (replica group index {i}, collective {} of its NEFF) runs {}",
+                first.rank, first.op, first.sig, a.rank, a.op, a.sig
             )));
         }
     }
-    let cores: Vec<CoreId> = here.iter().map(|(_, a)| a.side.core).collect();
-    if cores.iter().collect::<BTreeSet<_>>().len() != cores.len() {
+    let ready: Vec<(u32, CoreId, u32)> = here.iter().map(|(_, a)| (a.side.device, a.side.core, a.ready_sem)).collect();
+    if ready.iter().map(|r| (r.0, r.1)).collect::<BTreeSet<_>>().len() != ready.len() {
         return Err(NrtError::invalid(format!("ranks {} load their collectives onto the same Neuron core; each rank needs its own logical core", list(here.iter().map(|(_, a)| a.rank)))));
     }
-    let elsewhere = RankSide { device: 0, core: CoreId(0), input: Vec::new(), output: Vec::new(), scratch: Vec::new() };
+    let elsewhere = RankSide { device: 0, core: CoreId(0), queues: Vec::new(), input: Vec::new(), output: Vec::new(), scratch: Vec::new() };
     let sides: Vec<RankSide> = arrivals.iter().map(|a| a.as_ref().map_or_else(|| elsewhere.clone(), |a| a.side.clone())).collect();
     let bases: Vec<u64> = arrivals.iter().map(|a| a.as_ref().map_or(0, |a| a.base)).collect();
     let dma = match first.sig.reduction {
@@ -681,8 +830,8 @@ fn compose_all(arrivals: &[Option<Arrival>], p: &plan::Plan, arch: &'static nrt_
         Some(Reduction::Min) => DmaOp::Min,
         _ => DmaOp::Add,
     };
-    let images = compose::compose_on(p, &sides, first.sig.dtype, dma, arch, &bases, &QUEUES, DONE_SEM).map_err(NrtError::invalid)?;
-    Ok(Met { images, cores, sig: first.sig.clone() })
+    let images = compose::compose_on(p, &sides, first.sig.dtype, dma, arch, &bases, DONE_SEM).map_err(NrtError::invalid)?;
+    Ok(Met { images, ready, sig: first.sig.clone() })
 }
 
 #[cfg(test)]
@@ -700,20 +849,16 @@ mod tests {
     }
 
     #[test]
-    fn the_neff_queues_are_nobody_elses() {
-        for q in QUEUES.into_iter().chain([READY_QUEUE]) {
+    fn the_neff_queues_and_semaphores_are_nobody_elses() {
+        for q in pool_queues() {
             assert!(!crate::custom_ops::is_custom_op_dma(u32::from(q.engine), u32::from(q.queue)));
             assert!(!compose::is_cc_queue(u32::from(q.engine), u32::from(q.queue)));
+            assert!(!crate::transfer::is_transfer_queue(u32::from(q.engine), u32::from(q.queue)));
+            assert!(is_neff_cc_queue(u32::from(q.engine), u32::from(q.queue)));
         }
-        assert!(DONE_SEM < crate::exec::dispatch::SWITCH_COUNT_SEM && READY_SEM < crate::exec::dispatch::SWITCH_COUNT_SEM);
-        assert!(DONE_SEM >= crate::exec::dispatch::MODEL_SEMAPHORES);
-    }
-
-    #[test]
-    fn a_core_is_claimed_once() {
-        let a = CoreClaim::take(1, 900, CoreId(3)).unwrap();
-        assert_eq!(CoreClaim::take(1, 900, CoreId(3)).unwrap_err().status, NrtStatus::Resource);
-        drop(a);
-        assert!(CoreClaim::take(1, 900, CoreId(3)).is_ok());
+        assert_eq!(pool_queues().count(), usize::from(POOL_QUEUES));
+        use crate::exec::dispatch::{MODEL_SEMAPHORES, SWITCH_COUNT_SEM};
+        assert!(READY_SEMS.start >= MODEL_SEMAPHORES && READY_SEMS.end <= DONE_SEM && DONE_SEM < SWITCH_COUNT_SEM);
+        assert!(compose::CC_SEM > SWITCH_COUNT_SEM, "the standalone collectives' semaphore is the runtime's");
     }
 }

@@ -171,6 +171,8 @@ pub struct Collectives {
     net: super::net::NetSlot,
     /// The world size of each [`CommContext`], once set up.
     contexts: Mutex<[Option<u32>; 2]>,
+    /// `nrt_barrier`'s barrier models, by logical core.
+    pub(super) barriers: super::barrier::Barriers,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -530,7 +532,7 @@ impl Collectives {
                 };
                 let input = split(&a.input, in_chunks, in_elems, "input")?;
                 let output = split(&a.output, out_chunks, out_elems, "output")?;
-                Ok(RankSide { device: device.info().device_index, core, input, output, scratch: Vec::new() })
+                Ok(RankSide { device: device.info().device_index, core, queues: CC_QUEUES.to_vec(), input, output, scratch: Vec::new() })
             })()
             .map_err(|e| NrtError::new(e.status, format!("rank {} (vnc {}): {}", a.rank, a.vnc, e.message)))?;
             in_place.push(side.input[0] == side.output[0] && side.input.len() == side.output.len());

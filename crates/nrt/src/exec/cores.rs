@@ -62,6 +62,10 @@ pub struct CoreDispatch {
     error_head: [AtomicU64; 5],
     ring_memory: Vec<DeviceAddr>,
     queues: Mutex<BTreeSet<DmaQueueId>>,
+    /// The in-NEFF collectives' resources no loaded model holds yet: the
+    /// core's pool of collectives DMA queues and the semaphores of the
+    /// collectives block (`cc::neff`).
+    cc_free: Mutex<CcFree>,
     /// How each claimed queue was programmed, replayed after a core reset.
     queue_configs: Mutex<BTreeMap<DmaQueueId, DmaRingConfig>>,
     scratchpad: Mutex<Scratchpad>,
@@ -71,6 +75,13 @@ pub struct CoreDispatch {
     /// The TRACE rings of a profiled core (one per engine), made on the
     /// first profiled load.
     trace: Mutex<Option<TraceRings>>,
+}
+
+/// The in-NEFF collectives resources of a core that are free.
+#[derive(Debug)]
+struct CcFree {
+    queues: BTreeSet<DmaQueueId>,
+    sems: BTreeSet<u32>,
 }
 
 /// A core's TRACE rings and how far the runtime has read them.
@@ -177,6 +188,7 @@ impl CoreDispatch {
             error_head: Default::default(),
             ring_memory,
             queues: Mutex::new(queues),
+            cc_free: Mutex::new(CcFree { queues: crate::cc::neff::pool_queues().collect(), sems: crate::cc::neff::READY_SEMS.collect() }),
             queue_configs: Mutex::default(),
             scratchpad: Mutex::new(Scratchpad::default()),
             exec: Mutex::new(CoreExec::default()),
@@ -259,6 +271,58 @@ impl CoreDispatch {
             free.remove(q);
         }
         Ok(picked)
+    }
+
+    /// Takes `queues` DMA queues of the core's collectives pool and `sems`
+    /// semaphores of its collectives block for a loaded model's in-NEFF
+    /// collectives, with the semaphores set to 0; they come back when the
+    /// claim is dropped. NRT_RESOURCE names what ran out.
+    pub fn claim_collectives(self: &Arc<Self>, queues: usize, sems: usize) -> NrtResult<crate::cc::neff::CcClaim> {
+        let mut free = lock(&self.cc_free);
+        if free.queues.len() < queues {
+            return Err(NrtError::resource(format!(
+                "NC {}: a NEFF with collectives needs {queues} collectives DMA queues, {} of the core's {} are free (each loaded NEFF with collectives holds {queues}; unload one)",
+                self.core.0,
+                free.queues.len(),
+                crate::cc::neff::POOL_QUEUES
+            )));
+        }
+        if free.sems.len() < sems {
+            return Err(NrtError::resource(format!(
+                "NC {}: a NEFF with collectives needs {sems} collectives semaphores (one per replica group set it uses), {} of the core's {} are free (semaphores {}..{}; unload a NEFF with collectives)",
+                self.core.0,
+                free.sems.len(),
+                crate::cc::neff::READY_SEMS.len(),
+                crate::cc::neff::READY_SEMS.start,
+                crate::cc::neff::READY_SEMS.end
+            )));
+        }
+        let q: Vec<DmaQueueId> = free.queues.iter().take(queues).copied().collect();
+        let s: Vec<u32> = free.sems.iter().take(sems).copied().collect();
+        for x in &q {
+            free.queues.remove(x);
+        }
+        for x in &s {
+            free.sems.remove(x);
+        }
+        drop(free);
+        let claim = crate::cc::neff::CcClaim::new(self.clone(), q, s);
+        for &x in claim.semaphores() {
+            self.device.semaphore_set(self.core, x, 0).map_err(|e| hal(self.core, "collectives semaphore reset", e))?;
+        }
+        Ok(claim)
+    }
+
+    /// Gives a dropped collectives claim's queues and semaphores back.
+    pub(crate) fn release_collectives(&self, queues: &[DmaQueueId], sems: &[u32]) {
+        let mut configs = lock(&self.queue_configs);
+        for q in queues {
+            configs.remove(q);
+        }
+        drop(configs);
+        let mut free = lock(&self.cc_free);
+        free.queues.extend(queues.iter().copied());
+        free.sems.extend(sems.iter().copied());
     }
 
     /// Returns DMA queues to the pool.

@@ -58,10 +58,12 @@ pub const DONE_SEM: u32 = 249;
 /// Semaphore SP's MODEL_SWITCH region increments: how many switches the device executed.
 pub const SWITCH_COUNT_SEM: u32 = 248;
 /// Semaphores `0..MODEL_SEMAPHORES` belong to models; the postamble resets them.
-/// 246 and 247 are the in-NEFF collectives' done and ready counters
-/// (`cc::neff`), which a peer may raise across the end of an execution and
-/// so must survive the reset.
-pub const MODEL_SEMAPHORES: u32 = 246;
+/// `MODEL_SEMAPHORES..248` are the in-NEFF collectives' block (`cc::neff`:
+/// the ready counters loaded models take per replica group set, and the
+/// done counter), which a peer may raise across the end of an execution and
+/// so must survive the reset. Compiler NEFFs use low indices
+/// (spec/real-isa-observed.md: 0..27).
+pub const MODEL_SEMAPHORES: u32 = 192;
 
 /// Sequencer register receiving the low 32 bits of the model's block address.
 pub const REG_ADDR_LO: u8 = 1;

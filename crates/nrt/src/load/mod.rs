@@ -231,7 +231,7 @@ impl ModelHost {
         };
         let bound = device_program.as_ref().map(|p| p.io.iter().map(|s| s.staging.get()).collect()).unwrap_or_default();
         let ncores = device_program.as_ref().map_or(1, |p| p.cores.len());
-        let collectives = device_program.as_ref().map_or(0, |p| p.cores.iter().filter(|c| c.cc_claim.is_some()).count() as u32);
+        let collectives = device_program.as_ref().map_or(0, |p| p.cores.iter().map(|c| c.cc_ops).sum::<u32>());
         let mut harvest = Harvest::new(ncores, timeout, numerical);
         if collectives > 0 {
             harvest.expect_collectives(collectives, cc.peer_timeout);

@@ -145,7 +145,7 @@ fn stage_inner(
         // Single-core programs stream output completions from SP's postamble.
         let notify_outputs = if program.subgraphs.len() == 1 { program.outputs.len() } else { 0 };
         let nsg = program.subgraphs.len();
-        out.push(stage_subgraph(host, neff, sg, plan, memory, &core, taken, &io, &mut patches, notify_outputs, (cc, nsg))?);
+        out.push(stage_subgraph(host, neff, sg, plan, memory, &core, taken, &io, &mut patches, notify_outputs, (cc, i, nsg))?);
     }
     patches.sort_by_key(|p: &PatchSite| p.slot);
     Ok((io, patches, out))
@@ -163,7 +163,7 @@ fn stage_subgraph(
     io: &[IoSlot],
     patches: &mut Vec<PatchSite>,
     notify_outputs: usize,
-    (cc, subgraphs): (&CcRank, usize),
+    (cc, subgraph, subgraphs): (&CcRank, usize, usize),
 ) -> NrtResult<CoreProgram> {
     let device = &host.device;
     let arch = device.info().arch;
@@ -235,7 +235,19 @@ fn stage_subgraph(
         Some(Endpoint::Fixed(a)) => Some(*a),
         _ => None,
     };
-    let mut collectives = crate::cc::neff::stage(&crate::cc::neff::StageCtx { device, memory, core: core_id, sg, def: &nsg.def, fixed: &fixed, subgraphs, rank: cc.clone() })?;
+    let mut collectives = crate::cc::neff::stage(&crate::cc::neff::StageCtx {
+        instance: crate::cc::neff::instance_key(&host.models),
+        device,
+        memory,
+        core: core_id,
+        dispatch: core,
+        sg,
+        def: &nsg.def,
+        fixed: &fixed,
+        subgraph,
+        subgraphs,
+        rank: cc.clone(),
+    })?;
 
     // Trigger order per queue set, engine by engine.
     let mut triggers: BTreeMap<String, (EngineId, Vec<i64>)> = BTreeMap::new();
@@ -436,6 +448,7 @@ fn stage_subgraph(
         image_records,
         trace: traced,
         cc_claim: collectives.claim.take(),
+        cc_ops: collectives.ops,
         cc_net: collectives.net.take(),
     })
 }
