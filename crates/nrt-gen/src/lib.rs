@@ -19,6 +19,7 @@
 //! outputs summed by an in-NEFF all-reduce.
 
 pub mod cc;
+mod dma_side;
 pub mod matmul;
 mod sched;
 pub mod tp_mlp;
