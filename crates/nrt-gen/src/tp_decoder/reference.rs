@@ -140,3 +140,48 @@ impl<'a> Reference<'a> {
         h.iter().map(|r| rmsnorm(r, &w.final_norm)).collect()
     }
 }
+
+/// What a tp-decoder run must produce: per execution (the prefill, then
+/// `steps` decode steps), `hidden` [batch, tokens, d_model] flattened,
+/// each sequence run through its own [`Reference`] from the token
+/// embeddings of `seed` ([`super::weights::token`]).
+pub fn expected(spec: &TpDecoderSpec, w: &DecoderWeights, seed: u64, steps: usize) -> Vec<Vec<Bounded>> {
+    let exact = |v: Vec<f32>| v.into_iter().map(Bounded::exact).collect::<Vec<_>>();
+    let mut runs = vec![Vec::new(); 1 + steps];
+    for b in 0..spec.batch() {
+        let mut r = Reference::new(spec, w);
+        let x: Vec<Vec<Bounded>> = (0..spec.prompt).map(|t| exact(super::weights::token(spec, seed, b, t))).collect();
+        runs[0].extend(r.prefill(&x).into_iter().flatten());
+        for (step, run) in runs.iter_mut().skip(1).enumerate() {
+            run.extend(r.decode(&exact(super::weights::token(spec, seed, b, spec.prompt + step))));
+        }
+    }
+    runs
+}
+
+/// How far fp32 results are from their references: the largest
+/// `|x̂ - v|`, the largest `|x̂ - v| / e` (at most 1 when every bound
+/// holds) and how many exceed their bound.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Deviation {
+    /// Largest absolute difference.
+    pub max_abs: f64,
+    /// Largest difference as a fraction of its bound.
+    pub max_of_bound: f64,
+    /// Elements outside their bound (NaN included).
+    pub outside: usize,
+}
+
+/// Compares `got` element by element with `want`.
+pub fn deviation(want: &[Bounded], got: &[f32]) -> Deviation {
+    let mut d = Deviation { outside: want.len().abs_diff(got.len()), ..Deviation::default() };
+    for (w, &g) in want.iter().zip(got) {
+        let diff = (f64::from(g) - w.v).abs();
+        if !w.holds(g) {
+            d.outside += 1;
+        }
+        d.max_abs = d.max_abs.max(diff);
+        d.max_of_bound = d.max_of_bound.max(if w.e > 0.0 { diff / w.e } else if diff == 0.0 { 0.0 } else { f64::INFINITY });
+    }
+    d
+}
