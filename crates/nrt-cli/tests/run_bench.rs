@@ -262,3 +262,16 @@ fn run_ranks_runs_a_one_rank_decoder_and_checks_it() {
     let o = nrt(&["run", "--ranks", "1", tree.to_str().unwrap(), "--input", "x=x.npy"]);
     assert!(!o.status.success() && text(&o.stderr).contains("takes no inputs"), "{}", text(&o.stderr));
 }
+
+/// The example: 2 ranks, each with its prefill and decode NEFF (4
+/// all-reduces each) on its own core; every execution agrees across the
+/// ranks and stays within the reference's bound.
+#[test]
+fn run_ranks_runs_the_tp_decoder_example() {
+    let o = nrt(&["run", "--ranks", "2", &example("tp-decoder")]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}{}", text(&o.stderr));
+    assert!(stdout.contains("2 ranks: outputs identical on every rank"), "{stdout}");
+    assert!(stdout.contains("every output within its worst-case fp32 bound"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.contains(" decode ")).count(), 8, "4 decode steps on each rank: {stdout}");
+}

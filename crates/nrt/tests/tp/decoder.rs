@@ -56,3 +56,32 @@ fn decoder_on_one_rank_lnc1() {
 fn decoder_on_one_rank_lnc2() {
     check(TpDecoderSpec::new(1, 4, 2));
 }
+
+/// TP 2, 4 and 8 at LNC 1 and TP 2 and 4 at LNC 2 on one simulated trn2
+/// device (8 physical cores): 4 layers, so 8 all-reduces per NEFF, the
+/// prefill and decode NEFFs of each rank loaded on the same core and
+/// executed alternately (a prefill, 3 decode steps, then again).
+#[test]
+fn decoder_tp2_lnc1() {
+    check(TpDecoderSpec::new(2, 4, 1));
+}
+
+#[test]
+fn decoder_tp4_lnc1() {
+    check(TpDecoderSpec::new(4, 4, 1));
+}
+
+#[test]
+fn decoder_tp8_lnc1() {
+    check(TpDecoderSpec::new(8, 4, 1));
+}
+
+#[test]
+fn decoder_tp2_lnc2() {
+    check(TpDecoderSpec::new(2, 4, 2));
+}
+
+#[test]
+fn decoder_tp4_lnc2() {
+    check(TpDecoderSpec::new(4, 4, 2));
+}
