@@ -22,7 +22,7 @@ fn repo() -> PathBuf {
 }
 
 /// The directory holding libnrt.so / libnrt.a built from this tree: the
-/// profile dir, after `cargo build -p nrt-capi` has brought them up to date.
+/// profile dir, after the workspace build has brought them up to date.
 fn lib_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| libnrt_build::libnrt_dir(&repo()))

@@ -82,7 +82,7 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
-/// The profile dir, after `cargo build -p nrt-capi` has brought its
+/// The profile dir, after the workspace build has brought its
 /// libnrt.so up to date (`cargo test` does not rebuild the cdylib, so a
 /// library left there by an earlier build could be stale).
 fn lib_dir() -> PathBuf {

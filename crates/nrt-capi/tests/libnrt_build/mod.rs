@@ -4,16 +4,22 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Runs `cargo build -p nrt-capi` for the profile whose output directory
-/// holds the running test binary, and returns that directory (where
-/// libnrt.so now is). `cargo test` does not rebuild the cdylib, so without
-/// this a library left by an earlier build could be stale; and a
-/// `cargo test --release` run must not build (and then miss) the debug one.
+/// Runs `cargo build --workspace --all-targets` for the profile whose
+/// output directory holds the running test binary, and returns that
+/// directory (where libnrt.so now is). `cargo test` does not rebuild the
+/// cdylib, so without this a library left by an earlier build could be
+/// stale; and a `cargo test --release` run must not build (and then miss)
+/// the debug one. The whole workspace, not `-p nrt-capi`: cargo unifies
+/// dependency features over the packages it builds, and `-p nrt-capi`
+/// alone turns some off (memchr's `default`, from dev-dependencies),
+/// which rebuilt object, wasmtime and cranelift a second time in every
+/// `cargo test --workspace` run (minutes of CI); the workspace build is
+/// the one the test command just did, so here it only links the cdylib.
 pub fn libnrt_dir(repo: &Path) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir").to_path_buf();
     let target = profile.parent().expect("target dir");
-    let mut args = vec!["build".to_string(), "-p".into(), "nrt-capi".into()];
+    let mut args = vec!["build".to_string(), "--workspace".into(), "--all-targets".into()];
     // `debug` is the directory of cargo's dev profile; the others carry
     // their profile's name.
     match profile.file_name().and_then(|n| n.to_str()) {
@@ -25,7 +31,7 @@ pub fn libnrt_dir(repo: &Path) -> PathBuf {
         .env("CARGO_TARGET_DIR", target)
         .current_dir(repo)
         .status()
-        .expect("run cargo build -p nrt-capi");
-    assert!(status.success(), "cargo build -p nrt-capi failed");
+        .expect("run cargo build --workspace --all-targets");
+    assert!(status.success(), "cargo build --workspace --all-targets (for libnrt.so) failed");
     profile
 }
