@@ -400,19 +400,7 @@ fn definition(s: &TpMlpSpec, rank: usize) -> Result<DefJson, GenError> {
         vars.insert("cc_out".into(), json!({"type": "shared", "var_id": VAR_CC_OUT, "size": m * d * 4}));
     }
     vars.insert("DGETable0".into(), json!({"type": "dge-table", "var_id": VAR_DGE, "list": [VAR_X, VAR_OUT]}));
-    let mut def = json!({
-        "name": "definition",
-        "version": "0.6",
-        "var": vars,
-        "dma_queue": {"qSPDynamicHW": {"type": "dynamic", "num_queues": 16, "owner": "sp", "fabric_path": "main", "semaphore_set": (SP_QUEUE_SEM..SP_QUEUE_SEM + 16).collect::<Vec<u32>>()}},
-    });
-    if s.ranks > 1 {
-        let n = s.ranks as u32;
-        def["#rank_world_size"] = json!(n);
-        def["cc_streams"] = json!({"num_streams": 1});
-        def["replica_groups"] = json!([[(0..n).collect::<Vec<u32>>()]]);
-    }
-    serde_json::from_value(def).map_err(|e| GenError::Internal(format!("def.json: {e}")))
+    crate::sched::sp_definition(vars, SP_QUEUE_SEM, s.ranks)
 }
 
 fn npy(shape: &[usize], v: &[f32]) -> Vec<u8> {

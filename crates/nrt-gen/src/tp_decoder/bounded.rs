@@ -74,10 +74,6 @@ impl Bounded {
         (f64::from(x) - self.v).abs() <= self.e
     }
 
-    /// `-self` (exact in fp32).
-    pub fn neg(self) -> Bounded {
-        Bounded { v: -self.v, e: self.e }
-    }
 
     /// `self · c` for a power of two `c` (exact in fp32 away from underflow).
     pub fn scale_pow2(self, c: f64) -> Bounded {
@@ -85,19 +81,6 @@ impl Bounded {
         Bounded { v: self.v * c, e: self.e * c.abs() }
     }
 
-    /// `fl(self + o)`.
-    pub fn add(self, o: Bounded) -> Bounded {
-        let v = self.v + o.v;
-        let carried = self.e + o.e;
-        Bounded { v, e: carried + U32 * (v.abs() + carried) + U64 * v.abs() }
-    }
-
-    /// `fl(self · o)`.
-    pub fn mul(self, o: Bounded) -> Bounded {
-        let v = self.v * o.v;
-        let carried = self.v.abs() * o.e + o.v.abs() * self.e + self.e * o.e;
-        Bounded { v, e: carried + U32 * (v.abs() + carried) + U64 * v.abs() }
-    }
 
     /// `exp(self)` as ACT computes it (within 2 ulp: `4u` relative).
     pub fn exp(self) -> Bounded {
@@ -131,6 +114,34 @@ impl Bounded {
         let v = self.v / (1.0 + (-self.v).exp());
         let carried = 1.1 * self.e;
         Bounded { v, e: carried + 8.0 * U32 * (v.abs() + carried) + 1e-30 + 4.0 * U64 * v.abs() }
+    }
+}
+
+/// `-a` (exact in fp32).
+impl std::ops::Neg for Bounded {
+    type Output = Bounded;
+    fn neg(self) -> Bounded {
+        Bounded { v: -self.v, e: self.e }
+    }
+}
+
+/// `fl(a + b)`.
+impl std::ops::Add for Bounded {
+    type Output = Bounded;
+    fn add(self, o: Bounded) -> Bounded {
+        let v = self.v + o.v;
+        let carried = self.e + o.e;
+        Bounded { v, e: carried + U32 * (v.abs() + carried) + U64 * v.abs() }
+    }
+}
+
+/// `fl(a · b)`.
+impl std::ops::Mul for Bounded {
+    type Output = Bounded;
+    fn mul(self, o: Bounded) -> Bounded {
+        let v = self.v * o.v;
+        let carried = self.v.abs() * o.e + o.v.abs() * self.e + self.e * o.e;
+        Bounded { v, e: carried + U32 * (v.abs() + carried) + U64 * v.abs() }
     }
 }
 
@@ -201,8 +212,8 @@ mod tests {
             let ah = (a.v + a.e * next()) as f32;
             let bh = (b.v + b.e * next()) as f32;
             let (a, b) = (Bounded { v: a.v, e: a.e.max((f64::from(ah) - a.v).abs()) }, Bounded { v: b.v, e: b.e.max((f64::from(bh) - b.v).abs()) });
-            assert!(a.add(b).holds(ah + bh));
-            assert!(a.mul(b).holds(ah * bh));
+            assert!((a + b).holds(ah + bh));
+            assert!((a * b).holds(ah * bh));
             assert!(a.exp().holds(ah.exp()));
             assert!(a.silu().holds(ah / (1.0 + (-ah).exp())));
             let p = Bounded { v: a.v.abs() + 0.5, e: a.e };

@@ -112,7 +112,7 @@ impl Tile {
     }
     /// Every element of partitions `first..` (a compute operand starts at
     /// the partition its address encodes).
-    fn from_partition(&self, first: usize) -> Op {
+    fn partitions_from(&self, first: usize) -> Op {
         Op { key: Key::Sb(self.off), pat: pattern(first << PARTITION_SHIFT | self.off, 1, self.free) }
     }
     fn side(&self) -> Side {
@@ -600,7 +600,7 @@ fn core(s: &TpDecoderSpec, phase: Phase, b: usize, vars: &Vars, sb: &mut Sbuf) -
                     c.copy(hd, &bank_op(kb, t), &kt.cols(0, t));
                     let steps: Vec<(Op, usize, Op)> = (0..kc).map(|j| (xn[j].weights(0, t), P, w.wqkv[j].cols(vcol, hd))).collect();
                     let vb = c.matmul(t, hd, &steps);
-                    c.memset(cmax - t, &vt.from_partition(t), 0.0);
+                    c.memset(cmax - t, &vt.partitions_from(t), 0.0);
                     c.copy(t, &bank_op(vb, hd), &vt.all());
                 }
             }
@@ -763,19 +763,7 @@ fn definition(s: &TpDecoderSpec, phase: Phase, vars: &Vars) -> Result<DefJson, G
     }
     let list: Vec<u32> = (1..=(ins.len() + outs.len()) as u32).collect();
     v.insert("DGETable0".into(), json!({"type": "dge-table", "var_id": vars.dge, "list": list}));
-    let mut def = json!({
-        "name": "definition",
-        "version": "0.6",
-        "var": v,
-        "dma_queue": {"qSPDynamicHW": {"type": "dynamic", "num_queues": 16, "owner": "sp", "fabric_path": "main", "semaphore_set": (SP_QUEUE_SEM..SP_QUEUE_SEM + 16).collect::<Vec<u32>>()}},
-    });
-    if s.ranks > 1 {
-        let n = s.ranks as u32;
-        def["#rank_world_size"] = json!(n);
-        def["cc_streams"] = json!({"num_streams": 1});
-        def["replica_groups"] = json!([[(0..n).collect::<Vec<u32>>()]]);
-    }
-    serde_json::from_value(def).map_err(|e| GenError::Internal(format!("def.json: {e}")))
+    crate::sched::sp_definition(v, SP_QUEUE_SEM, s.ranks)
 }
 
 /// The NEFF of `phase`: one subgraph per physical core, subgraph `b`

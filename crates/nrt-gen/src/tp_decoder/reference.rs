@@ -40,11 +40,11 @@ pub struct Reference<'a> {
 
 fn rmsnorm(x: &[Bounded], g: &[f32]) -> Vec<Bounded> {
     let n = x.len();
-    let ms = sum(x.iter().map(|a| a.mul(*a)));
+    let ms = sum(x.iter().map(|a| *a * *a));
     let inv_n = 1.0 / n as f64;
-    let y = ms.mul(Bounded::rounded_constant(inv_n, inv_n as f32)).add(Bounded::exact(EPS));
+    let y = ms * Bounded::rounded_constant(inv_n, inv_n as f32) + Bounded::exact(EPS);
     let rstd = y.rsqrt();
-    x.iter().zip(g).map(|(a, &gi)| a.mul(rstd).mul(Bounded::exact(gi))).collect()
+    x.iter().zip(g).map(|(a, &gi)| *a * rstd * Bounded::exact(gi)).collect()
 }
 
 /// Column `j` of the row-major [rows, cols] block of `w` starting at `at`.
@@ -113,9 +113,9 @@ impl<'a> Reference<'a> {
                     let qh = &q[t][head * hd..(head + 1) * hd];
                     let scores: Vec<Bounded> = (0..=last).map(|p| dot(qh.iter().copied(), kc[p].iter().copied())).collect();
                     let m = max(scores.iter().copied());
-                    let e: Vec<Bounded> = (0..ctx).map(|p| if p <= last { scores[p].mul(c).add(m.mul(c.neg())).exp() } else { MASKED }).collect();
+                    let e: Vec<Bounded> = (0..ctx).map(|p| if p <= last { (scores[p] * c + m * -c).exp() } else { MASKED }).collect();
                     let rs = sum(e.iter().copied()).recip();
-                    let p: Vec<Bounded> = e.iter().map(|ei| ei.mul(rs)).collect();
+                    let p: Vec<Bounded> = e.iter().map(|ei| *ei * rs).collect();
                     for i in 0..hd {
                         ot[head * hd + i] = dot(p.iter().copied(), vc[..ctx].iter().map(|row| row[i]));
                     }
@@ -124,15 +124,15 @@ impl<'a> Reference<'a> {
             for (ht, ot) in h.iter_mut().zip(&o) {
                 let y: Vec<Bounded> = (0..d).map(|j| dot_split(ot.iter().copied(), column(&w.wo, l * a * d, a, d, j), s.ranks)).collect();
                 for (hi, yi) in ht.iter_mut().zip(y) {
-                    *hi = hi.add(yi);
+                    *hi = *hi + yi;
                 }
             }
             for ht in h.iter_mut() {
                 let xn = rmsnorm(ht, &w.mlp_norm[l * d..(l + 1) * d]);
                 let g = |m: &[f32], j: usize| dot(xn.iter().copied(), column(m, l * d * f, d, f, j));
-                let act: Vec<Bounded> = (0..f).map(|j| g(&w.w_gate, j).silu().mul(g(&w.w_up, j))).collect();
+                let act: Vec<Bounded> = (0..f).map(|j| g(&w.w_gate, j).silu() * g(&w.w_up, j)).collect();
                 for (j, hj) in ht.iter_mut().enumerate() {
-                    *hj = hj.add(dot_split(act.iter().copied(), column(&w.w_down, l * f * d, f, d, j), s.ranks));
+                    *hj = *hj + dot_split(act.iter().copied(), column(&w.w_down, l * f * d, f, d, j), s.ranks);
                 }
             }
         }
