@@ -206,7 +206,7 @@ fn run(op: &Op, h: &mut Handles) {
                 if let Some(buf) = size.buffer(0x3c) {
                     // No status pointer: the write completes after this call.
                     let mut seq = 0;
-                    nrta_tensor_write(pick(&h.tensors, *slot), buf.as_ptr().cast(), offset.get(), size.get(), 0, null_mut(), &mut seq);
+                    nrta_tensor_write(pick(&h.tensors, *slot), buf.as_ptr().cast(), offset.get(), size.get(), 0, 0, null_mut(), &mut seq);
                 }
             }
             Op::Memset { slot, offset, size, value } => {

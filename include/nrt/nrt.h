@@ -133,6 +133,10 @@ NRT_STATUS nrt_tensor_write_batch(const nrt_tensor_batch_t *batches, uint64_t nu
 NRT_STATUS nrt_tensor_copy(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst, size_t dst_offset,
                            size_t size);
 size_t nrt_tensor_get_size(const nrt_tensor_t *tensor);
+/* The logical core holding a device tensor (libnrt 2.33's callers; the
+ * header libnrt declares it in is not published). NRT_INVALID for host,
+ * virtual and attached tensors. */
+NRT_STATUS nrt_tensor_get_lnc_index(const nrt_tensor_t *tensor, int *lnc_idx);
 NRT_STATUS nrt_tensor_memset(nrt_tensor_t *tensor, uint64_t offset, int value, size_t size);
 NRT_STATUS nrt_tensor_allocate_empty(const char *name, nrt_tensor_t **tensor);
 NRT_STATUS nrt_tensor_attach_buffer(nrt_tensor_t *tensor, void *buffer, size_t size);

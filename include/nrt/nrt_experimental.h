@@ -86,8 +86,6 @@ NRT_STATUS nrt_all_gather(int32_t vnc, uint32_t g_device_id, uint32_t g_device_c
 NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc);
 NRT_STATUS nrt_get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
                               size_t *info_size_out);
-/* Prints the device-memory usage report (the one an OOM prints) now. */
-NRT_STATUS nrt_debug_log_oom_report(void);
 
 #ifdef __cplusplus
 }

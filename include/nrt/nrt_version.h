@@ -15,12 +15,14 @@ extern "C" {
 #define RT_VERSION_DETAIL_LEN 128
 #define GIT_HASH_LEN 64
 
-/* The libnrt release whose API nrt-rs implements (NRT 2.30, Neuron SDK
- * 2.28 headers): nrt_get_version reports it in rt_major / rt_minor, so
- * clients that gate features on the runtime version see that release;
- * rt_detail names nrt-rs's own version ("nrt-rs X.Y.Z.0 (libnrt 2.30 API)"). */
+/* The libnrt release whose API nrt-rs implements (libnrt 2.32, Neuron SDK
+ * 2.30: the 2.28 headers with the 2.29+ async form; docs/c-api.md lists
+ * what has no published signature): nrt_get_version reports it in
+ * rt_major / rt_minor, so clients that gate features on the runtime
+ * version see that release; rt_detail names nrt-rs's own version
+ * ("nrt-rs X.Y.Z.0 (libnrt 2.32 API)"). */
 #define NRT_RS_LIBNRT_MAJOR 2
-#define NRT_RS_LIBNRT_MINOR 30
+#define NRT_RS_LIBNRT_MINOR 32
 
 typedef struct nrt_version {
     uint64_t rt_major;

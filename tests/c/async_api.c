@@ -1,7 +1,8 @@
 /* The asynchronous C API on the copy example.
  *   async_api <copy.neff> explicit  - nrta_* schedule calls, statuses
  *        written on completion, eventfds for a sequence and for an XU
- *        driven through epoll, tensor-op queue, refusals;
+ *        driven through epoll, tensor-op queue (the eight-argument tensor
+ *        calls, on the tensor's own logical core and on another), refusals;
  *   async_api <copy.neff> implicit  - run with
  *        NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS > 0: nrt_execute
  *        returns at once, statuses reach the registered callback, drain;
@@ -113,7 +114,9 @@ static int explicit_api(struct io *io) {
         if (s == NRT_SUCCESS) {
             seqs[queued++] = seq;
         } else if (s == NRT_QUEUE_FULL) {
-            /* Back-pressure: wait for one completion, then retry. */
+            /* Back-pressure changes nothing: no sequence id, no status
+             * written; wait for one completion, then retry. */
+            EXPECT(seq == (queued ? seqs[queued - 1] : 0) && st[queued] == (NRT_STATUS)-1);
             full++;
             uint64_t c = 0;
             EXPECT(wait_one(ep, &c) == 1);
@@ -154,30 +157,56 @@ static int explicit_api(struct io *io) {
     EXPECT(memcmp(io->x, io->y, BYTES) == 0);
     OK(nrt_tensor_check_output_completion(io->tout, 10000000, RUNS));
 
-    /* Tensor-op queue: write, copy, read, in order; a completion handle. */
+    /* Tensor-op queue: write, copy, read, in order, on the tensors' own
+     * logical core (nrt_tensor_get_lnc_index); an eventfd for the last. */
+    int lnc = -1;
+    OK(nrt_tensor_get_lnc_index(io->tin, &lnc));
+    EXPECT(lnc == 0);
     fill(io->x, 11);
     NRT_STATUS ws = -1, cs = -1, rs = -1;
-    OK(nrta_tensor_write(io->tin, io->x, 0, BYTES, 0, &ws, &seq));
+    OK(nrta_tensor_write(io->tin, io->x, 0, BYTES, lnc, 0, &ws, &seq));
     OK(nrta_tensor_copy(io->tin, 0, io->tout, 0, BYTES, 0, &cs, &seq));
     memset(io->y, 0, BYTES);
-    OK(nrta_tensor_read(io->y, io->tout, 0, BYTES, 0, &rs, &seq));
+    OK(nrta_tensor_read(io->y, io->tout, 0, BYTES, lnc, 0, &rs, &seq));
     EXPECT(NRTA_SEQ_GET_SEQ_NUM(seq) == 3 && NRTA_SEQ_GET_XU_ID(seq) == NRTA_XU_TENSOR_OP);
-    int handle = -1;
-    OK(nrta_get_completion_handle(seq, &handle));
-    EXPECT(handle >= 0);
-    if (handle >= 0) {
-        watch(ep, handle, 3);
-        uint64_t c = 0;
-        int tag;
-        while ((tag = wait_one(ep, &c)) == 1) {}
-        EXPECT(tag == 3);
-        close(handle);
-    }
+    int handle = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    OK(nrta_event_register_seq_id_completion(seq, handle));
+    watch(ep, handle, 3);
+    uint64_t c = 0;
+    int tag;
+    while ((tag = wait_one(ep, &c)) == 1) {}
+    EXPECT(tag == 3);
+    close(handle);
     EXPECT(ws == NRT_SUCCESS && cs == NRT_SUCCESS && rs == NRT_SUCCESS);
     EXPECT(memcmp(io->x, io->y, BYTES) == 0);
-    EXPECT_STATUS(nrta_tensor_write(io->tin, io->x, BYTES, 4, 0, NULL, &seq), NRT_INVALID);
-    EXPECT_STATUS(nrta_tensor_read(io->y, hin, 0, 4, 0, NULL, &seq), NRT_INVALID);
-    EXPECT_STATUS(nrta_tensor_copy(io->tin, 0, io->tout, 0, 4, 2, NULL, &seq), NRT_INVALID);
+    /* Another logical core of the device moves the tensor with its own
+     * engines, on its own TENSOR_OP unit (the sequence names it). */
+    uint32_t vncs = 0;
+    OK(nrt_get_visible_vnc_count(&vncs));
+    if (vncs > 1) {
+        fill(io->x, 19);
+        OK(nrta_tensor_write(io->tin, io->x, 0, BYTES, 1, 1, &ws, &seq));
+        EXPECT(NRTA_SEQ_GET_XU_ID(seq) == ((1u << 8) | (1u << 4) | NRTA_XU_TENSOR_OP));
+        memset(io->y, 0, BYTES);
+        OK(nrta_tensor_read(io->y, io->tin, 0, BYTES, 1, 1, &rs, &seq));
+        for (int spin = 0; spin < 1000000; spin++) {
+            bool d = false;
+            OK(nrta_is_completed(seq, &d));
+            if (d) break;
+            usleep(10);
+        }
+        EXPECT(ws == NRT_SUCCESS && rs == NRT_SUCCESS);
+        EXPECT(memcmp(io->x, io->y, BYTES) == 0);
+    }
+    /* Refusals: each leaves the sequence output alone. */
+    nrta_seq_t keep = 55;
+    EXPECT_STATUS(nrta_tensor_write(io->tin, io->x, BYTES, 4, 0, 0, NULL, &keep), NRT_INVALID);
+    EXPECT_STATUS(nrta_tensor_read(io->y, hin, 0, 4, 0, 0, NULL, &keep), NRT_INVALID);
+    EXPECT_STATUS(nrta_tensor_copy(io->tin, 0, io->tout, 0, 4, 2, NULL, &keep), NRT_INVALID);
+    EXPECT_STATUS(nrta_tensor_write(io->tin, io->x, 0, 4, (int)vncs, 0, NULL, &keep), NRT_INVALID);
+    EXPECT_STATUS(nrta_tensor_read(io->y, io->tin, 0, 4, -1, 0, NULL, &keep), NRT_INVALID);
+    EXPECT(keep == 55);
+    EXPECT_STATUS(nrt_tensor_get_lnc_index(hin, &lnc), NRT_INVALID);
     printf("explicit: %d queue-full retries\n", full);
     close(xu_efd);
     close(seq_efd);

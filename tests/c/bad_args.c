@@ -21,6 +21,7 @@
 #include "nrt/nrt_profile.h"
 #include "nrt/nrt_sys_trace.h"
 #include "nrt/nrt_async_sendrecv.h"
+#include "nrt/nec.h"
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -299,6 +300,25 @@ CASE(LIVE, nrt_tensor_write_batch, "op past the end", NRT_INVALID) {
 CASE(LIVE, nrt_tensor_copy, "NULL source", NRT_INVALID) { return nrt_tensor_copy(NULL, 0, g_tensor, 0, 4); }
 CASE(LIVE, nrt_tensor_copy, "stale destination", NRT_INVALID_HANDLE) { return nrt_tensor_copy(g_tensor, 0, g_stale_tensor, 0, 4); }
 CASE(LIVE, nrt_tensor_copy, "past the source's end", NRT_INVALID) { return nrt_tensor_copy(g_tensor, 4090, g_tensor, 0, 16); }
+CASE(LIVE, nrt_tensor_get_lnc_index, "NULL output", NRT_INVALID) { return nrt_tensor_get_lnc_index(g_tensor, NULL); }
+CASE(LIVE, nrt_tensor_get_lnc_index, "stale tensor", NRT_INVALID_HANDLE) {
+    int v = -77;
+    NRT_STATUS r = nrt_tensor_get_lnc_index(g_stale_tensor, &v);
+    return v == -77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_tensor_get_lnc_index, "virtual (host) tensor", NRT_INVALID) {
+    nrt_tensor_t *t = NULL;
+    if (nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_VIRTUAL, -1, 64, "virt", &t) != NRT_SUCCESS) return NRT_FAILURE;
+    int v = -77;
+    NRT_STATUS r = nrt_tensor_get_lnc_index(t, &v);
+    nrt_tensor_free(&t);
+    return v == -77 ? r : NRT_FAILURE;
+}
+CASE(BEFORE_INIT, nrt_tensor_get_lnc_index, "before init", NRT_UNINITIALIZED) {
+    int v = -77;
+    NRT_STATUS r = nrt_tensor_get_lnc_index(FOREIGN, &v);
+    return v == -77 ? r : NRT_FAILURE;
+}
 CASE(LIVE, nrt_tensor_get_size, "NULL tensor", NRT_SUCCESS) { return nrt_tensor_get_size(NULL) == 0 ? NRT_SUCCESS : NRT_FAILURE; }
 CASE(LIVE, nrt_tensor_get_size, "stale tensor", NRT_SUCCESS) { return nrt_tensor_get_size(g_stale_tensor) == 0 ? NRT_SUCCESS : NRT_FAILURE; }
 CASE(LIVE, nrt_tensor_memset, "NULL tensor", NRT_INVALID) { return nrt_tensor_memset(NULL, 0, 0, 4); }
@@ -373,23 +393,33 @@ CASE(LIVE, nrt_execute_repeat, "stale model", NRT_INVALID_HANDLE) { return nrt_e
 /* async */
 CASE(LIVE, nrta_tensor_write, "NULL tensor", NRT_INVALID) {
     nrta_seq_t s = 77;
-    NRT_STATUS r = nrta_tensor_write(NULL, g_buf, 0, 4, 0, NULL, &s);
+    NRT_STATUS r = nrta_tensor_write(NULL, g_buf, 0, 4, 0, 0, NULL, &s);
     return s == 77 ? r : NRT_FAILURE;
 }
-CASE(LIVE, nrta_tensor_write, "NULL sequence output", NRT_INVALID) { return nrta_tensor_write(g_tensor, g_buf, 0, 4, 0, NULL, NULL); }
+CASE(LIVE, nrta_tensor_write, "NULL sequence output", NRT_INVALID) { return nrta_tensor_write(g_tensor, g_buf, 0, 4, 0, 0, NULL, NULL); }
 CASE(LIVE, nrta_tensor_write, "unknown queue", NRT_INVALID) {
     nrta_seq_t s = 77;
-    NRT_STATUS r = nrta_tensor_write(g_tensor, g_buf, 0, 4, 99, NULL, &s);
+    NRT_STATUS r = nrta_tensor_write(g_tensor, g_buf, 0, 4, 0, 99, NULL, &s);
     return s == 77 ? r : NRT_FAILURE;
 }
 CASE(LIVE, nrta_tensor_read, "stale tensor", NRT_INVALID_HANDLE) {
     nrta_seq_t s = 77;
-    NRT_STATUS r = nrta_tensor_read(g_buf, g_stale_tensor, 0, 4, 0, NULL, &s);
+    NRT_STATUS r = nrta_tensor_read(g_buf, g_stale_tensor, 0, 4, 0, 0, NULL, &s);
     return s == 77 ? r : NRT_FAILURE;
 }
 CASE(LIVE, nrta_tensor_read, "past the end", NRT_INVALID) {
     nrta_seq_t s = 77;
-    NRT_STATUS r = nrta_tensor_read(g_buf, g_tensor, 4000, 200, 0, NULL, &s);
+    NRT_STATUS r = nrta_tensor_read(g_buf, g_tensor, 4000, 200, 0, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_tensor_write, "lnc_idx outside the visible cores", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_tensor_write(g_tensor, g_buf, 0, 4, 4096, 0, NULL, &s);
+    return s == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrta_tensor_read, "negative lnc_idx", NRT_INVALID) {
+    nrta_seq_t s = 77;
+    NRT_STATUS r = nrta_tensor_read(g_buf, g_tensor, 0, 4, -1, 0, NULL, &s);
     return s == 77 ? r : NRT_FAILURE;
 }
 CASE(LIVE, nrta_tensor_copy, "NULL destination", NRT_INVALID) {
@@ -452,12 +482,6 @@ CASE(LIVE, nrta_get_sequence, "unknown execution unit", NRT_INVALID) {
     NRT_STATUS r = nrta_get_sequence(0, (nrta_xu_t)42, 0, &s);
     return s == 77 ? r : NRT_FAILURE;
 }
-CASE(LIVE, nrta_get_completion_handle, "NULL output", NRT_INVALID) { return nrta_get_completion_handle(1, NULL); }
-CASE(LIVE, nrta_get_completion_handle, "sequence never issued", NRT_INVALID) {
-    int fd = -77;
-    NRT_STATUS r = nrta_get_completion_handle(0x7fff0000ull, &fd);
-    return fd == -77 ? r : NRT_FAILURE;
-}
 CASE(LIVE, nrta_event_register_seq_id_completion, "bad descriptor", NRT_INVALID) {
     return nrta_event_register_seq_id_completion(1, -1);
 }
@@ -470,11 +494,92 @@ CASE(LIVE, nrta_event_register_seq_id_completion, "sequence never issued", NRT_I
 CASE(LIVE, nrta_event_register_xu_completion, "bad descriptor", NRT_INVALID) {
     return nrta_event_register_xu_completion(0, NRTA_XU_COMPUTE, 0, -1);
 }
+CASE(LIVE, nrta_event_register_xu_completion, "negative logical core", NRT_INVALID) {
+    int efd = eventfd(0, 0);
+    NRT_STATUS r = nrta_event_register_xu_completion(-1, NRTA_XU_COMPUTE, 0, efd);
+    close(efd);
+    return r;
+}
 CASE(LIVE, nrta_event_register_xu_completion, "logical core out of range", NRT_INVALID) {
     int efd = eventfd(0, 0);
     NRT_STATUS r = nrta_event_register_xu_completion(99, NRTA_XU_COMPUTE, 0, efd);
     close(efd);
     return r;
+}
+/* nec.h: int functions answer -1 (MLA indexes NEC_UNKNOWN_MLA_DEV), size_t 0, outputs untouched */
+#define NEC_INT(call, want) ((call) == (want) ? NRT_INVALID : NRT_FAILURE)
+CASE(BEFORE_INIT, nec_get_device_count, "before init", NRT_INVALID) { return NEC_INT(nec_get_device_count(NULL, 0), -1); }
+CASE(LIVE, nec_get_device_count, "NULL array with a size", NRT_INVALID) { return NEC_INT(nec_get_device_count(NULL, 4), -1); }
+CASE(LIVE, nec_get_device_pci_bdf, "device past the instance", NRT_INVALID) {
+    uint32_t dom = 77, bus = 77;
+    uint8_t slot = 77, fn = 77;
+    int r = nec_get_device_pci_bdf(4096, &dom, &bus, &slot, &fn);
+    return r == -1 && dom == 77 && bus == 77 && slot == 77 && fn == 77 ? NRT_INVALID : NRT_FAILURE;
+}
+CASE(LIVE, nec_get_device_pci_bdf, "NULL output", NRT_INVALID) {
+    uint32_t dom = 77, bus = 77;
+    uint8_t slot = 77;
+    int r = nec_get_device_pci_bdf(0, &dom, &bus, &slot, NULL);
+    return r == -1 && dom == 77 ? NRT_INVALID : NRT_FAILURE;
+}
+CASE(LIVE, nec_get_virtual_core_size, "NULL output", NRT_INVALID) { return nec_get_virtual_core_size(NULL); }
+CASE(BEFORE_INIT, nec_get_virtual_core_size, "before init", NRT_UNINITIALIZED) {
+    uint32_t v = 77;
+    NRT_STATUS r = nec_get_virtual_core_size(&v);
+    return v == 77 ? r : NRT_FAILURE;
+}
+CASE(BEFORE_INIT, nec_get_version_info, "NULL output", NRT_INVALID) { return nec_get_version_info(NULL); }
+CASE(LIVE, nec_build_port_and_rid_map, "NULL arrays", NRT_INVALID) { return nec_build_port_and_rid_map(0, NULL, NULL, 1); }
+CASE(LIVE, nec_build_port_and_rid_map, "a device named twice", NRT_INVALID) {
+    int mla[2] = {0, 1}, dev[2] = {0, 0};
+    return nec_build_port_and_rid_map(0, mla, dev, 2);
+}
+CASE(LIVE, nec_build_port_and_rid_map, "local device past the instance", NRT_INVALID) {
+    int mla[1] = {0}, dev[1] = {0};
+    return nec_build_port_and_rid_map(4096, mla, dev, 1);
+}
+CASE(LIVE, nec_is_mla_available, "local device past the instance", NRT_INVALID) { return nec_is_mla_available(4096, 0) ? NRT_FAILURE : NRT_INVALID; }
+CASE(LIVE, nec_mla_idx_to_rid, "negative MLA index", NRT_INVALID) { return NEC_INT(nec_mla_idx_to_rid(0, -5), -1); }
+CASE(LIVE, nec_rid_to_mla_idx, "routing id past the instance", NRT_INVALID) { return NEC_INT(nec_rid_to_mla_idx(0, 4096), NEC_UNKNOWN_MLA_DEV); }
+CASE(LIVE, nec_get_peer_mla_idx, "port past the device's links", NRT_INVALID) { return NEC_INT(nec_get_peer_mla_idx(0, 0, 99), NEC_UNKNOWN_MLA_DEV); }
+CASE(LIVE, nec_get_p2p_pod_peer_node, "NULL output", NRT_INVALID) { return NEC_INT(nec_get_p2p_pod_peer_node(0, 0, 0, NULL), -1); }
+CASE(LIVE, nec_get_p2p_pod_peer_node, "no pod: no peer one port away", NRT_INVALID) {
+    int peer = 77;
+    int r = nec_get_p2p_pod_peer_node(0, 0, 1, &peer);
+    return r == -1 && peer == 77 ? NRT_INVALID : NRT_FAILURE;
+}
+CASE(LIVE, nec_pod_node_can_access_peer_node, "pod type INVALID", NRT_INVALID) {
+    int can = 77;
+    NRT_STATUS r = nec_pod_node_can_access_peer_node(NEC_POD_TYPE_INVALID, 0, 0, 0, 0, &can);
+    return can == 77 ? r : NRT_FAILURE;
+}
+CASE(LIVE, nec_pod_node_can_access_peer_node, "NULL output", NRT_INVALID) { return nec_pod_node_can_access_peer_node(NEC_POD_TYPE_NONE, 0, 0, 0, 0, NULL); }
+CASE(LIVE, nec_inc_semaphore, "NULL address (logged, ignored)", NRT_SUCCESS) {
+    nec_inc_semaphore(NULL, 1);
+    return NRT_SUCCESS;
+}
+CASE(LIVE, nec_get_dynamic_send_size_bytes, "NULL table", NRT_INVALID) { return NEC_INT(nec_get_dynamic_send_size_bytes(NULL, 4, 0, 2), 0); }
+CASE(LIVE, nec_get_dynamic_send_offset_bytes, "rank past rank_n", NRT_INVALID) {
+    uint64_t words[8] = {0};
+    enc_host_mem_t m = {NULL, words, 0, sizeof words};
+    return NEC_INT(nec_get_dynamic_send_offset_bytes(&m, 4, 2, 2), 0);
+}
+CASE(LIVE, nec_get_dynamic_recv_offset_bytes, "table smaller than rank_n needs", NRT_INVALID) {
+    uint64_t words[8] = {0};
+    enc_host_mem_t m = {NULL, words, 0, sizeof words};
+    return NEC_INT(nec_get_dynamic_recv_offset_bytes(&m, 4, 0, 3), 0);
+}
+CASE(LIVE, nec_set_recv_size_bytes, "not whole elements (table untouched)", NRT_INVALID) {
+    uint64_t words[8] = {0};
+    enc_host_mem_t m = {NULL, words, 0, sizeof words};
+    nec_set_recv_size_bytes(&m, 6, 4, 0, 2);
+    for (int i = 0; i < 8; i++)
+        if (words[i] != 0) return NRT_FAILURE;
+    return NRT_INVALID;
+}
+CASE(LIVE, nec_ndl_printk, "NULL string (logged, ignored)", NRT_SUCCESS) {
+    nec_ndl_printk(NULL, 8, 0);
+    return NRT_SUCCESS;
 }
 CASE(LIVE, nrt_register_async_exec_callback, "NULL callback (unregisters)", NRT_SUCCESS) {
     return nrt_register_async_exec_callback(NULL, g_buf);
@@ -575,7 +680,6 @@ CASE(LIVE, nrt_set_pool_eng_ucode, "while initialised", NRT_UNINITIALIZED) {
     nrt_ucode_info empty = {{NULL, 0}, {NULL, 0}};
     return nrt_set_pool_eng_ucode(&empty);
 }
-CASE(LIVE, nrt_debug_log_oom_report, "prints the report", NRT_SUCCESS) { return nrt_debug_log_oom_report(); }
 
 /* system trace (nrt_sys_trace.h): configuration works in any state,
  * start / stop / fetch need nrt_init. */

@@ -8,6 +8,7 @@
 #include "nrt/nrt_profile.h"
 #include "nrt/nrt_sys_trace.h"
 #include "nrt/nrt_async_sendrecv.h"
+#include "nrt/nec.h"
 #include <cstdio>
 #include <cstring>
 

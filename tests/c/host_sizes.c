@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(nrt_tensor_copy(att, 0, dev, 0, BIG), NRT_RESOURCE);
     nrta_seq_t seq = 0;
     NRT_STATUS ret = NRT_SUCCESS;
-    EXPECT_STATUS(nrta_tensor_write(dev, lent, 0, BIG, 0, &ret, &seq), NRT_RESOURCE);
+    EXPECT_STATUS(nrta_tensor_write(dev, lent, 0, BIG, 0, 0, &ret, &seq), NRT_RESOURCE);
     EXPECT(seq == 0);
     /* A world larger than any instance is refused before a rank list of
      * its size is made. */

@@ -26,9 +26,9 @@ int main(void) {
     memset(&v, 0, sizeof v);
     OK(nrt_get_version(&v, sizeof v));
     EXPECT(strncmp(v.rt_detail, "nrt-rs ", 7) == 0);
-    EXPECT(strstr(v.rt_detail, "(libnrt 2.30 API)") != NULL);
+    EXPECT(strstr(v.rt_detail, "(libnrt 2.32 API)") != NULL);
     EXPECT(v.rt_major == NRT_RS_LIBNRT_MAJOR && v.rt_minor == NRT_RS_LIBNRT_MINOR);
-    EXPECT(v.rt_major == 2 && v.rt_minor == 30);
+    EXPECT(v.rt_major == 2 && v.rt_minor == 32);
     EXPECT(strlen(v.git_hash) == 40);
     /* A smaller (older) struct: only its bytes are written. */
     uint64_t small[2] = {0, 0xdeadbeef};

@@ -10,6 +10,10 @@
 //! requires). Completion descriptors are eventfds: the runtime writes 1
 //! to its own duplicate of the caller's descriptor, so a caller may close
 //! theirs at any time.
+//!
+//! The tensor calls are libnrt 2.29's eight-argument form: `lnc_idx`
+//! before `queue` names the logical core whose TENSOR_OP unit runs the
+//! request and whose DMA queues move the bytes.
 
 use crate::api_core::runtime_set_for_async;
 use crate::ctensor::CTensor;
@@ -17,12 +21,14 @@ use crate::global::{self, Hosts, MODELS, SETS, TENSORS};
 use crate::ptr::{self, non_null};
 use crate::shim::call;
 use crate::status::NRT_STATUS;
+use nrt_core::tensor::Tracking;
 use nrt_core::xu::seq::XuKind;
+use nrt_hal::CoreId;
 use nrt_core::xu::unit::{Notifier, OnComplete};
 use nrt_core::{NrtError, NrtResult, NrtStatus};
 use std::ffi::{c_int, c_void};
 use std::io::Write;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::{Arc, Mutex};
 
 /// A caller address the worker writes through later. The caller's
@@ -61,21 +67,6 @@ impl EventFd {
         Ok(EventFd(std::fs::File::from(owned)))
     }
 
-    /// A new eventfd (counter 0, close-on-exec).
-    fn create() -> NrtResult<EventFd> {
-        unsafe extern "C" {
-            fn eventfd(initval: u32, flags: c_int) -> c_int;
-        }
-        const EFD_CLOEXEC: c_int = 0o2000000;
-        // SAFETY: plain syscall wrapper with no pointer arguments.
-        let fd = unsafe { eventfd(0, EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(NrtError::resource(format!("eventfd failed: {}", std::io::Error::last_os_error())));
-        }
-        // SAFETY: `fd` was just created and is owned by nobody else.
-        Ok(EventFd(std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) })))
-    }
-
     fn signal(&self) {
         let _ = (&self.0).write(&1u64.to_ne_bytes());
     }
@@ -91,15 +82,44 @@ fn seq_notifier(efd: EventFd) -> Notifier {
     })
 }
 
-/// The process-local logical core of a device tensor.
-fn tensor_vnc(h: &Hosts, ct: &CTensor) -> NrtResult<u32> {
+/// The device position and physical core of a whole device tensor, or
+/// libnrt's host-tensor refusal.
+fn device_of(ct: &CTensor) -> NrtResult<(usize, CoreId)> {
     let (d, core, _) = ct
         .device_placement()
         .ok_or_else(|| NrtError::invalid(format!("{} (tensor {:?} is not in device memory)", nrt_core::xu::HOST_TENSOR_MESSAGE, ct.name)))?;
-    let host = h.host(d)?;
-    (0..h.rt.visible_vnc_count())
-        .find(|&g| matches!(h.rt.locate_vnc(g), Ok((dd, local)) if dd == d && host.vcores().get(local as usize).is_some_and(|v| v.contains(&core))))
-        .ok_or_else(|| NrtError::invalid(format!("tensor {:?} is on a core no visible logical core holds", ct.name)))
+    Ok((d, core))
+}
+
+/// The process-local logical core of a device tensor.
+pub(crate) fn tensor_vnc(h: &Hosts, ct: &CTensor) -> NrtResult<u32> {
+    let (d, core) = device_of(ct)?;
+    h.rt.vnc_holding(d, core).map_err(|e| e.context(format_args!("tensor {:?}", ct.name)))
+}
+
+/// Where an async tensor call with `lnc_idx` runs: that logical core's
+/// TENSOR_OP unit, and the physical core of it whose DMA queues move the
+/// tensor's bytes (the runtime's rule, [`nrt_core::Runtime::transfer_core`]:
+/// any logical core of the tensor's device; another device's is NRT_INVALID).
+fn transfer_target(h: &Hosts, ct: &CTensor, lnc_idx: c_int) -> NrtResult<(u32, CoreId)> {
+    let (d, core) = device_of(ct)?;
+    let vnc = u32::try_from(lnc_idx)
+        .map_err(|_| NrtError::invalid(format!("lnc_idx {lnc_idx} is not a logical NeuronCore (visible: 0..{})", h.rt.visible_vnc_count())))?;
+    let via = h.rt.transfer_core(vnc, d, core).map_err(|e| e.context(format_args!("lnc_idx {lnc_idx}")))?;
+    Ok((vnc, via))
+}
+
+/// What an async tensor read or write checks before it queues anything:
+/// the sequence output, the tensor, `lnc_idx` ([`transfer_target`]) and
+/// the span. Returns the tensor, the logical core, the engines' core and
+/// the byte count.
+fn transfer_request(h: &Hosts, seq: *mut u64, tensor: *mut c_void, lnc_idx: c_int, offset: u64, size: u64) -> NrtResult<(Arc<CTensor>, u32, CoreId, usize)> {
+    out_seq(seq)?;
+    let ct = TENSORS.get(tensor as usize)?;
+    let (vnc, via) = transfer_target(h, &ct, lnc_idx)?;
+    check_span(&ct, offset, size)?;
+    let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+    Ok((ct, vnc, via, n))
 }
 
 fn check_span(ct: &CTensor, offset: u64, size: u64) -> NrtResult<()> {
@@ -138,43 +158,59 @@ pub extern "C" fn nrta_execute_schedule(model: *mut c_void, input: *const c_void
     })
 }
 
-/// `nrta_tensor_write`: copies `size` bytes of `buf` (read now) into the
-/// device tensor at `offset`, on tensor-op queue `queue` of its core.
+/// `nrta_tensor_write` (the eight-argument form of libnrt 2.29+):
+/// copies `size` bytes of `buf` (read now) into the device tensor at
+/// `offset`, on TENSOR_OP queue `queue` of logical core `lnc_idx`, whose
+/// DMA queues move the bytes.
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nrta_tensor_write(tensor: *mut c_void, buf: *const c_void, offset: u64, size: u64, queue: c_int, ret: *mut NRT_STATUS, seq: *mut u64) -> NRT_STATUS {
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn nrta_tensor_write(
+    tensor: *mut c_void,
+    buf: *const c_void,
+    offset: u64,
+    size: u64,
+    lnc_idx: c_int,
+    queue: c_int,
+    ret: *mut NRT_STATUS,
+    seq: *mut u64,
+) -> NRT_STATUS {
     call("nrta_tensor_write", || {
         let h = global::hosts()?;
-        out_seq(seq)?;
-        let ct = TENSORS.get(tensor as usize)?;
-        let vnc = tensor_vnc(&h, &ct)?;
-        check_span(&ct, offset, size)?;
-        let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+        let (ct, vnc, via, n) = transfer_request(&h, seq, tensor, lnc_idx, offset, size)?;
         // SAFETY: the caller gives `size` readable bytes at `buf`.
         let data = nrt_core::host_memory::copy_of(unsafe { ptr::bytes(buf, n, "buf") }?, format_args!("copy of the {n} bytes written to tensor {:?}", ct.name))?;
-        let s = h.xus.schedule_job(vnc, queue.into(), Box::new(move || ct.write(offset, &data)), status_writer(ret))?;
+        let job = move || ct.write_via(offset, &data, Tracking::Wait, Some(via));
+        let s = h.xus.schedule_job(vnc, queue.into(), Box::new(job), status_writer(ret))?;
         give(seq, s);
         Ok(())
     })
 }
 
-/// `nrta_tensor_read`: copies `size` bytes of the device tensor at
-/// `offset` into `buf` when the request runs.
+/// `nrta_tensor_read` (the eight-argument form of libnrt 2.29+): copies
+/// `size` bytes of the device tensor at `offset` into `buf` when the
+/// request runs, on TENSOR_OP queue `queue` of logical core `lnc_idx`.
 ///
 /// # Safety
 /// Pointer arguments must be NULL or valid as the C header documents;
 /// `buf` must stay valid until the request completes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nrta_tensor_read(buf: *mut c_void, tensor: *mut c_void, offset: u64, size: u64, queue: c_int, ret: *mut NRT_STATUS, seq: *mut u64) -> NRT_STATUS {
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn nrta_tensor_read(
+    buf: *mut c_void,
+    tensor: *mut c_void,
+    offset: u64,
+    size: u64,
+    lnc_idx: c_int,
+    queue: c_int,
+    ret: *mut NRT_STATUS,
+    seq: *mut u64,
+) -> NRT_STATUS {
     call("nrta_tensor_read", || {
         let h = global::hosts()?;
-        out_seq(seq)?;
-        let ct = TENSORS.get(tensor as usize)?;
-        let vnc = tensor_vnc(&h, &ct)?;
-        check_span(&ct, offset, size)?;
-        let n = usize::try_from(size).map_err(|_| NrtError::invalid(format!("size {size} does not fit in memory")))?;
+        let (ct, vnc, via, n) = transfer_request(&h, seq, tensor, lnc_idx, offset, size)?;
         if n > 0 {
             non_null(buf, "buf")?;
         }
@@ -183,7 +219,7 @@ pub unsafe extern "C" fn nrta_tensor_read(buf: *mut c_void, tensor: *mut c_void,
             let dst = dst;
             // SAFETY: the caller keeps `size` writable bytes at `buf` until completion.
             let out = unsafe { ptr::bytes_mut(dst.0 as *mut c_void, n, "buf") }?;
-            ct.read(offset, out)
+            ct.read_via(offset, out, Tracking::Wait, Some(via))
         };
         let s = h.xus.schedule_job(vnc, queue.into(), Box::new(job), status_writer(ret))?;
         give(seq, s);
@@ -191,7 +227,10 @@ pub unsafe extern "C" fn nrta_tensor_read(buf: *mut c_void, tensor: *mut c_void,
     })
 }
 
-/// `nrta_tensor_copy`: device-to-device copy within one logical core.
+/// `nrta_tensor_copy`: device-to-device copy within one logical core, on
+/// its TENSOR_OP queue `queue`. The documented form (libnrt 2.29-2.32's
+/// API reference): no `lnc_idx`, since no source shows one added here;
+/// the tensors' own logical core runs it.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn nrta_tensor_copy(src: *mut c_void, src_offset: u64, dst: *mut c_void, dst_offset: u64, size: u64, queue: c_int, ret: *mut NRT_STATUS, seq: *mut u64) -> NRT_STATUS {
@@ -250,27 +289,6 @@ pub unsafe extern "C" fn nrta_get_sequence(lnc: u32, xu: u32, queue: c_int, seq:
     })
 }
 
-/// `nrta_get_completion_handle` (2.28 form): a new eventfd that becomes
-/// readable when `seq` completes; the caller closes it.
-///
-/// # Safety
-/// Pointer arguments must be NULL or valid as the C header documents.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn nrta_get_completion_handle(seq: u64, fd: *mut c_int) -> NRT_STATUS {
-    call("nrta_get_completion_handle", || {
-        let h = global::hosts()?;
-        non_null(fd, "fd")?;
-        h.xus.is_completed(seq)?;
-        let theirs = EventFd::create()?;
-        let ours = EventFd::dup(theirs.0.as_raw_fd())?;
-        h.xus.watch_seq(seq, seq_notifier(ours))?;
-        let raw = OwnedFd::from(theirs.0);
-        // SAFETY: checked non-NULL; ownership of the descriptor passes to the caller.
-        unsafe { ptr::write(fd, std::os::fd::IntoRawFd::into_raw_fd(raw)) };
-        Ok(())
-    })
-}
-
 /// `nrta_event_register_seq_id_completion`: adds 1 to eventfd `efd` when
 /// `seq` completes (at once if it has).
 #[unsafe(no_mangle)]
@@ -283,11 +301,13 @@ pub extern "C" fn nrta_event_register_seq_id_completion(seq: u64, efd: c_int) ->
 }
 
 /// `nrta_event_register_xu_completion`: adds 1 to eventfd `efd` on every
-/// later completion of (lnc, xu, queue).
+/// later completion of (lnc, xu, queue). `lnc` is an `int`, as the
+/// callers of libnrt 2.32 (Neuron SDK 2.30), which added it, pass it.
 #[unsafe(no_mangle)]
-pub extern "C" fn nrta_event_register_xu_completion(lnc: u32, xu: u32, queue: c_int, efd: c_int) -> NRT_STATUS {
+pub extern "C" fn nrta_event_register_xu_completion(lnc: c_int, xu: u32, queue: c_int, efd: c_int) -> NRT_STATUS {
     call("nrta_event_register_xu_completion", || {
         let h = global::hosts()?;
+        let lnc = u32::try_from(lnc).map_err(|_| NrtError::invalid(format!("logical NeuronCore {lnc} does not exist (visible: 0..{})", h.rt.visible_vnc_count())))?;
         let kind = xu_kind(&h, lnc, xu)?;
         let e = EventFd::dup(efd)?;
         h.xus.watch_unit(lnc, kind, queue.into(), Arc::new(move |_, _| e.signal()))
@@ -341,7 +361,6 @@ crate::symbols::versioned!("NRT_3.0.0":
     nrta_tensor_copy,
     nrta_is_completed,
     nrta_get_sequence,
-    nrta_get_completion_handle,
     nrta_event_register_seq_id_completion,
     nrta_event_register_xu_completion,
 );

@@ -185,10 +185,12 @@ pub unsafe extern "C" fn nrt_get_instance_info(info: *mut InstanceInfoC, instanc
 }
 
 /// The libnrt release whose API (headers, behaviour) this library
-/// implements: NRT 2.30, the runtime of Neuron SDK 2.28, whose public
-/// headers `include/nrt/` follows (`NRT_RS_LIBNRT_MAJOR` /
+/// implements: libnrt 2.32, the runtime of Neuron SDK 2.30 (the 2.28
+/// headers with the 2.29+ async form, the eventfd registrations, implicit
+/// async deprecated but working); docs/c-api.md lists what of it and of
+/// later releases has no published signature (`NRT_RS_LIBNRT_MAJOR` /
 /// `NRT_RS_LIBNRT_MINOR` in nrt_version.h).
-pub const LIBNRT_ABI_VERSION: (u64, u64) = (2, 30);
+pub const LIBNRT_ABI_VERSION: (u64, u64) = (2, 32);
 
 /// `nrt_get_version`: fills `size` bytes (works before init).
 ///

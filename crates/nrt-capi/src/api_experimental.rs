@@ -251,19 +251,6 @@ pub extern "C" fn nrt_async_drain_queued_execs(vnc: i32) -> NRT_STATUS {
     })
 }
 
-/// `nrt_debug_log_oom_report`: prints every device's memory-usage table
-/// now (the report an allocation failure prints).
-#[unsafe(no_mangle)]
-pub extern "C" fn nrt_debug_log_oom_report() -> NRT_STATUS {
-    call("nrt_debug_log_oom_report", || {
-        let h = global::hosts()?;
-        for host in &h.devices {
-            log::emit_block(Level::Error, Module::Tdrv, &host.memory().oom_report());
-        }
-        Ok(())
-    })
-}
-
 /// The network plugin libnrt hands to its collectives library: the
 /// aws-ofi-nccl plugin of the `aws-neuronx-collectives` package.
 pub const NCCL_NET_LIBRARY: &str = "libnccom-net.so";
@@ -318,7 +305,6 @@ crate::symbols::versioned!("NRT_2.0.0":
     nrt_set_pool_eng_ucode,
     nrt_memcpy_to_device,
     nrt_async_drain_queued_execs,
-    nrt_debug_log_oom_report,
     nrt_get_libnccl_net,
 );
 

@@ -221,6 +221,27 @@ pub extern "C" fn nrt_tensor_get_size(t: *const c_void) -> usize {
     value("nrt_tensor_get_size", || Ok(tensor(t)?.size() as usize)).unwrap_or(0)
 }
 
+/// `nrt_tensor_get_lnc_index` (libnrt 2.33's callers; the header that
+/// declares it is not published): the process-local logical core holding
+/// a device tensor (a slice: its parent's), the `lnc_idx` to pass to
+/// `nrta_tensor_read` / `nrta_tensor_write` for the tensor's own engines.
+/// Host, virtual and attached tensors have none: NRT_INVALID.
+///
+/// # Safety
+/// Pointer arguments must be NULL or valid as the C header documents.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nrt_tensor_get_lnc_index(t: *const c_void, lnc_idx: *mut c_int) -> NRT_STATUS {
+    call("nrt_tensor_get_lnc_index", || {
+        let h = global::hosts()?;
+        non_null(lnc_idx, "lnc_idx")?;
+        let vnc = crate::api_async::tensor_vnc(&h, &*TENSORS.get(t as usize)?)?;
+        let v = c_int::try_from(vnc).map_err(|_| NrtError::failure(format!("logical core {vnc} does not fit an int")))?;
+        // SAFETY: checked non-NULL.
+        unsafe { ptr::write(lnc_idx, v) };
+        Ok(())
+    })
+}
+
 /// `nrt_tensor_memset`: byte fill (the low 8 bits of `value`).
 #[unsafe(no_mangle)]
 pub extern "C" fn nrt_tensor_memset(t: *mut c_void, offset: u64, value: c_int, size: usize) -> NRT_STATUS {
@@ -457,6 +478,7 @@ crate::symbols::versioned!("NRT_2.0.0":
     nrt_tensor_write_batch,
     nrt_tensor_copy,
     nrt_tensor_get_size,
+    nrt_tensor_get_lnc_index,
     nrt_tensor_memset,
     nrt_tensor_allocate_empty,
     nrt_tensor_attach_buffer,

@@ -107,11 +107,17 @@ impl CTensor {
     /// [`CTensor::read`] with the runtime tensor's tracking as given
     /// (caller memory has none).
     pub fn read_with(&self, offset: u64, buf: &mut [u8], tracking: Tracking) -> NrtResult<()> {
+        self.read_via(offset, buf, tracking, None)
+    }
+
+    /// [`CTensor::read_with`] through the DMA queues of physical core
+    /// `via` for device storage ([`Tensor::read_via`]).
+    pub fn read_via(&self, offset: u64, buf: &mut [u8], tracking: Tracking, via: Option<nrt_hal::CoreId>) -> NrtResult<()> {
         let v = self.storage()?;
         match v {
             View::Runtime { root, offset: base, size, .. } => {
                 check_range(&self.name, size, offset, buf.len() as u64)?;
-                root.read_with(base + offset, buf, tracking)
+                root.read_via(base + offset, buf, tracking, via)
             }
             View::Attached { addr, size } => {
                 check_range(&self.name, size, offset, buf.len() as u64)?;
@@ -133,11 +139,17 @@ impl CTensor {
     /// [`CTensor::write`] with the runtime tensor's tracking as given
     /// (caller memory has none).
     pub fn write_with(&self, offset: u64, data: &[u8], tracking: Tracking) -> NrtResult<()> {
+        self.write_via(offset, data, tracking, None)
+    }
+
+    /// [`CTensor::write_with`] through the DMA queues of physical core
+    /// `via` for device storage ([`Tensor::write_via`]).
+    pub fn write_via(&self, offset: u64, data: &[u8], tracking: Tracking, via: Option<nrt_hal::CoreId>) -> NrtResult<()> {
         let v = self.storage()?;
         match v {
             View::Runtime { root, offset: base, size, .. } => {
                 check_range(&self.name, size, offset, data.len() as u64)?;
-                root.write_with(base + offset, data, tracking)
+                root.write_via(base + offset, data, tracking, via)
             }
             View::Attached { addr, size } => {
                 check_range(&self.name, size, offset, data.len() as u64)?;

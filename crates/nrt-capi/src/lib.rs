@@ -15,13 +15,14 @@
 //! [`api_instance`] (nrt.h's host device ids, routing ids, mapped HBM,
 //! dma-buf and EFA queries), [`api_cc`] (collectives), [`api_profile`]
 //! (nrt_profile.h), [`api_sys_trace`] (nrt_sys_trace.h), [`api_sendrecv`]
-//! (nrt_async_sendrecv.h).
+//! (nrt_async_sendrecv.h), [`api_nec`] (nec.h, version node NRT_2.0.0).
 
 pub mod api_async;
 pub mod api_cc;
 pub mod api_core;
 pub mod api_experimental;
 pub mod api_instance;
+pub mod api_nec;
 pub mod api_profile;
 pub mod api_sendrecv;
 pub mod api_sys_trace;

@@ -155,6 +155,20 @@ fn pack_example_as(name: &str, file: &str, dir: &Path, extra: Vec<(&str, Vec<u8>
     p
 }
 
+/// The mlp example packed into `dir/mlp.neff` with its constants W and b
+/// as raw little-endian float32 files beside it (what execute_mlp and the
+/// async pipeline client take).
+fn mlp_files(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
+    let neff = pack_example("mlp", dir, constants);
+    let raw = |v: Vec<f32>, file: &str| {
+        let p = dir.join(file);
+        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
+        p
+    };
+    (neff, raw(example_data::mlp_weights(), "W.f32"), raw(example_data::mlp_bias(), "b.f32"))
+}
+
 /// Function names the public headers declare.
 fn declared() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
@@ -182,7 +196,7 @@ fn declared() -> BTreeSet<String> {
                 let Some(paren) = stmt.find('(') else { continue };
                 let head = stmt[..paren].trim_end();
                 let name: String = head.chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>().chars().rev().collect();
-                if name.starts_with("nrt_") || name.starts_with("nrta_") {
+                if name.starts_with("nrt_") || name.starts_with("nrta_") || name.starts_with("nec_") {
                     names.insert(name);
                 }
             }
@@ -347,8 +361,14 @@ fn async_api_implicit_mode_reports_through_the_callback() {
     let dir = scratch("async-implicit");
     let neff = copy_neff(&dir);
     let exe = build("async_api", &dir, false);
-    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("implicit")], &[("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "3")]);
+    let log = dir.join("nrt.log");
+    let env = [("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "3"), ("NEURON_RT_LOG_LEVEL", "WARN"), ("NEURON_RT_LOG_LOCATION", log.to_str().expect("UTF-8 path"))];
+    let out = run_env(&exe, &dir, &[neff.as_ref(), Path::new("implicit")], &env);
     assert!(out.contains("async_api implicit:"), "{out}");
+    // libnrt 2.32's deprecation warning, once (the program initialises once).
+    let text = std::fs::read_to_string(&log).expect("the runtime log");
+    let warned = text.lines().filter(|l| l.contains("WARN") && l.contains("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS") && l.contains("deprecated")).count();
+    assert_eq!(warned, 1, "{text}");
 }
 
 /// The batch calls' `unsafe` skips tensor tracking: while an implicit
@@ -380,6 +400,37 @@ fn mapped_hbm_dmabuf_efa_and_routing_ids() {
     assert!(run_env(&exe, &dir, &[Path::new("unmapped")], &[]).contains("hbm_map unmapped:"));
     assert!(run_env(&exe, &dir, &[Path::new("trn2x16")], &[on, ("NEURON_SIM_INSTANCE", "trn2.48xlarge")]).contains("hbm_map trn2x16:"));
     assert!(run_env(&exe, &dir, &[Path::new("noefa")], &[on, ("NEURON_SIM_INSTANCE", "inf2.xlarge")]).contains("hbm_map noefa:"));
+}
+
+/// nec.h on a simulated trn2.48xlarge: the topology table's devices, PCI
+/// addresses, routing ids and links through MLA indexes, pods, the LNC
+/// size, the version, the dynamic size table, a register store.
+#[test]
+fn nec_answers_from_the_instance_topology() {
+    let dir = scratch("nec");
+    let exe = build("nec", &dir, false);
+    let out = run_env(&exe, &dir, &[], &[("NEURON_SIM_INSTANCE", "trn2.48xlarge")]);
+    assert!(out.contains("nec: ") && out.contains(" 0 failed"), "{out}");
+}
+
+/// The acceptance client of the 2.29+ async API (tests/c/async_pipeline.cc,
+/// C++17 against include/ alone): write / execute / read pipelines of the
+/// mlp example on several logical cores, per-unit eventfds through epoll,
+/// sequences polled, every output checked against relu(x @ W + b).
+#[test]
+fn async_pipeline_client_on_several_logical_cores() {
+    let dir = scratch("async_pipeline");
+    let (neff, w, b) = mlp_files(&dir);
+    let exe = dir.join("async_pipeline");
+    let lib = dir.join("lib");
+    let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
+    c.args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-O1"]).arg("-I").arg(repo().join("include"));
+    c.arg(repo().join("tests/c/async_pipeline.cc")).arg("-o").arg(&exe);
+    c.arg("-L").arg(&lib).arg("-lnrt").arg(format!("-Wl,-rpath,{}", lib.display()));
+    run_checked(c, "compiling tests/c/async_pipeline.cc");
+    let out = run_env(&exe, &dir, &[neff.as_path(), w.as_path(), b.as_path(), Path::new("2")], &[("NEURON_RT_XU_COMPUTE_MAX_QUEUED_REQUESTS", "1")]);
+    assert!(out.contains("async_pipeline: ") && out.contains(" 0 failed"), "{out}");
+    assert!(!out.contains("async_pipeline: 1 logical cores"), "{out}");
 }
 
 /// The async figures through the C API (ignored: a measurement, not a
@@ -494,15 +545,7 @@ fn no_device_mode() {
 #[test]
 fn execute_mlp_example_against_a_c_reference() {
     let dir = scratch("mlp");
-    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
-    let neff = pack_example("mlp", &dir, constants);
-    let raw = |v: Vec<f32>, file: &str| {
-        let p = dir.join(file);
-        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
-        p
-    };
-    let w = raw(example_data::mlp_weights(), "W.f32");
-    let b = raw(example_data::mlp_bias(), "b.f32");
+    let (neff, w, b) = mlp_files(&dir);
     let exe = build("execute_mlp", &dir, false);
     assert!(run(&exe, &dir, &[&neff, &w, &b]).contains("execute_mlp:"));
 }
@@ -624,7 +667,7 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
     run_checked(make, "cmake --build of tests/cmake-client");
     let neff = copy_neff(&dir);
     let out = run(&build_dir.join("nrt_client"), &dir, &[&neff]);
-    assert!(out.contains("client ok: libnrt 2.30"), "{out}");
+    assert!(out.contains("client ok: libnrt 2.32"), "{out}");
 }
 
 /// The export table of tests/c/bad_args.c: every function of the headers
@@ -637,7 +680,7 @@ fn bad_arguments_of_every_export_return_their_status() {
     let dir = scratch("bad_args");
     let exe = build("bad_args", &dir, false);
     let listed: BTreeSet<String> = bad_args_rows(&exe, &dir).into_iter().collect();
-    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h"];
+    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h", "nec.h"];
     let texts: Vec<String> = covered
         .iter()
         .map(|h| std::fs::read_to_string(repo().join("include/nrt").join(h)).expect("header"))
@@ -828,14 +871,7 @@ struct CRun {
 /// SIGSEGV AddressSanitizer's own handler would take first).
 fn sanitizer_runs(dir: &Path) -> Vec<CRun> {
     let neff = copy_neff(dir);
-    let constants = example_data::constants_for(&repo().join("examples/mlp")).expect("mlp constants");
-    let mlp = pack_example("mlp", dir, constants);
-    let raw = |v: Vec<f32>, file: &str| {
-        let p = dir.join(file);
-        std::fs::write(&p, v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>()).expect("write constants");
-        p
-    };
-    let (w, b) = (raw(example_data::mlp_weights(), "W.f32"), raw(example_data::mlp_bias(), "b.f32"));
+    let (mlp, w, b) = mlp_files(dir);
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out dir");
     let run = |name, args: Vec<PathBuf>, env: Vec<(&'static str, &str)>| CRun { name, args, env: env.into_iter().map(|(k, v)| (k, v.to_string())).collect() };

@@ -33,6 +33,29 @@ fn all_reduce_prints_nccom_tests_table_and_writes_a_checked_json_report() {
     let _ = std::fs::remove_file(&json);
 }
 
+/// A whole simulated instance driven by one process: 32 ranks on the 16
+/// devices of a trn1.32xlarge (LNC 1) and 64 on a trn2.48xlarge at LNC
+/// 2, small sizes, checked; the ring's steps between devices are peer
+/// DMA.
+#[test]
+fn a_whole_instance_runs_32_and_64_ranks() {
+    for (instance, lnc, ranks, op) in [("trn1.32xlarge", "1", "32", "allr"), ("trn2.48xlarge", "2", "64", "allr"), ("trn1.32xlarge", "1", "32", "all_gather")] {
+        let dir = std::env::temp_dir().join(format!("nrt-cc-test-{}-{instance}-{op}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_nrt"))
+            .args(["cc-test", "-r", ranks, "-b", "4k", "-e", "64k", "-f", "16", "-n", "2", "-w", "1", "-d", "fp32", "-c", "random", op])
+            .env("XDG_RUNTIME_DIR", &dir)
+            .env("NEURON_SIM_INSTANCE", instance)
+            .env("NEURON_LOGICAL_NC_CONFIG", lnc)
+            .output()
+            .expect("run nrt");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{instance} -r {ranks} {op}: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(text.lines().filter(|l| l.contains("float32") || l.contains("fp32")).count(), 2, "4k and 64k:\n{text}");
+        assert!(!text.contains("errors found"), "{text}");
+    }
+}
+
 #[test]
 fn every_op_passes_its_random_check() {
     for op in ["all_gather", "redsct", "alltoall", "permute", "sendrecv"] {

@@ -123,6 +123,21 @@ pub const EVT_SEM_SEM_DEC: u64 = 0x1C00;
 /// Size of the EVT_SEM block as mapped by the driver.
 pub const EVT_SEM_SIZE: u64 = 0x2000;
 
+/// Tag of the peer window (ours: no public source gives how a device's
+/// DMA engines name another device's memory over NeuronLink): an address
+/// with this bit set, the target device's index in the bits from
+/// [`PEER_DEVICE_SHIFT`] and a device-local address below them, is device
+/// `index`'s address as the instance's bus routes it. Every generation's
+/// local map (HBM, the host-DMA tag, the TPB windows) lies below bit 52,
+/// so a peer address never aliases a local one. See
+/// [`ArchDesc::peer_addr`].
+pub const PEER_WINDOW_TAG: u64 = 1 << 60;
+/// First bit of the target device's index in a peer-window address.
+pub const PEER_DEVICE_SHIFT: u32 = 52;
+/// Devices the peer window can name (the bits between
+/// [`PEER_DEVICE_SHIFT`] and [`PEER_WINDOW_TAG`]).
+pub const PEER_DEVICES: u32 = 1 << (60 - PEER_DEVICE_SHIFT);
+
 /// Everything that differs between chip generations, as data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArchDesc {
@@ -255,6 +270,29 @@ impl ArchDesc {
     /// Device address of Q7 core `q`'s DRAM (0..[`ArchDesc::pool_cores`]).
     pub fn q7_dram_addr(&self, core: CoreId, q: u32) -> DeviceAddr {
         self.q7_csr_addr(core).offset(Q7_DRAM_OFFSET + Q7_CORE_STRIDE * u64::from(q))
+    }
+
+    /// How a DMA engine of one device of an instance names `addr` of
+    /// device `device` (its index in the instance): the peer window
+    /// ([`PEER_WINDOW_TAG`], ours). The one function a composer calls to
+    /// reach another device's memory or registers (the NeuronLink
+    /// analogue); `None` for a device the window cannot name or an
+    /// address that is not device-local.
+    pub fn peer_addr(&self, device: u32, addr: DeviceAddr) -> Option<DeviceAddr> {
+        (device < PEER_DEVICES && addr.get() < 1 << PEER_DEVICE_SHIFT)
+            .then(|| DeviceAddr(PEER_WINDOW_TAG | u64::from(device) << PEER_DEVICE_SHIFT | addr.get()))
+    }
+
+    /// The device and device-local address a peer-window address names
+    /// (the inverse of [`ArchDesc::peer_addr`]); `None` for any other
+    /// address.
+    pub fn peer_of(&self, addr: DeviceAddr) -> Option<(u32, DeviceAddr)> {
+        let a = addr.get();
+        if a & !((PEER_WINDOW_TAG << 1) - 1) != 0 || a & PEER_WINDOW_TAG == 0 {
+            return None;
+        }
+        let device = ((a >> PEER_DEVICE_SHIFT) & u64::from(PEER_DEVICES - 1)) as u32;
+        Some((device, DeviceAddr(a & ((1 << PEER_DEVICE_SHIFT) - 1))))
     }
 
     /// Device address of a queue's tail-increment doorbell for one
@@ -422,6 +460,28 @@ mod tests {
             assert!(a.windows.evt_sem >= a.windows.psum + a.psum_bytes());
             assert!(dma_end <= a.tpb_stride);
         }
+    }
+
+    #[test]
+    fn peer_addresses_name_a_device_and_its_local_address() {
+        for a in [&TRN1, &INF2, &TRN2, &TRN3] {
+            // Every local region lies below the device bits.
+            let last_hbm = a.hbm.iter().map(|h| h.base.get() + h.size).max().unwrap();
+            let locals = [last_hbm - 1, a.host_dma_base.get() + (1 << 40), a.tpb_window(CoreId(a.cores_per_device)).get()];
+            for l in locals {
+                assert!(l < 1 << PEER_DEVICE_SHIFT, "{}: {l:#x} reaches the peer bits", a.name);
+            }
+            for (d, l) in [(0, 0x40u64), (15, a.semaphore_addr(CoreId(1), EVT_SEM_SEM_INC, 254).get()), (PEER_DEVICES - 1, a.host_dma_base.get())] {
+                let p = a.peer_addr(d, DeviceAddr(l)).unwrap();
+                assert_ne!(p.get(), l);
+                assert_eq!(a.peer_of(p), Some((d, DeviceAddr(l))));
+            }
+            assert_eq!(a.peer_addr(PEER_DEVICES, DeviceAddr(0)), None);
+            assert_eq!(a.peer_addr(0, DeviceAddr(1 << PEER_DEVICE_SHIFT)), None);
+            assert_eq!(a.peer_of(DeviceAddr(0x40)), None);
+            assert_eq!(a.peer_of(DeviceAddr(PEER_WINDOW_TAG << 1 | PEER_WINDOW_TAG)), None, "bits above the tag");
+        }
+        assert_eq!(TRN2.peer_addr(3, DeviceAddr(0x1000)), Some(DeviceAddr(0x1030_0000_0000_1000)));
     }
 
     #[test]

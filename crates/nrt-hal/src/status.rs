@@ -631,7 +631,7 @@ mod tests {
             format!("| 5 | slots ({SLOTS}) |"),
             format!("Then {SLOTS} slots. Slot `s` starts at word `{HEADER_WORDS} + s * words_per_slot`"),
             format!("| {} + {} c .. | core block of physical core `c` (`c` < {MAX_CORES}), below |", slot::CORES_BASE, CORE_WORDS),
-            format!("| {HOST_MEMORY}..{} | host-DMA bytes by category |", HOST_MEMORY + cat),
+            format!("| {HOST_MEMORY}..{} | host bytes by category (host-DMA allocations, and host tensors under tensors) |", HOST_MEMORY + cat),
             format!("| {TOTAL_LATENCY}..{DEVICE_LATENCY} | total-latency histogram ({LATENCY_BUCKETS} buckets) |"),
             format!("| {DEVICE_LATENCY}..{MODELS} | device-latency histogram ({LATENCY_BUCKETS} buckets) |"),
             format!("| {MODELS} + {} m .. | model entry `m` (`m` < {MAX_MODELS}), below |", MODEL_WORDS),

@@ -68,4 +68,9 @@ pub trait Bus: RingMemory {
     /// Where a 32-bit store to `addr` lands, resolved once for a caller
     /// that stores there again and again (a WRITE record, decoded once).
     fn store_route(&self, addr: DeviceAddr) -> HalResult<StoreRoute>;
+
+    /// Whether a write at `addr` lands in a semaphore or event register,
+    /// of this device or of a peer through the peer window (what a lost
+    /// notification, `sem_lost`, drops).
+    fn lands_in_semaphores(&self, addr: DeviceAddr) -> bool;
 }

@@ -7,7 +7,8 @@
 //!
 //! Two modes:
 //! - **pool**: up to `threads` workers, started on the first task (an idle
-//!   device has no thread), parked on a condition variable when the queue
+//!   instance has no thread; the devices of an instance share one
+//!   scheduler), parked on a condition variable when the queue
 //!   is empty;
 //! - **deterministic**: no worker threads; whoever submits work drains
 //!   the queue on its own thread in FIFO order until the device is
@@ -79,7 +80,9 @@ const SPIN: Duration = Duration::from_micros(50);
 /// between two slices needs, far less than a scheduling quantum).
 pub const LENDER_GRACE_POLLS: u32 = 1024;
 
-/// One unit of device work.
+/// One unit of device work. The core is named by its index in the
+/// instance (device index x cores per device + core: the devices of an
+/// instance share one scheduler, `device::instance`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Task {
     /// Step a sequencer: (core, engine index).

@@ -27,6 +27,8 @@
 //!   an execution's host-tensor staging.
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
+//! - [`nec`]: the runtime side of nec.h (MLA / routing-id maps over the
+//!   topology table, pods, semaphore doorbells, dynamic size tables).
 //! - [`worker`]: the panic guard of the runtime's threads; [`inject`]: the
 //!   runtime's own `NEURON_SIM_INJECT` kinds (failures of those threads).
 #![forbid(unsafe_code)]
@@ -45,6 +47,7 @@ pub mod log;
 pub mod mapped;
 pub mod memory;
 pub mod model;
+pub mod nec;
 pub mod profile;
 pub mod program;
 pub mod runtime;

@@ -91,6 +91,8 @@ pub struct ExecutionTrace {
 #[derive(Debug)]
 pub struct ModelProfile {
     mode: DeviceProfile,
+    /// Executions `model` mode skips before the one it records.
+    warmup: u64,
     dir: PathBuf,
     executions: u64,
     /// The last profile written, for callers that want it in memory.
@@ -98,9 +100,13 @@ pub struct ModelProfile {
 }
 
 impl ModelProfile {
-    /// Profiling for a model, or `None` when `mode` is off.
-    pub fn new(mode: DeviceProfile, dir: &Path) -> Option<ModelProfile> {
-        (mode != DeviceProfile::Off).then(|| ModelProfile { mode, dir: dir.to_path_buf(), executions: 0, last: None })
+    /// Profiling for a model, or `None` when `mode` is off. In `model`
+    /// mode the first `warmup` executions run instrumented but their
+    /// records are dropped, and execution `warmup` is the one written
+    /// (NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP); `session` mode
+    /// records every execution.
+    pub fn new(mode: DeviceProfile, warmup: u32, dir: &Path) -> Option<ModelProfile> {
+        (mode != DeviceProfile::Off).then(|| ModelProfile { mode, warmup: u64::from(warmup), dir: dir.to_path_buf(), executions: 0, last: None })
     }
 
     /// The last profile written and where.
@@ -110,7 +116,7 @@ impl ModelProfile {
 
     /// Whether the next execution runs instrumented.
     pub fn wants_next(&self) -> bool {
-        self.mode == DeviceProfile::Session || self.executions == 0
+        self.mode == DeviceProfile::Session || self.executions <= self.warmup
     }
 
     /// Called after each execution of the model (cores still locked, so no
@@ -126,6 +132,10 @@ impl ModelProfile {
         let n = self.executions;
         self.executions += 1;
         let trace = collect(prog, completed);
+        if self.mode == DeviceProfile::Model && n < self.warmup {
+            // A warm-up execution: its records are drained and dropped.
+            return false;
+        }
         let path = self.dir.join(format!("neff_{model_id}_{}", sanitize(model_name))).join(format!("profile_vnc{vnc}_exec{n}.json"));
         match write_chrome_trace(&path, model_name, prog, &trace) {
             Ok(()) => crate::log_info!(

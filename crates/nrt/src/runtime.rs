@@ -24,7 +24,7 @@ use crate::memory::DeviceMemory;
 use crate::model::ModelDb;
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use crate::topology::{DeviceShape, InstanceInfo, Topology, TopologyPlan, VcoreInfo, lnc_size};
-use nrt_hal::{CoreReservation, Device};
+use nrt_hal::{CoreId, CoreReservation, Device};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -198,6 +198,8 @@ pub struct Runtime {
     q7_image_source: ImageSource,
     /// The in-process collectives world (rendezvous of this runtime's ranks).
     cc: crate::cc::Collectives,
+    /// The semaphore doorbell window of `nec_inc_semaphore`, made on first use.
+    doorbells: std::sync::OnceLock<crate::nec::Doorbells>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -338,6 +340,7 @@ impl Runtime {
             framework: options.framework,
             closed: AtomicBool::new(false),
             cc: crate::cc::Collectives::default(),
+            doorbells: std::sync::OnceLock::new(),
             q7_image,
             q7_image_source,
         })
@@ -432,6 +435,12 @@ impl Runtime {
         1
     }
 
+    /// The host's semaphore increment registers of every device's cores
+    /// (`nec_inc_semaphore`, [`crate::nec::Doorbells`]).
+    pub fn doorbells(&self) -> &crate::nec::Doorbells {
+        self.doorbells.get_or_init(|| crate::nec::Doorbells::new(&self.devices))
+    }
+
     /// The collectives of this runtime's logical cores (`crate::cc`).
     pub fn collectives(&self) -> &crate::cc::Collectives {
         &self.cc
@@ -446,6 +455,35 @@ impl Runtime {
     pub fn vcore(&self, n: u32) -> NrtResult<&VcoreInfo> {
         self.check_open()?;
         self.topology.vcore(n)
+    }
+
+    /// The process-local logical core holding physical core `core` of the
+    /// device at position `device` (where a device tensor booked there
+    /// lives: `nrt_tensor_get_lnc_index`); NRT_INVALID when no visible
+    /// logical core holds it.
+    pub fn vnc_holding(&self, device: usize, core: CoreId) -> NrtResult<u32> {
+        self.check_open()?;
+        let found = self.topology.vcores().iter().position(|v| v.device == device && v.physical.contains(&core));
+        found.map(|i| i as u32).ok_or_else(|| NrtError::invalid(format!("NC {} of device {device} belongs to no visible logical core", core.0)))
+    }
+
+    /// The physical core whose DMA queues move a device tensor's bytes
+    /// when logical core `vnc` is asked to (the `lnc_idx` of
+    /// `nrta_tensor_read` / `nrta_tensor_write`): the tensor's own core
+    /// (`core` of device position `device`) when `vnc` holds it, else
+    /// `vnc`'s first physical core, whose engines reach the whole device's
+    /// memory as hardware's do. NRT_INVALID naming `vnc` when it is not
+    /// visible, or lives on another device than the tensor (one device's
+    /// engines cannot address another's memory).
+    pub fn transfer_core(&self, vnc: u32, device: usize, core: CoreId) -> NrtResult<CoreId> {
+        let v = self.vcore(vnc)?;
+        if v.device != device {
+            return Err(NrtError::invalid(format!(
+                "lnc_idx {vnc} is on device {} and the tensor on device {device}: a logical core's DMA engines move only its own device's memory",
+                v.device
+            )));
+        }
+        Ok(if v.physical.contains(&core) { core } else { v.physical[0] })
     }
 
     /// Where process-local logical core `vnc` lives: the device position
@@ -560,7 +598,9 @@ impl Runtime {
         .render()
     }
 
-    /// The usage tables of every device (`nrt_debug_log_oom_report`).
+    /// The usage tables of every device (what libnrt 2.33's
+    /// `nrt_debug_log_oom_report` logs; not exported, its signature is not
+    /// published).
     pub fn oom_report(&self) -> String {
         self.memories
             .iter()

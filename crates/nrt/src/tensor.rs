@@ -228,16 +228,25 @@ impl Tensor {
     /// [`Tensor::read`], waiting for the executions using the tensor or
     /// not as `tracking` says.
     pub fn read_with(&self, offset: u64, buf: &mut [u8], tracking: Tracking) -> NrtResult<()> {
+        self.read_via(offset, buf, tracking, None)
+    }
+
+    /// [`Tensor::read_with`] through the DMA queues of physical core `via`
+    /// of the tensor's device (`None`: its own core's). Any core's engine
+    /// reaches all of its device's memory; a core the device does not have
+    /// is NRT_INVALID.
+    pub fn read_via(&self, offset: u64, buf: &mut [u8], tracking: Tracking, via: Option<CoreId>) -> NrtResult<()> {
         range(&self.name, self.size, offset, buf.len())?;
         if tracking == Tracking::Wait {
             self.wait_idle()?;
         }
         match &self.storage {
             Storage::Device { memory, addr, core } => {
+                let engines = via.unwrap_or(*core);
                 let t0 = crate::trace::wants(EventType::NrtTensorRead).then(crate::trace::now_ns);
-                let r = memory.dma(*core).read(addr.offset(offset), buf).map_err(|e| e.context(format_args!("reading tensor {:?}", self.name)));
+                let r = memory.dma(engines).read(addr.offset(offset), buf).map_err(|e| e.context(format_args!("reading tensor {:?}", self.name)));
                 if let Some(t0) = t0 {
-                    trace_span(EventType::NrtTensorRead, memory, *core, t0, buf.len() as u64, r.as_ref().err());
+                    trace_span(EventType::NrtTensorRead, memory, engines, t0, buf.len() as u64, r.as_ref().err());
                 }
                 r
             }
@@ -258,16 +267,24 @@ impl Tensor {
     /// [`Tensor::write`], waiting for the executions using the tensor or
     /// not as `tracking` says.
     pub fn write_with(&self, offset: u64, data: &[u8], tracking: Tracking) -> NrtResult<()> {
+        self.write_via(offset, data, tracking, None)
+    }
+
+    /// [`Tensor::write_with`] through the DMA queues of physical core
+    /// `via` of the tensor's device (`None`: its own core's), as
+    /// [`Tensor::read_via`].
+    pub fn write_via(&self, offset: u64, data: &[u8], tracking: Tracking, via: Option<CoreId>) -> NrtResult<()> {
         range(&self.name, self.size, offset, data.len())?;
         if tracking == Tracking::Wait {
             self.wait_idle()?;
         }
         match &self.storage {
             Storage::Device { memory, addr, core } => {
+                let engines = via.unwrap_or(*core);
                 let t0 = crate::trace::wants(EventType::NrtTensorWrite).then(crate::trace::now_ns);
-                let r = memory.dma(*core).write(addr.offset(offset), data).map_err(|e| e.context(format_args!("writing tensor {:?}", self.name)));
+                let r = memory.dma(engines).write(addr.offset(offset), data).map_err(|e| e.context(format_args!("writing tensor {:?}", self.name)));
                 if let Some(t0) = t0 {
-                    trace_span(EventType::NrtTensorWrite, memory, *core, t0, data.len() as u64, r.as_ref().err());
+                    trace_span(EventType::NrtTensorWrite, memory, engines, t0, data.len() as u64, r.as_ref().err());
                 }
                 r
             }
@@ -547,6 +564,30 @@ mod tests {
         c.read(0, &mut d).unwrap();
         assert_eq!(d, [1, 2, 3, 0]);
         assert_eq!(a.write(15, &[0, 0]).unwrap_err().status, crate::NrtStatus::Invalid);
+    }
+
+    /// `via` moves a tensor's bytes with another core's engines (libnrt
+    /// 2.31's `lnc_idx`): the records land on that core's transfer trace
+    /// ring, none on the tensor's own; a core the device lacks is refused.
+    #[test]
+    fn another_cores_dma_queues_move_a_tensor() {
+        let cfg = nrt_sim::SimConfig::builder().deterministic(true).hbm_bytes_per_channel(64 << 20).build();
+        let mem = Arc::new(DeviceMemory::new(Arc::new(nrt_sim::SimDevice::new(&cfg, 0))));
+        let t = Tensor::allocate_device(&mem, CoreId(0), 4096, "t").unwrap();
+        let data: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+        t.write_via(0, &data, Tracking::Wait, Some(CoreId(3))).unwrap();
+        let mut back = vec![0u8; 4096];
+        t.read_via(0, &mut back, Tracking::Wait, Some(CoreId(2))).unwrap();
+        assert_eq!(back, data);
+        let records = |c: u32| {
+            let mut v = Vec::new();
+            mem.transfers().read_trace(CoreId(c), &mut v);
+            v.len()
+        };
+        assert!(records(3) > 0 && records(2) > 0, "the chosen cores' engines moved the bytes");
+        assert_eq!(records(0), 0, "the tensor's own core moved nothing");
+        let cores = mem.device().info().physical_cores;
+        assert_eq!(t.write_via(0, &data, Tracking::Wait, Some(CoreId(cores))).unwrap_err().status, crate::NrtStatus::Invalid);
     }
 
     #[test]

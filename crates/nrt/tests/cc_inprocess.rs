@@ -70,12 +70,19 @@ fn reference(kind: &CcKind, op: ReduceOp, n: usize, count: u64, inputs: &[Vec<i6
 /// Runs one op on ranks 0..n (rank r on logical core r), one thread per
 /// rank; returns each rank's output bytes.
 fn run(rt: &Runtime, kind: &CcKind, dtype: Dtype, op: ReduceOp, count: u64, inputs: &[Vec<u8>], in_place: bool) -> Vec<nrt::NrtResult<Vec<u8>>> {
+    let vncs: Vec<u32> = (0..inputs.len() as u32).collect();
+    run_on(rt, &vncs, kind, dtype, op, count, inputs, in_place)
+}
+
+/// [`run`] with rank r on logical core `vncs[r]`.
+#[allow(clippy::too_many_arguments)]
+fn run_on(rt: &Runtime, vncs: &[u32], kind: &CcKind, dtype: Dtype, op: ReduceOp, count: u64, inputs: &[Vec<u8>], in_place: bool) -> Vec<nrt::NrtResult<Vec<u8>>> {
     let n = inputs.len();
     let (_, out_elems) = kind.sizes(n, count);
     let out_bytes = out_elems * dtype.size_bytes() as u64;
     let tensors: Vec<(Arc<Tensor>, Arc<Tensor>)> = (0..n)
         .map(|r| {
-            let v = rt.vcore(r as u32).unwrap();
+            let v = rt.vcore(vncs[r]).unwrap();
             let mem = rt.memory(v.device).unwrap();
             let i = Arc::new(Tensor::allocate_device(mem, v.physical[0], (inputs[r].len() as u64).max(1), "in").unwrap());
             i.write(0, &inputs[r]).unwrap();
@@ -89,7 +96,7 @@ fn run(rt: &Runtime, kind: &CcKind, dtype: Dtype, op: ReduceOp, count: u64, inpu
                 let (i, o) = tensors[r].clone();
                 let kind = kind.clone();
                 s.spawn(move || {
-                    let a = Arrival { group: (0..n as u32).collect(), rank: r, vnc: r as u32, kind, dtype, op, count, input: vec![i], output: vec![o.clone()] };
+                    let a = Arrival { group: (0..n as u32).collect(), rank: r, vnc: vncs[r], kind, dtype, op, count, input: vec![i], output: vec![o.clone()] };
                     rt.collectives().run(rt, a)?;
                     let mut b = vec![0u8; out_bytes as usize];
                     o.read(0, &mut b)?;
@@ -102,10 +109,17 @@ fn run(rt: &Runtime, kind: &CcKind, dtype: Dtype, op: ReduceOp, count: u64, inpu
 }
 
 fn check(rt: &Runtime, kind: &CcKind, dtype: Dtype, op: ReduceOp, n: usize, count: u64, in_place: bool) {
+    let vncs: Vec<u32> = (0..n as u32).collect();
+    check_on(rt, &vncs, kind, dtype, op, count, in_place);
+}
+
+/// [`check`] with rank r on logical core `vncs[r]`.
+fn check_on(rt: &Runtime, vncs: &[u32], kind: &CcKind, dtype: Dtype, op: ReduceOp, count: u64, in_place: bool) {
+    let n = vncs.len();
     let (in_elems, _) = kind.sizes(n, count);
     let vals: Vec<Vec<i64>> = (0..n).map(|r| values(dtype, r, in_elems)).collect();
     let inputs: Vec<Vec<u8>> = vals.iter().map(|v| encode(dtype, v)).collect();
-    let got = run(rt, kind, dtype, op, count, &inputs, in_place);
+    let got = run_on(rt, vncs, kind, dtype, op, count, &inputs, in_place);
     let want = reference(kind, op, n, count, &vals);
     for (r, g) in got.into_iter().enumerate() {
         let g = g.unwrap_or_else(|e| panic!("{kind} {} {} n={n}: rank {r}: {e}", dtype.name(), op.name()));
@@ -318,4 +332,72 @@ fn loads_join_the_neff_contexts_world_and_set_it_up_once() {
     let e = cc.global_comm(CommContext::Neff, 1, 0, 2).unwrap_err();
     assert!(e.message.contains("logical core 0 is already g_device_id 0"), "the rank was registered on its core: {}", e.message);
     assert_eq!(CcRank::joining(&rt, 0, 2, 0).unwrap_err().status, NrtStatus::Invalid, "an empty world");
+}
+
+/// A simulated trn1 instance of `devices` devices (two cores each), LNC 1:
+/// logical core 2d + c is core c of device d; the devices' simulators
+/// kept for fault injection.
+fn instance(test: &str, devices: u32, env: &[(&str, &str)]) -> (Runtime, Vec<Arc<SimDevice>>) {
+    let dir: PathBuf = std::env::temp_dir().join(format!("nrt-cc-{}-{test}", std::process::id()));
+    let cfg = SimConfig::builder().arch(Arch::Trn1).devices(devices).hbm_bytes_per_channel(64 << 20).locks(dir, test).build();
+    let sims: Vec<Arc<SimDevice>> = SimDevice::all(&cfg).into_iter().map(Arc::new).collect();
+    let devs: Vec<Arc<dyn Device>> = sims.iter().map(|d| d.clone() as Arc<dyn Device>).collect();
+    let mut pairs = vec![("NEURON_LOGICAL_NC_CONFIG", "1")];
+    pairs.extend_from_slice(env);
+    (Runtime::init(RuntimeOptions::new(devs, Env::from_pairs(pairs))).unwrap(), sims)
+}
+
+/// A world spanning the four devices of an instance: one rank per device
+/// (every ring step is device-to-device DMA through the peer window) and
+/// two per device (steps within and between devices mixed), every op
+/// against the reference; fp32 all-reduce bit for bit the same on every
+/// rank.
+#[test]
+fn a_world_spanning_four_devices_runs_every_op() {
+    let (rt, _) = instance("devices", 4, &[]);
+    let one_each = [0u32, 2, 4, 6];
+    let all: Vec<u32> = (0..8).collect();
+    for vncs in [&one_each[..], &all[..]] {
+        let n = vncs.len();
+        for dtype in [Dtype::Float32, Dtype::Bfloat16, Dtype::Int32] {
+            check_on(&rt, vncs, &CcKind::AllReduce, dtype, ReduceOp::Add, 1000, false);
+            check_on(&rt, vncs, &CcKind::ReduceScatter, dtype, ReduceOp::Max, 250, false);
+        }
+        check_on(&rt, vncs, &CcKind::AllReduce, Dtype::Int16, ReduceOp::Min, 333, true);
+        check_on(&rt, vncs, &CcKind::AllGather, Dtype::Uint8, ReduceOp::Add, 100, false);
+        check_on(&rt, vncs, &CcKind::AllToAll, Dtype::Float16, ReduceOp::Add, 64, false);
+        check_on(&rt, vncs, &CcKind::Permute((0..n).map(|r| (r, (r + 1) % n)).collect()), Dtype::Int32, ReduceOp::Add, 77, false);
+        // fp32 with fractions: the ring's order, the same bits everywhere.
+        let count = 40_000u64;
+        let inputs: Vec<Vec<u8>> = (0..n).map(|r| (0..count).flat_map(|i| ((i as f32 * 0.37 + r as f32).sin() * 1e3).to_le_bytes()).collect()).collect();
+        let got: Vec<Vec<u8>> = run_on(&rt, vncs, &CcKind::AllReduce, Dtype::Float32, ReduceOp::Add, count, &inputs, false).into_iter().map(|g| g.unwrap()).collect();
+        assert!(got.iter().all(|g| *g == got[0]), "every rank holds the same bits");
+    }
+}
+
+/// A notification lost on its way from one device to another
+/// (`sem_lost` armed on device 2 only: the first semaphore write of its
+/// engines is rank 2's done signal into rank 3 on device 3) fails that
+/// rank with 1200 naming its device; the others complete; the next
+/// operation runs.
+#[test]
+fn a_notification_lost_between_devices_gives_1200_on_the_peer_and_the_next_op_runs() {
+    use nrt_sim::fault::{FaultKind, FaultSpec};
+    let (rt, sims) = instance("lost-peer", 4, &[("NEURON_RT_EXEC_TIMEOUT", "1")]);
+    let vncs = [0u32, 2, 4, 6];
+    sims[2].inject(FaultSpec::new(FaultKind::SemLost));
+    let vals: Vec<Vec<i64>> = (0..4).map(|r| values(Dtype::Int32, r, 64)).collect();
+    let inputs: Vec<Vec<u8>> = vals.iter().map(|v| encode(Dtype::Int32, v)).collect();
+    let got = run_on(&rt, &vncs, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 64, &inputs, false);
+    for (r, g) in got.iter().enumerate() {
+        match (r, g) {
+            (3, Err(e)) => {
+                assert_eq!(e.status, NrtStatus::ExecHwErrCollectives, "{}", e.message);
+                assert!(e.message.contains("missing collectives status on Neuron Device 3 NC 0"), "{}", e.message);
+            }
+            (3, Ok(_)) => panic!("rank 3 completed without the notification device 2 lost"),
+            (_, g) => assert!(g.is_ok(), "rank {r}: {:?}", g.as_ref().err()),
+        }
+    }
+    check_on(&rt, &vncs, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 64, false);
 }

@@ -36,6 +36,9 @@ fn accepted_values_of_every_variable() {
     assert!(parse(&[("NEURON_RT_FAKE_INSTANCE_TYPE", "inf2.xlarge")]).fake_instance.is_some());
     assert!(parse(&[("NEURON_RT_ALLOW_LEGACY_NEFF", "TRUE")]).allow_legacy_neff);
     assert!(!parse(&[("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", "0")]).oom_log);
+    assert!(parse(&[]).oom_log, "the OOM report is on by default");
+    assert_eq!(parse(&[("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "3")]).device_profile_warmup, 3);
+    assert_eq!(parse(&[]).device_profile_warmup, 0);
     assert!(parse(&[("NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS", "1")]).shared_weights);
     assert_eq!(parse(&[("NEURON_RT_IO_RING_CACHE_SIZE", "32")]).io_ring_cache_size, 32);
     assert_eq!(parse(&[("NEURON_RT_DEBUG_MEMLOG_MAX_SIZE", "0")]).memlog_entries, 0);
@@ -89,6 +92,8 @@ fn every_invalid_form_names_variable_value_and_accepted() {
         ("NEURON_RT_FAKE_INSTANCE_TYPE", "p4d.24xlarge", "trn2.48xlarge"),
         ("NEURON_RT_ALLOW_LEGACY_NEFF", "sometimes", "0 or 1"),
         ("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", "x", "0 or 1"),
+        ("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "-1", "from 0 to 2147483647"),
+        ("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "many", "from 0 to 2147483647"),
         ("NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS", "x", "0 or 1"),
         ("NEURON_RT_IO_RING_CACHE_SIZE", "2000", "from 0 to 1024"),
         ("NEURON_RT_DEBUG_MEMLOG_MAX_SIZE", "lots", "from 0 to 16777216"),

@@ -73,7 +73,7 @@ fn admission_rules() {
 }
 
 #[test]
-fn target_architecture_and_lnc_must_match_unless_legacy_is_allowed() {
+fn target_architecture_and_lnc_must_match_and_legacy_allows_only_older_neffs() {
     let sunda = copy_variant(|m, _| {
         m.insert("kelf-0.json".into(), br#"{"graphs":[{"definition":"sg00/def.json","name":"sg00"}],"version":"0.5","target":"sunda"}"#.to_vec());
     });
@@ -86,8 +86,17 @@ fn target_architecture_and_lnc_must_match_unless_legacy_is_allowed() {
     let lnc1 = copy_variant(|_, h| h.lnc_size = 1);
     let e = host.load(&lnc1, 0, -1).unwrap_err();
     assert!(e.message.contains("(LNC) 1") && e.message.contains("2 physical cores"), "{}", e.message);
+    assert!(e.message.contains("--lnc=2") && e.message.contains("NEURON_LOGICAL_NC_CONFIG=1"), "the message says what to change: {}", e.message);
+    let mariana = copy_variant(|m, _| {
+        m.insert("kelf-0.json".into(), br#"{"graphs":[{"definition":"sg00/def.json","name":"sg00"}],"version":"0.5","target":"mariana"}"#.to_vec());
+    });
 
     let (_dev, legacy) = host_with(LoadSettings { allow_legacy_neff: true, ..LoadSettings::default() });
+    // NEURON_RT_ALLOW_LEGACY_NEFF is for older NEFFs only: a NEFF for a
+    // newer generation and an LNC mismatch still fail.
+    let e = legacy.load(&mariana, 0, -1).unwrap_err();
+    assert!(e.status == NrtStatus::Invalid && e.message.contains("newer NeuronCore"), "{}", e.message);
+    assert_eq!(legacy.load(&lnc1, 0, -1).unwrap_err().status, NrtStatus::Invalid);
     let id = legacy.load(&sunda, 0, -1).expect("legacy NEFFs only warn");
     let (ins, outs, out) = host_io(data(BYTES, 4), BYTES);
     legacy.execute(id, &ins, &outs).unwrap();

@@ -270,6 +270,31 @@ fn device_profile_traces_the_first_execution_with_compiler_names() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP: model mode skips the
+/// first N executions (run instrumented, records dropped) and writes
+/// execution N, with the whole program in it.
+#[test]
+fn model_profile_skips_the_warmup_executions() {
+    let Some(bytes) = real() else { return };
+    let dir = std::env::temp_dir().join(format!("nrt-profile-warmup-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let settings = LoadSettings { device_profile: nrt::config::DeviceProfile::Model, device_profile_warmup: 2, inspect_output_dir: dir.clone(), ..LoadSettings::default() };
+    let (_dev, host) = host_with(settings);
+    let id = host.load(&bytes, 0, -1).unwrap();
+    for seed in [31u64, 32, 33, 34] {
+        let x = random_f16(M * K, seed);
+        let y = random_f16(K * N, seed + 1);
+        check(&run(&host, id, &x, &y), &reference(&x, &y), &format!("warm-up profile, seed {seed}"));
+    }
+    let model_dir = std::fs::read_dir(&dir).unwrap().next().expect("a model directory").unwrap().path();
+    let files: Vec<String> = std::fs::read_dir(&model_dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(files, vec!["profile_vnc0_exec2.json".to_string()], "two warm-up executions skipped, the third profiled, none after");
+    let events = profile_events(&model_dir.join(&files[0]));
+    assert_eq!(events.iter().filter(|e| e["args"]["opcode"] == "MATMUL").count(), 8, "the profiled execution holds its own records only");
+    host.unload(id).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn session_profile_traces_every_execution() {
     let Some(bytes) = real() else { return };

@@ -1,6 +1,10 @@
 //! The memory door's one implementation: [`Bus`] (and the notification
 //! rings' [`RingMemory`]) for [`Shared`], routing every device address to
-//! its pool, on-chip memory or register window.
+//! its pool, on-chip memory or register window, and a peer-window address
+//! ([`Target::Peer`]) to the device of the instance it names, whose own
+//! routing takes it from there (so a DMA engine of one device writes
+//! another's memory and rings its semaphores and queues; a copy between
+//! two devices' pages is as direct as one inside a device).
 
 use super::Shared;
 use crate::core::Core;
@@ -21,8 +25,8 @@ impl RingMemory for Shared {
     }
     fn write_ring(&self, addr: DeviceAddr, data: &[u8]) -> HalResult<()> {
         match self.target(addr, data.len() as u64)? {
-            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => {
-                Err(HalError::invalid(addr, data.len() as u64, "notification rings must be in memory, not registers"))
+            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) | Target::Peer(..) => {
+                Err(HalError::invalid(addr, data.len() as u64, "notification rings must be in this device's memory, not registers or a peer device"))
             }
             Target::Pool(ch, off) => {
                 self.pool(ch).bytes.write(off, data);
@@ -66,6 +70,9 @@ impl Bus for Shared {
     fn store_route(&self, addr: DeviceAddr) -> HalResult<StoreRoute> {
         Shared::store_route(self, addr)
     }
+    fn lands_in_semaphores(&self, addr: DeviceAddr) -> bool {
+        Shared::lands_in_semaphores(self, addr)
+    }
 }
 
 impl Shared {
@@ -106,8 +113,20 @@ impl Shared {
                     word.copy_from_slice(&dma::read_reg(&core.dma[r.queue], r).to_le_bytes());
                 }
             }
+            Target::Peer(d, local) => self.peer(d, addr, len)?.read(local, buf)?,
         }
         Ok(())
+    }
+
+    /// Whether a write at `addr` lands in a semaphore or event register
+    /// (of this device or, through the peer window, another's): what a
+    /// lost notification (`sem_lost`) drops.
+    pub fn lands_in_semaphores(&self, addr: DeviceAddr) -> bool {
+        match self.target(addr, 4) {
+            Ok(Target::EvtSem(..)) => true,
+            Ok(Target::Peer(d, local)) => self.peer(d, addr, 4).is_ok_and(|p| matches!(p.target(local, 4), Ok(Target::EvtSem(..)))),
+            _ => false,
+        }
     }
 
     /// The whole backing page around `addr..addr+len` when that range is
@@ -128,7 +147,15 @@ impl Shared {
 
     pub(super) fn pin_page_with(&self, addr: DeviceAddr, len: u64, materialise: bool) -> Option<(DeviceAddr, PinnedRange)> {
         use crate::memory::pages::PAGE_SIZE;
-        let Ok(Target::Pool(ch, off)) = self.target(addr, len) else { return None };
+        let (ch, off) = match self.target(addr, len) {
+            Ok(Target::Pool(ch, off)) => (ch, off),
+            Ok(Target::Peer(d, local)) => {
+                // The peer's page, named by its peer-window address.
+                let (base, pin) = self.peer(d, addr, len).ok()?.pin_page_with(local, len, materialise)?;
+                return Some((DeviceAddr(addr.get() - (local.get() - base.get())), pin));
+            }
+            _ => return None,
+        };
         let bytes = &self.pool(ch).bytes;
         let start = off - off % PAGE_SIZE;
         let span = PAGE_SIZE.min(bytes.len() - start);
@@ -145,10 +172,14 @@ impl Shared {
     /// the bytes (instruction fetch). `Ok(None)` (bytes read, no stamp) for
     /// on-chip memory, register windows and longer reads.
     pub fn read_stamped(&self, addr: DeviceAddr, buf: &mut [u8]) -> HalResult<Option<Stamp>> {
-        if let Target::Pool(ch, off) = self.target(addr, buf.len() as u64)?
-            && let Some(stamp) = self.pool(ch).bytes.read_stamped(off, buf)
-        {
-            return Ok(Some(stamp));
+        match self.target(addr, buf.len() as u64)? {
+            Target::Pool(ch, off) => {
+                if let Some(stamp) = self.pool(ch).bytes.read_stamped(off, buf) {
+                    return Ok(Some(stamp));
+                }
+            }
+            Target::Peer(d, local) => return self.peer(d, addr, buf.len() as u64)?.read_stamped(local, buf),
+            _ => {}
         }
         self.read(addr, buf)?;
         Ok(None)
@@ -216,6 +247,7 @@ impl Shared {
                     }
                 }
             }
+            Target::Peer(d, local) => self.peer(d, addr, len)?.write_at(local, data, now)?,
         }
         Ok(())
     }
@@ -226,7 +258,7 @@ impl Shared {
         Ok(match t {
             Target::Pool(_, off) => Some((None, off)),
             Target::Sbuf(c, off) | Target::Psum(c, off) => Some((Some(self.core(c)?), off)),
-            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => None,
+            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) | Target::Peer(..) => None,
         })
     }
 
@@ -234,7 +266,37 @@ impl Shared {
     /// is a register window; returns false (nothing done) otherwise.
     pub fn copy_direct(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<bool> {
         let (ts, td) = (self.target(src, len)?, self.target(dst, len)?);
-        let (Some((sc, so)), Some((dc, doff))) = (self.pages_of(ts)?, self.pages_of(td)?) else {
+        if matches!(ts, Target::Peer(..)) || matches!(td, Target::Peer(..)) {
+            return self.copy_direct_peer((src, ts), (dst, td), len);
+        }
+        Shared::copy_between(self, ts, self, td, len)
+    }
+
+    /// [`Shared::copy_direct`] with a peer-window side: each side on the
+    /// device that holds it, then the same direct copy between their
+    /// pages.
+    #[inline(never)]
+    fn copy_direct_peer(&self, (src, ts): (DeviceAddr, Target), (dst, td): (DeviceAddr, Target), len: u64) -> HalResult<bool> {
+        let side = |addr: DeviceAddr, t: Target| -> HalResult<(Arc<Shared>, Target)> {
+            match t {
+                Target::Peer(d, local) => {
+                    let p = self.peer(d, addr, len)?;
+                    let t = p.target(local, len)?;
+                    Ok((p, t))
+                }
+                t => Ok((self.arc(), t)),
+            }
+        };
+        let (sd, ts) = side(src, ts)?;
+        let (dd, td) = side(dst, td)?;
+        Shared::copy_between(&sd, ts, &dd, td, len)
+    }
+
+    /// A copy from target `ts` of device `s` to target `td` of device `d`
+    /// (the same device, or two of the instance) without a bounce buffer
+    /// when neither is a register window; false (nothing done) otherwise.
+    fn copy_between(s: &Shared, ts: Target, d: &Shared, td: Target, len: u64) -> HalResult<bool> {
+        let (Some((sc, so)), Some((dc, doff))) = (s.pages_of(ts)?, d.pages_of(td)?) else {
             return Ok(false);
         };
         use crate::memory::onchip::{Region, copy};
@@ -246,7 +308,7 @@ impl Shared {
                 (_, None) => None,
             }
         }
-        let (Some(sp), Some(dp)) = (region(self, ts, &sc), region(self, td, &dc)) else {
+        let (Some(sp), Some(dp)) = (region(s, ts, &sc), region(d, td, &dc)) else {
             return Ok(false);
         };
         copy(sp, so, dp, doff, len);

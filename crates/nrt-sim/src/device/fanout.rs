@@ -5,6 +5,7 @@
 //! scheduling of engine, DMA and Q7 tasks.
 
 use super::Shared;
+use super::instance::Instance;
 use crate::core::Core;
 use crate::dma::{self, walk};
 use crate::fault::FaultState;
@@ -119,20 +120,20 @@ impl Shared {
 
     /// Queues a step of engine `e` unless one is queued already.
     pub fn schedule_engine(&self, core: &Core, e: usize) {
-        self.schedule_engine_with(core, e, || self.arc());
+        self.schedule_engine_with(core, e, || &self.instance);
     }
 
     /// [`Shared::schedule_engine`] with the device's handle for the
     /// scheduler given (see [`RunnerHandle`]).
     #[inline]
-    pub(super) fn schedule_engine_with<H: RunnerHandle<Shared>>(&self, core: &Core, e: usize, handle: impl Fn() -> H) {
+    pub(super) fn schedule_engine_with<H: RunnerHandle<Instance>>(&self, core: &Core, e: usize, handle: impl Fn() -> H) {
         // Already queued: nothing to do, and no atomic RMW to pay (every
         // register change wakes every active engine of the core).
         if core.engines[e].queued.load(Ordering::SeqCst) {
             return;
         }
         if !core.engines[e].queued.swap(true, Ordering::SeqCst) {
-            self.scheduler.submit(handle, Task::Engine(core.id.0, e as u8));
+            self.instance.scheduler.submit(handle, Task::Engine(self.task_core(core.id), e as u8));
         }
     }
 
@@ -147,15 +148,15 @@ impl Shared {
     /// the way to a queued step.
     #[inline(never)]
     pub(super) fn schedule_engine_held(self: &Arc<Self>, core: &Arc<Core>, e: usize) {
-        if self.scheduler.run_now(|| self, Task::Engine(core.id.0, e as u8), |dev: &Arc<Shared>| dev.step_engine(core, e)) {
+        if self.instance.scheduler.run_now(|| &self.instance, Task::Engine(self.task_core(core.id), e as u8), |_: &Arc<Instance>| self.step_engine(core, e)) {
             return;
         }
-        self.schedule_engine_with(core, e, || self);
+        self.schedule_engine_with(core, e, || &self.instance);
     }
 
     /// Queues Q7 core `q`'s invocation of the core's op in flight.
     pub fn schedule_q7(&self, core: &Core, q: u8) {
-        self.scheduler.submit(|| self.arc(), Task::Q7(core.id.0, q));
+        self.instance.scheduler.submit(|| &self.instance, Task::Q7(self.task_core(core.id), q));
     }
 
     /// Queues a walk of DMA queue `q` unless one is queued already.
@@ -164,7 +165,7 @@ impl Shared {
             return;
         }
         if !core.dma[q].queued.swap(true, Ordering::SeqCst) {
-            self.scheduler.submit(|| self.arc(), Task::Dma(core.id.0, q as u16));
+            self.instance.scheduler.submit(|| &self.instance, Task::Dma(self.task_core(core.id), q as u16));
         }
     }
 
@@ -218,7 +219,7 @@ impl Shared {
     /// common wake (a doorbell, a take, a reset) compares each published
     /// key against one range.
     pub(super) fn wake_range(&self, core: &Core, range: (u32, u32), by: Option<usize>) {
-        self.wake_range_with(core, range, by, || self.arc());
+        self.wake_range_with(core, range, by, || &self.instance);
     }
 
     /// [`Shared::wake`] of a change made by a sequentially consistent
@@ -246,7 +247,7 @@ impl Shared {
     /// [`Shared::wake_range`] with the device's handle for the scheduler
     /// given (see [`RunnerHandle`]).
     #[inline]
-    pub(super) fn wake_range_with<H: RunnerHandle<Shared>>(&self, core: &Core, (lo, hi): (u32, u32), by: Option<usize>, handle: impl Fn() -> H) {
+    pub(super) fn wake_range_with<H: RunnerHandle<Instance>>(&self, core: &Core, (lo, hi): (u32, u32), by: Option<usize>, handle: impl Fn() -> H) {
         crate::wake::publish_change();
         for (e, slot) in core.engines.iter().enumerate() {
             if Some(e) == by || !crate::wake::key_woken(slot.wait.word(), &[(lo, hi)]) {

@@ -13,9 +13,12 @@
 //!   [`crate::signals::Env`]): routed register stores, the wake fan-out,
 //!   task scheduling.
 //! - `panicked`: the evidence a task that panicked leaves.
+//! - `instance`: the devices of one instance (the peer window's routing
+//!   table) and the scheduler they share.
 
 mod bus;
 mod fanout;
+mod instance;
 mod panicked;
 mod shared;
 
@@ -26,6 +29,7 @@ use crate::fault::{FaultSpec, FaultState};
 use crate::memory::{Memory, Target};
 use crate::nq::{NqState, NqView, RingMemory};
 use crate::scheduler::{HasScheduler, Scheduler};
+use instance::Instance;
 use crate::wake::Change;
 use nrt_hal::{
     CoreId, CoreReservation, Device, DeviceAddr, DeviceInfo, DmaQueueId, DmaQueueState, DmaRingConfig, EngineId,
@@ -53,8 +57,25 @@ pub struct SimDevice {
 }
 
 impl SimDevice {
-    /// Device `index` of the instance described by `config`.
+    /// Device `index` of the instance described by `config`, alone: the
+    /// peer window reaches no other device and it has a scheduler of its
+    /// own ([`SimDevice::all`] builds the devices of one instance).
     pub fn new(config: &SimConfig, index: u32) -> SimDevice {
+        let instance = Arc::new(SimDevice::instance_of(config, index + 1));
+        SimDevice::in_instance(config, index, instance)
+    }
+
+    /// The shared part of an instance of `devices` devices.
+    fn instance_of(config: &SimConfig, devices: u32) -> Instance {
+        Instance::new(
+            Scheduler::new(config.deterministic, config.threads, config.deterministic_drain_limit),
+            devices,
+            config.arch.desc().cores_per_device,
+        )
+    }
+
+    /// Device `index` of `instance`.
+    fn in_instance(config: &SimConfig, index: u32, instance: Arc<Instance>) -> SimDevice {
         let arch = config.arch.desc();
         let hbm: Vec<HbmChannelDesc> = arch
             .hbm
@@ -77,7 +98,7 @@ impl SimDevice {
             config: config.clone(),
             memory: Memory::new(&hbm, host),
             faults: FaultState::default(),
-            scheduler: Scheduler::new(config.deterministic, config.threads, config.deterministic_drain_limit),
+            instance: Arc::clone(&instance),
             cores: (0..arch.cores_per_device).map(|_| OnceLock::new()).collect(),
             lost: Mutex::new(None),
             is_lost: std::sync::atomic::AtomicBool::new(false),
@@ -85,6 +106,7 @@ impl SimDevice {
             status: OnceLock::new(),
         });
         shared.faults.arm_all(&config.faults);
+        instance.join(index, &shared);
         SimDevice { shared }
     }
 
@@ -130,9 +152,13 @@ impl SimDevice {
         Ok(())
     }
 
-    /// Every device of the configured instance.
+    /// Every device of the configured instance: one address map (each
+    /// reaches the others through the peer window,
+    /// `nrt_hal::ArchDesc::peer_addr`) and one scheduler
+    /// (`SimConfig::threads` workers for the whole instance).
     pub fn all(config: &SimConfig) -> Vec<SimDevice> {
-        (0..config.devices).map(|i| SimDevice::new(config, i)).collect()
+        let instance = Arc::new(SimDevice::instance_of(config, config.devices));
+        (0..config.devices).map(|i| SimDevice::in_instance(config, i, Arc::clone(&instance))).collect()
     }
 
     /// The shared state, for in-crate tests that drive engines directly.
@@ -148,12 +174,12 @@ impl SimDevice {
     }
 
     /// Simulates losing the device (a PCIe drop, a driver reset): every
-    /// later `Device` call fails with `DeviceLost` naming `reason`, and
-    /// the device stops stepping its engines and queues.
+    /// later `Device` call fails with `DeviceLost` naming `reason`, the
+    /// device stops stepping its engines and queues (the instance's
+    /// scheduler drops its tasks) and a peer's DMA into it fails.
     pub fn lose(&self, reason: &str) {
         *self.shared.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.to_string());
         self.shared.is_lost.store(true, Ordering::Release);
-        self.shared.scheduler().shutdown();
     }
 
     #[inline]
@@ -180,9 +206,10 @@ impl SimDevice {
         self.shared.faults.arm(fault);
     }
 
-    /// Worker threads started so far (0 for an idle or deterministic device).
+    /// Worker threads started so far by the instance's scheduler (0 for
+    /// an idle or deterministic instance).
     pub fn worker_threads(&self) -> usize {
-        self.shared.scheduler().workers()
+        self.shared.instance.scheduler().workers()
     }
 
     /// Cores that have been touched (an idle core is never created).
@@ -240,7 +267,7 @@ impl SimDevice {
 
 impl Drop for SimDevice {
     fn drop(&mut self) {
-        self.shared.scheduler().shutdown();
+        self.shared.instance.leave();
         if let Some(Some(s)) = self.shared.status.get() {
             s.release();
         }
@@ -384,8 +411,8 @@ impl Device for SimDevice {
         }
         let size = u64::from(spec.size_bytes);
         let pin = match self.shared.target(spec.ring, size)? {
-            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) => {
-                return Err(HalError::invalid(spec.ring, size, "NQ ring must be memory"));
+            Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) | Target::Peer(..) => {
+                return Err(HalError::invalid(spec.ring, size, "NQ ring must be the device's own memory"));
             }
             // HBM and host rings are resolved to their page once.
             Target::Pool(ch, off) => self.shared.pool(ch).bytes.pin(off, size),
@@ -472,15 +499,15 @@ impl Device for SimDevice {
     }
 
     fn assist(&self) -> bool {
-        self.shared.scheduler.assist(&self.shared)
+        self.shared.instance.scheduler.assist(&self.shared.instance)
     }
 
     fn lending_begin(&self) {
-        self.shared.scheduler.lending_begin();
+        self.shared.instance.scheduler.lending_begin();
     }
 
     fn lending_end(&self) {
-        self.shared.scheduler.lending_end();
+        self.shared.instance.scheduler.lending_end();
     }
 
     fn map_hbm(&self, channel: u32) -> HalResult<Option<nrt_hal::HostWindow>> {

@@ -1,14 +1,16 @@
 //! The device's shared state: the one object every worker's door leads to,
 //! held only by the device root (this module's siblings, the device handle
 //! and the scheduler's tasks): the cores (created on first use), memory,
-//! faults, the scheduler and the lost flag; how a scheduled task runs.
+//! faults, the instance it belongs to (its peers and the scheduler they
+//! share) and the lost flag; how a scheduled task runs.
 
 use crate::config::SimConfig;
 use crate::core::Core;
 use crate::engine::{RunState, StepOutcome};
 use crate::fault::FaultState;
 use crate::memory::{Memory, Target, decode};
-use crate::scheduler::{HasScheduler, Runner, Scheduler, Task};
+use super::instance::Instance;
+use crate::scheduler::Task;
 use crate::wake::Change;
 use nrt_hal::{ArchDesc, CoreId, DeviceAddr, DeviceInfo, EngineId, HalError, HalResult};
 use nrt_isa::notification::InferErrorSubtype;
@@ -31,7 +33,9 @@ pub(crate) struct Shared {
     pub memory: Memory,
     /// Armed faults.
     pub faults: FaultState,
-    pub(super) scheduler: Scheduler,
+    /// The instance: the peer window's devices and the scheduler every
+    /// device of it shares.
+    pub(super) instance: Arc<Instance>,
     pub(super) cores: Box<[OnceLock<Arc<Core>>]>,
     /// Set by [`SimDevice::lose`]: why the device is gone.
     pub(super) lost: Mutex<Option<String>>,
@@ -43,14 +47,11 @@ pub(crate) struct Shared {
     pub(super) status: OnceLock<Option<Arc<nrt_hal::status::SlotWriter>>>,
 }
 
-impl HasScheduler for Shared {
-    fn scheduler(&self) -> &Scheduler {
-        &self.scheduler
-    }
-}
-
-impl Runner for Shared {
-    fn run(self: &Arc<Self>, task: Task) {
+impl Shared {
+    /// Runs one slice of a device-local `task` (the instance's scheduler
+    /// found the device, [`Instance`]).
+    #[inline]
+    pub(super) fn run_task(self: &Arc<Self>, task: Task) {
         match task {
             Task::Engine(c, e) => {
                 let Some(core) = self.core_ref(CoreId(c)) else { return };
@@ -68,8 +69,11 @@ impl Runner for Shared {
         }
     }
 
-    fn panicked(self: &Arc<Self>, task: Task, why: &str) {
-        self.task_panicked(task, why);
+    /// The index the instance's scheduler gives `core` of this device in
+    /// a task.
+    #[inline]
+    pub(super) fn task_core(&self, core: CoreId) -> u32 {
+        self.instance.task_core(self.info.device_index, core.0)
     }
 }
 
@@ -115,6 +119,15 @@ impl Shared {
 
     pub(super) fn target(&self, addr: DeviceAddr, len: u64) -> HalResult<Target> {
         decode(self.arch, &self.memory, self.info.physical_cores, addr, len)
+    }
+
+    /// The device of the instance a peer-window target names
+    /// ([`Target::Peer`]); this device itself when it names this one.
+    pub(super) fn peer(&self, device: u32, addr: DeviceAddr, len: u64) -> HalResult<Arc<Shared>> {
+        if device == self.info.device_index {
+            return Ok(self.arc());
+        }
+        self.instance.peer(device, addr, len)
     }
 
     #[inline]

@@ -158,7 +158,7 @@ fn move_bytes(dev: &impl Bus, faults: &FaultState, core: u32, pins: &mut CopyPin
         pins.refresh(dev, pair.src, pair.dst, len);
         return Ok((len, pair.dst));
     }
-    if faults.armed() && matches!(dev.store_route(DeviceAddr(pair.dst)), Ok(crate::port::StoreRoute::Other(crate::memory::Target::EvtSem(..)))) && faults.on_semaphore_write(core) {
+    if faults.armed() && dev.lands_in_semaphores(DeviceAddr(pair.dst)) && faults.on_semaphore_write(core) {
         // `sem_lost`: the notification never lands.
         return Ok((len, pair.dst));
     }

@@ -13,6 +13,7 @@
 //! | `... + windows.evt_sem` | core `n` EVT_SEM block (events, semaphore READ/SET/INC/DEC aliases) |
 //! | `... + windows.dma_regs` | core `n` DMA queue register banks |
 //! | `... + windows.q7` | core `n` Q7 cluster portal: CSRs, 8 IRAM and 8 DRAM apertures |
+//! | `PEER_WINDOW_TAG \| d << PEER_DEVICE_SHIFT \| a` | device `d`'s address `a` (the peer window, `nrt_hal::arch::ArchDesc::peer_addr`), routed by the instance |
 //!
 //! Anything else is an invalid address. An access must lie inside one
 //! region.
@@ -165,6 +166,9 @@ pub enum Target {
     DmaRegs(CoreId, u64),
     /// A core's Q7 cluster portal (CSRs, IRAM, DRAM) at an offset.
     Q7(CoreId, u64),
+    /// Another device of the instance (the peer window): its index and
+    /// the device-local address, which that device routes.
+    Peer(u32, DeviceAddr),
 }
 
 fn inside(addr: u64, len: u64, base: u64, size: u64) -> Option<u64> {
@@ -177,6 +181,12 @@ pub fn decode(arch: &ArchDesc, memory: &Memory, cores: u32, addr: DeviceAddr, le
     let a = addr.get();
     if a.checked_add(len).is_none() {
         return Err(HalError::invalid(addr, len, "access wraps the 64-bit address space"));
+    }
+    if let Some((device, local)) = arch.peer_of(addr) {
+        if local.get().checked_add(len).is_none_or(|end| end > 1 << nrt_hal::arch::PEER_DEVICE_SHIFT) {
+            return Err(HalError::invalid(addr, len, "access runs past the end of a peer-window device's range"));
+        }
+        return Ok(Target::Peer(device, local));
     }
     for (i, p) in memory.pools().enumerate() {
         if let Some(off) = inside(a, len.max(1), p.base.get(), p.bytes.len()) {
@@ -238,5 +248,9 @@ mod tests {
         assert!(d(TRN2.tpb_window(CoreId(8)).get(), 4).is_err(), "core 8 does not exist");
         assert!(d(TRN2.sbuf_addr(CoreId(0)).get() + TRN2.sbuf_bytes(), 4).is_err(), "gap after SBUF");
         assert!(d(u64::MAX, 2).is_err());
+        let p = TRN2.peer_addr(5, TRN2.evt_sem_addr(CoreId(1))).unwrap();
+        assert_eq!(d(p.get(), 4).unwrap(), Target::Peer(5, TRN2.evt_sem_addr(CoreId(1))));
+        let end = TRN2.peer_addr(5, DeviceAddr((1 << nrt_hal::arch::PEER_DEVICE_SHIFT) - 4)).unwrap();
+        assert!(d(end.get(), 8).is_err(), "straddles the next device's range");
     }
 }

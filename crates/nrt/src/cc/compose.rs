@@ -18,7 +18,11 @@
 //!   step's pair count from the word table into q's queue's M2S and S2M
 //!   tail-increment registers (a doorbell rung by the DMA engine);
 //! - "done on rank q" is a 4-byte copy of the word 1 into the SEM_INC
-//!   alias of q's collectives semaphore [`CC_SEM`].
+//!   alias of q's collectives semaphore [`CC_SEM`];
+//! - a rank's engines name a rank of another device of the instance
+//!   (its buffers, queue registers and semaphore) through the peer
+//!   window ([`ArchDesc::peer_addr`]): the step is device-to-device DMA,
+//!   the NeuronLink analogue, with the same descriptors.
 
 use super::plan::{Buf, Loc, Plan, Signal, Step, Transfer};
 use nrt_hal::arch::{ArchDesc, DMA_M2S_GROUP, DMA_S2M_GROUP, EVT_SEM_SEM_INC};
@@ -44,6 +48,9 @@ pub fn is_cc_queue(engine: u32, queue: u32) -> bool {
 /// input, output and scratch (see [`Loc`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RankSide {
+    /// The rank's device: its index in the instance
+    /// (`DeviceInfo::device_index`), which the peer window names.
+    pub device: u32,
     /// The rank's physical core (the first of its logical core).
     pub core: CoreId,
     /// Input chunk addresses.
@@ -52,6 +59,16 @@ pub struct RankSide {
     pub output: Vec<u64>,
     /// Scratch chunk addresses (reduce-scatter only).
     pub scratch: Vec<u64>,
+}
+
+/// How rank `from`'s DMA engines name `addr` of rank `to`'s device: the
+/// address itself on one device, else through the peer window.
+fn reach(arch: &ArchDesc, sides: &[RankSide], from: usize, to: usize, addr: u64) -> Result<u64, String> {
+    let d = sides[to].device;
+    if d == sides[from].device {
+        return Ok(addr);
+    }
+    arch.peer_addr(d, nrt_hal::DeviceAddr(addr)).map(|a| a.get()).ok_or_else(|| format!("the peer window cannot name address {addr:#x} of Neuron device {d}"))
 }
 
 impl RankSide {
@@ -265,6 +282,7 @@ pub fn compose_on(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch
         for (l, steps) in lanes.iter().enumerate() {
             let lane = &mut img.lanes[l];
             for s in steps {
+                let reach = |to: usize, addr: u64| reach(arch, sides, r, to, addr);
                 let mut reduce = |lane: &mut LaneImage, src: u64, dst: u64, len: u64| -> Result<(), String> {
                     let n = u32::try_from(len).map_err(|_| format!("a reducing transfer of {len} elements is too large"))?;
                     let pb = PatternBlock {
@@ -282,18 +300,20 @@ pub fn compose_on(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch
                     Ok(())
                 };
                 for e in emits(s) {
-                    let at = |t: &Transfer| (sides[t.src.rank].addr(&t.src, esize), sides[t.dst.rank].addr(&t.dst, esize));
+                    let at = |t: &Transfer| -> Result<(u64, u64), String> {
+                        Ok((reach(t.src.rank, sides[t.src.rank].addr(&t.src, esize))?, reach(t.dst.rank, sides[t.dst.rank].addr(&t.dst, esize))?))
+                    };
                     match e {
                         Emit::Copy(t) => {
-                            let (src, dst) = at(t);
+                            let (src, dst) = at(t)?;
                             lane.copy(src, dst, t.len * esize)?;
                         }
                         Emit::Reduce(t) => {
-                            let (src, dst) = at(t);
+                            let (src, dst) = at(t)?;
                             reduce(lane, src, dst, t.len)?;
                         }
                         Emit::CopyThenReduce(c, r) => {
-                            let ((own, dst), (incoming, _)) = (at(c), at(r));
+                            let ((own, dst), (incoming, _)) = (at(c)?, at(r)?);
                             let per = piece_elems(esize);
                             let mut done = 0;
                             while done < c.len {
@@ -311,11 +331,11 @@ pub fn compose_on(plan: &Plan, sides: &[RankSide], dtype: Dtype, op: DmaOp, arch
                         Signal::Submit { rank, lane: ql, step } => {
                             let w = word_addr(step_pairs[rank][ql][step]);
                             let (core, q) = (sides[rank].core, queues[ql]);
-                            lane.copy(w, arch.dma_tail_inc_addr(core, q, DMA_M2S_GROUP).get(), 4)?;
-                            lane.copy(w, arch.dma_tail_inc_addr(core, q, DMA_S2M_GROUP).get(), 4)?;
+                            lane.copy(w, reach(rank, arch.dma_tail_inc_addr(core, q, DMA_M2S_GROUP).get())?, 4)?;
+                            lane.copy(w, reach(rank, arch.dma_tail_inc_addr(core, q, DMA_S2M_GROUP).get())?, 4)?;
                         }
                         Signal::Done { rank } => {
-                            lane.copy(word_addr(1), arch.semaphore_addr(sides[rank].core, EVT_SEM_SEM_INC, done_sem).get(), 4)?;
+                            lane.copy(word_addr(1), reach(rank, arch.semaphore_addr(sides[rank].core, EVT_SEM_SEM_INC, done_sem).get())?, 4)?;
                         }
                     }
                 }
@@ -350,7 +370,7 @@ mod tests {
         // Two ranks, halves of 100_000 fp32 (400_000 bytes): a 256 KiB
         // piece and a 137_856-byte one.
         let p = plan(&CcKind::AllReduce, 2, 400_000, &[false; 2]);
-        let sides: Vec<RankSide> = (0..2u64).map(|r| RankSide { core: CoreId(r as u32), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 800_000], output: vec![0x4000_0000 * (r + 1), 0x4000_0000 * (r + 1) + 800_000], scratch: vec![] }).collect();
+        let sides: Vec<RankSide> = (0..2u64).map(|r| RankSide { device: 0, core: CoreId(r as u32), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 800_000], output: vec![0x4000_0000 * (r + 1), 0x4000_0000 * (r + 1) + 800_000], scratch: vec![] }).collect();
         let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0; 2]).unwrap();
         let img = &imgs[0];
         assert_eq!(img.blocks.len(), 2 * 2, "two pieces per half");
@@ -369,12 +389,47 @@ mod tests {
         assert_eq!((d0.elements(), d1.elements()), (FUSED_PIECE_BYTES / 4, 100_000 - FUSED_PIECE_BYTES / 4));
     }
 
+    /// Ranks on two devices: every address a rank's descriptors and
+    /// pattern blocks give for the other device's rank (its buffers, its
+    /// queue doorbells, its done semaphore) is that rank's address in the
+    /// peer window; its own stay plain.
+    #[test]
+    fn ranks_of_other_devices_are_reached_through_the_peer_window() {
+        use nrt_isa::dma_desc::RingSide;
+        let arch = nrt_hal::Arch::Trn1.desc();
+        let p = plan(&CcKind::AllReduce, 2, 1000, &[false; 2]);
+        let sides: Vec<RankSide> = (0..2u64)
+            .map(|r| RankSide { device: 3 * r as u32, core: CoreId(1), input: vec![0x1000_0000 * (r + 1), 0x1000_0000 * (r + 1) + 2000], output: vec![0x2000_0000 * (r + 1), 0x2000_0000 * (r + 1) + 2000], scratch: vec![] })
+            .collect();
+        let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0x100, 0x900]).unwrap();
+        let peer = |a: u64| arch.peer_addr(3, nrt_hal::DeviceAddr(a)).unwrap().get();
+        let img = &imgs[0];
+        let mut dsts: Vec<u64> = img.lanes.iter().flat_map(|l| l.rx.iter()).map(|b| DmaDescriptor::from_bytes(b, RingSide::Rx).unwrap().buf_ptr()).collect();
+        dsts.extend(img.blocks.iter().map(|b| PatternBlock::from_bytes(b).unwrap().dst.addr));
+        let own = |a: u64| (0x2000_0000..0x2000_0000 + 4000).contains(&a) || (0x100..0x100 + img.bytes()).contains(&a) || a == arch.semaphore_addr(CoreId(1), EVT_SEM_SEM_INC, CC_SEM).get();
+        for d in &dsts {
+            match arch.peer_of(nrt_hal::DeviceAddr(*d)) {
+                Some((dev, local)) => {
+                    assert_eq!(dev, 3);
+                    let l = local.get();
+                    let theirs = (0x4000_0000..0x4000_0000 + 4000).contains(&l)
+                        || l == arch.semaphore_addr(CoreId(1), EVT_SEM_SEM_INC, CC_SEM).get()
+                        || CC_QUEUES.iter().any(|q| [DMA_M2S_GROUP, DMA_S2M_GROUP].iter().any(|g| l == arch.dma_tail_inc_addr(CoreId(1), *q, *g).get()));
+                    assert!(theirs, "{l:#x} is not rank 1's");
+                }
+                None => assert!(own(*d), "{d:#x} is neither rank 0's nor a peer address"),
+            }
+        }
+        assert!(dsts.contains(&peer(arch.semaphore_addr(CoreId(1), EVT_SEM_SEM_INC, CC_SEM).get())), "rank 0's last step counts done on rank 1");
+        assert!(dsts.contains(&arch.semaphore_addr(CoreId(1), EVT_SEM_SEM_INC, CC_SEM).get()), "and on itself, locally");
+    }
+
     #[test]
     fn images_hold_one_pair_per_counted_pair_and_fit_their_rings() {
         let arch = nrt_hal::Arch::Trn2.desc();
         let p = plan(&CcKind::AllReduce, 4, 100_000, &[false; 4]);
         let sides: Vec<RankSide> = (0..4u64)
-            .map(|r| RankSide { core: CoreId(r as u32), input: (0..4).map(|c| 0x1000_0000 * (r + 1) + c * 100_000).collect(), output: (0..4).map(|c| 0x2000_0000 * (r + 1) + c * 100_000).collect(), scratch: vec![] })
+            .map(|r| RankSide { device: 0, core: CoreId(r as u32), input: (0..4).map(|c| 0x1000_0000 * (r + 1) + c * 100_000).collect(), output: (0..4).map(|c| 0x2000_0000 * (r + 1) + c * 100_000).collect(), scratch: vec![] })
             .collect();
         let imgs = compose(&p, &sides, Dtype::Float32, DmaOp::Add, arch, &[0; 4]).unwrap();
         for img in &imgs {

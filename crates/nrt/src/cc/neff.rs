@@ -348,6 +348,7 @@ fn stage_op(ctx: &StageCtx<'_>, op: &Op) -> NrtResult<(Vec<RecordBytes>, Option<
         CcKind::Permute(_) => (1, 1),
     };
     let mut side = RankSide {
+        device: ctx.device.info().device_index,
         core: ctx.core,
         input: chunks(&op.kind, n, in_elems, t.num_elements, esize, input, in_chunks),
         output: chunks(&op.kind, n, out_elems, t.num_elements, esize, output, out_chunks),
@@ -672,7 +673,7 @@ fn compose_all(arrivals: &[Option<Arrival>], p: &plan::Plan, arch: &'static nrt_
     if cores.iter().collect::<BTreeSet<_>>().len() != cores.len() {
         return Err(NrtError::invalid(format!("ranks {} load their collectives onto the same Neuron core; each rank needs its own logical core", list(here.iter().map(|(_, a)| a.rank)))));
     }
-    let elsewhere = RankSide { core: CoreId(0), input: Vec::new(), output: Vec::new(), scratch: Vec::new() };
+    let elsewhere = RankSide { device: 0, core: CoreId(0), input: Vec::new(), output: Vec::new(), scratch: Vec::new() };
     let sides: Vec<RankSide> = arrivals.iter().map(|a| a.as_ref().map_or_else(|| elsewhere.clone(), |a| a.side.clone())).collect();
     let bases: Vec<u64> = arrivals.iter().map(|a| a.as_ref().map_or(0, |a| a.base)).collect();
     let dma = match first.sig.reduction {

@@ -60,7 +60,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
     };
     let mut allocated: Vec<(usize, DeviceAddr)> = Vec::new();
     let r = (|| -> NrtResult<Launch> {
-        let mut sides: Vec<RankSide> = (0..n).map(|_| RankSide { core: CoreId(0), input: Vec::new(), output: Vec::new(), scratch: Vec::new() }).collect();
+        let mut sides: Vec<RankSide> = (0..n).map(|_| RankSide { device: 0, core: CoreId(0), input: Vec::new(), output: Vec::new(), scratch: Vec::new() }).collect();
         let mut in_place = vec![false; n];
         let mut core_of: BTreeMap<usize, CoreId> = BTreeMap::new();
         for (a, &(_, core)) in arrivals.iter().zip(&locate) {
@@ -75,7 +75,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             let input = split_buf(&a.input, in_chunks, in_elems, "input").map_err(with_rank)?;
             let output = split_buf(&a.output, out_chunks, out_elems, "output").map_err(with_rank)?;
             in_place[a.rank] = input[0] == output[0] && input.len() == output.len();
-            sides[a.rank] = RankSide { core, input, output, scratch: Vec::new() };
+            sides[a.rank] = RankSide { device: device.info().device_index, core, input, output, scratch: Vec::new() };
             core_of.insert(a.rank, core);
         }
         if matches!(kind, CcKind::ReduceScatter) && n > 1 {

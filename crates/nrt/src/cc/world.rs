@@ -29,6 +29,18 @@ use std::time::{Duration, Instant};
 pub const PEER_TIMEOUT_VAR: &str = "NEURON_RT_CC_NET_TIMEOUT";
 /// Its default.
 pub const DEFAULT_PEER_TIMEOUT: Duration = crate::config::DEFAULT_CC_TIMEOUT;
+/// How long a rank waits for its peers before each warning: libnrt 2.31's
+/// collectives-unit wait (2.29 raised it from 100 ms to 30 s for rank
+/// skew, 2.31 made it a warning instead of a timeout).
+pub const PEER_WARNING_PERIOD: Duration = Duration::from_secs(30);
+
+/// The period between warnings of a rank waiting for peers up to `bound`:
+/// [`PEER_WARNING_PERIOD`], or a quarter of a shorter bound so a rank warns
+/// before it gives up.
+pub fn peer_warning_period(bound: Duration) -> Duration {
+    (bound / 4).min(PEER_WARNING_PERIOD)
+}
+
 /// The variable bounding the wait for the device (messages; the value is
 /// the configuration's `exec_timeout`, the one an execution has).
 pub const EXEC_TIMEOUT_VAR: &str = "NEURON_RT_EXEC_TIMEOUT";
@@ -357,7 +369,7 @@ impl Collectives {
                 g.outcome = Some(Err(e.clone()));
                 return Err(e);
             }
-            let period = (peers / 4).min(Duration::from_secs(120));
+            let period = peer_warning_period(peers);
             if now.duration_since(warned) >= period {
                 warned = now;
                 let missing: Vec<usize> = (0..n).filter(|r| local[*r] && !g.arrivals.contains_key(r)).collect();
@@ -472,26 +484,22 @@ impl Collectives {
         let kind = &first.kind;
         let esize = first.dtype.size_bytes() as u64;
         let locate: Vec<(usize, CoreId)> = arrivals.iter().map(|a| rt.vcore(a.vnc).map(|v| (v.device, v.physical[0]))).collect::<NrtResult<_>>()?;
-        if locate.iter().any(|l| l.0 != locate[0].0) {
-            return Err(NrtError::invalid(format!(
-                "replica group {:?} spans several Neuron devices (logical cores {}); this release runs a collective between the cores of one device",
-                first.group,
-                arrivals.iter().map(|a| a.vnc.to_string()).collect::<Vec<_>>().join(", ")
-            )));
-        }
         if locate.iter().collect::<BTreeSet<_>>().len() != n {
             return Err(NrtError::invalid(format!("two ranks of replica group {:?} run on the same logical core", first.group)));
         }
         let cores: Vec<(usize, u32)> = locate.iter().map(|&(d, c)| (d, c.0)).collect();
-        let dev = locate[0].0;
-        let device = rt.device(dev)?.clone();
-        let memory = rt.memory(dev)?.clone();
-        let arch = device.info().arch;
+        // Each rank's device (ranks of one instance may sit on several:
+        // their steps between devices go through the peer window).
+        let devices: Vec<Arc<dyn nrt_hal::Device>> = locate.iter().map(|&(d, _)| rt.device(d).cloned()).collect::<NrtResult<_>>()?;
+        let memories: Vec<_> = locate.iter().map(|&(d, _)| rt.memory(d).cloned()).collect::<NrtResult<Vec<_>>>()?;
+        let arch = devices[0].info().arch;
         let (in_elems, out_elems) = kind.sizes(n, first.count);
         let mut allocated: Vec<(usize, DeviceAddr)> = Vec::new();
         let fail = |allocated: &mut Vec<(usize, DeviceAddr)>, e: NrtError| {
-            for (_, a) in allocated.drain(..) {
-                let _ = memory.free(a);
+            for (d, a) in allocated.drain(..) {
+                if let Ok(m) = rt.memory(d) {
+                    let _ = m.free(a);
+                }
             }
             e
         };
@@ -505,7 +513,7 @@ impl Collectives {
         };
         let mut sides = Vec::with_capacity(n);
         let mut in_place = Vec::with_capacity(n);
-        for (a, &(_, core)) in arrivals.iter().zip(&locate) {
+        for ((a, &(dev, core)), device) in arrivals.iter().zip(&locate).zip(&devices) {
             let side = (|| -> NrtResult<RankSide> {
                 let split = |tensors: &[Arc<Tensor>], chunks: usize, elems: u64, what: &str| -> NrtResult<Vec<u64>> {
                     if matches!(kind, CcKind::AllReduce) && tensors.len() == 1 {
@@ -517,32 +525,32 @@ impl Collectives {
                 };
                 let input = split(&a.input, in_chunks, in_elems, "input")?;
                 let output = split(&a.output, out_chunks, out_elems, "output")?;
-                Ok(RankSide { core, input, output, scratch: Vec::new() })
+                Ok(RankSide { device: device.info().device_index, core, input, output, scratch: Vec::new() })
             })()
             .map_err(|e| NrtError::new(e.status, format!("rank {} (vnc {}): {}", a.rank, a.vnc, e.message)))?;
             in_place.push(side.input[0] == side.output[0] && side.input.len() == side.output.len());
             sides.push(side);
         }
         if matches!(kind, CcKind::ReduceScatter) && n > 1 {
-            for (side, &(_, core)) in sides.iter_mut().zip(&locate) {
+            for (r, side) in sides.iter_mut().enumerate() {
                 let bytes = (in_elems * esize).max(64);
-                let a = memory.alloc(core, MemOwner::Runtime, MemUsage::Cc, bytes, 64).map_err(|e| fail(&mut allocated, e))?;
-                allocated.push((dev, a));
+                let a = memories[r].alloc(locate[r].1, MemOwner::Runtime, MemUsage::Cc, bytes, 64).map_err(|e| fail(&mut allocated, e))?;
+                allocated.push((locate[r].0, a));
                 side.scratch = (0..n as u64).map(|c| a.get() + c * first.count * esize).collect();
             }
         }
         let p = plan::plan(kind, n, first.count, &in_place);
         let sizes = compose::compose(&p, &sides, first.dtype, first.op.dma(), arch, &vec![0; n]).map_err(|e| fail(&mut allocated, NrtError::invalid(e)))?;
         let mut bases = Vec::with_capacity(n);
-        for (img, &(_, core)) in sizes.iter().zip(&locate) {
-            let a = memory.alloc(core, MemOwner::Runtime, MemUsage::DmaRingCollectives, img.bytes(), 256).map_err(|e| fail(&mut allocated, e))?;
-            allocated.push((dev, a));
+        for (r, img) in sizes.iter().enumerate() {
+            let a = memories[r].alloc(locate[r].1, MemOwner::Runtime, MemUsage::DmaRingCollectives, img.bytes(), 256).map_err(|e| fail(&mut allocated, e))?;
+            allocated.push((locate[r].0, a));
             bases.push(a.get());
         }
         let images: Vec<RankImage> = compose::compose(&p, &sides, first.dtype, first.op.dma(), arch, &bases).map_err(|e| fail(&mut allocated, NrtError::invalid(e)))?;
         let hal = |what: &str, e: nrt_hal::HalError| NrtError::failure(format!("collectives {what}: {e}"));
         let program = || -> NrtResult<()> {
-            for (img, &(_, core)) in images.iter().zip(&locate) {
+            for ((img, &(_, core)), device) in images.iter().zip(&locate).zip(&devices) {
                 for (off, bytes) in img.pieces() {
                     if !bytes.is_empty() {
                         device.write(DeviceAddr(img.base + off), &bytes).map_err(|e| hal("descriptor write", e))?;
@@ -557,7 +565,7 @@ impl Collectives {
             }
             for &(r, l, s) in &p.host_submits {
                 let k = images[r].lanes[l].step_pairs[s];
-                device.dma_tail_increment(locate[r].1, CC_QUEUES[l], k, k).map_err(|e| hal("doorbell", e))?;
+                devices[r].dma_tail_increment(locate[r].1, CC_QUEUES[l], k, k).map_err(|e| hal("doorbell", e))?;
             }
             Ok(())
         };
@@ -565,7 +573,7 @@ impl Collectives {
         for c in &cores {
             st.busy.insert(*c);
         }
-        Ok(Launched { ranks: (0..n).map(|r| (dev, locate[r].1, p.expected_done(r))).collect(), memory: allocated, left: n, proxy: None })
+        Ok(Launched { ranks: (0..n).map(|r| (locate[r].0, locate[r].1, p.expected_done(r))).collect(), memory: allocated, left: n, proxy: None })
     }
 }
 
@@ -587,3 +595,15 @@ pub fn check_member(g_device_id: u32, g_device_count: u32) -> NrtResult<()> {
     Ok(())
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rank_waiting_for_peers_warns_every_30_s_or_before_a_shorter_bound() {
+        assert_eq!(peer_warning_period(DEFAULT_PEER_TIMEOUT), Duration::from_secs(30));
+        assert_eq!(peer_warning_period(Duration::from_secs(60)), Duration::from_secs(15));
+        assert_eq!(peer_warning_period(Duration::from_secs(120)), Duration::from_secs(30));
+    }
+}

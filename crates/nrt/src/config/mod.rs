@@ -132,6 +132,10 @@ pub struct Config {
     /// NEURON_RT_INSPECT_ENABLE + NEURON_RT_INSPECT_DEVICE_PROFILE: which
     /// executions get an instruction trace (Off unless inspect is enabled).
     pub device_profile: DeviceProfile,
+    /// NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP: in `model` mode the
+    /// device profile skips each model's first N executions and records
+    /// execution N (libnrt 2.35); 0 by default.
+    pub device_profile_warmup: u32,
     /// The `NEURON_RT_INSPECT_*` settings: where profiles are written
     /// (`inspect.output_dir`) and what an `nrt_inspect_begin` session
     /// captures.
@@ -171,6 +175,7 @@ impl Default for Config {
             dge_notifications: false,
             map_hbm: false,
             device_profile: DeviceProfile::Off,
+            device_profile_warmup: 0,
             inspect: InspectSession::default(),
             collectives: CcConfig::default(),
             warnings: Vec::new(),
@@ -208,6 +213,7 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "NEURON_RT_MAP_HBM",
     "NEURON_RT_INSPECT_ENABLE",
     "NEURON_RT_INSPECT_DEVICE_PROFILE",
+    "NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP",
     "NEURON_RT_INSPECT_OUTPUT_DIR",
     "NEURON_RT_INSPECT_SYSTEM_PROFILE",
     "NEURON_RT_INSPECT_ON_FAIL",
@@ -462,6 +468,7 @@ impl Config {
             dge_notifications: r.bool("NEURON_RT_ENABLE_DGE_NOTIFICATIONS", false)?,
             map_hbm: r.map_hbm()?,
             device_profile: r.device_profile()?,
+            device_profile_warmup: r.u32_in("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", 0, 0, i32::MAX as u32)?,
             inspect,
             collectives,
             warnings,

@@ -20,29 +20,58 @@ pub fn target_arches(target: &str) -> Option<&'static [Arch]> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch(pub String);
 
-/// Checks target architecture, LNC size and subgraph count. Returns the
-/// mismatches that NEURON_RT_ALLOW_LEGACY_NEFF may downgrade to warnings;
-/// a subgraph count the logical core cannot run is always an error.
+/// The compiler's code name of an architecture (what a kelf `target` says).
+fn code_name(arch: Arch) -> &'static str {
+    match arch {
+        Arch::Trn1 | Arch::Inf2 => "sunda",
+        Arch::Trn2 => "cayman",
+        Arch::Trn3 => "mariana",
+    }
+}
+
+/// Checks the NEFF's target against the device, its LNC size against the
+/// logical core, and the subgraph count (libnrt 2.32's load checks).
+///
+/// - Target: the kelf `target` is the only revision a NEFF carries that
+///   any public source shows (the compiler's revision-ID field is not
+///   published), so the check is by generation. A NEFF for an older
+///   generation is a [`Mismatch`], which NEURON_RT_ALLOW_LEGACY_NEFF
+///   downgrades to a warning (its documented meaning: an older-arch NEFF
+///   on a newer device); one for a newer generation cannot run and is
+///   always NRT_INVALID; an unknown target is a [`Mismatch`].
+/// - LNC: the compiler's `--lnc` must equal the runtime's logical core size
+///   (NEURON_LOGICAL_NC_CONFIG); a mismatch is always NRT_INVALID, with
+///   the two ways out.
+/// - A subgraph count the logical core cannot run is NRT_LOAD_NOT_ENOUGH_NC.
 pub fn check(program: &Program, device_arch: Arch, vcore_cores: usize) -> NrtResult<Vec<Mismatch>> {
     let mut out = Vec::new();
     if let Some(t) = &program.target {
         match target_arches(t) {
             Some(arches) if arches.contains(&device_arch) => {}
-            Some(_) => out.push(Mismatch(format!(
-                "NEFF target architecture {t:?} does not match the device architecture {device_arch} ({})",
-                match device_arch {
-                    Arch::Trn1 | Arch::Inf2 => "sunda",
-                    Arch::Trn2 => "cayman",
-                    Arch::Trn3 => "mariana",
+            Some(arches) => {
+                let neff = arches[0];
+                let (have, want) = (device_arch.desc().driver_arch, neff.desc().driver_arch);
+                let text = format!(
+                    "NEFF target architecture {t:?} ({neff}) does not match the device architecture {device_arch} ({})",
+                    code_name(device_arch)
+                );
+                if want > have {
+                    return Err(NrtError::invalid(format!("{text}: the NEFF was compiled for a newer NeuronCore than this device has; recompile it for {device_arch}")));
                 }
-            ))),
-            None => out.push(Mismatch(format!("NEFF target architecture {t:?} is unknown; the device is {device_arch}"))),
+                out.push(Mismatch(format!("{text}: the NEFF was compiled for an older NeuronCore; recompile it for {device_arch}, or set NEURON_RT_ALLOW_LEGACY_NEFF=1 to run it")));
+            }
+            None => out.push(Mismatch(format!("NEFF target architecture {t:?} is unknown; the device is {device_arch} ({})", code_name(device_arch)))),
         }
     }
     if program.lnc_size as usize != vcore_cores {
-        out.push(Mismatch(format!(
-            "NEFF was compiled for logical core size (LNC) {} but the logical core has {vcore_cores} physical cores",
-            program.lnc_size
+        let n = program.lnc_size;
+        let rerun = if matches!(device_arch, Arch::Trn1 | Arch::Inf2) {
+            format!(" ({device_arch} logical cores are always one physical core)")
+        } else {
+            format!(", or run with NEURON_LOGICAL_NC_CONFIG={n} to match the NEFF")
+        };
+        return Err(NrtError::invalid(format!(
+            "LNC mismatch: the NEFF was compiled for logical core size (LNC) {n} but the logical core has {vcore_cores} physical cores (NEURON_LOGICAL_NC_CONFIG={vcore_cores}); recompile it with --lnc={vcore_cores}{rerun}"
         )));
     }
     let n = program.subgraphs.len();
@@ -76,12 +105,21 @@ mod tests {
     }
 
     #[test]
-    fn arch_and_lnc_mismatches_name_both_sides() {
+    fn arch_and_lnc_mismatches_name_both_sides_and_what_to_change() {
         assert!(check(&prog(Some("cayman"), 2, 2), Arch::Trn2, 2).unwrap().is_empty());
-        let m = check(&prog(Some("sunda"), 1, 1), Arch::Trn2, 2).unwrap();
-        assert_eq!(m.len(), 2);
-        assert!(m[0].0.contains("\"sunda\"") && m[0].0.contains("trn2"), "{:?}", m[0]);
-        assert!(m[1].0.contains("LNC) 1") && m[1].0.contains("2 physical"), "{:?}", m[1]);
-        assert_eq!(check(&prog(None, 1, 3), Arch::Trn1, 2).unwrap_err().status, crate::NrtStatus::LoadNotEnoughNc);
+        // An older NEFF: a mismatch NEURON_RT_ALLOW_LEGACY_NEFF may allow.
+        let m = check(&prog(Some("sunda"), 2, 1), Arch::Trn2, 2).unwrap();
+        assert_eq!(m.len(), 1);
+        assert!(m[0].0.contains("\"sunda\"") && m[0].0.contains("trn2") && m[0].0.contains("NEURON_RT_ALLOW_LEGACY_NEFF=1"), "{:?}", m[0]);
+        // A newer NEFF never runs.
+        let e = check(&prog(Some("mariana"), 2, 1), Arch::Trn2, 2).unwrap_err();
+        assert!(e.status == crate::NrtStatus::Invalid && e.message.contains("newer NeuronCore") && e.message.contains("recompile it for trn2"), "{}", e.message);
+        // LNC: always an error, naming the compiler flag and the variable.
+        let e = check(&prog(Some("cayman"), 1, 1), Arch::Trn2, 2).unwrap_err();
+        assert!(e.message.contains("(LNC) 1") && e.message.contains("2 physical"), "{}", e.message);
+        assert!(e.message.contains("--lnc=2") && e.message.contains("NEURON_LOGICAL_NC_CONFIG=1"), "{}", e.message);
+        let e = check(&prog(Some("sunda"), 2, 1), Arch::Trn1, 1).unwrap_err();
+        assert!(e.message.contains("--lnc=1") && !e.message.contains("NEURON_LOGICAL_NC_CONFIG=2"), "{}", e.message);
+        assert_eq!(check(&prog(None, 1, 3), Arch::Trn1, 1).unwrap_err().status, crate::NrtStatus::LoadNotEnoughNc);
     }
 }

@@ -222,7 +222,7 @@ impl ModelHost {
         if collectives > 0 {
             harvest.expect_collectives(collectives, cc.peer_timeout);
         }
-        let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, &self.settings.inspect_output_dir) } else { None };
+        let profile = if device_program.is_some() { crate::profile::ModelProfile::new(self.settings.device_profile, self.settings.device_profile_warmup, &self.settings.inspect_output_dir) } else { None };
         let model = LoadedModel::new(
             id,
             program.name.clone(),

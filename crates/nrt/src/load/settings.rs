@@ -10,7 +10,7 @@ use std::time::Duration;
 pub struct LoadSettings {
     /// Verify the NEFF header hash (NEURON_RT_VALIDATE_HASH).
     pub validate_hash: bool,
-    /// Downgrade architecture / LNC mismatches to warnings (NEURON_RT_ALLOW_LEGACY_NEFF).
+    /// Load a NEFF built for an older architecture with a warning (NEURON_RT_ALLOW_LEGACY_NEFF).
     pub allow_legacy_neff: bool,
     /// No-device mode (NEURON_RT_FAKE_INSTANCE_TYPE set): loads keep no
     /// device program, executes succeed at once.
@@ -24,6 +24,9 @@ pub struct LoadSettings {
     pub arena_bytes: u64,
     /// Which executions get a device instruction profile (NEURON_RT_INSPECT_*).
     pub device_profile: crate::config::DeviceProfile,
+    /// Executions of each model the `model` device profile skips
+    /// (NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP).
+    pub device_profile_warmup: u32,
     /// Where profiles are written (NEURON_RT_INSPECT_OUTPUT_DIR).
     pub inspect_output_dir: std::path::PathBuf,
 }
@@ -38,6 +41,7 @@ impl Default for LoadSettings {
             numerical_errors: false,
             arena_bytes: DEFAULT_ARENA_BYTES,
             device_profile: crate::config::DeviceProfile::Off,
+            device_profile_warmup: 0,
             inspect_output_dir: std::path::PathBuf::from(crate::config::DEFAULT_INSPECT_OUTPUT_DIR),
         }
     }
@@ -54,6 +58,7 @@ impl LoadSettings {
             numerical_errors: config.numerical_errors == crate::config::NumericalErrors::Critical,
             arena_bytes: DEFAULT_ARENA_BYTES,
             device_profile: config.device_profile,
+            device_profile_warmup: config.device_profile_warmup,
             inspect_output_dir: config.inspect.output_dir.clone(),
         }
     }

@@ -420,8 +420,7 @@ impl DeviceMemory {
         self.lock().ledger.snapshot()
     }
 
-    /// The usage table as the OOM report prints it
-    /// (`nrt_debug_log_oom_report`).
+    /// The usage table as the OOM report prints it.
     pub fn oom_report(&self) -> String {
         let st = self.lock();
         render_table(&st.ledger.snapshot(), &st.model_names)

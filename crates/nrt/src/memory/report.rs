@@ -40,8 +40,7 @@ impl FailedAlloc {
     }
 }
 
-/// Renders the usage table of a snapshot (the body of the OOM report and
-/// of `nrt_debug_log_oom_report`).
+/// Renders the usage table of a snapshot (the body of the OOM report).
 pub fn render_table(snapshot: &LedgerSnapshot, model_names: &BTreeMap<ModelId, String>) -> String {
     let mut rows: Vec<(String, UsageTotals)> = vec![(format!("ND {}", snapshot.device), snapshot.device_totals)];
     for (core, totals) in &snapshot.cores {
