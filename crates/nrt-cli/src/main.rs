@@ -13,6 +13,8 @@ mod bench_async;
 mod bench_cmd;
 mod bench_device;
 mod cc_cmd;
+mod decoder_cmd;
+mod decoder_run;
 mod custom_ops_data;
 #[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
 mod example_data;
@@ -93,7 +95,9 @@ enum Command {
         /// holding one model per rank (rank0/ .. or rank0.neff ..), each
         /// loaded with nrt_load_collectives as its rank on its own logical
         /// core; every rank gets the same inputs; outputs go to
-        /// OUTPUT_DIR/rankR/.
+        /// OUTPUT_DIR/rankR/. A tp-decoder tree (`nrt gen tp-decoder`)
+        /// runs its prefill then 4 decode steps on every rank and is
+        /// checked against its f64 reference.
         #[arg(long, value_name = "N")]
         ranks: Option<usize>,
     },
@@ -284,6 +288,30 @@ enum GenCommand {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Write a tensor-parallel Llama-style decoder (DIR/decoder.json,
+    /// DIR/prefill/rankR, DIR/decode/rankR): RMSNorm, column-parallel QKV,
+    /// causal softmax attention over a KV cache, row-parallel output
+    /// projection and SwiGLU MLP, two in-NEFF all-reduces per layer; a
+    /// context-encoding (prefill) and a token-generation (decode) NEFF per
+    /// rank sharing weights and caches. d_model 256, 8 heads of 32, ffn 768,
+    /// a 16-token prompt, 32 cache positions.
+    TpDecoder {
+        /// Tensor-parallel ranks (1, 2, 4 or 8: the heads split evenly).
+        #[arg(long, default_value_t = 2)]
+        ranks: usize,
+        /// Decoder layers.
+        #[arg(long, default_value_t = 4)]
+        layers: usize,
+        /// Logical NeuronCore size (physical cores; also the batch: one sequence per core).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        lnc: u8,
+        /// Seed of the weights and the token embeddings.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The directory to write the trees under.
+        #[arg(short, long)]
+        output_dir: PathBuf,
+    },
     /// Write the tensor-parallel mlp example's rank source trees
     /// (DIR/rank0, DIR/rank1, ...): relu(x @ W1 + b1) @ W2 + b2 with the
     /// hidden units split over the ranks and an in-NEFF all-reduce
@@ -419,6 +447,10 @@ fn main() -> ExitCode {
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Gen { command: GenCommand::TpMlp { ranks, no_constants, output_dir } } => gen_cmd::tp_mlp(ranks, !no_constants, &output_dir),
         Command::Run { profile: Some(_), ranks: Some(_), .. } => Err(anyhow::anyhow!("--profile is not supported with --ranks")),
+        Command::Gen { command: GenCommand::TpDecoder { ranks, layers, lnc, seed, output_dir } } => {
+            gen_cmd::tp_decoder(&gen_cmd::TpDecoderArgs { ranks, layers, lnc: usize::from(lnc), seed }, &output_dir)
+        }
+        Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } if decoder_cmd::is_decoder_tree(&model) => decoder_cmd::run(&model, ranks, &inputs, output_dir.as_deref()),
         Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } => run_ranks::run(&model, ranks, &inputs, output_dir.as_deref()),
         Command::Run { model, inputs, output_dir, profile, ranks: None } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
         Command::Bench { model, iterations, warmup, json, mode, depth, .. } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),

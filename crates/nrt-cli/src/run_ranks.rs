@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Rank `r`'s model under `dir`: the tree `rankR/` or the file `rankR.neff`.
-fn rank_path(dir: &Path, r: usize) -> Result<PathBuf> {
+pub fn rank_path(dir: &Path, r: usize) -> Result<PathBuf> {
     let tree = dir.join(format!("rank{r}"));
     let file = dir.join(format!("rank{r}.neff"));
     match (tree.is_dir(), file.is_file()) {

@@ -76,23 +76,7 @@ pub fn write_trees(ranks: usize, out: &Path, constants: bool) -> Result<Vec<Path
     for rank in 0..ranks {
         let bytes = tp_mlp_neff(&s, &w, rank).map_err(|e| anyhow!("rank {rank}: {e}"))?;
         let dir = rank_dir(out, rank);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
-        }
-        nrt_neff::unpack_to_dir(&bytes, &dir, &nrt_neff::ReadOptions::default()).with_context(|| format!("writing {}", dir.display()))?;
-        for entry in std::fs::read_dir(dir.join("sg00")).with_context(|| format!("reading {}", dir.display()))? {
-            let path = entry?.path();
-            if path.extension().is_some_and(|e| e == "bin") {
-                let records = std::fs::read(&path)?;
-                let text = nrt_isa::asm::disassemble(&records).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-                let back = nrt_isa::asm::assemble(&text).map_err(|e| anyhow!("{}: the disassembly does not assemble: {e}", path.display()))?;
-                if back != records {
-                    bail!("{}: the disassembly does not assemble back to the same records", path.display());
-                }
-                std::fs::write(path.with_extension("asm"), text)?;
-                std::fs::remove_file(&path)?;
-            }
-        }
+        crate::gen_cmd::write_source_tree(&bytes, &dir)?;
         if !constants {
             for (member, _) in shard_members(&s, &w, rank).map_err(|e| anyhow!("{e}"))? {
                 std::fs::remove_file(dir.join(member))?;

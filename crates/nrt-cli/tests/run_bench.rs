@@ -226,3 +226,52 @@ fn run_ranks_names_a_missing_rank_and_a_short_world() {
     let o = nrt(&["run", "--ranks", "1", &example("tp-mlp")]);
     assert!(!o.status.success() && text(&o.stderr).contains("World size of neff 2 is greater than world size of global communicator 1"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn the_tp_decoder_example_is_what_the_generator_writes() {
+    let dir = scratch("tp-decoder-gen");
+    let o = nrt(&["gen", "tp-decoder", "--ranks", "2", "--layers", "2", "-o", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for part in ["prefill/rank0", "prefill/rank1", "decode/rank0", "decode/rank1"] {
+        let committed = nrt_neff::read_dir(&Path::new(&example("tp-decoder")).join(part)).unwrap().members;
+        let fresh = nrt_neff::read_dir(&dir.join(part)).unwrap().members;
+        assert_eq!(committed, fresh, "examples/tp-decoder/{part} is stale: regenerate it with `nrt gen tp-decoder --ranks 2 --layers 2 -o examples/tp-decoder`");
+    }
+    let desc = |p: &Path| std::fs::read_to_string(p.join("decoder.json")).unwrap();
+    assert_eq!(desc(Path::new(&example("tp-decoder"))), desc(&dir));
+}
+
+/// One rank runs today's way (no collectives): the prefill and decode
+/// NEFFs on one core sharing their tensors, every execution within the
+/// reference's bound, each `hidden` written per execution.
+#[test]
+fn run_ranks_runs_a_one_rank_decoder_and_checks_it() {
+    let dir = scratch("tp-decoder-one");
+    let tree = dir.join("tree");
+    assert!(nrt(&["gen", "tp-decoder", "--ranks", "1", "--layers", "1", "-o", tree.to_str().unwrap()]).status.success());
+    let out = dir.join("out");
+    let o = nrt(&["run", "--ranks", "1", tree.to_str().unwrap(), "--output-dir", out.to_str().unwrap()]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}{}", text(&o.stderr));
+    assert!(stdout.contains("every output within its worst-case fp32 bound"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("rank 0 decode")).count(), 4, "{stdout}");
+    assert_eq!(read_npy(&out.join("rank0/hidden_0.npy")).0.shape, vec![1, 16, 256]);
+    assert_eq!(read_npy(&out.join("rank0/hidden_4.npy")).0.shape, vec![1, 1, 256]);
+    let o = nrt(&["run", "--ranks", "2", tree.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o.stderr).contains("sharded over 1 ranks"), "{}", text(&o.stderr));
+    let o = nrt(&["run", "--ranks", "1", tree.to_str().unwrap(), "--input", "x=x.npy"]);
+    assert!(!o.status.success() && text(&o.stderr).contains("takes no inputs"), "{}", text(&o.stderr));
+}
+
+/// The example: 2 ranks, each with its prefill and decode NEFF (4
+/// all-reduces each) on its own core; every execution agrees across the
+/// ranks and stays within the reference's bound.
+#[test]
+fn run_ranks_runs_the_tp_decoder_example() {
+    let o = nrt(&["run", "--ranks", "2", &example("tp-decoder")]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}{}", text(&o.stderr));
+    assert!(stdout.contains("2 ranks: outputs identical on every rank"), "{stdout}");
+    assert!(stdout.contains("every output within its worst-case fp32 bound"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.contains(" decode ")).count(), 8, "4 decode steps on each rank: {stdout}");
+}

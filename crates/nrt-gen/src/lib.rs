@@ -21,11 +21,18 @@
 //! [`tp_mlp::tp_mlp_neff`] builds one rank's NEFF of a tensor-parallel
 //! two-layer mlp: the hidden units split over the ranks, the partial
 //! outputs summed by an in-NEFF all-reduce.
+//!
+//! [`tp_decoder`] builds the two NEFFs of a tensor-parallel Llama-style
+//! decoder (a prefill and a decode NEFF sharing weight and KV-cache
+//! inputs), with an f64 reference of the unsharded model and a derived
+//! worst-case bound on its fp32 evaluation.
 
 pub mod cc;
 pub mod cc_chain;
+mod dma_side;
 pub mod matmul;
 mod sched;
+pub mod tp_decoder;
 pub mod tp_mlp;
 
 pub use matmul::{MatmulSpec, Split, matmul_neff};

@@ -6,6 +6,9 @@
 //! execution (every wait names an event emitted earlier), so the engines,
 //! each running its own subsequence in order, cannot deadlock.
 
+use crate::GenError;
+use nrt_neff::DefJson;
+use serde_json::json;
 use std::fmt::Write as _;
 
 /// Completion semaphore of ACT compute records (`real-isa-observed` §4).
@@ -56,6 +59,26 @@ impl QueueSet {
     pub fn all_done(&self) -> Vec<Wait> {
         (0..QUEUES).filter(|s| self.counts[*s] > 0).map(|s| Wait { sem: self.first_sem + s as u32, value: self.counts[s] }).collect()
     }
+}
+
+/// A subgraph's def.json: `vars`, SP's dynamic queue set on the
+/// semaphores `first_sem..first_sem + 16`, and with several `ranks` the
+/// collectives' world: one replica group of every rank in order, one cc
+/// stream.
+pub fn sp_definition(vars: serde_json::Map<String, serde_json::Value>, first_sem: u32, ranks: usize) -> Result<DefJson, GenError> {
+    let mut def = json!({
+        "name": "definition",
+        "version": "0.6",
+        "var": vars,
+        "dma_queue": {"qSPDynamicHW": {"type": "dynamic", "num_queues": QUEUES, "owner": "sp", "fabric_path": "main", "semaphore_set": (first_sem..first_sem + QUEUES as u32).collect::<Vec<u32>>()}},
+    });
+    if ranks > 1 {
+        let n = ranks as u32;
+        def["#rank_world_size"] = json!(n);
+        def["cc_streams"] = json!({"num_streams": 1});
+        def["replica_groups"] = json!([[(0..n).collect::<Vec<u32>>()]]);
+    }
+    serde_json::from_value(def).map_err(|e| GenError::Internal(format!("def.json: {e}")))
 }
 
 /// One engine's stream under construction.

@@ -34,6 +34,7 @@
 //!    `output0` (with one rank: straight from SBUF to `output0`).
 
 use crate::GenError;
+use crate::dma_side::{Side, dma2d};
 use crate::sched::{QueueSet, SEM_ACT, SEM_PE, Stream, Wait};
 use nrt_neff::{DefJson, EngineFiles, EngineKind, NeffWriter, TensorSignature, npy::encode_npy};
 use serde_json::json;
@@ -188,26 +189,6 @@ impl Layout {
     }
 }
 
-/// One side of a 0xD4 record: `rows` rows `step` bytes apart, each `runs`
-/// runs `run_step` apart of `run_bytes` bytes.
-struct Side {
-    at: String,
-    offset: usize,
-    step: usize,
-    rows: usize,
-    run_step: usize,
-    runs: usize,
-}
-
-impl Side {
-    fn rows(at: String, offset: usize, step: usize, rows: usize) -> Side {
-        Side { at, offset, step, rows, run_step: 1, runs: 1 }
-    }
-    fn text(&self, run_bytes: usize) -> String {
-        format!("[{}+{:#x}; {:#x},{}; {:#x},{}; {run_bytes}]", self.at, self.offset, self.step, self.rows, self.run_step, self.runs)
-    }
-}
-
 fn sb(offset: usize, rows: usize) -> Side {
     Side::rows(format!("var{VAR_SB}"), offset, SB_STRIDE, rows)
 }
@@ -223,13 +204,7 @@ fn dge(entry: usize, step: usize, rows: usize) -> Side {
 }
 
 fn dma(w: Wait, src: &Side, dst: &Side, run_bytes: usize) -> String {
-    format!(
-        "dma2d flags=0 sem={} sem_add={} src={} dst={} src_dtype=float32 dst_dtype=float32",
-        w.sem,
-        crate::sched::DMA_SEM_ADD,
-        src.text(run_bytes),
-        dst.text(run_bytes)
-    )
+    dma2d(w.sem, crate::sched::DMA_SEM_ADD, src, dst, run_bytes, "float32", "float32")
 }
 
 /// `b` [chunks·128] as `bᵀ[p][t] = b[128t + p]`: 128 rows of one float per chunk.
@@ -425,19 +400,7 @@ fn definition(s: &TpMlpSpec, rank: usize) -> Result<DefJson, GenError> {
         vars.insert("cc_out".into(), json!({"type": "shared", "var_id": VAR_CC_OUT, "size": m * d * 4}));
     }
     vars.insert("DGETable0".into(), json!({"type": "dge-table", "var_id": VAR_DGE, "list": [VAR_X, VAR_OUT]}));
-    let mut def = json!({
-        "name": "definition",
-        "version": "0.6",
-        "var": vars,
-        "dma_queue": {"qSPDynamicHW": {"type": "dynamic", "num_queues": 16, "owner": "sp", "fabric_path": "main", "semaphore_set": (SP_QUEUE_SEM..SP_QUEUE_SEM + 16).collect::<Vec<u32>>()}},
-    });
-    if s.ranks > 1 {
-        let n = s.ranks as u32;
-        def["#rank_world_size"] = json!(n);
-        def["cc_streams"] = json!({"num_streams": 1});
-        def["replica_groups"] = json!([[(0..n).collect::<Vec<u32>>()]]);
-    }
-    serde_json::from_value(def).map_err(|e| GenError::Internal(format!("def.json: {e}")))
+    crate::sched::sp_definition(vars, SP_QUEUE_SEM, s.ranks)
 }
 
 fn npy(shape: &[usize], v: &[f32]) -> Vec<u8> {

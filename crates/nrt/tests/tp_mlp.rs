@@ -7,6 +7,10 @@
 
 mod exec_support;
 
+/// The tensor-parallel decoder's tests share this binary.
+#[path = "tp/decoder.rs"]
+mod decoder;
+
 #[allow(dead_code)]
 #[path = "../../nrt-cli/src/example_data.rs"]
 mod example_data;
