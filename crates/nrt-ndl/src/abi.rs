@@ -494,7 +494,8 @@ pub const STRUCTS: &[StructLayout] = &[
 /// nrt-rs's extension commands: what the HAL asks of a device and the
 /// driver's published ABI has no command for (the simulator's queue
 /// completion semaphores, starting a sequencer on a stream, its debug
-/// registers, a notification queue on memory the caller allocated).
+/// registers, a notification queue on memory the caller allocated, a
+/// ring inside a larger allocation).
 /// Only the emulated driver serves them; they use their own magic ('n')
 /// so they can never be mistaken for a driver command, and on
 /// `/dev/neuronN` the device refuses the HAL calls that need them
@@ -506,9 +507,10 @@ pub mod ext {
     pub const MAGIC: u8 = b'n';
 
     abi_struct!(
-        /// Completion semaphore / event of an initialised queue
-        /// (`value + 1`; 0 = none).
-        "nrt_ext_dma_queue_completion", DmaQueueCompletion { eng_id: u32, qid: u32, semaphore: u32, event: u32 }
+        /// What DMA_QUEUE_INIT cannot say of an initialised queue: its
+        /// completion semaphore and event (`value + 1`; 0 = none), and
+        /// where in the ring handles' memory the rings start.
+        "nrt_ext_dma_queue_config", DmaQueueConfig { eng_id: u32, qid: u32, semaphore: u32, event: u32, tx_offset: u64, rx_offset: u64 }
     );
     abi_struct!(
         /// Start a sequencer on a stream of `len` bytes at `addr`.
@@ -531,7 +533,7 @@ pub mod ext {
     );
 
     /// The extension command numbers.
-    pub const DMA_QUEUE_COMPLETION: u32 = ioc(IOC_WRITE, MAGIC, 1, std::mem::size_of::<DmaQueueCompletion>());
+    pub const DMA_QUEUE_CONFIG: u32 = ioc(IOC_WRITE, MAGIC, 1, std::mem::size_of::<DmaQueueConfig>());
     /// Start an engine.
     pub const ENGINE_START: u32 = ioc(IOC_WRITE, MAGIC, 2, std::mem::size_of::<EngineStart>());
     /// Read an engine's debug registers.
@@ -543,7 +545,7 @@ pub mod ext {
 
     /// Names, for messages.
     pub const COMMANDS: &[(&str, u32)] = &[
-        ("NRT_EXT_DMA_QUEUE_COMPLETION", DMA_QUEUE_COMPLETION),
+        ("NRT_EXT_DMA_QUEUE_CONFIG", DMA_QUEUE_CONFIG),
         ("NRT_EXT_ENGINE_START", ENGINE_START),
         ("NRT_EXT_ENGINE_STATE", ENGINE_STATE),
         ("NRT_EXT_NQ_INIT", NQ_INIT),

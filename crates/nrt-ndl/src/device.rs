@@ -197,11 +197,14 @@ impl NdlDevice {
         self.portal.counts[Portal::slot(cmd)].load(Ordering::Relaxed)
     }
 
-    /// Every command issued so far with its count, by name.
+    /// Every command issued so far with its count, by name (size-overloaded
+    /// siblings under the first name [`abi::COMMANDS`] gives their number).
     pub fn ioctl_counts(&self) -> Vec<(&'static str, u64)> {
+        let mut seen = [false; 512];
         abi::COMMANDS
             .iter()
             .chain(ext::COMMANDS)
+            .filter(|&&(_, c)| !std::mem::replace(&mut seen[Portal::slot(c)], true))
             .map(|&(name, c)| (name, self.ioctl_count(c)))
             .filter(|&(_, n)| n > 0)
             .collect()
@@ -420,23 +423,25 @@ impl Device for NdlDevice {
 
     fn dma_queue_init(&self, core: CoreId, queue: DmaQueueId, config: DmaRingConfig) -> HalResult<()> {
         let bytes = u64::from(config.descriptors) * 16;
-        let ring = |addr: DeviceAddr| match self.chunk_of(addr, bytes) {
-            Some((h, 0)) => Ok(h),
-            _ => Err(HalError::invalid(addr, bytes, "a DMA ring must be an allocation of its own (the driver takes its handle)")),
+        let ring = |addr: DeviceAddr| {
+            self.chunk_of(addr, bytes).ok_or_else(|| HalError::invalid(addr, bytes, "a DMA ring must lie inside an allocation (the driver takes its handle)"))
         };
+        let ((tx_handle, tx_offset), (rx_handle, rx_offset)) = (ring(config.tx_ring)?, ring(config.rx_ring)?);
         let eng_id = self.eng_id(core, queue);
         let mut a = abi::DmaQueueInit {
             eng_id, qid: u32::from(queue.queue), tx_desc_count: config.descriptors, rx_desc_count: config.descriptors,
-            tx_handle: ring(config.tx_ring)?, rx_handle: ring(config.rx_ring)?, rxc_handle: 0, axi_port: 0,
+            tx_handle, rx_handle, rxc_handle: 0, axi_port: 0,
         };
         self.call(cmd::DMA_QUEUE_INIT, &mut a).map_err(|e| e.hal(config.tx_ring, bytes))?;
-        if config.completion_semaphore.is_some() || config.completion_event.is_some() {
-            let mut c = ext::DmaQueueCompletion {
+        let placed = tx_offset != 0 || rx_offset != 0;
+        if placed || config.completion_semaphore.is_some() || config.completion_event.is_some() {
+            let mut c = ext::DmaQueueConfig {
                 eng_id, qid: u32::from(queue.queue),
                 semaphore: config.completion_semaphore.map_or(0, |s| s + 1),
                 event: config.completion_event.map_or(0, |e| e + 1),
+                tx_offset, rx_offset,
             };
-            self.call(ext::DMA_QUEUE_COMPLETION, &mut c).map_err(|e| e.hal(config.tx_ring, bytes))?;
+            self.call(ext::DMA_QUEUE_CONFIG, &mut c).map_err(|e| e.hal(config.tx_ring, bytes))?;
         }
         Ok(())
     }

@@ -40,6 +40,8 @@ struct Queue {
     core: CoreId,
     id: DmaQueueId,
     config: DmaRingConfig,
+    tx_handle: u64,
+    rx_handle: u64,
 }
 
 /// The driver of one simulated device, as one open file of it.
@@ -274,12 +276,16 @@ impl EmulatedDriver {
                     completion_semaphore: None, completion_event: None,
                 };
                 dev.dma_queue_init(core, id, config).map_err(hal)?;
-                lock(&self.queues).insert((a.eng_id, a.qid), Queue { core, id, config });
+                lock(&self.queues).insert((a.eng_id, a.qid), Queue { core, id, config, tx_handle: a.tx_handle, rx_handle: a.rx_handle });
                 Ok(())
             }
-            ext::DMA_QUEUE_COMPLETION => {
-                let a: ext::DmaQueueCompletion = Self::arg(buf)?;
+            ext::DMA_QUEUE_CONFIG => {
+                let a: ext::DmaQueueConfig = Self::arg(buf)?;
                 let mut q = self.owned_queue(a.eng_id, a.qid)?;
+                let bytes = u64::from(q.config.descriptors) * 16;
+                let (tx, rx) = (q.tx_handle, q.rx_handle);
+                q.config.tx_ring = self.chunk(tx, a.tx_offset, bytes)?.pa.offset(a.tx_offset);
+                q.config.rx_ring = self.chunk(rx, a.rx_offset, bytes)?.pa.offset(a.rx_offset);
                 q.config.completion_semaphore = a.semaphore.checked_sub(1);
                 q.config.completion_event = a.event.checked_sub(1);
                 dev.dma_queue_init(q.core, q.id, q.config).map_err(hal)?;

@@ -19,7 +19,8 @@ fn numbers_sizes_and_offsets_match_the_driver_header() {
     if Command::new(&cc).arg("--version").output().is_err() {
         skip!("no C compiler ({cc}) to compile against the driver's header");
     }
-    let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n#include \"neuron_ioctl.h\"\nint main(void) {\n");
+    // The header is written for the kernel, where pid_t is always defined.
+    let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n#include <sys/types.h>\n#include \"neuron_ioctl.h\"\nint main(void) {\n");
     let mut want = String::new();
     for (name, cmd) in COMMANDS {
         writeln!(c, "  printf(\"cmd {name} %#x\\n\", (unsigned)({name}));").unwrap();
