@@ -236,7 +236,7 @@ impl NdlDevice {
     /// windows), through BAR_READ / BAR_WRITE.
     fn bar(&self, write: bool, addr: DeviceAddr, data: &mut [u8]) -> HalResult<()> {
         let len = data.len() as u64;
-        if len % 4 != 0 || addr.get() % 4 != 0 {
+        if !len.is_multiple_of(4) || !addr.get().is_multiple_of(4) {
             return Err(HalError::invalid(addr, len, "outside every allocation; register windows take aligned 32-bit accesses"));
         }
         let addrs: Vec<u64> = (0..len / 4).map(|i| addr.get() + i * 4).collect();
