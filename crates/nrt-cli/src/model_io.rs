@@ -111,12 +111,13 @@ pub struct Loaded {
 /// runs without a setting); `extra` are variables the command sets on top
 /// (`--profile`'s inspect settings).
 pub fn start_runtime(lnc: Option<u32>, extra: &[(&str, String)]) -> Result<RuntimeHosts> {
-    let devices: Vec<Arc<dyn nrt_hal::Device>> = nrt_sim::SimDevice::all_from_env()
-        .map_err(|e| anyhow!("simulated device configuration: {e}"))?
-        .into_iter()
-        .map(|d| Arc::new(d) as Arc<dyn nrt_hal::Device>)
-        .collect();
     let mut env = nrt::config::Env::from_process();
+    let backend = nrt::config::device_backend(&env).map_err(|e| anyhow!("{e}"))?;
+    let sims = || {
+        let devs = nrt_sim::SimDevice::all_from_env().map_err(|e| format!("simulated device configuration: {e}"))?;
+        Ok(devs.into_iter().map(|d| Arc::new(d) as Arc<dyn nrt_hal::Device>).collect())
+    };
+    let devices = nrt_ndl::devices(backend, sims).map_err(|e| anyhow!("{e}"))?;
     if let Some(l) = lnc
         && nrt::config::lnc_of(&env).map_err(|e| anyhow!("{e}"))?.is_none()
     {

@@ -67,6 +67,38 @@ fn run_without_inputs_uses_deterministic_data_and_prints_checksums() {
     assert_eq!(text(&b.stdout).lines().filter(|l| l.contains("checksum")).collect::<Vec<_>>(), out.lines().filter(|l| l.contains("checksum")).collect::<Vec<_>>(), "same data every run");
 }
 
+/// Every example runs to the same checksums through the driver portal
+/// (`NRT_DEVICE=emulated-driver`: every device call an ioctl to the
+/// emulated driver) as on the in-process simulator, and `nrt bench`
+/// reports its figures through it.
+#[test]
+fn every_example_gives_the_same_checksums_through_the_emulated_driver() {
+    let checksums = |o: &Output| text(&o.stdout).lines().filter(|l| l.contains("checksum")).map(str::to_string).collect::<Vec<_>>();
+    for (name, ranks) in [("copy", None), ("mlp", None), ("mlp-bf16", None), ("all-engines", None), ("custom_ops", None), ("tp-mlp", Some("2"))] {
+        let path = example(name);
+        let mut args = vec!["run", path.as_str()];
+        if let Some(r) = ranks {
+            args.extend(["--ranks", r]);
+        }
+        let sim = common::nrt_command().args(&args).env_remove("NRT_DEVICE").output().unwrap();
+        let portal = common::nrt_command().args(&args).env("NRT_DEVICE", "emulated-driver").output().unwrap();
+        assert!(sim.status.success() && portal.status.success(), "{name}: {}{}", text(&sim.stderr), text(&portal.stderr));
+        if ranks.is_none() {
+            assert!(!checksums(&sim).is_empty(), "{name}: no checksums in {}", text(&sim.stdout));
+        }
+        assert_eq!(checksums(&portal), checksums(&sim), "{name}: checksums differ through the emulated driver");
+        assert_eq!(text(&portal.stdout).lines().count(), text(&sim.stdout).lines().count(), "{name}: {}", text(&portal.stdout));
+    }
+    let b = common::nrt_command()
+        .args(["bench", &example("copy"), "--iterations", "5", "--warmup", "1"])
+        .env("NRT_DEVICE", "emulated-driver")
+        .output()
+        .unwrap();
+    assert!(b.status.success() && text(&b.stdout).contains("p50"), "{}{}", text(&b.stdout), text(&b.stderr));
+    let bad = common::nrt_command().args(["run", &example("copy")]).env("NRT_DEVICE", "hardware").output().unwrap();
+    assert!(!bad.status.success() && text(&bad.stderr).contains("NRT_DEVICE"), "{}", text(&bad.stderr));
+}
+
 #[test]
 fn run_mlp_writes_a_relu_output() {
     let dir = scratch("mlp");

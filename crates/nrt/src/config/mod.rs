@@ -375,6 +375,21 @@ pub fn lnc_of(env: &Env) -> Result<Option<u32>, ConfigError> {
     }
 }
 
+/// NRT_DEVICE: which device backend the bring-up builds its devices
+/// with (`sim`, the default; `emulated-driver`; `neuron`). Read once, by
+/// the bring-up that builds the device list, before the runtime starts;
+/// a `/dev/neuron0` on the machine does not change it.
+pub fn device_backend(env: &Env) -> Result<nrt_hal::DeviceBackend, ConfigError> {
+    let var = "NRT_DEVICE";
+    match env.get(var) {
+        None => Ok(nrt_hal::DeviceBackend::default()),
+        Some(v) => nrt_hal::DeviceBackend::from_name(v.trim()).ok_or_else(|| {
+            let names: Vec<&str> = nrt_hal::DeviceBackend::ALL.iter().map(|(_, n)| *n).collect();
+            ConfigError::new(var, v, format!("one of {}", names.join(", ")))
+        }),
+    }
+}
+
 impl Config {
     /// Reads and validates the configuration from `env`.
     pub fn from_env(env: &Env) -> Result<Config, ConfigError> {
@@ -505,6 +520,18 @@ mod tests {
         assert_eq!(c.exec_timeout, Duration::from_secs(600));
         assert_eq!(c.xu_compute_max_queued_requests, 8);
         assert!(c.reset_cores && c.oom_log && !c.validate_hash);
+    }
+
+    #[test]
+    fn nrt_device_names_the_backend_and_defaults_to_the_simulator() {
+        use nrt_hal::DeviceBackend;
+        let of = |v: &str| device_backend(&Env::new().with("NRT_DEVICE", v));
+        assert_eq!(device_backend(&Env::new()).unwrap(), DeviceBackend::Sim);
+        assert_eq!(of("emulated-driver").unwrap(), DeviceBackend::EmulatedDriver);
+        assert_eq!(of("neuron").unwrap(), DeviceBackend::Neuron);
+        assert_eq!(of("sim").unwrap(), DeviceBackend::Sim);
+        let e = of("hardware").unwrap_err().to_string();
+        assert!(e.contains("NRT_DEVICE") && e.contains("hardware") && e.contains("emulated-driver"), "{e}");
     }
 
     #[test]
