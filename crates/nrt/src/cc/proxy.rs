@@ -1,8 +1,8 @@
 //! The network proxy of one operation in one process: the host thread that
 //! plays the NIC between this process's ranks and the others'. (A loaded
-//! in-NEFF collective runs one per rank and execution, on that rank's
-//! connections, gated on the rank reaching the collective:
-//! [`super::neff_net`].)
+//! NEFF's chain of cross-process collectives runs one per rank and
+//! execution, on that rank's connections, each collective gated on the
+//! rank reaching it: [`super::neff_net`].)
 //!
 //! The protocol is nec.h's `enc_net_host_memory` one, on the simulated
 //! device's bytes: a rank's DMA copies a step's bytes into an outbox and
@@ -103,6 +103,10 @@ pub struct SendLane {
     pub gid: u32,
     /// Its lane.
     pub lane: usize,
+    /// The ordinal of its collective in the job (see [`Job::gate`]): its
+    /// posts are read once every earlier collective's are queued, so a
+    /// connection carries the collectives in order.
+    pub op: u32,
     /// Address of the post word.
     pub post_word: u64,
     /// Per post: (destination global rank, outbox address, bytes).
@@ -126,6 +130,9 @@ pub struct SubmitLane {
     pub core: CoreId,
     /// Its queue.
     pub queue: DmaQueueId,
+    /// The ordinal of its collective in the job: rung once the gate
+    /// reached it.
+    pub op: u32,
     /// Pair count of each proxy-submitted step, in step order.
     pub steps: Vec<u32>,
 }
@@ -148,10 +155,12 @@ pub struct Job {
     pub submits: Vec<SubmitLane>,
     /// Injected failures.
     pub inject: Injected,
-    /// A word of device memory the rank's device sets (non-zero) once it
-    /// reached the collective: landings are not rung before it is (an
-    /// in-NEFF collective, whose buffers the engines may still be
-    /// computing when a peer's message arrives). `None`: ring at once.
+    /// A word of device memory in which the rank's device counts the
+    /// job's collectives it reached (it writes `j + 1` on reaching the
+    /// one of ordinal `j`): collective `j`'s landings are not rung before
+    /// the word exceeds `j` (in-NEFF collectives, whose buffers the
+    /// engines may still be computing when a peer's message arrives).
+    /// `None`: ring at once.
     pub gate: Option<u64>,
     /// The local ranks' proxy areas registered with the world's
     /// transports (transport index, region): messages of at least
@@ -444,7 +453,12 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
     let mut warned = Instant::now();
     let recv_of = |link: Link| job.recvs.iter().find(|r| r.link == link).expect("recv link");
     let mut spins = 0u32;
-    let mut open = job.gate.is_none();
+    // Collectives the rank reached (the gate's value).
+    let mut open: u32 = if job.gate.is_none() { u32::MAX } else { 0 };
+    let last_op = job.sends.iter().map(|s| s.op).chain(job.submits.iter().map(|s| s.op)).max().unwrap_or(0);
+    // What a peer's header holds when it runs the same operation (the
+    // text is cut to the header's length).
+    let mine = text(&header(&job.op)[12..]);
     loop {
         if let Some(e) = proxy.stopped() {
             return Err(e);
@@ -481,7 +495,7 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
                     return Err(e);
                 }
                 let theirs = if len == HEADER_LEN && &b[..12] == HEADER_MAGIC { text(&b[12..len]) } else { format!("a message of {len} bytes that is not an operation header") };
-                if theirs != job.op {
+                if theirs != mine {
                     return Err(NrtError::invalid(format!("mismatched collectives between the peers: {} runs {} but {} runs {}", world.who(c.link.1), job.op, world.who(c.link.0), theirs)));
                 }
                 c.header_done = true;
@@ -520,24 +534,27 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
         if !proxy.met.load(Ordering::Relaxed) && ins.iter().all(|c| c.header_done) {
             proxy.met.store(true, Ordering::Release);
         }
-        if !open && let Some(at) = job.gate {
+        if open <= last_op && let Some(at) = job.gate {
             let mut w = [0u8; 4];
             dev.read(at, &mut w)?;
-            open = u32::from_le_bytes(w) != 0;
-            progress |= open;
+            let now_open = u32::from_le_bytes(w);
+            progress |= now_open > open;
+            open = open.max(now_open);
         }
         // Landed steps go to their queues in step order (once the rank
-        // reached the collective).
-        for (k, s) in job.submits.iter().enumerate().filter(|_| open) {
+        // reached their collective).
+        for (k, s) in job.submits.iter().enumerate().filter(|(_, s)| s.op < open) {
             while submitted[k] < s.steps.len() && landed[k][submitted[k]] {
                 dev.ring(s.core, s.queue, s.steps[submitted[k]])?;
                 submitted[k] += 1;
                 progress = true;
             }
         }
-        // The devices' posts.
+        // The devices' posts, one collective at a time: the first with
+        // posts not yet queued.
+        let front = job.sends.iter().zip(&posted).filter(|(s, n)| **n < s.posts.len()).map(|(s, _)| s.op).min();
         for (k, s) in job.sends.iter().enumerate() {
-            if posted[k] == s.posts.len() {
+            if posted[k] == s.posts.len() || Some(s.op) != front {
                 continue;
             }
             let mut w = [0u8; 8];
@@ -611,8 +628,8 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
             let mut w: Vec<String> = ins.iter().filter(|c| !c.header_done || c.next_done < recv_of(c.link).msgs.len()).map(|c| format!("message {} of {} on lane {} from {}", c.next_done + usize::from(c.header_done) + 1, recv_of(c.link).msgs.len() + 1, c.link.2, world.who(c.link.0))).collect();
             w.extend(job.sends.iter().zip(&posted).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
             w.extend(outs.iter().filter(|o| o.q.in_flight() > 0).map(|o| format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)));
-            if !open {
-                w.push("this process's device to reach the collective".to_string());
+            if open <= last_op && job.submits.iter().any(|s| s.op >= open) {
+                w.push(if last_op == 0 { "this process's device to reach the collective".to_string() } else { format!("this process's device to reach collective {} of {}", open + 1, last_op + 1) });
             }
             w.join(", ")
         };
