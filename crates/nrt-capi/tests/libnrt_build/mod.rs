@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Runs `cargo build --workspace --all-targets` for the profile whose
+/// Runs `cargo build --workspace --all-targets --profile P` for the profile whose
 /// output directory holds the running test binary, and returns that
 /// directory (where libnrt.so now is). `cargo test` does not rebuild the
 /// cdylib, so without this a library left by an earlier build could be
@@ -20,12 +20,17 @@ pub fn libnrt_dir(repo: &Path) -> PathBuf {
     let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir").to_path_buf();
     let target = profile.parent().expect("target dir");
     let mut args = vec!["build".to_string(), "--workspace".into(), "--all-targets".into()];
-    // `debug` is the directory of cargo's dev profile; the others carry
-    // their profile's name.
-    match profile.file_name().and_then(|n| n.to_str()) {
-        Some("debug") | None => {}
-        Some(name) => args.extend(["--profile".to_string(), name.to_string()]),
-    }
+    // `debug` holds what `cargo test` builds with the test profile (our
+    // crates at opt-level 1): building the library with the dev profile
+    // instead would compile every workspace crate a second time at
+    // opt-level 0 (minutes of CI) only to link a libnrt.so the tests'
+    // own build could give. The other directories carry their profile's
+    // name.
+    let name = match profile.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => "test",
+        Some(name) => name,
+    };
+    args.extend(["--profile".to_string(), name.to_string()]);
     let status = Command::new(env!("CARGO"))
         .args(&args)
         .env("CARGO_TARGET_DIR", target)
