@@ -69,7 +69,7 @@ fn runtime(root: &str) -> Runtime {
     let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(128 << 20).locks(dir, "xneff").build();
     let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
     let mut pairs: Vec<(String, String)> = vec![("NEURON_LOGICAL_NC_CONFIG".into(), "1".into()), ("NEURON_RT_ROOT_COMM_ID".into(), root.into())];
-    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT"] {
+    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT", "NEURON_RT_RANKS_PER_NETWORK_PROXY", "NEURON_RT_ONE_THREAD_PER_CORE"] {
         if let Ok(v) = std::env::var(k) {
             pairs.push((k.into(), v));
         }
@@ -440,16 +440,18 @@ fn two_processes_of_two_ranks_mix_device_and_network_steps() {
     }
 }
 
-/// A chain of eight collectives (five of them across the processes at
-/// 2 x 1, five of the 2 x 2 world's too, the halves' staying in each
-/// process) runs execution after execution, every rank's output the
-/// reference's.
+/// A chain of eight collectives (four of them across the processes at
+/// 2 x 1, six of the 2 x 2 world's, whose halves stay in each process)
+/// runs execution after execution, every rank's output the reference's;
+/// at 2 x 2 the two ranks of a process share a proxy thread
+/// (`NEURON_RT_RANKS_PER_NETWORK_PROXY=2`), pinned to a CPU
+/// (`NEURON_RT_ONE_THREAD_PER_CORE`).
 #[test]
 fn a_chain_of_collectives_runs_across_2_processes_of_1_and_of_2_ranks() {
     if fabric_here() {
-        let chain = [(KIND, "chain".to_string())];
-        each_ok(2, 1, 0, 3, &chain);
-        each_ok(2, 2, 0, 2, &chain);
+        let chain = (KIND, "chain".to_string());
+        each_ok(2, 1, 0, 3, std::slice::from_ref(&chain));
+        each_ok(2, 2, 0, 2, &[chain, ("NEURON_RT_RANKS_PER_NETWORK_PROXY", "2".into()), ("NEURON_RT_ONE_THREAD_PER_CORE", "1".into())]);
     }
 }
 

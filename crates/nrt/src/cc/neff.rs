@@ -609,8 +609,8 @@ fn join_network(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, np: &NetPart, claim: 
     }
     let place = RankPlace { me: m.me, area: np.area, image: &m.met.images[m.me], core: ctx.core, queues: claim.lanes() };
     let sig = &m.met.sig;
-    let net = OpNet::new(&np.world, ctx.device, &np.split, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ordinal);
-    net.meet_peers(&np.world, ctx.device, &sig.to_string())?;
+    let net = OpNet::new(&np.world, ctx.device, &np.split, &op.group, &place, sig.to_string(), ordinal);
+    net.meet_peers(&np.world, ctx.device)?;
     Ok(net)
 }
 

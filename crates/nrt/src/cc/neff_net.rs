@@ -27,10 +27,10 @@
 //!   headers arriving is the cross-process barrier the execution's
 //!   harvest waits for in WAIT_BARRIER_PROXY.
 //!
-//! A proxy per execution keeps the proxy a one-operation machine (its
-//! bounds, abort and header checks are those of standalone collectives)
-//! and holds no thread while the model is idle; what it costs is a thread
-//! start per execution, small next to a network round trip.
+//! Each execution is one operation of the proxy (its bounds, abort and
+//! header checks are those of standalone collectives), driven by the
+//! rank's persistent proxy thread ([`super::proxy_threads`]), so an
+//! execution starts no thread.
 
 use super::compose::RankImage;
 use super::net::{Link, NetWorld};
@@ -46,6 +46,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct OpNet {
     /// The op and its group, for headers and messages.
     what: String,
+    /// The op's signature (what every rank of the NEFF runs, whatever
+    /// its group).
+    signature: String,
     sends: Vec<SendLane>,
     out_links: Vec<Link>,
     recvs: Vec<RecvLink>,
@@ -65,6 +68,8 @@ pub struct NeffNet {
     device: Arc<dyn nrt_hal::Device>,
     /// This rank's global id.
     gid: u32,
+    /// Its place among the process's ranks (which proxy thread serves it).
+    position: usize,
     /// The chain, for headers and messages.
     what: String,
     /// The whole chain's proxy work (the [`OpNet`]s merged).
@@ -107,7 +112,8 @@ impl OpNet {
     /// `ordinal`-th cross-process collective of its NEFF: its sending
     /// lanes, the connections it sends and receives on, and the landing
     /// steps the proxy rings on its queues.
-    pub fn new(world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>, sp: &Split, group: &[u32], at: &RankPlace<'_>, what: String, ordinal: u32) -> OpNet {
+    pub fn new(world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>, sp: &Split, group: &[u32], at: &RankPlace<'_>, signature: String, ordinal: u32) -> OpNet {
+        let what = format!("{signature} on replica group {group:?}");
         let me = at.me;
         let mut steps_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (&(_, q, _), msgs) in &sp.inbound {
@@ -147,19 +153,19 @@ impl OpNet {
         let out_links = sp.outbound.iter().filter(|o| o.1 == me).map(|&(q, r, l)| (group[r], group[q], l)).collect();
         let post_words = sp.areas[me].post_words.iter().map(|o| at.area + o).collect();
         let regions = world.register_areas(device, &[(at.area, sp.areas[me].bytes)]);
-        OpNet { what, sends, out_links, recvs, submits, post_words, regions }
+        OpNet { what, signature, sends, out_links, recvs, submits, post_words, regions }
     }
 
     /// The load-time meeting with the peers in other processes: every
-    /// connection of this collective carries one header naming
-    /// `signature`; a peer with another one fails both loads
+    /// connection of this collective carries one header naming its
+    /// signature; a peer with another one fails both loads
     /// (NRT_INVALID), one that never loads fails this one within
     /// `NEURON_RT_CC_NET_TIMEOUT`.
-    pub fn meet_peers(&self, world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>, signature: &str) -> NrtResult<()> {
+    pub fn meet_peers(&self, world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>) -> NrtResult<()> {
         let job = Job {
             world: world.clone(),
             device: Box::new(device.clone()),
-            op: signature.to_string(),
+            op: self.signature.clone(),
             sends: Vec::new(),
             out_links: self.out_links.clone(),
             recvs: self.recvs.iter().map(|r| RecvLink { link: r.link, msgs: Vec::new() }).collect(),
@@ -176,11 +182,14 @@ impl NeffNet {
     /// The chain of a rank's cross-process collectives, `ops` in program
     /// order (each built with its ordinal), gated by the word at `gate`.
     pub fn chain(world: Arc<NetWorld>, device: Arc<dyn nrt_hal::Device>, gid: u32, ops: Vec<OpNet>, gate: u64, inject: Injected) -> NeffNet {
+        // Two ranks of a connection may be in different groups of the
+        // chain's other collectives: a chain names the signatures only.
         let what = match ops.as_slice() {
             [one] => one.what.clone(),
-            _ => format!("{} collectives ({})", ops.len(), ops.iter().map(|o| o.what.as_str()).collect::<Vec<_>>().join("; ")),
+            _ => format!("{} collectives ({})", ops.len(), ops.iter().map(|o| o.signature.as_str()).collect::<Vec<_>>().join("; ")),
         };
-        let mut net = NeffNet { world, device, gid, what, sends: Vec::new(), out_links: Vec::new(), recvs: Vec::new(), submits: Vec::new(), post_words: Vec::new(), gate, inject, executions: AtomicU64::new(0), regions: Vec::new() };
+        let position = world.local.keys().position(|&g| g == gid).unwrap_or(0);
+        let mut net = NeffNet { world, device, gid, position, what, sends: Vec::new(), out_links: Vec::new(), recvs: Vec::new(), submits: Vec::new(), post_words: Vec::new(), gate, inject, executions: AtomicU64::new(0), regions: Vec::new() };
         for op in ops {
             // The op's landings name its submit lanes: offset them past
             // the earlier ops'.
@@ -205,9 +214,9 @@ impl NeffNet {
         net
     }
 
-    /// Starts this execution's proxy: zeroes the post and gate words the
-    /// device sets during the execution, then starts the proxy thread.
-    /// Call before the doorbell.
+    /// Starts this execution's proxy operation: zeroes the post and gate
+    /// words the device sets during the execution, then hands the
+    /// operation to the rank's proxy thread. Call before the doorbell.
     pub fn begin(&self) -> NrtResult<Arc<Proxy>> {
         self.world.check()?;
         let hal = |e: nrt_hal::HalError| NrtError::failure(format!("collectives proxy words: {e}"));
@@ -216,7 +225,7 @@ impl NeffNet {
         }
         self.device.write(DeviceAddr(self.gate), &0u32.to_le_bytes()).map_err(hal)?;
         let k = self.executions.fetch_add(1, Ordering::Relaxed);
-        Proxy::start(Job {
+        self.world.proxies.start(self.position, Job {
             world: self.world.clone(),
             device: Box::new(self.device.clone()),
             op: format!("execution {k} of {}", self.what),
