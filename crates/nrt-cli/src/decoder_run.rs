@@ -82,13 +82,23 @@ fn execute(host: &ModelHost, model: u32, ins: &TensorSet, out: &Arc<Tensor>, wha
     Ok(())
 }
 
-/// Rank `rank`'s part: load both NEFFs, bind, prefill, decode, unload.
+/// Rank `rank`'s part, every rank in this process on the logical core of
+/// its number.
 fn run_rank(host: &ModelHost, job: &DecoderJob<'_>, weights: &DecoderWeights, rank: usize) -> Result<RankOutputs, String> {
+    let me = CcRank::local(rank as u32, job.spec.ranks as u32, job.peer_timeout);
+    run_rank_as(host, job, weights, &me, rank)
+}
+
+/// Rank `me.rank`'s part on logical core `vnc`: load both NEFFs, bind,
+/// prefill, decode, unload. With `me` from `CcRank::of`, the rank's peers
+/// may run in other processes (one rank per process, as torchrun runs
+/// them).
+pub fn run_rank_as(host: &ModelHost, job: &DecoderJob<'_>, weights: &DecoderWeights, me: &CcRank, vnc: usize) -> Result<RankOutputs, String> {
     let s = &job.spec;
-    let me = CcRank::local(rank as u32, s.ranks as u32, job.peer_timeout);
-    let core = *host.vcores().get(rank).and_then(|v| v.first()).ok_or_else(|| format!("no logical core {rank}"))?;
-    let prefill = host.load_collectives(&job.prefill[rank], rank as i32, -1, &me).map_err(|e| format!("loading the prefill NEFF: {e}"))?;
-    let decode = match host.load_collectives(&job.decode[rank], rank as i32, -1, &me) {
+    let rank = me.rank as usize;
+    let core = *host.vcores().get(vnc).and_then(|v| v.first()).ok_or_else(|| format!("no logical core {vnc}"))?;
+    let prefill = host.load_collectives(&job.prefill[rank], vnc as i32, -1, me).map_err(|e| format!("loading the prefill NEFF: {e}"))?;
+    let decode = match host.load_collectives(&job.decode[rank], vnc as i32, -1, me) {
         Ok(m) => m,
         Err(e) => {
             let _ = host.unload(prefill);

@@ -21,8 +21,9 @@
 //!    CC_START (subtype 7) on the engine's queue;
 //! 4. this rank's doorbells: a WRITE of each lane's first step of the op
 //!    to the M2S and S2M tail-increment registers of its queue; with ranks
-//!    in other processes, then a WRITE of 1 into the rank's gate word (the
-//!    proxy rings its landings only from there on);
+//!    in other processes, then a WRITE of `j + 1` into the rank's gate
+//!    word, `j` the op's place among the NEFF's cross-process ops (the
+//!    proxy rings the op's landings only from there on);
 //! 5. a NOP waiting for `DONE_SEM >= done`, subtracting `done` (the
 //!    schedule's "done" signals, raised by the DMA engines), then a
 //!    NOTIFY CC_END (subtype 8);
@@ -44,10 +45,11 @@
 //! by [`CcRank::of`]): the barrier and the meeting cover this process's
 //! ranks, the schedule is cut at the network ([`super::split`]) and the
 //! rest is [`super::neff_net`]'s: the peers meet at load through a
-//! data-less proxy operation, and each execution runs one proxy operation.
+//! data-less proxy operation per op, and each execution runs one proxy
+//! operation over all of the NEFF's cross-process ops.
 
 use super::compose::{self, RankImage, RankSide};
-use super::neff_net::{NeffNet, RankPlace};
+use super::neff_net::{NeffNet, OpNet, RankPlace};
 use super::net::NetWorld;
 use super::plan::{self, CcKind};
 use super::split;
@@ -222,7 +224,8 @@ pub struct Staged {
     pub records: BTreeMap<(EngineId, usize), Vec<RecordBytes>>,
     /// The core's collectives resources, while the model is loaded.
     pub claim: Option<CcClaim>,
-    /// The proxy work of a replica group with ranks in other processes.
+    /// The proxy work of the collectives whose replica groups have ranks
+    /// in other processes.
     pub net: Option<Arc<NeffNet>>,
     /// Collectives the subgraph runs per execution.
     pub ops: u32,
@@ -406,32 +409,42 @@ pub fn stage(ctx: &StageCtx<'_>) -> NrtResult<Staged> {
     let mut met = Vec::with_capacity(ops.len());
     for op in &ops {
         let ready = claim.semaphores()[sets.binary_search(&op.set_key()).expect("the op's set is listed")];
-        met.push(prepare(ctx, op, ops.len(), claim.lanes(), ready)?);
+        met.push(prepare(ctx, op, claim.lanes(), ready)?);
     }
     write_lanes(ctx, &claim, &met)?;
     write_ready(ctx, &claim, &met)?;
     let mut staged = Staged { ops: ops.len() as u32, ..Default::default() };
+    // The cross-process ops share one gate word, which counts those the
+    // rank reached.
+    let world = met.iter().find_map(|m| m.net.as_ref()).map(|n| n.world.clone());
+    let gate = match world {
+        Some(_) => Some(ctx.memory.alloc_on(ctx.core, MemUsage::Cc, 64, 64)?.get()),
+        None => None,
+    };
+    let mut chain = Vec::new();
     for (op, m) in ops.iter().zip(&met) {
-        let net = match &m.net {
-            Some(n) => Some(join_network(ctx, op, m, n, &claim)?),
-            None => None,
+        let gated = match (&m.net, gate) {
+            (Some(n), Some(at)) => {
+                chain.push(join_network(ctx, op, m, n, &claim, chain.len() as u32)?);
+                Some((at, chain.len() as u32))
+            }
+            _ => None,
         };
-        staged.records.insert((op.engine, op.index), lower(ctx, op, m, &claim, net.is_some()));
-        if net.is_some() {
-            staged.net = net;
-        }
+        staged.records.insert((op.engine, op.index), lower(ctx, op, m, &claim, gated));
+    }
+    if let (Some(w), Some(at)) = (world, gate) {
+        staged.net = Some(Arc::new(NeffNet::chain(w, ctx.device.clone(), ctx.rank.rank, chain, at, ctx.rank.inject_proxy)));
     }
     staged.claim = Some(claim);
     Ok(staged)
 }
 
-/// The cross-process part of an op being staged: its split, proxy area
-/// and gate word.
+/// The cross-process part of an op being staged: its split and proxy
+/// area.
 struct NetPart {
     world: Arc<NetWorld>,
     split: split::Split,
     area: u64,
-    gate: u64,
 }
 
 /// One op of this rank after the meeting: the group's composed images and
@@ -452,7 +465,7 @@ struct Prepared {
 /// Checks one op's buffers, composes its size, allocates its image and
 /// meets the group's ranks of this process (which compose every local
 /// rank's image with the real addresses).
-fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_sem: u32) -> NrtResult<Prepared> {
+fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) -> NrtResult<Prepared> {
     let t = &op.trigger;
     let n = op.group.len();
     let esize = t.dtype.size_bytes() as u64;
@@ -496,10 +509,10 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_
         if !local[op.me] {
             return Err(NrtError::invalid(format!("rank {} of the collectives world runs in another process ({}), not here", ctx.rank.rank, w.who(ctx.rank.rank))));
         }
-        if ops > 1 || ctx.subgraph > 0 {
+        if ctx.subgraph > 0 {
             return Err(bad(
                 &ctx.sg.name,
-                format!("{ops} collective(s) on physical core {} of the logical core with ranks in other processes: this release runs one collective per NEFF, on the first physical core, across processes", ctx.subgraph),
+                format!("collectives on physical core {} of the logical core with ranks in other processes: this release runs collectives across processes on the first physical core of a logical core only (LNC 1)", ctx.subgraph),
             ));
         }
     }
@@ -509,8 +522,7 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_
         let area = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, sp.areas[op.me].bytes, 64)?.get();
         side.scratch.resize(n, 0);
         side.scratch.extend(sp.areas[op.me].chunks.iter().map(|o| area + o));
-        let gate = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, 64, 64)?.get();
-        net = Some(NetPart { world: w.clone(), split: sp, area, gate });
+        net = Some(NetPart { world: w.clone(), split: sp, area });
     }
     let p = match &net {
         Some(np) => np.split.plan.clone(),
@@ -589,20 +601,23 @@ fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResu
 }
 
 /// Across processes: the op's index words, then the load-time meeting
-/// with the peers there (signatures, connections).
-fn join_network(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, np: &NetPart, claim: &CcClaim) -> NrtResult<Arc<NeffNet>> {
+/// with the peers there (signatures, connections). `ordinal`: the op's
+/// place among the NEFF's cross-process ops.
+fn join_network(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, np: &NetPart, claim: &CcClaim, ordinal: u32) -> NrtResult<OpNet> {
     for (off, v) in &np.split.areas[m.me].words {
         ctx.device.write(DeviceAddr(np.area + off), &v.to_le_bytes()).map_err(|e| hal("proxy word write", e))?;
     }
-    let place = RankPlace { me: m.me, area: np.area, image: &m.met.images[m.me], core: ctx.core, queues: claim.lanes(), gate: np.gate };
+    let place = RankPlace { me: m.me, area: np.area, image: &m.met.images[m.me], core: ctx.core, queues: claim.lanes() };
     let sig = &m.met.sig;
-    let net = NeffNet::new(np.world.clone(), ctx.device.clone(), &np.split, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ctx.rank.inject_proxy);
-    net.meet_peers(&sig.to_string())?;
-    Ok(Arc::new(net))
+    let net = OpNet::new(&np.world, ctx.device, &np.split, &op.group, &place, sig.to_string(), ordinal);
+    net.meet_peers(&np.world, ctx.device)?;
+    Ok(net)
 }
 
 /// The records op `op`'s collective record becomes (see the module doc).
-fn lower(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, claim: &CcClaim, gated: bool) -> Vec<RecordBytes> {
+/// `gated`: across processes, the gate word and the value to write into
+/// it once the rank reached the op.
+fn lower(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, claim: &CcClaim, gated: Option<(u64, u32)>) -> Vec<RecordBytes> {
     let arch = ctx.device.info().arch;
     let img = &m.met.images[m.me];
     let rec = ctx.sg.stream(op.engine).map(|s| s.records[op.index]).expect("the trigger's stream");
@@ -625,11 +640,11 @@ fn lower(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, claim: &CcClaim, gated: bool
         out.push(write(arch.dma_tail_inc_addr(ctx.core, claim.lanes()[l], DMA_M2S_GROUP).get(), k, Events::NONE));
         out.push(write(arch.dma_tail_inc_addr(ctx.core, claim.lanes()[l], DMA_S2M_GROUP).get(), k, Events::NONE));
     }
-    if gated && let Some(np) = &m.net {
-        // The proxy rings this rank's landings only from here on (after
-        // its own first doorbells, so each queue's tail moves in step
-        // order).
-        out.push(write(np.gate, 1, Events::NONE));
+    if let Some((gate, reached)) = gated {
+        // The proxy rings this op's landings on this rank only from here
+        // on (after its own first doorbells, so each queue's tail moves
+        // in step order).
+        out.push(write(gate, reached, Events::NONE));
     }
     out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DONE_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(DONE_SEM), value: m.done }));
     out.push(notify(RuntimeSubtype::CcEnd));
@@ -723,7 +738,7 @@ fn list(ranks: impl IntoIterator<Item = u32>) -> String {
 /// the k-th load of each rank meets the k-th of the others; the last to
 /// arrive checks the signatures and composes every local rank's image.
 /// Bounded by `timeout`, warning while it waits. (Ranks of other
-/// processes meet through their proxies: [`NeffNet::meet_peers`].)
+/// processes meet through their proxies: [`OpNet::meet_peers`].)
 #[allow(clippy::too_many_arguments)]
 fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
     let n = group.len();
