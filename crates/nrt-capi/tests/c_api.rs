@@ -525,6 +525,46 @@ fn neff_collectives_from_two_processes() {
     });
 }
 
+/// The tensor-parallel decoder (TP 2, 4 layers, LNC 1) from C
+/// (tests/c/tp_decoder.c): each rank thread loads its prefill and decode
+/// NEFF with nrt_load_collectives, binds its weight shards and KV caches
+/// as device tensors shared by both, runs the prefill and the decode steps
+/// of `nrt gen tp-decoder --data`; the ranks' outputs are the same bits,
+/// and every execution's is within the derived fp32 bound of the f64
+/// reference.
+#[test]
+fn tp_decoder_prefill_and_decode_from_rank_threads() {
+    use nrt_gen::tp_decoder::reference::{deviation, expected};
+    use nrt_gen::tp_decoder::weights::{DecoderWeights, write_data};
+    use nrt_gen::tp_decoder::{Phase, TpDecoderSpec, tp_decoder_neff};
+    const SEED: u64 = 11;
+    const STEPS: usize = 3;
+    let dir = scratch("tp_decoder");
+    let exe = build("tp_decoder", &dir, false);
+    let spec = TpDecoderSpec::new(2, 4, 1);
+    let model = dir.join("model");
+    for phase in [Phase::Prefill, Phase::Decode] {
+        let neff = tp_decoder_neff(&spec, phase).expect("decoder NEFF");
+        let set = model.join(phase.dir_name());
+        std::fs::create_dir_all(&set).expect("NEFF dir");
+        for r in 0..spec.ranks {
+            std::fs::write(set.join(format!("rank{r}.neff")), &neff).expect("write the NEFF");
+        }
+    }
+    write_data(&spec, SEED, STEPS, &model.join("data")).expect("write the data");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("output dir");
+    let stdout = run_env(&exe, &dir, &[&model, Path::new("2"), &out], &[("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_CC_NET_TIMEOUT", "60")]);
+    assert!(stdout.contains("hidden identical on every rank: yes") && stdout.contains(" 0 failed"), "{stdout}");
+    let want = expected(&spec, &DecoderWeights::generate(&spec, SEED), SEED, STEPS);
+    for (i, want) in want.iter().enumerate() {
+        let bytes = std::fs::read(out.join(format!("hidden_{i}.bin"))).expect("hidden written");
+        let got: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        let d = deviation(want, &got);
+        assert_eq!(d.outside, 0, "execution {i}: {d:?}");
+    }
+}
+
 #[test]
 fn threads_execute_concurrently() {
     let dir = scratch("threads");

@@ -308,6 +308,13 @@ enum GenCommand {
         /// Seed of the weights and the token embeddings.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Also write DIR/data: each rank's weight shards
+        /// (rankR/NAME.npy) and the token inputs of the prefill and of the
+        /// decode steps `nrt run --ranks` runs (x_prefill.npy,
+        /// x_decode.npy), for clients that bind them themselves (C,
+        /// Python).
+        #[arg(long)]
+        data: bool,
         /// The directory to write the trees under.
         #[arg(short, long)]
         output_dir: PathBuf,
@@ -447,8 +454,8 @@ fn main() -> ExitCode {
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Gen { command: GenCommand::TpMlp { ranks, no_constants, output_dir } } => gen_cmd::tp_mlp(ranks, !no_constants, &output_dir),
         Command::Run { profile: Some(_), ranks: Some(_), .. } => Err(anyhow::anyhow!("--profile is not supported with --ranks")),
-        Command::Gen { command: GenCommand::TpDecoder { ranks, layers, lnc, seed, output_dir } } => {
-            gen_cmd::tp_decoder(&gen_cmd::TpDecoderArgs { ranks, layers, lnc: usize::from(lnc), seed }, &output_dir)
+        Command::Gen { command: GenCommand::TpDecoder { ranks, layers, lnc, seed, data, output_dir } } => {
+            gen_cmd::tp_decoder(&gen_cmd::TpDecoderArgs { ranks, layers, lnc: usize::from(lnc), seed, data }, &output_dir)
         }
         Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } if decoder_cmd::is_decoder_tree(&model) => decoder_cmd::run(&model, ranks, &inputs, output_dir.as_deref()),
         Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } => run_ranks::run(&model, ranks, &inputs, output_dir.as_deref()),

@@ -1,8 +1,9 @@
 //! `nrt run --ranks N DIR`: a set of NEFFs with in-NEFF collectives, one
 //! per rank (`DIR/rank0`, `DIR/rank1`, ... as source trees or `.neff`
 //! files), each loaded with `nrt_load_collectives` as its rank on its own
-//! logical core from its own thread, as a framework's rank processes
-//! would; executed once with the same inputs on every rank.
+//! logical core (rank r on the instance's r-th, `decoder_run::placement`)
+//! from its own thread, as a framework's rank processes would; executed
+//! once with the same inputs on every rank.
 
 use crate::model_io;
 use anyhow::{Context, Result, anyhow, bail};
@@ -33,8 +34,8 @@ struct RankRun {
     elapsed: Duration,
 }
 
-fn run_rank(host: &ModelHost, neff: &[u8], me: CcRank, given: &[(String, PathBuf)]) -> Result<RankRun> {
-    let id = host.load_collectives(neff, me.rank as i32, -1, &me).map_err(|e| anyhow!("load: {e}"))?;
+fn run_rank(host: &ModelHost, vnc: usize, neff: &[u8], me: CcRank, given: &[(String, PathBuf)]) -> Result<RankRun> {
+    let id = host.load_collectives(neff, vnc as i32, -1, &me).map_err(|e| anyhow!("load: {e}"))?;
     let result = (|| {
         let (sigs_in, sigs_out) = host.tensor_info(id).map_err(|e| anyhow!("tensor info: {e}"))?;
         let data = model_io::input_bytes(&sigs_in, given)?;
@@ -87,17 +88,18 @@ pub fn run(dir: &Path, ranks: usize, given: &[(String, PathBuf)], output_dir: Op
 
 fn run_on(rt: &RuntimeHosts, neffs: &[Vec<u8>], ranks: usize, given: &[(String, PathBuf)], output_dir: Option<&Path>) -> Result<()> {
     let timeout = rt.rt.config().collectives.net_timeout;
-    let host = &rt.hosts[nrt::hosts::first_visible_device(&rt.hosts).map_err(|e| anyhow!("{e}"))?];
-    if host.vcores().len() < ranks {
-        bail!("{} logical cores of the simulated device are visible; --ranks {ranks} needs one per rank (NEURON_SIM_INSTANCE, NEURON_RT_VISIBLE_CORES)", host.vcores().len());
-    }
+    let Some(places) = crate::decoder_run::placement(&rt.hosts, ranks) else {
+        let visible: usize = rt.hosts.iter().map(|h| h.vcores().len()).sum();
+        bail!("{visible} logical cores of the simulated instance are visible; --ranks {ranks} needs one per rank (NEURON_SIM_INSTANCE, NEURON_RT_VISIBLE_CORES)");
+    };
     let results: Vec<Result<RankRun>> = std::thread::scope(|s| {
         let hs: Vec<_> = neffs
             .iter()
+            .zip(places)
             .enumerate()
-            .map(|(r, neff)| {
+            .map(|(r, (neff, (host, vnc)))| {
                 let me = CcRank::local(r as u32, ranks as u32, timeout);
-                s.spawn(move || run_rank(host, neff, me, given))
+                s.spawn(move || run_rank(host, vnc, neff, me, given))
             })
             .collect();
         hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("the rank thread panicked")))).collect()

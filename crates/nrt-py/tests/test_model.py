@@ -305,6 +305,79 @@ def test_a_two_rank_world_runs_from_threads_of_one_process(tp_mlp):
     assert p.returncode == 0 and p.stdout.strip().endswith("OK"), p.stdout + p.stderr
 
 
+@pytest.fixture(scope="session")
+def tp_decoder(tmp_path_factory):
+    """The 2-rank tensor-parallel decoder (`nrt gen tp-decoder --data`, 2
+    layers): its tree, each rank's packed prefill and decode NEFF, and
+    the `nrt run --ranks 2` outputs of the same run (checked there against
+    the f64 reference within the fp32 bound)."""
+    out = tmp_path_factory.mktemp("tp-decoder")
+    src = out / "src"
+    subprocess.run([nrt_bin(), "gen", "tp-decoder", "--ranks", "2", "--layers", "2", "--data", "-o", str(src)], check=True, capture_output=True)
+    for phase in ("prefill", "decode"):
+        for r in range(2):
+            subprocess.run([nrt_bin(), "neff", "pack", str(src / phase / f"rank{r}"), str(out / f"{phase}{r}.neff")], check=True, capture_output=True)
+    subprocess.run([nrt_bin(), "run", "--ranks", "2", str(src), "--output-dir", str(out / "cli")], check=True, capture_output=True, env=tp_env())
+    return out
+
+
+DECODER_SCRIPT = """
+import sys, threading, numpy as np, nrt
+from pathlib import Path
+d = Path(sys.argv[1])
+data = d / "src" / "data"
+x_prefill, x_decode = np.load(data / "x_prefill.npy"), np.load(data / "x_decode.npy")
+outs, errors = [None, None], []
+
+def rank(r):
+    # As an inference server runs a rank: both NEFFs loaded on logical core
+    # r, one device tensor per weight and KV cache bound to both (weights
+    # from their shards, the caches from zeros), the prefill, then one
+    # decode step per token of x_decode.npy.
+    try:
+        load = lambda phase: nrt.Model.load_from_neff(d / f"{phase}{r}.neff", core_id=r, cc_enabled=True, rank_id=r, world_size=2)
+        prefill, decode = load("prefill"), load("decode")
+        dev = lambda a, name: nrt.Tensor.from_numpy(a, name=name, core_id=r)
+        shared = {}
+        for name, meta in decode.input_tensors_info.items():
+            if name not in ("x", "position"):
+                shard = data / f"rank{r}" / f"{name}.npy"
+                shared[name] = dev(np.load(shard) if shard.exists() else np.zeros(meta.shape, dtype=np.float32), name)
+        hidden = [prefill({"x": dev(x_prefill, "x"), **shared})["hidden"].numpy()]
+        for k, x in enumerate(x_decode):
+            position = np.full(x.shape[0], x_prefill.shape[1] + k, dtype=np.int32)
+            hidden.append(decode({"x": dev(x, "x"), "position": dev(position, "position"), **shared})["hidden"].numpy())
+        decode.unload()
+        prefill.unload()
+        outs[r] = hidden
+    except Exception as e:  # noqa: BLE001 - reported below
+        errors.append(e)
+
+threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(timeout=300)
+assert not errors, errors
+assert len(outs[0]) == 1 + len(x_decode)
+for i, (a, b) in enumerate(zip(*outs)):
+    np.testing.assert_array_equal(a, b, err_msg=f"execution {i}: the ranks differ")
+    cli = np.load(d / "cli" / "rank0" / f"hidden_{i}.npy")
+    np.testing.assert_array_equal(a, cli, err_msg=f"execution {i}: Python differs from nrt run --ranks")
+print("OK")
+"""
+
+
+def test_the_tp_decoder_runs_two_ranks_from_threads_of_one_process(tp_decoder):
+    # Two rank threads of one (fresh) interpreter, each loading its prefill
+    # and decode NEFF and running 1 + 4 executions of 4 all-reduces each;
+    # the ranks agree bit for bit, and with `nrt run --ranks` of the tree.
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", DECODER_SCRIPT, str(tp_decoder)], env=tp_env(), capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout + p.stderr
+
+
 RANK_SCRIPT = """
 import sys, numpy as np, nrt
 r = int(sys.argv[2])

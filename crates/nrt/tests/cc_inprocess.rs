@@ -402,6 +402,24 @@ fn a_notification_lost_between_devices_gives_1200_on_the_peer_and_the_next_op_ru
     check_on(&rt, &vncs, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 64, false);
 }
 
+/// `nrt_barrier` on a trn1 instance, its two ranks on two devices: the
+/// barrier model is written for the device's generation (a trn2 NEFF is
+/// refused there) and its all-reduce runs between the devices.
+#[test]
+fn nrt_barrier_runs_on_a_trn1_instance_across_its_devices() {
+    let (rt, _) = instance("barrier-trn1", 2, &[]);
+    let h = nrt::RuntimeHosts::around(Arc::new(rt)).unwrap();
+    for _ in 0..2 {
+        std::thread::scope(|s| {
+            for (rank, vnc) in [(0u32, 0u32), (1, 2)] {
+                let h = &h;
+                s.spawn(move || h.rt.collectives().barrier(&h.rt, &h.hosts, vnc, rank, 2).unwrap());
+            }
+        });
+    }
+    h.close().unwrap();
+}
+
 /// The runtime of `runtime` with its model hosts (what `nrt_init` brings
 /// up for the C API).
 fn runtime_hosts(test: &str, env: &[(&str, &str)]) -> nrt::RuntimeHosts {

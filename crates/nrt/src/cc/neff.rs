@@ -571,10 +571,12 @@ fn write_lanes(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResu
 }
 
 /// Writes the ready queue's ring (per op, one 4-byte copy of the word 1
-/// into the ready semaphore of each of the group's ranks in this process)
+/// into the ready semaphore of each of the group's ranks in this process,
+/// through the peer window for a rank on another device of the instance)
 /// and programs it.
 fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResult<()> {
     let arch = ctx.device.info().arch;
+    let here = ctx.device.info().device_index;
     let total: usize = ops.iter().map(|m| m.met.ready.len()).sum();
     let len = ring_len(total as u64);
     if len > MAX_RING {
@@ -586,8 +588,9 @@ fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResu
     let (mut tx, mut rx) = (Vec::with_capacity(16 * total), Vec::with_capacity(16 * total));
     let desc = |e: nrt_isa::dma_desc::DmaDescError| NrtError::invalid(e.to_string());
     for m in ops {
-        for &(_, core, sem) in &m.met.ready {
-            for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, arch.semaphore_addr(core, EVT_SEM_SEM_INC, sem).get(), 4, 1).map_err(desc)? {
+        for &(device, core, sem) in &m.met.ready {
+            let raise = compose::reach_device(arch, here, device, arch.semaphore_addr(core, EVT_SEM_SEM_INC, sem).get()).map_err(|e| bad(&ctx.sg.name, e))?;
+            for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, raise, 4, 1).map_err(desc)? {
                 tx.extend(nrt_isa::dma_desc::DmaDescriptor::Tx(t).to_bytes().map_err(desc)?);
                 rx.extend(nrt_isa::dma_desc::DmaDescriptor::Rx(r).to_bytes().map_err(desc)?);
             }
