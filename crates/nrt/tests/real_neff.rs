@@ -365,6 +365,11 @@ fn a_capture_on_a_loaded_model_names_the_compiler_instructions_and_restores_it()
     assert!(summary["top_instructions"].as_array().unwrap().iter().any(|t| t["name"].as_str().unwrap().starts_with("I-")), "{summary}");
     let pe_matmuls: u64 = summary["engines"].as_array().unwrap().iter().filter(|e| e["engine"] == "PE").map(|e| e["opcodes"]["MATMUL"].as_u64().unwrap_or(0)).sum();
     assert_eq!(pe_matmuls, 16);
+    // The DMA queues' packets: the summary's per-queue bytes are the trace's.
+    let traced: u64 = events.iter().filter_map(|e| e["args"]["bytes"].as_u64()).sum();
+    let queues = summary["dma_queues"].as_array().unwrap();
+    assert!(traced > 0 && !queues.is_empty(), "{summary}");
+    assert_eq!(queues.iter().map(|q| q["bytes"].as_u64().unwrap()).sum::<u64>(), traced);
     // Restored: an execution after the stop writes no trace records.
     check(&run(&host, id, &x, &y), &reference(&x, &y), "after the capture");
     let after = nrt::profile::collect_with(model.program.as_ref().unwrap(), |_| None, true);
