@@ -9,11 +9,25 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The world size a NEFF's collectives need (def.json's
+/// `#rank_world_size`; the largest of its subgraphs), if it has any.
+fn collectives_world(bytes: &[u8]) -> Option<u32> {
+    let neff = nrt_neff::Neff::parse(bytes).ok()?;
+    neff.subgraphs.iter().filter_map(|sg| nrt_neff::cc::CcConfig::from_def(&sg.def).ok()).map(|c| c.world_size).max()
+}
+
 /// Runs `path` once with `inputs` (NAME=PATH pairs; the rest pseudo-random)
 /// and writes the outputs into `output_dir` when given.
 pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>, profile_dir: Option<&Path>) -> Result<()> {
+    let ranks = crate::run_ranks::rank_count(path);
+    if ranks > 0 {
+        anyhow::bail!("{} holds one model per rank (rank0 .. rank{}): run them together with `nrt run --ranks {ranks} {}`", path.display(), ranks - 1, path.display());
+    }
     let bytes = model_io::neff_bytes(path)?;
-    let loaded = Loaded::with_profile(&bytes, path, profile_dir)?;
+    let loaded = Loaded::with_profile(&bytes, path, profile_dir).map_err(|e| match collectives_world(&bytes) {
+        Some(n) if n > 1 => anyhow!("{e:#}; {} is one rank of a world of {n} collectives ranks: run every rank's model together with `nrt run --ranks {n} DIR` (DIR holding rank0 .. rank{})", path.display(), n - 1),
+        _ => e,
+    })?;
     drop(bytes);
     model_io::check_input_names(&loaded.inputs, inputs)?;
     println!("model  on {}", loaded.placement()?);

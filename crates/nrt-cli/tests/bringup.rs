@@ -87,7 +87,7 @@ fn run_ranks_runs_on_the_visible_cores_it_reserves() {
     assert!(!o.status.success() && err.contains("NeuronCore(s) not available - Requested:nc2-nc3"), "{err}");
     let o = nrt(&locks, Some("5"), &["run", "--ranks", "2", &tp]);
     let err = text(&o.stderr);
-    assert!(!o.status.success() && err.contains("1 logical cores of the simulated device are visible; --ranks 2 needs one per rank"), "{err}");
+    assert!(!o.status.success() && err.contains("--ranks 2: 2 rank(s) in this process need one logical core each and 1 are visible") && err.contains("NEURON_RT_VISIBLE_CORES=5"), "{err}");
 }
 
 /// Two processes contend for a core through the emulated driver's core

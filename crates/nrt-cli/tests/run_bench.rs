@@ -257,6 +257,37 @@ fn run_ranks_names_a_missing_rank_and_a_short_world() {
     assert!(!o.status.success() && text(&o.stderr).contains("no rank2/ source tree or rank2.neff"), "{}", text(&o.stderr));
     let o = nrt(&["run", "--ranks", "1", &example("tp-mlp")]);
     assert!(!o.status.success() && text(&o.stderr).contains("World size of neff 2 is greater than world size of global communicator 1"), "{}", text(&o.stderr));
+    // Without --ranks: the directory of rank trees, and one rank's tree,
+    // each say what to run instead.
+    let o = nrt(&["run", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("holds one model per rank (rank0 .. rank1): run them together with `nrt run --ranks 2 "), "{}", text(&o.stderr));
+    let o = nrt(&["run", &format!("{}/rank1", example("tp-mlp"))]);
+    let err = text(&o.stderr);
+    assert!(!o.status.success() && err.contains("World size of neff 2") && err.contains("is one rank of a world of 2 collectives ranks: run every rank's model together with `nrt run --ranks 2 DIR`"), "{err}");
+    let o = nrt(&["run", "--processes", "2", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("it needs --ranks"), "{}", text(&o.stderr));
+    let o = nrt(&["run", "--ranks", "2", "--processes", "3", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("must split evenly"), "{}", text(&o.stderr));
+}
+
+/// `--processes 2`: one rank per process, meeting at a loopback
+/// NEURON_RT_ROOT_COMM_ID and moving the all-reduce's bytes over
+/// libfabric; the same outputs as the one-process run.
+#[test]
+fn run_ranks_splits_the_tp_mlp_over_two_processes() {
+    let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
+    if !found {
+        nrt_test_support::skip!("libfabric.so.1 is not installed (Debian package libfabric1; scripts/test-all installs it)");
+    }
+    let dir = scratch("tp-mlp-procs");
+    let o = nrt(&["run", "--ranks", "2", "--processes", "2", &example("tp-mlp"), "--output-dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("2 ranks in 2 processes: outputs identical on every rank"), "{}", text(&o.stdout));
+    let one = nrt(&["run", "--ranks", "2", &example("tp-mlp"), "--output-dir", dir.join("one").to_str().unwrap()]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    for r in ["rank0", "rank1"] {
+        assert_eq!(read_npy(&dir.join(r).join("output0.npy")).1, read_npy(&dir.join("one").join(r).join("output0.npy")).1, "{r}: two processes and one give the same bytes");
+    }
 }
 
 #[test]

@@ -119,6 +119,11 @@ pub struct CcRank {
     /// by [`CcRank::of`] when the communicator names ranks this process
     /// did not register); `None`: every rank is in this process.
     pub net: Option<Arc<NetWorld>>,
+    /// The world has ranks this process had not registered when the rank
+    /// joined and `NEURON_RT_ROOT_COMM_ID` is unset: if those ranks load
+    /// in other processes they can never meet this one, so the load's
+    /// warnings and timeout say so ([`super::world::ROOT_COMM_UNSET_HINT`]).
+    pub root_comm_unset: bool,
     /// `NEURON_SIM_INJECT=proxy_fail` / `proxy_panic`: the executions'
     /// proxy fails or panics after N messages sent.
     pub inject_proxy: super::proxy::Injected,
@@ -133,7 +138,7 @@ impl CcRank {
     /// Rank `rank` of a world of `world` whose ranks all load in this
     /// process, waiting at most `peer_timeout` for them.
     pub fn local(rank: u32, world: u32, peer_timeout: Duration) -> CcRank {
-        CcRank { rank, world, peer_timeout, net: None, inject_proxy: super::proxy::Injected::default() }
+        CcRank { rank, world, peer_timeout, net: None, root_comm_unset: false, inject_proxy: super::proxy::Injected::default() }
     }
 
     /// What `nrt_load_collectives` does before it loads: joins the world
@@ -159,7 +164,8 @@ impl CcRank {
         let peer_timeout = rt.config().collectives.net_timeout;
         let everyone: Vec<u32> = (0..world).collect();
         let net = rt.collectives().world_for(rt, &everyone)?;
-        Ok(CcRank { rank, world, peer_timeout, net, inject_proxy: super::proxy::Injected::from_env(rt.env()) })
+        let root_comm_unset = world > 1 && rt.config().collectives.root_comm_id.is_none() && !rt.collectives().registered_all(&everyone);
+        Ok(CcRank { rank, world, peer_timeout, net, root_comm_unset, inject_proxy: super::proxy::Injected::from_env(rt.env()) })
     }
 }
 
@@ -535,7 +541,7 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
     let base = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, probe[op.me].bytes().max(64), 256)?;
     let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
     let arrival = Arrival { rank: ctx.rank.rank, op: op.number, sig, side, ready_sem, base: base.get() };
-    let met = meet((ctx.instance, ctx.subgraph), &op.group, &local, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
+    let met = meet((ctx.instance, ctx.subgraph), &op.group, &local, op.me, arrival, &ctx.rank, &p, arch)?;
     let img = &met.images[op.me];
     for (off, bytes) in img.pieces() {
         if !bytes.is_empty() {
@@ -740,10 +746,13 @@ fn list(ranks: impl IntoIterator<Item = u32>) -> String {
 /// `i` of the group loads here):
 /// the k-th load of each rank meets the k-th of the others; the last to
 /// arrive checks the signatures and composes every local rank's image.
-/// Bounded by `timeout`, warning while it waits. (Ranks of other
+/// Bounded by the rank's `peer_timeout`, warning while it waits (first
+/// within seconds: [`super::world::peer_warning_due`]). (Ranks of other
 /// processes meet through their proxies: [`OpNet::meet_peers`].)
 #[allow(clippy::too_many_arguments)]
-fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
+fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: Arrival, rank: &CcRank, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
+    let timeout = rank.peer_timeout;
+    let hint = if rank.root_comm_unset { format!("; {}", super::world::ROOT_COMM_UNSET_HINT) } else { String::new() };
     let n = group.len();
     let key: Key = (at, group.to_vec());
     let m = &*MEETING;
@@ -765,8 +774,7 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
         m.changed.notify_all();
     }
     let started = Instant::now();
-    let period = (timeout / 4).min(Duration::from_secs(120));
-    let mut warned = started;
+    let mut warnings = 0;
     loop {
         let rounds = st.get_mut(&key).expect("our gathering stays until we leave it");
         let i = rounds.iter().position(|g| g.id == id).expect("our gathering stays until we leave it");
@@ -793,7 +801,7 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
             return Err(NrtError::new(
                 NrtStatus::Timeout,
                 format!(
-                    "nrt_load_collectives: replica group [{}]: rank(s) {} never loaded their NEFF within {:.1} sec ({}); every rank of the group must call nrt_load_collectives",
+                    "nrt_load_collectives: replica group [{}]: rank(s) {} never loaded their NEFF within {:.1} sec ({}); every rank of the group must call nrt_load_collectives{hint}",
                     list(group.iter().copied()),
                     list(missing),
                     timeout.as_secs_f64(),
@@ -801,14 +809,14 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
                 ),
             ));
         }
-        if now.duration_since(warned) >= period {
-            warned = now;
+        if now >= started + super::world::peer_warning_due(timeout, warnings) {
+            warnings += 1;
             crate::log::write(
                 Level::Warn,
                 Module::Nrt,
                 "nrt_load_collectives",
                 format_args!(
-                    "Timeout exceeded: waiting for rank(s) {} of replica group [{}] to load: {} sec - retrying; giving up after {:.1} sec ({})",
+                    "Timeout exceeded: waiting for rank(s) {} of replica group [{}] to load: {} sec - retrying; giving up after {:.1} sec ({}){hint}",
                     list(missing),
                     list(group.iter().copied()),
                     now.duration_since(started).as_secs(),
@@ -817,7 +825,8 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
                 ),
             );
         }
-        let wait = (started + timeout).saturating_duration_since(now).min(period).max(Duration::from_millis(1));
+        let next = (started + super::world::peer_warning_due(timeout, warnings)).min(started + timeout);
+        let wait = next.saturating_duration_since(now).max(Duration::from_millis(1));
         st = m.changed.wait_timeout(st, wait).unwrap_or_else(|e| e.into_inner()).0;
     }
 }

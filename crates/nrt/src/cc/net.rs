@@ -155,6 +155,12 @@ impl NetSlot {
         Ok(())
     }
 
+    /// Whether every rank of `group` is registered in this process.
+    pub fn registered_all(&self, group: &[u32]) -> bool {
+        let st = lock(&self.state);
+        group.iter().all(|g| st.registered.contains_key(g))
+    }
+
     /// The world a group of global ranks needs, or `None` when every rank
     /// of the group runs here (or nothing says where the others are: no
     /// registered world or no `NEURON_RT_ROOT_COMM_ID`; then it runs in

@@ -41,7 +41,7 @@ use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use lane::Lane;
 use nrt_hal::{CoreId, Device, DeviceAddr, NQ_RECORD_BYTES, NqRing, NqSpec, NqType};
-use nrt_isa::notification::{DmaCompletion, NotificationRecord};
+use nrt_isa::notification::{DmaCompletion, DmaEdge, NotificationRecord};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -323,7 +323,7 @@ impl Transfers {
             if n == 0 {
                 break;
             }
-            out.extend(buf[..n].iter().filter_map(|r| DmaCompletion::from_record(&NotificationRecord::from_bytes(r))));
+            out.extend(buf[..n].iter().filter_map(|r| DmaCompletion::from_record(&NotificationRecord::from_bytes(r))).filter(|c| c.edge == DmaEdge::End));
             t.head += n as u64;
         }
         t.ring.set_consumed(t.head);
