@@ -625,6 +625,18 @@ fn execute_custom_ops_example_against_c_references() {
     assert!(out.contains("execute_custom_ops:"), "{out}");
 }
 
+/// ndebug_stream.h from C (tests/c/debug_stream.c): the device-print
+/// example's two prints reach a client waiting with epoll, with the 2.28
+/// event layout, each payload freed by the caller.
+#[test]
+fn debug_stream_from_c() {
+    let dir = scratch("debug_stream");
+    let neff = pack_example("device-print", &dir, Vec::new());
+    let exe = build("debug_stream", &dir, false);
+    let out = run(&exe, &dir, &[&neff]);
+    assert!(out.contains("debug_stream: ") && out.contains(" 0 failed"), "{out}");
+}
+
 /// nrt_sys_trace.h, nrt_profile.h and nrt_trace_start/stop from C
 /// (tests/c/sys_trace.c): nrtpy's device-mode benchmark on one core,
 /// profiles, inspect, bad arguments.
@@ -774,7 +786,7 @@ fn bad_arguments_of_every_export_return_their_status() {
     let dir = scratch("bad_args");
     let exe = build("bad_args", &dir, false);
     let listed: BTreeSet<String> = bad_args_rows(&exe, &dir).into_iter().collect();
-    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h", "nec.h"];
+    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h", "nec.h", "ndebug_stream.h"];
     let texts: Vec<String> = covered
         .iter()
         .map(|h| std::fs::read_to_string(repo().join("include/nrt").join(h)).expect("header"))

@@ -175,6 +175,13 @@ impl Loaded {
         &self.rt.hosts[self.device]
     }
 
+    /// The process's logical core the model runs on (its debug stream's
+    /// index).
+    pub fn lnc(&self) -> Result<u32> {
+        let model = self.host().models().get(self.id).ok_or_else(|| anyhow!("the model vanished after its load"))?;
+        self.rt.rt.vnc_of(self.device, model.vnc).map_err(|e| anyhow!("{e}"))
+    }
+
     /// Where the model runs: the logical core as NEURON_RT_VISIBLE_CORES
     /// numbers it, its device and physical cores.
     pub fn placement(&self) -> Result<String> {
@@ -201,18 +208,9 @@ pub fn size_of(sig: &TensorSignature) -> Result<usize> {
         .ok_or_else(|| anyhow!("tensor {:?} has dtype {:?}, whose size is unknown", sig.name, sig.dtype))
 }
 
-/// The `.npy` descriptor used for a dtype: numpy's own where it has the
-/// type; otherwise the raw bits as the unsigned integer of the element's
-/// size (bfloat16 as `<u2`, the fp8 formats as `|u1`), which numpy reads
-/// and `.view()` reinterprets.
+/// The `.npy` descriptor used for a dtype ([`nrt_neff::npy::descr_of`]).
 pub fn npy_descr(dtype: &str) -> String {
-    let t = nrt_isa::dtype::element_type(dtype);
-    match (t.and_then(|t| t.npy_descr), t.map_or(1, |t| t.size)) {
-        (Some(d), _) => d.to_string(),
-        (None, 1) => "|u1".to_string(),
-        (None, n @ (2 | 4 | 8)) => format!("<u{n}"),
-        (None, n) => format!("|V{n}"),
-    }
+    nrt_neff::npy::descr_of(dtype)
 }
 
 /// Bytes moved per step when streaming a tensor between a file and the

@@ -53,6 +53,38 @@ fn run_reads_inputs_and_writes_outputs_as_npy() {
     assert!(text(&o.stdout).contains("from file"), "{}", text(&o.stdout));
 }
 
+/// `nrt run` shows a model's device prints (the device-print example's
+/// `x` and `y = 2x + 1`, DEBUG_TENSOR_READ on DVE); with
+/// NEURON_RT_DEBUG_OUTPUT_DIR the runtime writes them as `.npy` instead.
+#[test]
+fn run_shows_device_prints_or_leaves_them_to_the_output_dir() {
+    let dir = scratch("device-print");
+    let values: Vec<f32> = (0..32).map(|i| i as f32 - 8.0).collect();
+    let input = dir.join("x.npy");
+    std::fs::write(&input, f32_npy(&[4, 8], &values)).unwrap();
+    let x = format!("x={}", input.display());
+    let o = nrt(&["run", &example("device-print"), "--input", &x]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let at = |p: &str| out.find(p).unwrap_or_else(|| panic!("no {p:?} in {out}"));
+    assert!(at("print  x ") < at("print  y "), "{out}");
+    assert!(out.contains("float32   [4, 8] core ") && out.contains(" engine DVE"), "{out}");
+    assert!(out.contains("[-8, -7, -6, -5, -4, -3, -2, -1]"), "x's first row: {out}");
+    assert!(out.contains("[-15, -13, -11, -9, -7, -5, -3, -1]"), "y's first row: {out}");
+    let prints = dir.join("prints");
+    let o = common::nrt_command().args(["run", &example("device-print"), "--input", &x]).env("NEURON_RT_DEBUG_OUTPUT_DIR", &prints).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("print  x"), "{}", text(&o.stdout));
+    // One logical core (whichever the run got), one iteration.
+    let cores: Vec<PathBuf> = std::fs::read_dir(prints.join("y")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(cores.len(), 1, "{cores:?}");
+    assert!(cores[0].file_name().unwrap().to_str().unwrap().starts_with("core_"), "{cores:?}");
+    let (h, data) = read_npy(&cores[0].join("0/tensor.npy"));
+    assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f4", &[4u64, 8][..]));
+    let want: Vec<u8> = values.iter().flat_map(|v| (v * 2.0 + 1.0).to_le_bytes()).collect();
+    assert_eq!(data, want);
+}
+
 #[test]
 fn run_without_inputs_uses_deterministic_data_and_prints_checksums() {
     let a = nrt(&["run", &example("copy")]);

@@ -4,6 +4,7 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import select
 import subprocess
 
 import ml_dtypes
@@ -236,6 +237,52 @@ def test_the_walkthrough_at_the_top_of_docs_python_runs(copy_neff, tmp_path, mon
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "docs/python.md", "exec"), {})
     assert (tmp_path / "copy.ntff").exists()
+
+
+def test_device_prints_reach_a_debug_stream(examples):
+    model = nrt.Model.load_from_neff(examples / "device-print.neff")
+    x = np.arange(32, dtype=np.float32).reshape(4, 8) - 8
+    model({"x": nrt.Tensor.from_numpy(x)})  # before the connection: not kept
+    with nrt.DebugStream(0) as stream:
+        with pytest.raises(nrt.NrtError, match="already has a client"):
+            nrt.DebugStream(0)
+        assert stream.read() is None
+        assert not select.select([stream], [], [], 0)[0]
+        y = model({"x": nrt.Tensor.from_numpy(x)})["y"].numpy()
+        assert select.select([stream], [], [], 0)[0], "readable while events wait"
+        events = stream.read_all()
+        assert [e.prefix for e in events] == ["x", "y"]
+        assert all((e.logical_nc_id, e.dtype, e.shape) == (0, "float32", (4, 8)) for e in events)
+        np.testing.assert_array_equal(events[0].numpy(), x)
+        np.testing.assert_array_equal(events[1].numpy(), y)
+        np.testing.assert_array_equal(y, x * 2 + 1)
+        assert stream.dropped == 0 and not select.select([stream], [], [], 0)[0]
+    with pytest.raises(nrt.NrtError, match="NRT_INVALID"):
+        nrt.DebugStream(4096)
+
+
+def test_tensor_cast_and_compute_run_on_the_device():
+    n = 1000
+    a = np.linspace(-4, 4, n, dtype=np.float32)
+    b = (np.arange(n, dtype=np.float32) % 7) - 3
+    c = np.full(n, 0.5, np.float32)
+    ta, tb, tc = (nrt.Tensor.from_numpy(v) for v in (a, b, c))
+    out = nrt.Tensor.from_numpy(np.zeros(n, np.float32))
+    nrt.tensor_compute(nrt.NrtComputeOp.ADD, [ta, tb, tc], out, n)
+    np.testing.assert_array_equal(out.numpy(), a + b + c)
+    nrt.tensor_compute(nrt.NrtComputeOp.MAX, [ta, tb], out, n)
+    np.testing.assert_array_equal(out.numpy(), np.maximum(a, b))
+    nrt.tensor_compute("min", [ta, tb], out, 600)
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([np.minimum(a, b)[:600], np.maximum(a, b)[600:]]))
+    bf = nrt.Tensor.from_numpy(np.zeros(n, ml_dtypes.bfloat16))
+    nrt.tensor_cast(ta, bf, n)
+    np.testing.assert_array_equal(bf.numpy(), a.astype(ml_dtypes.bfloat16))
+    with pytest.raises(nrt.NrtError, match="NRT_INVALID"):
+        nrt.tensor_cast(ta, bf, n + 1)
+    with pytest.raises(nrt.NrtError, match="one logical core"):
+        nrt.tensor_compute(nrt.NrtComputeOp.ADD, [ta, nrt.Tensor.from_numpy(b, core_id=1)], out, n)
+    with pytest.raises(ValueError, match="not one of ADD, MIN, MAX"):
+        nrt.tensor_compute("mul", [ta, tb], out, n)
 
 
 def test_the_module_shows_its_api_and_nothing_else():

@@ -142,6 +142,12 @@ pub struct Config {
     pub inspect: InspectSession,
     /// The collectives' and async send/recv variables.
     pub collectives: CcConfig,
+    /// NEURON_RT_DEBUG_STREAM_BUFFER_SIZE: events a debug-stream
+    /// connection holds unread before it drops (1..=2^24, default 64 K).
+    pub debug_stream_buffer_events: u32,
+    /// NEURON_RT_DEBUG_OUTPUT_DIR: where the runtime's own debug-stream
+    /// consumer writes device prints of cores without a client (None: off).
+    pub debug_output_dir: Option<std::path::PathBuf>,
     /// Warnings found while reading (clamped values, deprecated knobs),
     /// logged by init.
     pub warnings: Vec<String>,
@@ -178,6 +184,8 @@ impl Default for Config {
             device_profile_warmup: 0,
             inspect: InspectSession::default(),
             collectives: CcConfig::default(),
+            debug_stream_buffer_events: crate::debug_stream::DEFAULT_BUFFER_EVENTS,
+            debug_output_dir: None,
             warnings: Vec::new(),
             ignored: Vec::new(),
         }
@@ -227,7 +235,12 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "NEURON_RT_CC_BOOTSTRAP_TIMEOUT",
     "NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED",
     "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT",
+    "NEURON_RT_DEBUG_STREAM_BUFFER_SIZE",
+    "NEURON_RT_DEBUG_OUTPUT_DIR",
 ];
+
+/// Largest NEURON_RT_DEBUG_STREAM_BUFFER_SIZE (events per connection).
+pub const MAX_DEBUG_STREAM_BUFFER_EVENTS: u32 = 1 << 24;
 
 struct Reader<'a> {
     env: &'a Env,
@@ -486,6 +499,13 @@ impl Config {
             device_profile_warmup: r.u32_in("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", 0, 0, i32::MAX as u32)?,
             inspect,
             collectives,
+            debug_stream_buffer_events: r.u32_in(
+                "NEURON_RT_DEBUG_STREAM_BUFFER_SIZE",
+                crate::debug_stream::DEFAULT_BUFFER_EVENTS,
+                1,
+                MAX_DEBUG_STREAM_BUFFER_EVENTS,
+            )?,
+            debug_output_dir: r.get("NEURON_RT_DEBUG_OUTPUT_DIR").map(|v| std::path::PathBuf::from(v.trim())),
             warnings,
             ignored,
         })
@@ -605,6 +625,18 @@ mod tests {
         assert_eq!(c.fake_instance, Some(FakeInstance { name: "trn1.32xlarge".into(), arch: Arch::Trn1, devices: 16 }));
         let c = Config::from_env(&Env::new().with("NEURON_RT_FAKE_INSTANCE_TYPE", "TRN2")).unwrap();
         assert_eq!(c.fake_instance.map(|f| (f.arch, f.devices)), Some((Arch::Trn2, 1)));
+    }
+
+    #[test]
+    fn debug_stream_variables() {
+        let c = Config::from_env(&Env::new().with("NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", "16").with("NEURON_RT_DEBUG_OUTPUT_DIR", "/tmp/prints")).unwrap();
+        assert_eq!((c.debug_stream_buffer_events, c.debug_output_dir), (16, Some("/tmp/prints".into())));
+        assert!(c.ignored.is_empty(), "{:?}", c.ignored);
+        for bad in ["0", "lots", "16777217"] {
+            let e = Config::from_env(&Env::new().with("NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", bad)).unwrap_err();
+            assert_eq!(e.var, "NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", "{bad}");
+        }
+        assert_eq!(Config::default().debug_stream_buffer_events, 65536);
     }
 
     #[test]

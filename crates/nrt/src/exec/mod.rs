@@ -504,6 +504,8 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     for c in prog.cores.iter().filter(|c| c.runs_q7) {
         c.core.drain_q7_stdio();
     }
+    // What the model's DEBUG_TENSOR_READs printed, to the debug stream.
+    crate::debug_stream::drain(prog, model.vnc);
     // A profiled execution's trace, read while the cores are still ours.
     let device_time = st.harvest.observation().device_time();
     let collected = match st.profile.as_mut() {

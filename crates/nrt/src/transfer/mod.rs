@@ -306,6 +306,25 @@ impl Transfers {
         })
     }
 
+    /// Device-to-device work described by pattern blocks (casts and
+    /// element-wise reductions, `crate::tensor_ops`), run in order on
+    /// `core`'s device-to-device queue; returns when the last has landed.
+    pub fn patterned(&self, memory: &DeviceMemory, core: CoreId, blocks: &[nrt_isa::dma_desc::PatternBlock]) -> NrtResult<()> {
+        let encoded = blocks
+            .iter()
+            .map(|b| b.to_bytes().map_err(|e| NrtError::invalid(format!("a pattern block: {e}"))))
+            .collect::<NrtResult<Vec<_>>>()?;
+        if encoded.is_empty() {
+            return Ok(());
+        }
+        self.run(memory, core, Direction::DeviceToDevice, |lane, ctx| {
+            for chunk in encoded.chunks(lane::PATTERN_PAIRS) {
+                lane.submit_patterns(ctx, memory, chunk)?;
+            }
+            Ok(())
+        })
+    }
+
     /// Appends to `out` the DMA trace records of `core`'s transfer engine
     /// written since the last call (one per packet: its queue, bytes and
     /// device time) and returns how many the ring overwrote unread. A core
