@@ -230,7 +230,7 @@ pub fn run(o: &Options) -> Result<()> {
     let rt = Arc::clone(&hosted.rt);
     let vncs = rt.visible_vnc_count() as usize;
     if per > vncs {
-        bail!("-r {n}: {}", crate::run_ranks::too_few_cores(per, vncs, "NEURON_SIM_INSTANCE=trn2.48xlarge has 16 devices, 128 logical cores at LNC 1"));
+        bail!("-r {n}: {}", crate::run_ranks::too_few_cores(&rt, per, vncs, "NEURON_SIM_INSTANCE=trn2.48xlarge has 16 devices, 128 logical cores at LNC 1"));
     }
     if worker.is_some() {
         for (v, &g) in gids.iter().enumerate() {

@@ -27,16 +27,18 @@ pub fn rank_path(dir: &Path, r: usize) -> Result<PathBuf> {
     }
 }
 
-/// Why this process sees `visible` logical cores when `needed` ranks are
-/// to run in it, one per logical core: what limits them (the simulated
-/// instance, the logical-core size, NEURON_RT_VISIBLE_CORES) and how to
-/// get more (`more`).
-pub fn too_few_cores(needed: usize, visible: usize, more: &str) -> String {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let instance = var("NEURON_SIM_INSTANCE").map_or_else(|| "the default instance, one trn2 device of 8 physical cores".to_string(), |v| format!("NEURON_SIM_INSTANCE={v}"));
-    let lnc = var("NEURON_LOGICAL_NC_CONFIG").map_or_else(|| "LNC 1".to_string(), |v| format!("NEURON_LOGICAL_NC_CONFIG={v}"));
-    let visible_cores = var("NEURON_RT_VISIBLE_CORES").map_or_else(String::new, |v| format!(", NEURON_RT_VISIBLE_CORES={v}"));
-    format!("{needed} rank(s) in this process need one logical core each and {visible} are visible ({instance}, {lnc}{visible_cores}); {more}")
+/// Why this process sees `visible` logical cores of `rt` when `needed`
+/// ranks are to run in it, one per logical core: what limits them (the
+/// simulated instance, the runtime's logical-core size and visible cores,
+/// as nrt::config read them) and how to get more (`more`).
+pub fn too_few_cores(rt: &nrt::Runtime, needed: usize, visible: usize, more: &str) -> String {
+    let instance = std::env::var("NEURON_SIM_INSTANCE")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map_or_else(|| "the default instance, one trn2 device of 8 physical cores".to_string(), |v| format!("NEURON_SIM_INSTANCE={v}"));
+    let lnc = rt.topology().lnc();
+    let visible_cores = rt.config().visible_cores.as_ref().map_or_else(String::new, |v| format!(", NEURON_RT_VISIBLE_CORES={}", v.iter().map(u32::to_string).collect::<Vec<_>>().join(",")));
+    format!("{needed} rank(s) in this process need one logical core each and {visible} are visible ({instance}, LNC {lnc}{visible_cores}); {more}")
 }
 
 /// What one rank's thread brings back.
@@ -156,7 +158,7 @@ fn run_on(rt: &RuntimeHosts, neffs: &[Vec<u8>], gids: &[usize], ranks: usize, wo
     let timeout = rt.rt.config().collectives.net_timeout;
     let Some(places) = crate::decoder_run::placement(&rt.hosts, gids.len()) else {
         let visible: usize = rt.hosts.iter().map(|h| h.vcores().len()).sum();
-        bail!("--ranks {ranks}: {}", too_few_cores(gids.len(), visible, "--processes P splits them over P processes"));
+        bail!("--ranks {ranks}: {}", too_few_cores(&rt.rt, gids.len(), visible, "--processes P splits them over P processes"));
     };
     let me: Vec<CcRank> = if worker {
         for (v, &g) in gids.iter().enumerate() {

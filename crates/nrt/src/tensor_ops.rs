@@ -180,12 +180,14 @@ mod tests {
     }
 
     #[test]
-    fn host_tensors_and_short_tensors_are_refused() {
+    fn host_tensors_and_untyped_tensors_are_refused() {
+        // (A device tensor shorter than the count: tests/transfers.rs,
+        // which has a device.)
         let h = Tensor::from_host_bytes(vec![0; 16], "h");
         let e = cast(Typed { tensor: &h, dtype: Dtype::Float32 }, Typed { tensor: &h, dtype: Dtype::Float16 }, 4).unwrap_err();
         assert!(e.message.contains("host tensor"), "{e}");
         let e = operand("source", Typed { tensor: &h, dtype: Dtype::Float32 }, 5).err().unwrap();
-        assert!(e.message.contains("fewer than 5 elements"), "{e}");
+        assert!(e.message.contains("is a host tensor"), "{e}");
         let e = operand("source", Typed { tensor: &h, dtype: Dtype::Unknown }, 1).err().unwrap();
         assert!(e.message.contains("no device dtype"), "{e}");
     }
