@@ -191,20 +191,7 @@ impl Lane {
         if off < len {
             return Err(NrtError::failure(format!("a {} batch of {len} bytes exceeds {CHUNK_BYTES}", self.direction)));
         }
-        // The marker: the batch's number, from its half's source word (a
-        // store into the host-DMA mapping) into its half's slot.
-        let word = self.block.offset(WORDS_AT + 4 * half as u64);
-        let slot = self.block.offset(SLOTS_AT + 4 * half as u64);
-        ctx.device.write(word, &batch.0.to_le_bytes()).map_err(|e| self.hal(ctx, "writing the completion marker", e))?;
-        (tx[n], rx[n]) = copy_pair(word, slot, 4);
-        n += 1;
-        self.write_ring(ctx, 0, &tx[..n])?;
-        self.write_ring(ctx, RING_BYTES, &rx[..n])?;
-        ctx.device.dma_tail_increment(self.core, self.direction.queue(), n as u32, n as u32).map_err(|e| self.hal(ctx, "ringing", e))?;
-        self.submitted += n as u64;
-        self.sequence = batch.0;
-        self.in_flight[half] = Some(batch);
-        Ok(batch)
+        self.ring_batch(ctx, half, batch, &mut tx, &mut rx, n)
     }
 
     /// Submits one patterned batch: each of `blocks` (at most
@@ -231,12 +218,20 @@ impl Lane {
             tx[i] = DmaDescriptor::Tx(t).to_bytes().map_err(|e| NrtError::failure(format!("a pattern descriptor: {e}")))?;
             rx[i] = DmaDescriptor::Rx(r).to_bytes().map_err(|e| NrtError::failure(format!("a pattern descriptor: {e}")))?;
         }
-        let mut n = blocks.len();
+        self.ring_batch(ctx, half, batch, &mut tx, &mut rx, blocks.len())
+    }
+
+    /// Ends a batch of `n` descriptor pairs on `half` and rings it: the
+    /// marker (the batch's number, from its half's source word, a store
+    /// into the host-DMA mapping, into its half's slot) as the last pair,
+    /// both rings written, the queue's tail moved; the batch is then the
+    /// half's one in flight.
+    fn ring_batch(&mut self, ctx: &TransferCtx<'_>, half: usize, batch: Batch, tx: &mut [[u8; 16]; BATCH_PAIRS], rx: &mut [[u8; 16]; BATCH_PAIRS], n: usize) -> NrtResult<Batch> {
         let word = self.block.offset(WORDS_AT + 4 * half as u64);
         let slot = self.block.offset(SLOTS_AT + 4 * half as u64);
         ctx.device.write(word, &batch.0.to_le_bytes()).map_err(|e| self.hal(ctx, "writing the completion marker", e))?;
         (tx[n], rx[n]) = copy_pair(word, slot, 4);
-        n += 1;
+        let n = n + 1;
         self.write_ring(ctx, 0, &tx[..n])?;
         self.write_ring(ctx, RING_BYTES, &rx[..n])?;
         ctx.device.dma_tail_increment(self.core, self.direction.queue(), n as u32, n as u32).map_err(|e| self.hal(ctx, "ringing", e))?;
