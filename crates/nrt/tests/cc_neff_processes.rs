@@ -100,6 +100,23 @@ fn reference(n: usize, count: u64, run: u64) -> Vec<u8> {
         .collect()
 }
 
+/// Prints rank `g`'s line for execution `run` started at `t`: `EXEC run g
+/// OK us digest` when `out` holds what `want` gives, else WRONG with the
+/// first differing byte, or ERR with the status.
+fn report_exec(run: impl std::fmt::Display, g: impl std::fmt::Display, t: Instant, r: nrt::NrtResult<()>, out: &Tensor, want: impl FnOnce() -> Vec<u8>) {
+    match r {
+        Ok(()) => {
+            let mut b = vec![0u8; out.size() as usize];
+            out.read(0, &mut b).unwrap();
+            match b.iter().zip(&want()).position(|(x, y)| x != y) {
+                None => println!("EXEC {run} {g} OK {} {:016x}", t.elapsed().as_micros(), digest(&b)),
+                Some(at) => println!("EXEC {run} {g} WRONG first difference at byte {at} of {}", b.len()),
+            }
+        }
+        Err(e) => println!("EXEC {run} {g} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
+    }
+}
+
 fn digest(b: &[u8]) -> u64 {
     b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ u64::from(x)).wrapping_mul(0x100_0000_01b3))
 }
@@ -172,18 +189,8 @@ fn neff_rank_main() {
                     let mut outs = TensorSet::new();
                     outs.add("output", out.clone());
                     let t = Instant::now();
-                    match host.execute(model, &ins, &outs) {
-                        Ok(()) => {
-                            let mut b = vec![0u8; (count * 4) as usize];
-                            out.read(0, &mut b).unwrap();
-                            let want = reference(world as usize, count, run);
-                            match b.iter().zip(&want).position(|(x, y)| x != y) {
-                                None => println!("EXEC {run} {g} OK {} {:016x}", t.elapsed().as_micros(), digest(&b)),
-                                Some(at) => println!("EXEC {run} {g} WRONG first difference at byte {at} of {}", b.len()),
-                            }
-                        }
-                        Err(e) => println!("EXEC {run} {g} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
-                    }
+                    let r = host.execute(model, &ins, &outs);
+                    report_exec(run, g, t, r, &out, || reference(world as usize, count, run));
                 }
                 match host.unload(model) {
                     Ok(()) => println!("UNLOAD {g} OK"),
@@ -252,18 +259,8 @@ fn chain_ranks(host: &ModelHost, gids: &[u32], ccs: &[CcRank], world: u32, runs:
                     let mut outs = TensorSet::new();
                     outs.add("output", out.clone());
                     let t = Instant::now();
-                    match host.execute(model, &set, &outs) {
-                        Ok(()) => {
-                            let mut b = vec![0u8; n * 4];
-                            out.read(0, &mut b).unwrap();
-                            let want: Vec<u8> = chain_reference(spec, &ins)[g as usize].iter().flat_map(|x| x.to_le_bytes()).collect();
-                            match b.iter().zip(&want).position(|(x, y)| x != y) {
-                                None => println!("EXEC {run} {g} OK {} {:016x}", t.elapsed().as_micros(), digest(&b)),
-                                Some(at) => println!("EXEC {run} {g} WRONG first difference at byte {at} of {}", b.len()),
-                            }
-                        }
-                        Err(e) => println!("EXEC {run} {g} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
-                    }
+                    let r = host.execute(model, &set, &outs);
+                    report_exec(run, g, t, r, &out, || chain_reference(spec, &ins)[g as usize].iter().flat_map(|x| x.to_le_bytes()).collect());
                 }
                 match host.unload(model) {
                     Ok(()) => println!("UNLOAD {g} OK"),
