@@ -49,7 +49,8 @@
 //! operation over all of the NEFF's cross-process ops.
 
 use super::compose::{self, RankImage, RankSide};
-use super::neff_net::{NeffNet, OpNet, RankPlace};
+use super::neff_net::{NeffNet, OpNet};
+use super::proxy_work::RankPlace;
 use super::net::NetWorld;
 use super::plan::{self, CcKind};
 use super::split;
@@ -500,7 +501,6 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
         let a = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, (in_elems * esize).max(64), 64)?;
         side.scratch = (0..n as u64).map(|c| a.get() + c * t.num_elements * esize).collect();
     }
-    let p = plan::plan(&op.kind, n, t.num_elements, &vec![in_place; n]);
     let arch = ctx.device.info().arch;
     // Ranks of other processes: this process keeps its ranks' steps, cut
     // at the network, with a proxy area (outbox, inbox, post and index
@@ -522,6 +522,10 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
             ));
         }
     }
+    // Across processes a pass is NEURON_RT_CC_CHUNK_SIZE (a message is
+    // half of it: the proxy's slots are sized by it).
+    let pass = world.map_or(plan::PASS_ELEMENTS, |w| split::net_pass(w.chunk_bytes, esize));
+    let p = plan::plan_passes(&op.kind, n, t.num_elements, &vec![in_place; n], pass);
     let mut net = None;
     if let Some(w) = world {
         let sp = split::split(&p, &local, esize).map_err(NrtError::invalid)?;
