@@ -540,8 +540,13 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
     };
     let n_local = local.iter().filter(|l| **l).count();
     // Sizes do not depend on addresses: compose with this rank's side
-    // everywhere to learn its image's.
-    let probe = compose::compose_on(&p, &vec![side.clone(); n], t.dtype, op.dma, arch, &vec![0; n], DONE_SEM).map_err(NrtError::invalid)?;
+    // everywhere to learn its image's (with room for every local rank's
+    // proxy area chunks: a relay writes into the relayed rank's).
+    let mut probe_side = side.clone();
+    if let Some(np) = &net {
+        probe_side.scratch.resize(n + np.split.areas.iter().map(|a| a.chunks.len()).max().unwrap_or(0), 0);
+    }
+    let probe = compose::compose_on(&p, &vec![probe_side; n], t.dtype, op.dma, arch, &vec![0; n], DONE_SEM).map_err(NrtError::invalid)?;
     let base = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, probe[op.me].bytes().max(64), 256)?;
     let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
     let arrival = Arrival { rank: ctx.rank.rank, op: op.number, sig, side, ready_sem, base: base.get() };
