@@ -319,7 +319,7 @@ fn direct(ranks: usize, moves: impl Fn(usize) -> Vec<(Loc, Loc)>, count: u64) ->
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Runs a plan over host vectors of i64 (sum as the reduction), in an
@@ -383,7 +383,8 @@ mod tests {
         (mem.into_iter().map(|[_, o, _]| o).collect(), done)
     }
 
-    fn reference(kind: &CcKind, n: usize, count: u64, inputs: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    /// Every rank's output of `kind` over `inputs` (sums as the reduction).
+    pub(crate) fn reference(kind: &CcKind, n: usize, count: u64, inputs: &[Vec<i64>]) -> Vec<Vec<i64>> {
         let c = count as usize;
         match kind {
             CcKind::AllReduce => vec![(0..c).map(|i| inputs.iter().map(|v| v[i]).sum()).collect(); n],

@@ -259,6 +259,7 @@ mod tests {
     use super::*;
     use crate::cc::compose::LaneImage;
     use crate::cc::net::data_link;
+    use crate::cc::plan::tests::reference;
     use crate::cc::plan::{Buf, CcKind, Loc, plan_passes};
     use crate::cc::split::split;
     use std::collections::{BTreeMap, VecDeque};
@@ -317,17 +318,6 @@ mod tests {
         /// Per in link: receives posted, messages delivered.
         next_post: BTreeMap<Link, usize>,
         delivered: BTreeMap<Link, usize>,
-    }
-
-    fn reference(kind: &CcKind, n: usize, count: u64, inputs: &[Vec<i64>]) -> Vec<Vec<i64>> {
-        let c = count as usize;
-        match kind {
-            CcKind::AllReduce => vec![(0..c).map(|i| inputs.iter().map(|v| v[i]).sum()).collect(); n],
-            CcKind::AllGather => vec![inputs.concat(); n],
-            CcKind::ReduceScatter => (0..n).map(|r| (0..c).map(|i| inputs.iter().map(|v| v[r * c + i]).sum()).collect()).collect(),
-            CcKind::AllToAll => (0..n).map(|r| (0..n).flat_map(|j| inputs[j][r * c..(r + 1) * c].to_vec()).collect()).collect(),
-            CcKind::Permute(_) => unreachable!(),
-        }
     }
 
     /// Runs `kind` over `n` ranks of `count` elements, passes of `pass`,
@@ -515,9 +505,9 @@ mod tests {
                 }
             }
         }
-        for r in 0..n {
-            for l in 0..ran[r].len() {
-                assert_eq!(ran[r][l], lanes(r)[l].len(), "{kind} n={n}: rank {r} lane {l} ran every step (a deadlock otherwise)");
+        for (r, lanes_ran) in ran.iter().enumerate() {
+            for (l, &k) in lanes_ran.iter().enumerate() {
+                assert_eq!(k, lanes(r)[l].len(), "{kind} n={n}: rank {r} lane {l} ran every step (a deadlock otherwise)");
             }
         }
         (m.mem.iter().map(|x| x.bufs[1].clone()).collect(), held)

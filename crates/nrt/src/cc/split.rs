@@ -216,7 +216,7 @@ fn peers(s: &Step, r: usize, cross: impl Fn(usize, usize) -> bool) -> Vec<usize>
 
 /// The transfers of step `s` of rank `r` that cross into rank `q` (one
 /// message), and their offsets in the message (each 64-byte aligned).
-fn message<'a>(s: &'a Step, r: usize, q: usize, esize: u64) -> (Vec<(&'a Transfer, u64)>, u64) {
+fn message(s: &Step, r: usize, q: usize, esize: u64) -> (Vec<(&Transfer, u64)>, u64) {
     let mut at = 0;
     let mut end = 0;
     let mut out = Vec::new();
