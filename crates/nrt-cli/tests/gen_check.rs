@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::read_npy;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -53,14 +55,6 @@ fn a_generated_matmul_checks_clean_and_runs() {
     let bad = nrt(&["gen", "matmul", "--m", "128", "--k", "100", "--n", "128", "-o", s(&d.join("x.neff"))]);
     assert!(!bad.status.success());
     assert!(text(&bad).1.contains("k = 100 must be a positive multiple of 128"), "{}", text(&bad).1);
-}
-
-/// (header, data) of an .npy file.
-fn read_npy(path: &Path) -> (nrt_neff::NpyHeader, Vec<u8>) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let h = nrt_neff::npy::parse_npy_header("npy", &bytes).unwrap();
-    let data = bytes[h.data_offset..].to_vec();
-    (h, data)
 }
 
 /// `nrt gen matmul --print output0`: with NEURON_RT_DEBUG_OUTPUT_DIR set,
