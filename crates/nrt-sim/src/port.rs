@@ -65,6 +65,12 @@ pub trait Bus: RingMemory {
     /// is a register window; `Ok(false)` (nothing done) otherwise.
     fn copy_direct(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<bool>;
 
+    /// Whether `addr..addr+len` is memory of this device (HBM, host
+    /// memory, SBUF or PSUM of an existing core): no register window, no
+    /// peer device, no bad address. A copy between two such ranges is
+    /// [`Bus::copy_direct`]'s and has no side effect but its bytes.
+    fn plain_memory(&self, addr: DeviceAddr, len: u64) -> bool;
+
     /// Where a 32-bit store to `addr` lands, resolved once for a caller
     /// that stores there again and again (a WRITE record, decoded once).
     fn store_route(&self, addr: DeviceAddr) -> HalResult<StoreRoute>;

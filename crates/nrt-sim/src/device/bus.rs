@@ -70,6 +70,13 @@ impl Bus for Shared {
     fn store_route(&self, addr: DeviceAddr) -> HalResult<StoreRoute> {
         Shared::store_route(self, addr)
     }
+    fn plain_memory(&self, addr: DeviceAddr, len: u64) -> bool {
+        match self.target(addr, len) {
+            Ok(Target::Pool(..)) => true,
+            Ok(Target::Sbuf(c, _) | Target::Psum(c, _)) => self.core_ref(c).is_some(),
+            _ => false,
+        }
+    }
     fn lands_in_semaphores(&self, addr: DeviceAddr) -> bool {
         Shared::lands_in_semaphores(self, addr)
     }

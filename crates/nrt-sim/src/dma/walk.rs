@@ -9,12 +9,11 @@
 use crate::core::Core;
 use crate::cost;
 use crate::dma::pattern::{self, Bytes};
-use crate::dma::rings::{CopyPins, Pair};
+use crate::dma::rings::{CopyPins, Fetched, Pair, PatternBlocks};
 use crate::fault::{FaultKind, FaultState};
 use crate::port::Bus;
 use crate::wake::DmaWake;
 use nrt_hal::{ArchDesc, DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
-use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock};
 use nrt_isa::notification::InferErrorSubtype;
 use std::sync::atomic::Ordering;
 
@@ -84,7 +83,8 @@ pub fn run_queue(dev: &impl Bus, faults: &FaultState, arch: &ArchDesc, core: &Co
         let (bytes, nan_at) = if fast {
             (u64::from(pair.len), pair.dst)
         } else {
-            match move_bytes(dev, faults, core.id.0, &mut regs.copy_pins, &pair, start) {
+            let r = &mut *regs;
+            match move_bytes(dev, faults, core.id.0, &mut r.copy_pins, &mut r.blocks, &pair, start) {
                 Ok(done) => done,
                 Err(_) => {
                     abort(&mut regs);
@@ -145,13 +145,22 @@ pub fn run_queue(dev: &impl Bus, faults: &FaultState, arch: &ArchDesc, core: &Co
 /// take effect at `start` plus the transfer's duration. Returns the bytes
 /// moved and the address a NaN fault poisons.
 #[inline(never)]
-fn move_bytes(dev: &impl Bus, faults: &FaultState, core: u32, pins: &mut CopyPins, pair: &Pair, start: u64) -> HalResult<(u64, u64)> {
+fn move_bytes(dev: &impl Bus, faults: &FaultState, core: u32, pins: &mut CopyPins, blocks: &mut PatternBlocks, pair: &Pair, start: u64) -> HalResult<(u64, u64)> {
     if pair.pattern() {
-        let mut block = [0u8; PATTERN_BLOCK_SIZE];
         let at = Stamped { dev, now: start };
-        dev.read(DeviceAddr(pair.src), &mut block)?;
-        let b = PatternBlock::from_bytes(&block).map_err(|e| HalError::invalid(DeviceAddr(pair.src), PATTERN_BLOCK_SIZE as u64, e.to_string()))?;
-        return pattern::execute(&at, &b).map(|n| (n, b.dst.addr));
+        return match blocks.fetch(dev, pair.src)? {
+            Fetched::Kept(b, Some(plan)) => {
+                // A plain copy between memories: its runs page to page.
+                for &(s, d, n) in plan.runs() {
+                    if !dev.copy_direct(DeviceAddr(s), DeviceAddr(d), n)? {
+                        return Err(HalError::invalid(DeviceAddr(d), n, "a planned copy met a register window"));
+                    }
+                }
+                Ok((plan.bytes(), b.dst.addr))
+            }
+            Fetched::Kept(b, None) => pattern::execute(&at, b).map(|n| (n, b.dst.addr)),
+            Fetched::Read(b) => pattern::execute(&at, &b).map(|n| (n, b.dst.addr)),
+        };
     }
     let len = u64::from(pair.len);
     if dev.copy_direct(DeviceAddr(pair.src), DeviceAddr(pair.dst), len)? {

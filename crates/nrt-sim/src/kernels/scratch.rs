@@ -139,6 +139,22 @@ pub fn bytes_zeroed(len: usize) -> Vec<u8> {
     }
 }
 
+/// A byte vector of `len` bytes whose values are whatever its pooled
+/// storage last held (zeros where it grows): for a buffer every byte of
+/// which is written before it is read (a gathered operand, a transposed
+/// tile), where [`bytes_zeroed`] would write the whole buffer once for
+/// nothing.
+pub fn bytes_for_overwrite(len: usize) -> Vec<u8> {
+    match BYTES.with(|p| take_as_is(p, &SHARED_BYTES, len)) {
+        Some(mut v) => {
+            v.truncate(len);
+            v.resize(len, 0);
+            v
+        }
+        None => vec![0; len],
+    }
+}
+
 /// An empty byte vector with room for `cap` bytes, reusing pooled storage.
 pub fn bytes_with_capacity(cap: usize) -> Vec<u8> {
     BYTES.with(|p| take(p, &SHARED_BYTES, cap)).unwrap_or_else(|| Vec::with_capacity(cap))
@@ -169,6 +185,9 @@ mod tests {
         let c = bytes_zeroed(10);
         assert_eq!(c, vec![0u8; 10]);
         recycle_bytes(c);
+        let o = bytes_for_overwrite(7);
+        assert_eq!(o.len(), 7);
+        recycle_bytes(o);
         let d = bytes_with_capacity(5);
         assert!(d.is_empty() && d.capacity() >= 5);
     }

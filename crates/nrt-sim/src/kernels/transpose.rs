@@ -86,8 +86,9 @@ pub fn transpose_raw(raw: &RawTile) -> KernelResult<RawTile> {
             have: raw.bytes.len(),
         });
     }
-    // Pooled storage (RawTile hands it back when dropped).
-    let mut bytes = super::scratch::bytes_zeroed(raw.bytes.len());
+    // Pooled storage (RawTile hands it back when dropped); the transpose
+    // writes every element.
+    let mut bytes = super::scratch::bytes_for_overwrite(raw.bytes.len());
     match e {
         1 => transpose_fixed::<1>(&raw.bytes, &mut bytes, rows, cols),
         2 => transpose_fixed::<2>(&raw.bytes, &mut bytes, rows, cols),
