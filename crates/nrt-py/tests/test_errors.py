@@ -30,10 +30,10 @@ def test_bad_paths_and_bad_neffs(tmp_path):
 def test_bad_core_and_world(copy_neff):
     with pytest.raises(nrt.NrtError, match="Failed to load model"):
         nrt.Model.load_from_neff(copy_neff, core_id=99)
-    # The in-NEFF collectives' world, once set up, keeps its size.
-    nrt.Model.load_from_neff(copy_neff, cc_enabled=True, rank_id=0, world_size=1)
-    with pytest.raises(nrt.NrtError, match="NRT_INVALID"):
-        nrt.Model.load_from_neff(copy_neff, core_id=1, cc_enabled=True, rank_id=0, world_size=2)
+    # (The world-size rule of a collectives load - a NEFF whose world is
+    # larger than the global communicator's is NRT_INVALID - is tested in
+    # crates/nrt/tests/cc_neff.rs: setting up a world here would change
+    # the one runtime every test of this session shares.)
     with pytest.raises(ValueError):
         nrt.Model.load_from_neff(copy_neff, rank_id=3, world_size=2)
 

@@ -263,36 +263,46 @@ def tp_mlp(tmp_path_factory):
     return neffs
 
 
-def run_tp_rank(neff, r, x):
-    m = nrt.Model.load_from_neff(neff, core_id=r, cc_enabled=True, rank_id=r, world_size=2)
-    assert (m.cc_enabled, m.rank_id, m.world_size) == (True, r, 2)
-    return m({"x": nrt.Tensor.from_numpy(x, core_id=r)})["output0"].numpy()
+THREADS_SCRIPT = """
+import sys, threading, numpy as np, nrt
+x = np.random.default_rng(3).standard_normal((128, 256), dtype=np.float32)
+outs, errors = [None, None], []
+
+def rank(r):
+    # Each rank loads and executes from its own thread; the GIL is
+    # released while a rank waits for the other at the load's meeting and
+    # at the collective.
+    try:
+        m = nrt.Model.load_from_neff(sys.argv[1 + r], core_id=r, cc_enabled=True, rank_id=r, world_size=2)
+        assert (m.cc_enabled, m.rank_id, m.world_size) == (True, r, 2)
+        outs[r] = m({"x": nrt.Tensor.from_numpy(x, core_id=r)})["output0"].numpy()
+    except Exception as e:  # noqa: BLE001 - reported below
+        errors.append(e)
+
+threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(timeout=120)
+assert not errors, errors
+assert outs[0] is not None and outs[0].shape == (128, 256)
+np.testing.assert_array_equal(outs[0], outs[1])
+print("OK")
+"""
+
+
+def tp_env(**extra):
+    # The tp-mlp trees are compiled for LNC 1 (a load checks it, as libnrt
+    # 2.30 does); each world runs in a fresh interpreter so its global
+    # communicator is its own, not the one this session's runtime holds.
+    return dict(os.environ, NEURON_LOGICAL_NC_CONFIG="1", **extra)
 
 
 def test_a_two_rank_world_runs_from_threads_of_one_process(tp_mlp):
-    # Each rank loads and executes from its own thread; the GIL is released
-    # while a rank waits for the other at the load's meeting and at the
-    # collective.
-    import threading
+    import sys
 
-    x = np.random.default_rng(3).standard_normal((128, 256), dtype=np.float32)
-    outs = [None, None]
-    errors = []
-
-    def rank(r):
-        try:
-            outs[r] = run_tp_rank(tp_mlp[r], r, x)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors, errors
-    assert outs[0] is not None and outs[0].shape == (128, 256)
-    np.testing.assert_array_equal(outs[0], outs[1])
+    p = subprocess.run([sys.executable, "-c", THREADS_SCRIPT, str(tp_mlp[0]), str(tp_mlp[1])], env=tp_env(), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip().endswith("OK"), p.stdout + p.stderr
 
 
 RANK_SCRIPT = """
@@ -319,7 +329,7 @@ def test_a_two_rank_world_runs_from_two_processes(tp_mlp, tmp_path):
         port = s.getsockname()[1]
     procs = []
     for r in range(2):
-        env = dict(os.environ, NEURON_RT_VISIBLE_CORES=str(r), NEURON_RT_ROOT_COMM_ID=f"127.0.0.1:{port}", FI_PROVIDER="tcp", FI_TCP_IFACE="lo", NEURON_RT_CC_NET_TIMEOUT="60")
+        env = tp_env(NEURON_RT_VISIBLE_CORES=str(r), NEURON_RT_ROOT_COMM_ID=f"127.0.0.1:{port}", FI_PROVIDER="tcp", FI_TCP_IFACE="lo", NEURON_RT_CC_NET_TIMEOUT="60")
         procs.append(subprocess.Popen([sys.executable, "-c", RANK_SCRIPT, str(tp_mlp[r]), str(r), str(tmp_path / f"y{r}.npy")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     for p in procs:
         out, _ = p.communicate(timeout=300)

@@ -243,16 +243,17 @@ impl Collectives {
         }
     }
 
-    /// The world of the in-NEFF collectives' context a load as rank `id`
-    /// of `count` joins (`nrt_load_collectives`): the existing one, or one
-    /// of `count` set up here with the rank on logical core `vnc` (spec
-    /// §3.1: "If global NCCL communicator was not previously created, we
-    /// will create it inside this API").
     /// The world size context `ctx` was set up with, if any.
     pub(super) fn context_size(&self, ctx: CommContext) -> Option<u32> {
         self.contexts.lock().unwrap_or_else(|e| e.into_inner())[ctx as usize]
     }
 
+    /// The world of the in-NEFF collectives' context a load as rank `id`
+    /// of `count` joins (`nrt_load_collectives`): the existing one (the
+    /// load then checks the NEFF's own world against it, spec §3.1), or
+    /// one of `count` set up here with the rank on logical core `vnc`
+    /// ("If global NCCL communicator was not previously created, we will
+    /// create it inside this API").
     pub fn neff_world(&self, id: u32, vnc: u32, count: u32) -> NrtResult<u32> {
         check_member(id, count)?;
         let existing = self.contexts.lock().unwrap_or_else(|e| e.into_inner())[CommContext::Neff as usize];
