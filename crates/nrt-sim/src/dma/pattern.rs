@@ -541,6 +541,36 @@ mod tests {
         assert_eq!(f32s(&m, 8, n), want);
     }
 
+    /// A plain copy is planned as its coalesced runs, and executing the
+    /// runs gives the general path's bytes; casts, other ops and
+    /// overlapping sides are not planned.
+    #[test]
+    fn copy_plans_coalesce_runs_and_match_the_general_path() {
+        // 4 rows of 16 bytes, contiguous, into rows 64 bytes apart.
+        let b = block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, 64)]), side(1024, Dtype::Float32, &[(4, 16), (64, 4)]));
+        let mut plan = CopyPlan::default();
+        assert!(plan.rebuild(&b));
+        assert_eq!(plan.runs(), &[(0, 1024, 16), (16, 1088, 16), (32, 1152, 16), (48, 1216, 16)]);
+        assert_eq!(plan.bytes(), 64);
+        // Dense on both sides: one run.
+        assert!(plan.rebuild(&block(DmaOp::Copy, side(0, Dtype::Bfloat16, &[(2, 64), (64, 4)]), side(512, Dtype::Bfloat16, &[(2, 256)]))));
+        assert_eq!(plan.runs(), &[(0, 512, 256)]);
+        let m = Flat(RefCell::new((0..4096).map(|i| (i * 7) as u8).collect()));
+        let want = Flat(RefCell::new(m.0.borrow().clone()));
+        execute(&want, &b).unwrap();
+        assert!(plan.rebuild(&b));
+        for &(s, d, n) in plan.runs() {
+            let mut buf = vec![0u8; n as usize];
+            m.read_bytes(DeviceAddr(s), &mut buf).unwrap();
+            m.write_bytes(DeviceAddr(d), &buf).unwrap();
+        }
+        assert_eq!(m.0.borrow().as_slice(), want.0.borrow().as_slice());
+        assert!(!plan.rebuild(&block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, 64)]), side(1024, Dtype::Bfloat16, &[(2, 32)]))), "a cast");
+        assert!(!plan.rebuild(&block(DmaOp::Add, side(0, Dtype::Float32, &[(4, 64)]), side(1024, Dtype::Float32, &[(4, 64)]))), "a reduction");
+        assert!(!plan.rebuild(&block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, 64)]), side(32, Dtype::Float32, &[(4, 64)]))), "overlapping sides");
+        assert!(plan.runs().is_empty());
+    }
+
     #[test]
     fn oversized_and_overflowing_blocks_are_refused() {
         let m = Flat(RefCell::new(vec![0; 256]));
