@@ -9,6 +9,7 @@
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_profile.h"
 #include "nrt/nrt_sys_trace.h"
+#include "nrt/ndebug_stream.h"
 #include "ndl/neuron_driver_shared_tensor_batch_op.h"
 
 _Static_assert(sizeof(nrt_instance_info_t) == 32, "nrt_instance_info_t size");
@@ -17,6 +18,17 @@ _Static_assert(offsetof(nrt_instance_info_t, family) == 0, "family");
 _Static_assert(offsetof(nrt_instance_info_t, size) == 4, "size");
 _Static_assert(offsetof(nrt_instance_info_t, arch_name) == 8, "arch_name");
 _Static_assert(offsetof(nrt_instance_info_t, device_revision) == 24, "device_revision");
+
+/* ndebug_stream.h: the 2.28 event layouts (64-byte header, 1024-byte fixed payload). */
+_Static_assert(sizeof(ndebug_stream_event_header_t) == 64, "event header size");
+_Static_assert(offsetof(ndebug_stream_event_header_t, type) == 8, "event type");
+_Static_assert(sizeof(ndebug_stream_payload_debug_tensor_read_t) == 1024, "tensor read payload size");
+_Static_assert(offsetof(ndebug_stream_payload_debug_tensor_read_t, logical_nc_id) == 512, "logical_nc_id");
+_Static_assert(offsetof(ndebug_stream_payload_debug_tensor_read_t, pipe) == 516, "pipe");
+_Static_assert(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_dtype) == 520, "tensor_dtype");
+_Static_assert(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_shape) == 536, "tensor_shape");
+_Static_assert(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_data_size) == 600, "tensor_data_size");
+_Static_assert(offsetof(ndebug_stream_payload_debug_tensor_read_t, tensor_data) == 1024, "tensor_data");
 
 _Static_assert(sizeof(nrt_tensor_batch_op_t) == 24, "nrt_tensor_batch_op_t size");
 _Static_assert(offsetof(nrt_tensor_batch_op_t, offset) == 0, "op offset");

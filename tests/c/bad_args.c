@@ -1,6 +1,6 @@
 /* Bad arguments, table-driven: every export of nrt.h, nrt_async.h,
  * nrt_experimental.h, nrt_status.h, nrt_version.h, nrt_profile.h,
- * nrt_sys_trace.h and nrt_async_sendrecv.h called with NULL
+ * nrt_sys_trace.h, nrt_async_sendrecv.h, nec.h and ndebug_stream.h called with NULL
  * pointers, out-of-range values, in the wrong lifecycle state, with stale
  * (freed or unloaded) handles, foreign pointers and wrong struct sizes.
  * Each row names the function, what is wrong and the status the call must
@@ -22,6 +22,7 @@
 #include "nrt/nrt_sys_trace.h"
 #include "nrt/nrt_async_sendrecv.h"
 #include "nrt/nec.h"
+#include "nrt/ndebug_stream.h"
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -114,6 +115,20 @@ CASE(BEFORE_INIT, nrt_barrier, "before init", NRT_UNINITIALIZED) { return nrt_ba
 CASE(BEFORE_INIT, nrt_async_sendrecv_init, "before init", NRT_UNINITIALIZED) { return nrt_async_sendrecv_init(0); }
 CASE(BEFORE_INIT, nrt_build_global_comm, "before init", NRT_UNINITIALIZED) { return nrt_build_global_comm(0, 0, 1); }
 CASE(BEFORE_INIT, nrt_cc_global_comm_init, "before init", NRT_UNINITIALIZED) { return nrt_cc_global_comm_init(0, 0, 1); }
+CASE(BEFORE_INIT, nrt_debug_client_connect, "before init", NRT_UNINITIALIZED) {
+    int fd = 0x5a5a;
+    NRT_STATUS r = nrt_debug_client_connect(0, &fd);
+    return fd == 0x5a5a ? r : NRT_FAILURE;
+}
+CASE(BEFORE_INIT, nrt_debug_client_read_one_event, "before init", NRT_UNINITIALIZED) {
+    ndebug_stream_event_header_t h;
+    void *p = UNTOUCHED;
+    return KEEPS(nrt_debug_client_read_one_event(3, &h, &p), p);
+}
+CASE(BEFORE_INIT, nrt_debug_client_connect_close, "before init (only logs)", NRT_SUCCESS) {
+    nrt_debug_client_connect_close(3);
+    return NRT_SUCCESS;
+}
 CASE(BEFORE_INIT, nrt_set_pool_eng_ucode, "NULL ucode", NRT_INVALID) { return nrt_set_pool_eng_ucode(NULL); }
 CASE(BEFORE_INIT, nrt_set_pool_eng_ucode, "NULL image with a size", NRT_INVALID) {
     nrt_ucode_info bad = {{NULL, 4}, {NULL, 0}};
@@ -509,6 +524,76 @@ CASE(LIVE, nrta_event_register_xu_completion, "logical core out of range", NRT_I
 /* nec.h: int functions answer -1 (MLA indexes NEC_UNKNOWN_MLA_DEV), size_t 0, outputs untouched */
 #define NEC_INT(call, want) ((call) == (want) ? NRT_INVALID : NRT_FAILURE)
 CASE(BEFORE_INIT, nec_get_device_count, "before init", NRT_INVALID) { return NEC_INT(nec_get_device_count(NULL, 0), -1); }
+/* debug stream (ndebug_stream.h): one client per logical core. */
+CASE(LIVE, nrt_debug_client_connect, "NULL stream_fd", NRT_INVALID) { return nrt_debug_client_connect(0, NULL); }
+CASE(LIVE, nrt_debug_client_connect, "logical core -1", NRT_INVALID) {
+    int fd = 0x5a5a;
+    NRT_STATUS r = nrt_debug_client_connect(-1, &fd);
+    return fd == 0x5a5a ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_debug_client_connect, "logical core past the visible ones", NRT_INVALID) {
+    int fd = 0x5a5a;
+    NRT_STATUS r = nrt_debug_client_connect(4096, &fd);
+    return fd == 0x5a5a ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_debug_client_connect, "second client of a core", NRT_INVALID) {
+    int fd = -1, fd2 = 0x5a5a;
+    if (nrt_debug_client_connect(0, &fd) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    NRT_STATUS r = nrt_debug_client_connect(0, &fd2);
+    nrt_debug_client_connect_close(fd);
+    return fd2 == 0x5a5a ? r : NRT_FAILURE;
+}
+CASE(LIVE, nrt_debug_client_read_one_event, "nothing waiting", NRT_QUEUE_EMPTY) {
+    int fd = -1;
+    ndebug_stream_event_header_t h;
+    void *p = UNTOUCHED;
+    if (nrt_debug_client_connect(0, &fd) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    NRT_STATUS r = KEEPS(nrt_debug_client_read_one_event(fd, &h, &p), p);
+    nrt_debug_client_connect_close(fd);
+    return r;
+}
+CASE(LIVE, nrt_debug_client_read_one_event, "NULL header", NRT_INVALID) {
+    int fd = -1;
+    void *p = UNTOUCHED;
+    if (nrt_debug_client_connect(0, &fd) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    NRT_STATUS r = KEEPS(nrt_debug_client_read_one_event(fd, NULL, &p), p);
+    nrt_debug_client_connect_close(fd);
+    return r;
+}
+CASE(LIVE, nrt_debug_client_read_one_event, "NULL payload", NRT_INVALID) {
+    int fd = -1;
+    ndebug_stream_event_header_t h;
+    if (nrt_debug_client_connect(0, &fd) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    NRT_STATUS r = nrt_debug_client_read_one_event(fd, &h, NULL);
+    nrt_debug_client_connect_close(fd);
+    return r;
+}
+CASE(LIVE, nrt_debug_client_read_one_event, "descriptor that is no connection", NRT_INVALID) {
+    ndebug_stream_event_header_t h;
+    void *p = UNTOUCHED;
+    return KEEPS(nrt_debug_client_read_one_event(0, &h, &p), p);
+}
+CASE(LIVE, nrt_debug_client_read_one_event, "closed connection", NRT_INVALID) {
+    int fd = -1;
+    ndebug_stream_event_header_t h;
+    void *p = UNTOUCHED;
+    if (nrt_debug_client_connect(0, &fd) != NRT_SUCCESS)
+        return NRT_FAILURE;
+    nrt_debug_client_connect_close(fd);
+    return KEEPS(nrt_debug_client_read_one_event(fd, &h, &p), p);
+}
+CASE(LIVE, nrt_debug_client_connect_close, "descriptor that is no connection (only logs)", NRT_SUCCESS) {
+    nrt_debug_client_connect_close(-1);
+    int fd = -1;
+    /* The core is free again afterwards. */
+    NRT_STATUS r = nrt_debug_client_connect(0, &fd);
+    nrt_debug_client_connect_close(fd);
+    return r;
+}
 CASE(LIVE, nec_get_device_count, "NULL array with a size", NRT_INVALID) { return NEC_INT(nec_get_device_count(NULL, 4), -1); }
 CASE(LIVE, nec_get_device_pci_bdf, "device past the instance", NRT_INVALID) {
     uint32_t dom = 77, bus = 77;
@@ -931,6 +1016,11 @@ CASE(LIVE, nrt_inspect_begin_with_options, "NULL options (the defaults, capturin
     return nrt_inspect_begin_with_options(NULL);
 }
 CASE(AFTER_CLOSE, nrt_async_sendrecv_init, "after close", NRT_CLOSED) { return nrt_async_sendrecv_init(0); }
+CASE(AFTER_CLOSE, nrt_debug_client_connect, "after close", NRT_CLOSED) {
+    int fd = 0x5a5a;
+    NRT_STATUS r = nrt_debug_client_connect(0, &fd);
+    return fd == 0x5a5a ? r : NRT_FAILURE;
+}
 CASE(AFTER_CLOSE, nrt_sys_trace_start, "after close", NRT_CLOSED) {
     return nrt_sys_trace_start(g_trace_cfg);
 }

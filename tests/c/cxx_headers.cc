@@ -9,6 +9,7 @@
 #include "nrt/nrt_sys_trace.h"
 #include "nrt/nrt_async_sendrecv.h"
 #include "nrt/nec.h"
+#include "nrt/ndebug_stream.h"
 #include <cstdio>
 #include <cstring>
 

@@ -29,6 +29,23 @@ pub fn c_string(s: &str, what: &str) -> NrtResult<*mut c_char> {
     Ok(p.cast())
 }
 
+/// A malloc'd buffer of `n` bytes (at least one) that `fill` writes; the
+/// caller frees it with `free(3)`.
+pub fn c_bytes(n: usize, what: &str, fill: impl FnOnce(&mut [u8])) -> NrtResult<*mut c_void> {
+    // SAFETY: plain allocation; checked for NULL below.
+    let p = unsafe { malloc(n.max(1)) }.cast::<u8>();
+    if p.is_null() {
+        return Err(no_memory(what, n));
+    }
+    // SAFETY: `p` holds `n` bytes, initialised here before the slice is made.
+    let buf = unsafe {
+        std::ptr::write_bytes(p, 0, n);
+        std::slice::from_raw_parts_mut(p, n)
+    };
+    fill(buf);
+    Ok(p.cast())
+}
+
 /// A malloc'd array of malloc'd NUL-terminated strings (what the
 /// `*_get_*_types` calls return; the caller frees each and the array).
 pub fn c_string_list(items: &[&str], what: &str) -> NrtResult<*mut *const c_char> {

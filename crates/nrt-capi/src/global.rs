@@ -178,10 +178,15 @@ fn hosts_slot() -> MutexGuard<'static, Option<Arc<Hosts>>> {
     HOSTS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The simulator's devices as the process environment describes them.
+/// The devices of the backend `NRT_DEVICE` names (the simulator as the
+/// `NEURON_SIM_*` environment describes it by default).
 pub fn devices() -> NrtResult<Vec<Arc<dyn Device>>> {
-    let devs = nrt_sim::SimDevice::all_from_env().map_err(|e| NrtError::invalid(format!("simulated device configuration: {e}")))?;
-    Ok(devs.into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect())
+    let backend = nrt_core::config::device_backend(&Env::from_process())?;
+    let sims = || {
+        let devs = nrt_sim::SimDevice::all_from_env().map_err(|e| format!("simulated device configuration: {e}"))?;
+        Ok(devs.into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect())
+    };
+    nrt_ndl::devices(backend, sims).map_err(|e| NrtError::new(NrtStatus::Failure, e))
 }
 
 /// `nrt_init`.

@@ -15,10 +15,12 @@
 //! [`api_instance`] (nrt.h's host device ids, routing ids, mapped HBM,
 //! dma-buf and EFA queries), [`api_cc`] (collectives), [`api_profile`]
 //! (nrt_profile.h), [`api_sys_trace`] (nrt_sys_trace.h), [`api_sendrecv`]
-//! (nrt_async_sendrecv.h), [`api_nec`] (nec.h, version node NRT_2.0.0).
+//! (nrt_async_sendrecv.h), [`api_nec`] (nec.h, version node NRT_2.0.0),
+//! [`api_debug`] (ndebug_stream.h).
 
 pub mod api_async;
 pub mod api_cc;
+pub mod api_debug;
 pub mod api_core;
 pub mod api_experimental;
 pub mod api_instance;

@@ -525,6 +525,46 @@ fn neff_collectives_from_two_processes() {
     });
 }
 
+/// The tensor-parallel decoder (TP 2, 4 layers, LNC 1) from C
+/// (tests/c/tp_decoder.c): each rank thread loads its prefill and decode
+/// NEFF with nrt_load_collectives, binds its weight shards and KV caches
+/// as device tensors shared by both, runs the prefill and the decode steps
+/// of `nrt gen tp-decoder --data`; the ranks' outputs are the same bits,
+/// and every execution's is within the derived fp32 bound of the f64
+/// reference.
+#[test]
+fn tp_decoder_prefill_and_decode_from_rank_threads() {
+    use nrt_gen::tp_decoder::reference::{deviation, expected};
+    use nrt_gen::tp_decoder::weights::{DecoderWeights, write_data};
+    use nrt_gen::tp_decoder::{Phase, TpDecoderSpec, tp_decoder_neff};
+    const SEED: u64 = 11;
+    const STEPS: usize = 3;
+    let dir = scratch("tp_decoder");
+    let exe = build("tp_decoder", &dir, false);
+    let spec = TpDecoderSpec::new(2, 4, 1);
+    let model = dir.join("model");
+    for phase in [Phase::Prefill, Phase::Decode] {
+        let neff = tp_decoder_neff(&spec, phase).expect("decoder NEFF");
+        let set = model.join(phase.dir_name());
+        std::fs::create_dir_all(&set).expect("NEFF dir");
+        for r in 0..spec.ranks {
+            std::fs::write(set.join(format!("rank{r}.neff")), &neff).expect("write the NEFF");
+        }
+    }
+    write_data(&spec, SEED, STEPS, &model.join("data")).expect("write the data");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("output dir");
+    let stdout = run_env(&exe, &dir, &[&model, Path::new("2"), &out], &[("NEURON_LOGICAL_NC_CONFIG", "1"), ("NEURON_RT_CC_NET_TIMEOUT", "60")]);
+    assert!(stdout.contains("hidden identical on every rank: yes") && stdout.contains(" 0 failed"), "{stdout}");
+    let want = expected(&spec, &DecoderWeights::generate(&spec, SEED), SEED, STEPS);
+    for (i, want) in want.iter().enumerate() {
+        let bytes = std::fs::read(out.join(format!("hidden_{i}.bin"))).expect("hidden written");
+        let got: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+        let d = deviation(want, &got);
+        assert_eq!(d.outside, 0, "execution {i}: {d:?}");
+    }
+}
+
 #[test]
 fn threads_execute_concurrently() {
     let dir = scratch("threads");
@@ -583,6 +623,18 @@ fn execute_custom_ops_example_against_c_references() {
     ];
     let out = run_env(&exe, &dir, &[&good, &bad, &log], &env);
     assert!(out.contains("execute_custom_ops:"), "{out}");
+}
+
+/// ndebug_stream.h from C (tests/c/debug_stream.c): the device-print
+/// example's two prints reach a client waiting with epoll, with the 2.28
+/// event layout, each payload freed by the caller.
+#[test]
+fn debug_stream_from_c() {
+    let dir = scratch("debug_stream");
+    let neff = pack_example("device-print", &dir, Vec::new());
+    let exe = build("debug_stream", &dir, false);
+    let out = run(&exe, &dir, &[&neff]);
+    assert!(out.contains("debug_stream: ") && out.contains(" 0 failed"), "{out}");
 }
 
 /// nrt_sys_trace.h, nrt_profile.h and nrt_trace_start/stop from C
@@ -734,7 +786,7 @@ fn bad_arguments_of_every_export_return_their_status() {
     let dir = scratch("bad_args");
     let exe = build("bad_args", &dir, false);
     let listed: BTreeSet<String> = bad_args_rows(&exe, &dir).into_iter().collect();
-    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h", "nec.h"];
+    let covered = ["nrt.h", "nrt_async.h", "nrt_experimental.h", "nrt_status.h", "nrt_version.h", "nrt_profile.h", "nrt_sys_trace.h", "nrt_async_sendrecv.h", "nec.h", "ndebug_stream.h"];
     let texts: Vec<String> = covered
         .iter()
         .map(|h| std::fs::read_to_string(repo().join("include/nrt").join(h)).expect("header"))

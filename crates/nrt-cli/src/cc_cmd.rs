@@ -21,7 +21,6 @@
 
 use anyhow::{Result, anyhow, bail};
 use nrt::cc::{Arrival, CcKind, ReduceOp};
-use nrt::config::Env;
 use nrt::tensor::Tensor;
 use nrt::Runtime;
 use nrt_isa::dtype::Dtype;
@@ -204,10 +203,7 @@ pub fn run(o: &Options) -> Result<()> {
     // A worker: spawned by --processes (our variable) or by mpirun for -N
     // (Open MPI's rank variable).
     let var = if o.nodes > 1 { MPI_RANK_VAR } else { WORKER_VAR };
-    let worker = match std::env::var(var) {
-        Ok(w) if procs > 1 => Some(w.parse::<usize>().ok().filter(|p| *p < procs).ok_or_else(|| anyhow!("{var}={w}: expected a process index below {procs}"))?),
-        _ => None,
-    };
+    let worker = crate::local_workers::index(var, procs)?;
     if o.nodes > 1 && worker.is_none() {
         return launch_mpirun(o);
     }
@@ -234,7 +230,7 @@ pub fn run(o: &Options) -> Result<()> {
     let rt = Arc::clone(&hosted.rt);
     let vncs = rt.visible_vnc_count() as usize;
     if per > vncs {
-        bail!("-r {n}: the simulated instance has {vncs} logical cores (set NEURON_SIM_INSTANCE for more)");
+        bail!("-r {n}: {}", crate::run_ranks::too_few_cores(&rt, per, vncs, "NEURON_SIM_INSTANCE=trn2.48xlarge has 16 devices, 128 logical cores at LNC 1"));
     }
     if worker.is_some() {
         for (v, &g) in gids.iter().enumerate() {
@@ -288,9 +284,10 @@ pub fn run(o: &Options) -> Result<()> {
     report(o, &kind, &rows, errors)
 }
 
-/// Prints the table and the JSON report; fails when a size failed.
+/// Prints the table and the JSON report; fails when a size failed, with
+/// one message counting the failures.
 fn report(o: &Options, kind: &CcKind, rows: &[Row], errors: usize) -> Result<()> {
-    print_table(rows, &o.datatype, o.show_algorithm, kind);
+    print_table(rows, &o.datatype, o.show_algorithm, o.check.is_some(), kind);
     if let Some(path) = &o.json {
         let results: Vec<serde_json::Value> = rows
             .iter()
@@ -299,50 +296,27 @@ fn report(o: &Options, kind: &CcKind, rows: &[Row], errors: usize) -> Result<()>
         std::fs::write(path, serde_json::to_string_pretty(&serde_json::json!({ "results": results }))?).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
     if errors > 0 {
-        println!("{errors} errors found - test failed");
-        bail!("{errors} errors found - test failed");
+        bail!("{errors} error{} found - test failed", if errors == 1 { "" } else { "s" });
     }
     Ok(())
 }
 
-/// NEURON_RT_ROOT_COMM_ID as the runtime's configuration reads it (a
-/// malformed value is the bootstrap's error, named before any worker
-/// starts).
-fn root_comm_id() -> Result<Option<String>> {
-    let config = nrt::config::Config::from_env(&Env::from_process()).map_err(|e| anyhow!("{e}"))?;
-    match config.collectives.root_comm_id {
-        None => Ok(None),
-        Some(nrt::config::RootComm::Addr(a)) => Ok(Some(a.to_string())),
-        Some(nrt::config::RootComm::Malformed { message, .. }) => bail!("{message}"),
+/// `OP` and `--check` as typed: `-c` takes an optional value, so in
+/// `-c allr` the parser hands it the operation; a value that is not a
+/// check mode is the OP, with the default check (as nccom-test reads it).
+pub fn op_and_check(op: Option<String>, check: Option<String>) -> Result<(String, Option<String>)> {
+    match (op, check) {
+        (Some(op), check) => Ok((op, check)),
+        (None, Some(c)) if c != "random" && c != "all_ones" => Ok((c, Some("random".into()))),
+        (None, _) => bail!("the operation is missing: nrt cc-test -r RANKS [options] OP (all_reduce|allr, all_gather|allg, reduce_scatter|redsct, sendrecv, alltoall or permute)"),
     }
 }
 
 /// `--processes P`: spawns the workers, waits for them and prints their
 /// combined table (a size's time is the slowest process's mean).
 fn launch(o: &Options) -> Result<()> {
-    let n = o.ranks;
-    let per = n / o.processes;
-    let root = match root_comm_id()? {
-        Some(r) => r,
-        None => format!("127.0.0.1:{}", std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()),
-    };
-    let exe = std::env::current_exe()?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut children = Vec::new();
-    for p in 0..o.processes {
-        let cores = (p * per..(p + 1) * per).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.args(&args).env(WORKER_VAR, p.to_string()).env("NEURON_RT_ROOT_COMM_ID", &root).env("NEURON_RT_VISIBLE_CORES", cores).stdout(std::process::Stdio::piped());
-        if std::env::var_os("FI_TCP_IFACE").is_none() {
-            cmd.env("FI_TCP_IFACE", "lo");
-        }
-        children.push(cmd.spawn().map_err(|e| anyhow!("cannot start worker {p} ({}): {e}", exe.display()))?);
-    }
-    let mut outputs = Vec::new();
-    for (p, c) in children.into_iter().enumerate() {
-        let out = c.wait_with_output().map_err(|e| anyhow!("worker {p}: {e}"))?;
-        outputs.push((p, out.status.to_string(), String::from_utf8_lossy(&out.stdout).into_owned()));
-    }
+    let finished = crate::local_workers::run(o.processes, o.ranks / o.processes, WORKER_VAR)?;
+    let outputs: Vec<(usize, String, String)> = finished.into_iter().map(|f| (f.index, f.status, f.stdout)).collect();
     gather(o, &outputs)
 }
 
@@ -371,7 +345,7 @@ pub fn mpirun_command(o: &Options, exe: &std::path::Path, args: &[String], as_ro
 /// `-N NODES --hosts H1,H2`: one process per host through mpirun, as
 /// nccom-test does; their lines come back through mpirun's output.
 fn launch_mpirun(o: &Options) -> Result<()> {
-    if root_comm_id()?.is_none() {
+    if crate::local_workers::root_comm_id()?.is_none() {
         bail!("-N {}: set NEURON_RT_ROOT_COMM_ID to <first host's address>:<port> (e.g. 10.0.0.1:62001); mpirun passes it to every process", o.nodes);
     }
     let exe = std::env::current_exe()?;
@@ -452,16 +426,33 @@ fn median(v: &[f64]) -> f64 {
     s[s.len() / 2]
 }
 
-fn print_table(rows: &[Row], dtype: &str, algo: bool, kind: &CcKind) {
+/// What the bandwidth figures are here (printed under the table).
+pub const SIMULATED_BANDWIDTH_NOTE: &str =
+    " (simulated device: time is this machine's wall clock for the simulator's DMA work, so algbw and busbw measure the simulator on this host, not a Neuron device's links)";
+
+/// nccom-test's table (nothing when no size succeeded), with a `check`
+/// column and a closing verdict line when the outputs were checked.
+fn print_table(rows: &[Row], dtype: &str, algo: bool, checked: bool, kind: &CcKind) {
+    if rows.is_empty() {
+        return;
+    }
     let alg = if algo { "    algorithm" } else { "" };
-    println!("{:>14}  {:>14}  {:>7}  {:>10}  {:>13}  {:>13}{alg}", "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+    let chk = if checked { "  check" } else { "" };
+    println!("{:>14}  {:>14}  {:>7}  {:>10}  {:>13}  {:>13}{alg}{chk}", "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
     for r in rows {
         let a = if algo { format!("  {:>11}", if matches!(kind, CcKind::AllToAll | CcKind::Permute(_)) { "direct" } else { "ring" }) } else { String::new() };
-        println!("{:>14}  {:>14}  {:>7}  {:>10.0}  {:>13.2}  {:>13.2}{a}", r.size, r.count, dtype, r.time_us, r.algbw, r.busbw);
+        let c = if checked { format!("  {:>5}", r.check) } else { String::new() };
+        println!("{:>14}  {:>14}  {:>7}  {:>10.0}  {:>13.2}  {:>13.2}{a}{c}", r.size, r.count, dtype, r.time_us, r.algbw, r.busbw);
     }
-    if !rows.is_empty() {
-        let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len() as f64;
-        println!(" Avg bus bandwidth:      {avg:.4}GB/s");
+    let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len() as f64;
+    println!(" Avg bus bandwidth:      {avg:.4}GB/s");
+    println!("{SIMULATED_BANDWIDTH_NOTE}");
+    if checked {
+        let failed = rows.iter().filter(|r| r.check == "fail").count();
+        match failed {
+            0 => println!(" Check: pass ({} of {} sizes)", rows.len(), rows.len()),
+            f => println!(" Check: FAIL ({f} of {} sizes)", rows.len()),
+        }
     }
     for r in rows {
         if let Some((t, m)) = r.memcpy {

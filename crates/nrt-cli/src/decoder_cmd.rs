@@ -53,9 +53,8 @@ pub fn run(dir: &Path, ranks: usize, given: &[(String, std::path::PathBuf)], out
     let (prefill, decode) = (neffs(Phase::Prefill)?, neffs(Phase::Decode)?);
     let rt = model_io::start_runtime(Some(spec.lnc as u32), &[])?;
     let ran = (|| {
-        let host = &rt.hosts[nrt::hosts::first_visible_device(&rt.hosts).map_err(|e| anyhow!("{e}"))?];
         let job = DecoderJob { spec, seed, prefill: &prefill, decode: &decode, steps: DECODE_STEPS, peer_timeout: rt.rt.config().collectives.net_timeout };
-        decoder_run::run(host, &job).map_err(|e| anyhow!("{e}"))
+        decoder_run::run(&rt.hosts, &job).map_err(|e| anyhow!("{e}"))
     })();
     let closed = rt.close().map_err(|e| anyhow!("close: {e}"));
     let runs = ran?;

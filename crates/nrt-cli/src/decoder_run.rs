@@ -1,6 +1,9 @@
 //! Runs a tp-decoder (crates/nrt-gen/src/tp_decoder) as an inference
 //! server does: every rank loads its prefill and its decode NEFF on its
-//! own logical core (`nrt_load_collectives`, rank `r` of the world), binds
+//! own logical core (`nrt_load_collectives`, rank `r` of the world; rank
+//! `r` on the `r`-th logical core of the instance, counting the devices'
+//! model hosts in order, so a world larger than a device spans several
+//! and its ring steps between them are device-to-device DMA), binds
 //! one set of device tensors to both (its weight shards, written once, and
 //! the KV caches the executions update in place), then executes the
 //! prefill once and the decode NEFF once per generated token, from its
@@ -14,7 +17,7 @@
 use nrt::cc::neff::CcRank;
 use nrt::load::ModelHost;
 use nrt::tensor::{Tensor, TensorSet};
-use nrt_gen::tp_decoder::weights::{DecoderWeights, token};
+use nrt_gen::tp_decoder::weights::{DecoderWeights, decode_input, prefill_input};
 use nrt_gen::tp_decoder::{Phase, TpDecoderSpec, names};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,16 +54,6 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// The prefill's `x` [batch, prompt, d_model]: every sequence's prompt tokens.
-pub fn prefill_input(s: &TpDecoderSpec, seed: u64) -> Vec<f32> {
-    (0..s.batch()).flat_map(|b| (0..s.prompt).flat_map(move |t| token(s, seed, b, t))).collect()
-}
-
-/// A decode step's `x` [batch, 1, d_model]: every sequence's token at `position`.
-pub fn decode_input(s: &TpDecoderSpec, seed: u64, position: usize) -> Vec<f32> {
-    (0..s.batch()).flat_map(|b| token(s, seed, b, position)).collect()
-}
-
 /// A device tensor on `core` holding `bytes` (zeros when `bytes` is empty).
 fn device_tensor(host: &ModelHost, core: nrt_hal::CoreId, name: &str, size: u64, bytes: &[u8]) -> Result<Arc<Tensor>, String> {
     let t = Tensor::allocate_device(host.memory(), core, size, name).map_err(|e| format!("allocating {name:?} ({size} bytes): {e}"))?;
@@ -82,13 +75,31 @@ fn execute(host: &ModelHost, model: u32, ins: &TensorSet, out: &Arc<Tensor>, wha
     Ok(())
 }
 
-/// Rank `rank`'s part: load both NEFFs, bind, prefill, decode, unload.
-fn run_rank(host: &ModelHost, job: &DecoderJob<'_>, weights: &DecoderWeights, rank: usize) -> Result<RankOutputs, String> {
+/// Where each of `ranks` ranks runs: rank `r` on the `r`-th logical core
+/// of the instance, counting `hosts` (one per device) in order, as the
+/// host and its logical core; `None` when the hosts have fewer.
+pub fn placement(hosts: &[ModelHost], ranks: usize) -> Option<Vec<(&ModelHost, usize)>> {
+    let all: Vec<(&ModelHost, usize)> = hosts.iter().flat_map(|h| (0..h.vcores().len()).map(move |v| (h, v))).take(ranks).collect();
+    (all.len() == ranks).then_some(all)
+}
+
+/// Rank `rank`'s part on logical core `vnc` of `host`, every rank of the
+/// world in this process.
+fn run_rank(host: &ModelHost, vnc: usize, job: &DecoderJob<'_>, weights: &DecoderWeights, rank: usize) -> Result<RankOutputs, String> {
+    let me = CcRank::local(rank as u32, job.spec.ranks as u32, job.peer_timeout);
+    run_rank_as(host, job, weights, &me, vnc)
+}
+
+/// Rank `me.rank`'s part on logical core `vnc`: load both NEFFs, bind,
+/// prefill, decode, unload. With `me` from `CcRank::of`, the rank's peers
+/// may run in other processes (one rank per process, as torchrun runs
+/// them).
+pub fn run_rank_as(host: &ModelHost, job: &DecoderJob<'_>, weights: &DecoderWeights, me: &CcRank, vnc: usize) -> Result<RankOutputs, String> {
     let s = &job.spec;
-    let me = CcRank::local(rank as u32, s.ranks as u32, job.peer_timeout);
-    let core = *host.vcores().get(rank).and_then(|v| v.first()).ok_or_else(|| format!("no logical core {rank}"))?;
-    let prefill = host.load_collectives(&job.prefill[rank], rank as i32, -1, &me).map_err(|e| format!("loading the prefill NEFF: {e}"))?;
-    let decode = match host.load_collectives(&job.decode[rank], rank as i32, -1, &me) {
+    let rank = me.rank as usize;
+    let core = *host.vcores().get(vnc).and_then(|v| v.first()).ok_or_else(|| format!("no logical core {vnc}"))?;
+    let prefill = host.load_collectives(&job.prefill[rank], vnc as i32, -1, me).map_err(|e| format!("loading the prefill NEFF: {e}"))?;
+    let decode = match host.load_collectives(&job.decode[rank], vnc as i32, -1, me) {
         Ok(m) => m,
         Err(e) => {
             let _ = host.unload(prefill);
@@ -137,8 +148,10 @@ fn run_rank(host: &ModelHost, job: &DecoderJob<'_>, weights: &DecoderWeights, ra
     Ok(run)
 }
 
-/// Runs every rank from its own thread; each rank's outputs, by rank.
-pub fn run(host: &ModelHost, job: &DecoderJob<'_>) -> Result<Vec<RankOutputs>, String> {
+/// Runs every rank from its own thread, rank `r` as [`placement`] puts
+/// it over `hosts` (one per device of the instance); each rank's outputs,
+/// by rank.
+pub fn run(hosts: &[ModelHost], job: &DecoderJob<'_>) -> Result<Vec<RankOutputs>, String> {
     let s = &job.spec;
     s.validate().map_err(|e| e.to_string())?;
     if job.prefill.len() != s.ranks || job.decode.len() != s.ranks {
@@ -147,14 +160,15 @@ pub fn run(host: &ModelHost, job: &DecoderJob<'_>) -> Result<Vec<RankOutputs>, S
     if job.steps > s.context - s.prompt {
         return Err(format!("{} decode steps after a {}-token prompt overrun the {}-position cache", job.steps, s.prompt, s.context));
     }
-    if host.vcores().len() < s.ranks {
-        return Err(format!("{} logical cores are visible; {} ranks need one each", host.vcores().len(), s.ranks));
-    }
+    let places = placement(hosts, s.ranks).ok_or_else(|| {
+        let visible: usize = hosts.iter().map(|h| h.vcores().len()).sum();
+        format!("{visible} logical cores are visible on {} device(s); {} ranks need one each", hosts.len(), s.ranks)
+    })?;
     let weights = DecoderWeights::generate(s, job.seed);
     let results: Vec<Result<RankOutputs, String>> = std::thread::scope(|scope| {
-        let hs: Vec<_> = (0..s.ranks).map(|r| (r, scope.spawn({
+        let hs: Vec<_> = places.into_iter().enumerate().map(|(r, (host, vnc))| (r, scope.spawn({
             let weights = &weights;
-            move || run_rank(host, job, weights, r)
+            move || run_rank(host, vnc, job, weights, r)
         }))).collect();
         hs.into_iter().map(|(r, h)| h.join().unwrap_or_else(|_| Err("the rank thread panicked".into())).map_err(|e| format!("rank {r}: {e}"))).collect()
     });

@@ -90,11 +90,14 @@ pub struct TpDecoderArgs {
     pub lnc: usize,
     /// The seed of the weights and token embeddings.
     pub seed: u64,
+    /// Also write `data/`: the weight shards and token inputs as `.npy`
+    /// files (`nrt_gen::tp_decoder::weights::write_data`).
+    pub data: bool,
 }
 
 /// Writes a tp-decoder tree under `out`: `decoder.json` (the shape and the
 /// seed the runner draws weights and tokens from), `prefill/rankR` and
-/// `decode/rankR` source trees.
+/// `decode/rankR` source trees; with `data`, `data/` as well.
 pub fn tp_decoder(a: &TpDecoderArgs, out: &Path) -> Result<()> {
     use nrt_gen::tp_decoder::{Phase, TpDecoderSpec, tp_decoder_neff};
     let spec = TpDecoderSpec::new(a.ranks, a.layers, a.lnc);
@@ -115,6 +118,11 @@ pub fn tp_decoder(a: &TpDecoderArgs, out: &Path) -> Result<()> {
     let desc = out.join(crate::decoder_cmd::DESCRIPTION);
     std::fs::write(&desc, serde_json::to_string_pretty(&spec.to_json(a.seed))? + "\n").with_context(|| format!("writing {}", desc.display()))?;
     println!("wrote {}", desc.display());
+    if a.data {
+        let data = out.join("data");
+        nrt_gen::tp_decoder::weights::write_data(&spec, a.seed, crate::decoder_cmd::DECODE_STEPS, &data).with_context(|| format!("writing {}", data.display()))?;
+        println!("wrote {}/rank0..rank{}/*.npy, x_prefill.npy, x_decode.npy ({} decode steps)", data.display(), a.ranks - 1, crate::decoder_cmd::DECODE_STEPS);
+    }
     println!("run it with: nrt run --ranks {} {}", a.ranks, out.display());
     Ok(())
 }

@@ -20,6 +20,7 @@ mod custom_ops_data;
 mod example_data;
 mod inspect;
 mod lower_cmd;
+mod local_workers;
 mod ls_cmd;
 mod monitor_cmd;
 mod observe;
@@ -100,6 +101,13 @@ enum Command {
         /// checked against its f64 reference.
         #[arg(long, value_name = "N")]
         ranks: Option<usize>,
+        /// With --ranks: split the ranks over P processes on this machine
+        /// (each owning N / P logical cores), which meet at
+        /// NEURON_RT_ROOT_COMM_ID (a free loopback port unless set) and
+        /// move the collectives' bytes over libfabric, as cc-test's
+        /// --processes.
+        #[arg(long, value_name = "P", default_value_t = 1)]
+        processes: usize,
     },
     /// Measure execute latency (sync) or queued throughput (async) of a model on the simulated device.
     Bench {
@@ -181,12 +189,14 @@ enum Command {
         #[arg(long, default_value_t = 1.0)]
         interval: f64,
     },
-    /// Summarise a device profile nrt wrote (per engine busy %, opcode
+    /// Summarise a device profile nrt wrote (per engine busy and idle time
+    /// and what it waited on, per DMA queue packets and bytes, opcode
     /// counts, top instructions), optionally as an HTML timeline page.
     Profile {
-        /// The profile file (`nrt run --profile`, nrt_profile_start/stop, inspect).
+        /// The profile file (`nrt run --profile`, nrt_profile_start/stop,
+        /// inspect), or a directory of them (`nrt run --profile DIR`'s).
         file: PathBuf,
-        /// Also write a self-contained timeline page (one track per engine).
+        /// Also write a self-contained timeline page (one track per engine and DMA queue).
         #[arg(long, value_name = "OUT.html")]
         html: Option<PathBuf>,
     },
@@ -197,8 +207,8 @@ enum Command {
     /// logical cores of this process, or split over --processes on this
     /// machine or -N machines.
     CcTest {
-        /// The operation.
-        op: String,
+        /// The operation (`-c OP` reads as the default check, then OP).
+        op: Option<String>,
         /// Ranks in all: logical cores, split evenly over the processes
         /// (this one alone unless --processes or -N).
         #[arg(short = 'r', long = "nranks")]
@@ -308,6 +318,13 @@ enum GenCommand {
         /// Seed of the weights and the token embeddings.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Also write DIR/data: each rank's weight shards
+        /// (rankR/NAME.npy) and the token inputs of the prefill and of the
+        /// decode steps `nrt run --ranks` runs (x_prefill.npy,
+        /// x_decode.npy), for clients that bind them themselves (C,
+        /// Python).
+        #[arg(long)]
+        data: bool,
         /// The directory to write the trees under.
         #[arg(short, long)]
         output_dir: PathBuf,
@@ -447,12 +464,16 @@ fn main() -> ExitCode {
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),
         Command::Gen { command: GenCommand::TpMlp { ranks, no_constants, output_dir } } => gen_cmd::tp_mlp(ranks, !no_constants, &output_dir),
         Command::Run { profile: Some(_), ranks: Some(_), .. } => Err(anyhow::anyhow!("--profile is not supported with --ranks")),
-        Command::Gen { command: GenCommand::TpDecoder { ranks, layers, lnc, seed, output_dir } } => {
-            gen_cmd::tp_decoder(&gen_cmd::TpDecoderArgs { ranks, layers, lnc: usize::from(lnc), seed }, &output_dir)
+        Command::Run { ranks: None, processes, .. } if processes != 1 => Err(anyhow::anyhow!("--processes {processes} splits the ranks of --ranks N; it needs --ranks")),
+        Command::Gen { command: GenCommand::TpDecoder { ranks, layers, lnc, seed, data, output_dir } } => {
+            gen_cmd::tp_decoder(&gen_cmd::TpDecoderArgs { ranks, layers, lnc: usize::from(lnc), seed, data }, &output_dir)
+        }
+        Command::Run { model, ranks: Some(_), processes, .. } if processes != 1 && decoder_cmd::is_decoder_tree(&model) => {
+            Err(anyhow::anyhow!("--processes {processes}: a tp-decoder tree runs its ranks in one process; leave --processes at 1"))
         }
         Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } if decoder_cmd::is_decoder_tree(&model) => decoder_cmd::run(&model, ranks, &inputs, output_dir.as_deref()),
-        Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } => run_ranks::run(&model, ranks, &inputs, output_dir.as_deref()),
-        Command::Run { model, inputs, output_dir, profile, ranks: None } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
+        Command::Run { model, inputs, output_dir, ranks: Some(ranks), processes, .. } => run_ranks::run(&model, ranks, processes, &inputs, output_dir.as_deref()),
+        Command::Run { model, inputs, output_dir, profile, ranks: None, .. } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
         Command::Bench { model, iterations, warmup, json, mode, depth, .. } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),
         Command::Bench { model, iterations, warmup, json, spin, host_only, .. } => {
             bench_cmd::bench(&model, iterations.unwrap_or(1000), warmup.unwrap_or(50), json, spin, !host_only)
@@ -466,8 +487,10 @@ fn main() -> ExitCode {
         Command::Profile { file, html } => profile_cmd::run(&file, html.as_deref()),
         Command::Top { interval } => top_cmd::run(std::time::Duration::from_secs_f64(interval)),
         Command::CcTest { op, ranks, nodes, hosts, processes, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, report, show_algorithm, compare_memcpy } => {
-            let o = cc_cmd::Options { ranks, nodes, hosts, processes, op, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, json: report, show_algorithm, compare_memcpy };
-            cc_cmd::run(&o)
+            cc_cmd::op_and_check(op, check).and_then(|(op, check)| {
+                let o = cc_cmd::Options { ranks, nodes, hosts, processes, op, min_bytes, max_bytes, step_bytes, step_factor, iters, warmup, datatype, check, seed, json: report, show_algorithm, compare_memcpy };
+                cc_cmd::run(&o)
+            })
         }
         Command::Kernel { command: KernelCommand::Build { crate_dir, output, target_dir } } => {
             kernel_cmd::build(&crate_dir, output.as_deref(), target_dir.as_deref())

@@ -111,12 +111,13 @@ pub struct Loaded {
 /// runs without a setting); `extra` are variables the command sets on top
 /// (`--profile`'s inspect settings).
 pub fn start_runtime(lnc: Option<u32>, extra: &[(&str, String)]) -> Result<RuntimeHosts> {
-    let devices: Vec<Arc<dyn nrt_hal::Device>> = nrt_sim::SimDevice::all_from_env()
-        .map_err(|e| anyhow!("simulated device configuration: {e}"))?
-        .into_iter()
-        .map(|d| Arc::new(d) as Arc<dyn nrt_hal::Device>)
-        .collect();
     let mut env = nrt::config::Env::from_process();
+    let backend = nrt::config::device_backend(&env).map_err(|e| anyhow!("{e}"))?;
+    let sims = || {
+        let devs = nrt_sim::SimDevice::all_from_env().map_err(|e| format!("simulated device configuration: {e}"))?;
+        Ok(devs.into_iter().map(|d| Arc::new(d) as Arc<dyn nrt_hal::Device>).collect())
+    };
+    let devices = nrt_ndl::devices(backend, sims).map_err(|e| anyhow!("{e}"))?;
     if let Some(l) = lnc
         && nrt::config::lnc_of(&env).map_err(|e| anyhow!("{e}"))?.is_none()
     {
@@ -174,6 +175,13 @@ impl Loaded {
         &self.rt.hosts[self.device]
     }
 
+    /// The process's logical core the model runs on (its debug stream's
+    /// index).
+    pub fn lnc(&self) -> Result<u32> {
+        let model = self.host().models().get(self.id).ok_or_else(|| anyhow!("the model vanished after its load"))?;
+        self.rt.rt.vnc_of(self.device, model.vnc).map_err(|e| anyhow!("{e}"))
+    }
+
     /// Where the model runs: the logical core as NEURON_RT_VISIBLE_CORES
     /// numbers it, its device and physical cores.
     pub fn placement(&self) -> Result<String> {
@@ -200,18 +208,9 @@ pub fn size_of(sig: &TensorSignature) -> Result<usize> {
         .ok_or_else(|| anyhow!("tensor {:?} has dtype {:?}, whose size is unknown", sig.name, sig.dtype))
 }
 
-/// The `.npy` descriptor used for a dtype: numpy's own where it has the
-/// type; otherwise the raw bits as the unsigned integer of the element's
-/// size (bfloat16 as `<u2`, the fp8 formats as `|u1`), which numpy reads
-/// and `.view()` reinterprets.
+/// The `.npy` descriptor used for a dtype ([`nrt_neff::npy::descr_of`]).
 pub fn npy_descr(dtype: &str) -> String {
-    let t = nrt_isa::dtype::element_type(dtype);
-    match (t.and_then(|t| t.npy_descr), t.map_or(1, |t| t.size)) {
-        (Some(d), _) => d.to_string(),
-        (None, 1) => "|u1".to_string(),
-        (None, n @ (2 | 4 | 8)) => format!("<u{n}"),
-        (None, n) => format!("|V{n}"),
-    }
+    nrt_neff::npy::descr_of(dtype)
 }
 
 /// Bytes moved per step when streaming a tensor between a file and the

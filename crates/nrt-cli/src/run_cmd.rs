@@ -1,5 +1,7 @@
 //! `nrt run`: load a NEFF (or a source tree) on the simulated device,
-//! execute it once, write every output as NAME.npy and print checksums.
+//! execute it once, write every output as NAME.npy and print checksums,
+//! and show what the model printed from the device (its debug stream)
+//! unless NEURON_RT_DEBUG_OUTPUT_DIR has the runtime write it to files.
 
 use crate::example_data;
 use crate::model_io::{self, Loaded};
@@ -9,11 +11,25 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// The world size a NEFF's collectives need (def.json's
+/// `#rank_world_size`; the largest of its subgraphs), if it has any.
+fn collectives_world(bytes: &[u8]) -> Option<u32> {
+    let neff = nrt_neff::Neff::parse(bytes).ok()?;
+    neff.subgraphs.iter().filter_map(|sg| nrt_neff::cc::CcConfig::from_def(&sg.def).ok()).map(|c| c.world_size).max()
+}
+
 /// Runs `path` once with `inputs` (NAME=PATH pairs; the rest pseudo-random)
 /// and writes the outputs into `output_dir` when given.
 pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>, profile_dir: Option<&Path>) -> Result<()> {
+    let ranks = crate::run_ranks::rank_count(path);
+    if ranks > 0 {
+        anyhow::bail!("{} holds one model per rank (rank0 .. rank{}): run them together with `nrt run --ranks {ranks} {}`", path.display(), ranks - 1, path.display());
+    }
     let bytes = model_io::neff_bytes(path)?;
-    let loaded = Loaded::with_profile(&bytes, path, profile_dir)?;
+    let loaded = Loaded::with_profile(&bytes, path, profile_dir).map_err(|e| match collectives_world(&bytes) {
+        Some(n) if n > 1 => anyhow!("{e:#}; {} is one rank of a world of {n} collectives ranks: run every rank's model together with `nrt run --ranks {n} DIR` (DIR holding rank0 .. rank{})", path.display(), n - 1),
+        _ => e,
+    })?;
     drop(bytes);
     model_io::check_input_names(&loaded.inputs, inputs)?;
     println!("model  on {}", loaded.placement()?);
@@ -56,9 +72,23 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
         outs.add(&sig.name, t.clone());
         out_tensors.push(t);
     }
+    // The model's device prints: this command is the stream's client,
+    // unless the runtime's own consumer writes them to files.
+    let lnc = loaded.lnc()?;
+    let print_dir = loaded.rt.rt.config().debug_output_dir.clone();
+    let stream = match &print_dir {
+        None => Some(nrt::debug_stream::connect(lnc as i32).map_err(|e| anyhow!("debug stream: {e}"))?),
+        Some(_) => None,
+    };
     let start = std::time::Instant::now();
-    loaded.host().execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("execute: {e}"))?;
+    let executed = loaded.host().execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("execute: {e}"));
     let elapsed = start.elapsed();
+    if let Some(fd) = stream {
+        let shown = show_prints(fd);
+        let _ = nrt::debug_stream::disconnect(fd);
+        shown?;
+    }
+    executed?;
     drop(ins);
     if let Some(dir) = output_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -95,6 +125,9 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
     drop(outs);
     drop(out_tensors);
     println!("executed {} in {:.1} us", path.display(), elapsed.as_secs_f64() * 1e6);
+    if let Some(dir) = print_dir {
+        println!("device prints (if any) under {}/<prefix>/core_{lnc}/<iteration>/", dir.display());
+    }
     if profile_dir.is_some() {
         let model = loaded.host().models().get(loaded.id).ok_or_else(|| anyhow!("the model vanished before its profile was read"))?;
         let st = model.exec.lock().unwrap_or_else(|e| e.into_inner());
@@ -104,4 +137,37 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
         }
     }
     loaded.close()
+}
+
+/// Rows and values per row of a device print shown in full; larger tiles
+/// show their corners.
+const SHOWN: usize = 8;
+
+/// Prints every event waiting on debug-stream connection `fd`.
+fn show_prints(fd: i32) -> Result<()> {
+    while let Some(e) = nrt::debug_stream::read_one(fd).map_err(|e| anyhow!("debug stream: {e}"))? {
+        let engine = nrt_hal::EngineId::ALL.get(e.pipe as usize).map_or("?", |g| g.name());
+        println!("print  {:<16} {:<9} {:?} core {} engine {engine}", e.prefix, e.dtype.name(), e.shape, e.logical_nc_id);
+        let mut values = vec![0f32; e.data.len() / e.dtype.size_bytes().max(1)];
+        if nrt_isa::dtype::bytes_to_f32(&e.data, e.dtype, &mut values).is_err() {
+            println!("       ({} bytes of {})", e.data.len(), e.dtype.name());
+            continue;
+        }
+        let cols = (e.shape.iter().skip(1).product::<u64>() as usize).max(1);
+        let rows: Vec<&[f32]> = values.chunks(cols).collect();
+        for (r, row) in rows.iter().enumerate() {
+            if r == SHOWN && rows.len() > SHOWN + 1 {
+                println!("       ... {} more rows", rows.len() - SHOWN - 1);
+            }
+            if r >= SHOWN && r + 1 < rows.len() {
+                continue;
+            }
+            let mut cells: Vec<String> = row.iter().take(SHOWN).map(|v| format!("{v}")).collect();
+            if row.len() > SHOWN {
+                cells.push(format!("... ({} values)", row.len()));
+            }
+            println!("       [{}]", cells.join(", "));
+        }
+    }
+    Ok(())
 }

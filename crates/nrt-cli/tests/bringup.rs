@@ -87,5 +87,40 @@ fn run_ranks_runs_on_the_visible_cores_it_reserves() {
     assert!(!o.status.success() && err.contains("NeuronCore(s) not available - Requested:nc2-nc3"), "{err}");
     let o = nrt(&locks, Some("5"), &["run", "--ranks", "2", &tp]);
     let err = text(&o.stderr);
-    assert!(!o.status.success() && err.contains("1 logical cores of the simulated device are visible; --ranks 2 needs one per rank"), "{err}");
+    assert!(!o.status.success() && err.contains("--ranks 2: 2 rank(s) in this process need one logical core each and 1 are visible") && err.contains("NEURON_RT_VISIBLE_CORES=5"), "{err}");
+}
+
+/// Two processes contend for a core through the emulated driver's core
+/// lock (CRWL_NC_RANGE_MARK): this process marks physical cores 6 and 7
+/// through `NdlDevice`, and `nrt run` on the emulated driver gets libnrt's
+/// message for the logical core they make up, runs on another, and on the
+/// first once the marks are released.
+#[test]
+fn the_emulated_drivers_core_lock_holds_across_processes() {
+    use nrt_hal::Device;
+    let locks = common::lock_dir();
+    let copy = example("copy");
+    let base = nrt_sim::SimConfig::from_vars(|_| None).unwrap();
+    let cfg = nrt_sim::SimConfig::builder().locks(locks.join("nrt-rs"), &base.lock_namespace).build();
+    let dev = nrt_ndl::emulated(std::sync::Arc::new(nrt_sim::SimDevice::new(&cfg, 0)), 0, 1).unwrap();
+    let held = dev.reserve_cores(&[CoreId(6), CoreId(7)]).unwrap();
+    let run = |visible: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_nrt"));
+        c.args(["run", copy.as_str()]).env("XDG_RUNTIME_DIR", &locks).env("NRT_DEVICE", "emulated-driver");
+        for v in ["NEURON_SIM_INSTANCE", "NEURON_LOGICAL_NC_CONFIG", "NEURON_RT_VIRTUAL_CORE_SIZE", "NEURON_RT_NUM_CORES"] {
+            c.env_remove(v);
+        }
+        c.env("NEURON_RT_VISIBLE_CORES", visible).output().expect("run nrt")
+    };
+    let o = run("3");
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "ran on cores another process marked:\n{}", text(&o.stdout));
+    let me = format!("pid {}", std::process::id());
+    assert!(err.contains("Logical Neuron Core(s) not available - Requested:nc3-nc3") && err.contains("NEURON_IOCTL_CRWL_NC_RANGE_MARK_EXT0"), "{err}");
+    assert!(err.contains(&me), "the message names the holder, {me}: {err}");
+    let o = run("2");
+    assert!(o.status.success() && text(&o.stdout).contains("physical cores 4,5"), "{}{}", text(&o.stdout), text(&o.stderr));
+    drop(held);
+    let o = run("3");
+    assert!(o.status.success() && text(&o.stdout).contains("physical cores 6,7"), "{}{}", text(&o.stdout), text(&o.stderr));
 }

@@ -15,9 +15,12 @@ fn all_reduce_prints_nccom_tests_table_and_writes_a_checked_json_report() {
     let out = cc_test(&["-r", "8", "-b", "1k", "-e", "16k", "-f", "4", "-n", "3", "-w", "1", "-d", "bf16", "-c", "all_ones", "--show-algorithm", "--report-to-json-file", json.to_str().unwrap(), "allr"], "allr");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for col in ["size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm", "Avg bus bandwidth:"] {
+    for col in ["size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm", "check", "Avg bus bandwidth:", "simulated device: time is this machine's wall clock"] {
         assert!(text.contains(col), "missing {col}:\n{text}");
     }
+    // The verdict: per size in the table, and in a closing line.
+    assert_eq!(text.lines().filter(|l| l.contains("bf16") && l.trim_end().ends_with("pass")).count(), 3, "{text}");
+    assert!(text.contains(" Check: pass (3 of 3 sizes)"), "{text}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = report["results"].as_array().unwrap();
     assert_eq!(rows.len(), 3, "1k, 4k, 16k");
@@ -74,7 +77,31 @@ fn bad_requests_fail_with_a_message() {
     let out = cc_test(&["-r", "2", "bogus"], "bogus");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation \"bogus\""));
     let out = cc_test(&["-r", "16", "allr"], "many");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("logical cores"), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-r 16: 16 rank(s) in this process need one logical core each and 8 are visible") && err.contains("NEURON_SIM_INSTANCE=trn2.48xlarge"), "{err}");
+}
+
+/// `-c` takes an optional mode: `-c allr` is the default check and the
+/// op, not a check named allr with the op missing.
+#[test]
+fn minus_c_before_the_op_checks_and_keeps_the_op() {
+    let out = cc_test(&["-r", "2", "-b", "1k", "-e", "1k", "-n", "1", "-w", "0", "-c", "allr"], "c-op");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(" Check: pass (1 of 1 sizes)"), "{text}");
+    let out = cc_test(&["-r", "2", "-c", "all_ones"], "c-only");
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("the operation is missing"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A size that fails prints its failure line, no table header without
+/// rows, and one closing message counting "1 error".
+#[test]
+fn a_failed_size_is_one_error_without_an_empty_table() {
+    let out = cc_test(&["-r", "2", "-b", "64G", "-e", "64G", "-n", "1", "-w", "0", "allr"], "fail");
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success());
+    assert!(text.contains("Failure running size 68719476736:") && !text.contains("size(B)") && !text.contains("errors found"), "{text}");
+    assert_eq!(err.matches("1 error found - test failed").count(), 1, "{err}");
 }
 
 /// Whether libfabric can be loaded (the cross-process runs need it); the

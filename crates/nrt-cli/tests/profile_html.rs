@@ -117,3 +117,46 @@ fn the_html_timeline_renders_in_headless_chromium() {
     }
     assert!(seen.iter().filter(|s| **s).count() > 16, "the screenshot is blank");
 }
+
+/// The mlp example's profile explains its time: every DMA queue's packets
+/// are tracks (bytes, start and end on the device clock) lying within the
+/// device time, and nearly all the engines' idle time is attributed to
+/// what they waited on; `nrt profile DIR` reads what `--profile DIR`
+/// wrote.
+#[test]
+fn the_mlp_profile_has_dma_tracks_and_attributes_idle_time() {
+    let dir = scratch("mlp-dma");
+    let mlp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/mlp");
+    let prof = dir.join("prof");
+    let o = common::nrt_command().args(["run", mlp.to_str().unwrap(), "--profile", prof.to_str().unwrap()]).env("NEURON_SIM_STATUS_DIR", "off").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let line = out.lines().find(|l| l.starts_with("profile ")).unwrap_or_else(|| panic!("no profile line in {out}"));
+    let file = PathBuf::from(line["profile ".len()..].rsplit_once(" (").unwrap().0);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let spans = |dma: bool| -> Vec<(f64, f64)> {
+        events.iter().filter(|e| e["ph"] == "X" && e["args"]["bytes"].is_u64() == dma).map(|e| (e["ts"].as_f64().unwrap(), e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())).collect()
+    };
+    let (dma, instrs) = (spans(true), spans(false));
+    assert!(!dma.is_empty(), "no DMA packet in the profile");
+    let bytes: u64 = events.iter().filter_map(|e| e["args"]["bytes"].as_u64()).sum();
+    // x [128, 256] in and out [128, 256] out, float32, at the least.
+    assert!(bytes >= 2 * 128 * 256 * 4, "{bytes} bytes moved");
+    // The device time (first START to last END) holds every record.
+    let t0 = v["otherData"]["device_start_us"].as_f64().expect("the profile states its device time");
+    let t1 = t0 + v["otherData"]["device_time_us"].as_f64().unwrap();
+    assert!(dma.iter().chain(&instrs).all(|&(a, b)| a >= t0 - 1e-6 && b <= t1 + 1e-6 && b >= a), "a record outside the device time {t0}..{t1}");
+    assert!(dma.iter().all(|(a, b)| b > a), "every packet takes device time");
+    let busy: f64 = dma.iter().map(|(a, b)| b - a).sum();
+    assert!(busy > 0.1 * (t1 - t0), "the DMA packets cover {busy} us of {} us", t1 - t0);
+    // Idle time: (nearly) all of it waited on something named.
+    let idle = |named: bool| -> f64 { events.iter().filter(|e| e["args"]["waited_on"].is_string() || !named).filter_map(|e| e["args"]["idle_us"].as_f64()).sum() };
+    assert!(idle(false) > 0.0 && idle(true) >= 0.9 * idle(false), "{} of {} us idle attributed", idle(true), idle(false));
+    assert!(events.iter().any(|e| e["args"]["waited_on"].as_str().is_some_and(|w| w.starts_with("DMA q"))), "no wait names a DMA queue");
+    // The summary of the directory.
+    let o = common::nrt_command().args(["profile", prof.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = text(&o.stdout);
+    assert!(s.contains("DMA queue") && s.contains(" packets, ") && s.contains("idle time by what the engine waited on") && s.contains("DMA q"), "{s}");
+}

@@ -53,6 +53,38 @@ fn run_reads_inputs_and_writes_outputs_as_npy() {
     assert!(text(&o.stdout).contains("from file"), "{}", text(&o.stdout));
 }
 
+/// `nrt run` shows a model's device prints (the device-print example's
+/// `x` and `y = 2x + 1`, DEBUG_TENSOR_READ on DVE); with
+/// NEURON_RT_DEBUG_OUTPUT_DIR the runtime writes them as `.npy` instead.
+#[test]
+fn run_shows_device_prints_or_leaves_them_to_the_output_dir() {
+    let dir = scratch("device-print");
+    let values: Vec<f32> = (0..32).map(|i| i as f32 - 8.0).collect();
+    let input = dir.join("x.npy");
+    std::fs::write(&input, f32_npy(&[4, 8], &values)).unwrap();
+    let x = format!("x={}", input.display());
+    let o = nrt(&["run", &example("device-print"), "--input", &x]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let at = |p: &str| out.find(p).unwrap_or_else(|| panic!("no {p:?} in {out}"));
+    assert!(at("print  x ") < at("print  y "), "{out}");
+    assert!(out.contains("float32   [4, 8] core ") && out.contains(" engine DVE"), "{out}");
+    assert!(out.contains("[-8, -7, -6, -5, -4, -3, -2, -1]"), "x's first row: {out}");
+    assert!(out.contains("[-15, -13, -11, -9, -7, -5, -3, -1]"), "y's first row: {out}");
+    let prints = dir.join("prints");
+    let o = common::nrt_command().args(["run", &example("device-print"), "--input", &x]).env("NEURON_RT_DEBUG_OUTPUT_DIR", &prints).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("print  x"), "{}", text(&o.stdout));
+    // One logical core (whichever the run got), one iteration.
+    let cores: Vec<PathBuf> = std::fs::read_dir(prints.join("y")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(cores.len(), 1, "{cores:?}");
+    assert!(cores[0].file_name().unwrap().to_str().unwrap().starts_with("core_"), "{cores:?}");
+    let (h, data) = read_npy(&cores[0].join("0/tensor.npy"));
+    assert_eq!((h.descr.as_str(), h.shape.as_slice()), ("<f4", &[4u64, 8][..]));
+    let want: Vec<u8> = values.iter().flat_map(|v| (v * 2.0 + 1.0).to_le_bytes()).collect();
+    assert_eq!(data, want);
+}
+
 #[test]
 fn run_without_inputs_uses_deterministic_data_and_prints_checksums() {
     let a = nrt(&["run", &example("copy")]);
@@ -65,6 +97,38 @@ fn run_without_inputs_uses_deterministic_data_and_prints_checksums() {
     assert_eq!(sum("input "), sum("output "));
     let b = nrt(&["run", &example("copy")]);
     assert_eq!(text(&b.stdout).lines().filter(|l| l.contains("checksum")).collect::<Vec<_>>(), out.lines().filter(|l| l.contains("checksum")).collect::<Vec<_>>(), "same data every run");
+}
+
+/// Every example runs to the same checksums through the driver portal
+/// (`NRT_DEVICE=emulated-driver`: every device call an ioctl to the
+/// emulated driver) as on the in-process simulator, and `nrt bench`
+/// reports its figures through it.
+#[test]
+fn every_example_gives_the_same_checksums_through_the_emulated_driver() {
+    let checksums = |o: &Output| text(&o.stdout).lines().filter(|l| l.contains("checksum")).map(str::to_string).collect::<Vec<_>>();
+    for (name, ranks) in [("copy", None), ("mlp", None), ("mlp-bf16", None), ("all-engines", None), ("custom_ops", None), ("tp-mlp", Some("2"))] {
+        let path = example(name);
+        let mut args = vec!["run", path.as_str()];
+        if let Some(r) = ranks {
+            args.extend(["--ranks", r]);
+        }
+        let sim = common::nrt_command().args(&args).env_remove("NRT_DEVICE").output().unwrap();
+        let portal = common::nrt_command().args(&args).env("NRT_DEVICE", "emulated-driver").output().unwrap();
+        assert!(sim.status.success() && portal.status.success(), "{name}: {}{}", text(&sim.stderr), text(&portal.stderr));
+        if ranks.is_none() {
+            assert!(!checksums(&sim).is_empty(), "{name}: no checksums in {}", text(&sim.stdout));
+        }
+        assert_eq!(checksums(&portal), checksums(&sim), "{name}: checksums differ through the emulated driver");
+        assert_eq!(text(&portal.stdout).lines().count(), text(&sim.stdout).lines().count(), "{name}: {}", text(&portal.stdout));
+    }
+    let b = common::nrt_command()
+        .args(["bench", &example("copy"), "--iterations", "5", "--warmup", "1"])
+        .env("NRT_DEVICE", "emulated-driver")
+        .output()
+        .unwrap();
+    assert!(b.status.success() && text(&b.stdout).contains("p50"), "{}{}", text(&b.stdout), text(&b.stderr));
+    let bad = common::nrt_command().args(["run", &example("copy")]).env("NRT_DEVICE", "hardware").output().unwrap();
+    assert!(!bad.status.success() && text(&bad.stderr).contains("NRT_DEVICE"), "{}", text(&bad.stderr));
 }
 
 #[test]
@@ -225,6 +289,37 @@ fn run_ranks_names_a_missing_rank_and_a_short_world() {
     assert!(!o.status.success() && text(&o.stderr).contains("no rank2/ source tree or rank2.neff"), "{}", text(&o.stderr));
     let o = nrt(&["run", "--ranks", "1", &example("tp-mlp")]);
     assert!(!o.status.success() && text(&o.stderr).contains("World size of neff 2 is greater than world size of global communicator 1"), "{}", text(&o.stderr));
+    // Without --ranks: the directory of rank trees, and one rank's tree,
+    // each say what to run instead.
+    let o = nrt(&["run", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("holds one model per rank (rank0 .. rank1): run them together with `nrt run --ranks 2 "), "{}", text(&o.stderr));
+    let o = nrt(&["run", &format!("{}/rank1", example("tp-mlp"))]);
+    let err = text(&o.stderr);
+    assert!(!o.status.success() && err.contains("World size of neff 2") && err.contains("is one rank of a world of 2 collectives ranks: run every rank's model together with `nrt run --ranks 2 DIR`"), "{err}");
+    let o = nrt(&["run", "--processes", "2", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("it needs --ranks"), "{}", text(&o.stderr));
+    let o = nrt(&["run", "--ranks", "2", "--processes", "3", &example("tp-mlp")]);
+    assert!(!o.status.success() && text(&o.stderr).contains("must split evenly"), "{}", text(&o.stderr));
+}
+
+/// `--processes 2`: one rank per process, meeting at a loopback
+/// NEURON_RT_ROOT_COMM_ID and moving the all-reduce's bytes over
+/// libfabric; the same outputs as the one-process run.
+#[test]
+fn run_ranks_splits_the_tp_mlp_over_two_processes() {
+    let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
+    if !found {
+        nrt_test_support::skip!("libfabric.so.1 is not installed (Debian package libfabric1; scripts/test-all installs it)");
+    }
+    let dir = scratch("tp-mlp-procs");
+    let o = nrt(&["run", "--ranks", "2", "--processes", "2", &example("tp-mlp"), "--output-dir", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}\n{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("2 ranks in 2 processes: outputs identical on every rank"), "{}", text(&o.stdout));
+    let one = nrt(&["run", "--ranks", "2", &example("tp-mlp"), "--output-dir", dir.join("one").to_str().unwrap()]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    for r in ["rank0", "rank1"] {
+        assert_eq!(read_npy(&dir.join(r).join("output0.npy")).1, read_npy(&dir.join("one").join(r).join("output0.npy")).1, "{r}: two processes and one give the same bytes");
+    }
 }
 
 #[test]

@@ -105,8 +105,14 @@ fn copy_block(queue: &str, sem: u32, from: &str, to: &str, bytes: u64) -> serde_
     }]})
 }
 
-/// The NEFF's bytes.
+/// The NEFF's bytes, for trn2 ([`crate::DEFAULT_TARGET`]).
 pub fn collective_neff(spec: &CollectiveSpec) -> Result<Vec<u8>, GenError> {
+    collective_neff_for(spec, crate::DEFAULT_TARGET)
+}
+
+/// The NEFF's bytes for the NeuronCore generation whose kelf `target`
+/// (compiler code name) is `target`.
+pub fn collective_neff_for(spec: &CollectiveSpec, target: &str) -> Result<Vec<u8>, GenError> {
     spec.validate()?;
     let es = spec.dtype.size_bytes() as u64;
     let (ie, oe) = spec.elements();
@@ -160,7 +166,7 @@ pub fn collective_neff(spec: &CollectiveSpec) -> Result<Vec<u8>, GenError> {
     let dirs: Vec<String> = (0..spec.lnc).map(|h| format!("sg{h:02}")).collect();
     let dir_refs: Vec<&str> = dirs.iter().map(String::as_str).collect();
     w.set_lnc_size(spec.lnc as u32);
-    w.add_model_manifests(&dir_refs, &[sig("input", ie)], &[sig("output", oe)], "cayman").map_err(ne)?;
+    w.add_model_manifests(&dir_refs, &[sig("input", ie)], &[sig("output", oe)], target).map_err(ne)?;
     w.add_subgraph("sg00", &def, &[EngineFiles { engine: EngineKind::Sp, json: sp_json, instructions }]).map_err(ne)?;
     if spec.lnc > 1 {
         // The logical core's other physical cores take no part.

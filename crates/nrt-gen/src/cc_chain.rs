@@ -246,8 +246,15 @@ fn definition(s: &ChainSpec) -> Result<DefJson, GenError> {
     .map_err(|e| GenError::Internal(format!("def.json: {e}")))
 }
 
-/// The NEFF's bytes (the same for every rank).
+/// The NEFF's bytes (the same for every rank), for trn2
+/// ([`crate::DEFAULT_TARGET`]).
 pub fn chain_neff(spec: &ChainSpec) -> Result<Vec<u8>, GenError> {
+    chain_neff_for(spec, crate::DEFAULT_TARGET)
+}
+
+/// The NEFF's bytes for the NeuronCore generation whose kelf `target`
+/// (compiler code name) is `target`.
+pub fn chain_neff_for(spec: &ChainSpec, target: &str) -> Result<Vec<u8>, GenError> {
     spec.validate()?;
     let internal = |e: nrt_neff::NeffError| GenError::Internal(e.to_string());
     let dirs: Vec<String> = (0..spec.lnc).map(|h| format!("sg{h:02}")).collect();
@@ -256,7 +263,7 @@ pub fn chain_neff(spec: &ChainSpec) -> Result<Vec<u8>, GenError> {
     let mut w = NeffWriter::new();
     w.set_name(&format!("cc_chain_{}ops_{}x{}_w{}_lnc{}", spec.ops.len(), P, spec.cols, spec.world, spec.lnc)).map_err(internal)?;
     w.set_lnc_size(spec.lnc as u32);
-    w.add_model_manifests(&dir_refs, &[sig("input")], &[sig("output")], "cayman").map_err(internal)?;
+    w.add_model_manifests(&dir_refs, &[sig("input")], &[sig("output")], target).map_err(internal)?;
     let def = definition(spec)?;
     for (h, dir) in dirs.iter().enumerate() {
         let (sp, act) = program(spec, h);

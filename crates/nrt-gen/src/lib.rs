@@ -37,6 +37,13 @@ pub mod tp_mlp;
 
 pub use matmul::{MatmulSpec, Split, matmul_neff};
 
+/// The kelf `target` the generators write unless told otherwise: trn2's
+/// code name (the simulator's default device). The collectives
+/// generators also write NEFFs for another generation
+/// ([`cc::collective_neff_for`], [`cc_chain::chain_neff_for`]: `"sunda"`
+/// for trn1 and inf2), since their records are the same on both.
+pub const DEFAULT_TARGET: &str = "cayman";
+
 /// Why a model cannot be generated.
 #[derive(Debug, thiserror::Error)]
 pub enum GenError {

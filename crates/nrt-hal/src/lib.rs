@@ -2,6 +2,7 @@
 //! per-architecture descriptions both sides read.
 //!
 //! - [`addr`]: typed device addresses and hardware ids.
+//! - [`backend`]: the backends `NRT_DEVICE` chooses between.
 //! - [`arch`]: trn1 / inf2 / trn2 / trn3 numbers.
 //! - [`topology`]: instance types: devices, PCI addresses, routing ids,
 //!   links, EFA NICs.
@@ -16,6 +17,7 @@
 
 pub mod addr;
 pub mod arch;
+pub mod backend;
 pub mod conformance;
 pub mod device;
 pub mod error;
@@ -26,6 +28,7 @@ pub mod topology;
 
 pub use addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
 pub use arch::{Arch, ArchDesc, HbmChannelDesc, InstanceType};
+pub use backend::DeviceBackend;
 pub use device::{
     Device, DeviceInfo, DmaQueueState, DmaQueueStatus, DmaRingConfig, EngineRun, EngineState,
     EngineWaitOn, HostWindow, MemoryLocation, NqRing, NqSpec, NqType, NQ_RECORD_BYTES,

@@ -14,13 +14,32 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// How a driver-backed reservation is released (the backend's unmark call
+/// for the cores), run once when the reservation drops.
+pub type Release = Box<dyn FnOnce(&[CoreId]) + Send + Sync>;
+
 /// A set of reserved cores. Dropping it releases them.
-#[derive(Debug)]
 pub struct CoreReservation {
     device: u32,
     cores: Vec<CoreId>,
     // The open, exclusively locked files; closing them releases the locks.
     _locks: Vec<File>,
+    // A driver's release (NC_RANGE_UNMARK), for reservations the driver holds.
+    release: Option<Release>,
+}
+
+impl std::fmt::Debug for CoreReservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreReservation").field("device", &self.device).field("cores", &self.cores).finish()
+    }
+}
+
+impl Drop for CoreReservation {
+    fn drop(&mut self) {
+        if let Some(r) = self.release.take() {
+            r(&self.cores);
+        }
+    }
 }
 
 impl CoreReservation {
@@ -76,7 +95,16 @@ impl CoreReservation {
             };
             return Err(HalError::Busy { device, cores: busy, holder });
         }
-        Ok(CoreReservation { device, cores: sorted, _locks: locks })
+        Ok(CoreReservation { device, cores: sorted, _locks: locks, release: None })
+    }
+
+    /// A reservation a driver holds (its NC_RANGE_MARK claim): `release`
+    /// runs once, with the cores, when the reservation drops; the driver
+    /// also drops the claim when the process exits.
+    pub fn with_release(device: u32, mut cores: Vec<CoreId>, release: Release) -> CoreReservation {
+        cores.sort();
+        cores.dedup();
+        CoreReservation { device, cores, _locks: Vec::new(), release: Some(release) }
     }
 
     /// The device the cores belong to.

@@ -456,7 +456,8 @@ impl SlotWriter {
         self.sample(TOTAL_SAMPLES, total_ns);
     }
 
-    /// Counts one device latency (doorbell to harvest end).
+    /// Counts one device latency: the execution's device time (the
+    /// device's clock from the first START to the last END).
     #[inline]
     pub fn device_latency(&self, ns: u64) {
         self.w(DEVICE_LATENCY + latency_bucket(ns)).fetch_add(1, Ordering::Relaxed);

@@ -6,6 +6,7 @@
 //!   instructions, the on-chip address map, and the text assembler /
 //!   disassembler.
 //! - `collective`: PSEUDO_TRIGGER_COLLECTIVE (0xC8) checked into a plannable collective.
+//! - `debug_ring`: the ring DEBUG_TENSOR_READ writes tiles into for the host.
 //! - `dtype`: element types (nrt_dtype_t) and their conversions.
 //! - `dma_desc`: the 16-byte DMA descriptors the DMA engines walk.
 //! - `notification`: the 16-byte notification-queue (NQ) records.
@@ -22,6 +23,7 @@
 pub mod addr;
 pub mod asm;
 pub mod collective;
+pub mod debug_ring;
 pub mod dma_desc;
 pub mod dtype;
 pub mod instr;

@@ -29,7 +29,7 @@ pub mod error;
 pub mod ring;
 pub mod types;
 
-pub use dma::DmaCompletion;
+pub use dma::{DmaCompletion, DmaEdge};
 pub use error::{ErrorRecord, InferErrorSubtype};
 pub use ring::{NqConsumer, NqProducer, NqRing, OverflowPolicy, PushOutcome};
 pub use types::{CustomSubId, EngineEvent, NotificType, NqClass, NqEngine, RuntimeSubtype};

@@ -122,6 +122,9 @@ opcodes! {
     Gather = 0x68, "GATHER", Pool;
     /// Transpose through the stream path.
     StreamTranspose = 0x6B, "STREAM_TRANSPOSE", Pool;
+    /// Copy a tile into the engine's debug ring (ours: what NKI's
+    /// `device_print` becomes; the compiler's encoding is not public).
+    DebugTensorRead = 0x6F, "DEBUG_TENSOR_READ", Pool;
     /// Embedding-table update (GpSimd).
     EmbeddingUpdate = 0x79, "EMBEDDING_UPDATE", Pool;
     /// Marshal a custom op's argument block into the POOL engine (CTRL_MV form).

@@ -18,6 +18,7 @@ pool op=max in_dtype=float32 out_dtype=float32 partitions=128 input=[0x0; 1,8; 8
 copy src=[0x2000000; 1,64; 1,1; 1,1; 1,1] in_dtype=float32 out_dtype=float32 partitions=128 dst=[0x4200; 1,64; 1,1; 1,1; 1,1]
 cast src=[0x4200; 1,64; 1,1; 1,1; 1,1] in_dtype=float32 out_dtype=float16 partitions=128 dst=[0x4400; 1,64; 1,1; 1,1; 1,1]
 transpose in_dtype=float16 out_dtype=float16 partitions=32 input=[0x0; 1,32; 0,1; 0,1] output=[0x100; 1,32; 0,1; 0,1]
+debug_print dtype=float32 partitions=4 input=[0x0; 1,8; 0,1; 0,1] prefix="x_tile"
 embedding_update dtype=float32 index_dtype=int32 partitions=16 indices=[0x0; 1,1; 0,1; 0,1] updates=[0x40; 1,64; 0,1; 0,1] table_addr=0x100000 row_elems=64 num_rows=1000
 load_pool_argument move_source=3 embedding_table_lo=0x1000 embedding_table_hi=0x1004 sbuf_base_addr=0x0
 iota dtype=int32 partitions=128 output=[0x0; 1,64; 0,1; 0,1] base=0.0 partition_step=64.0 step0=1.0

@@ -142,6 +142,21 @@ pub fn encode_npy(descr: &str, shape: &[u64], data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The `.npy` descriptor for elements of dtype `dtype` (a name of the
+/// element-type table): numpy's own where it has the type; otherwise the
+/// raw bits as the unsigned integer of the element's size (bfloat16 as
+/// `<u2`, the fp8 formats as `|u1`), which numpy reads and `.view()`
+/// reinterprets.
+pub fn descr_of(dtype: &str) -> String {
+    let t = nrt_isa::dtype::element_type(dtype);
+    match (t.and_then(|t| t.npy_descr), t.map_or(1, |t| t.size)) {
+        (Some(d), _) => d.to_string(),
+        (None, 1) => "|u1".to_string(),
+        (None, n @ (2 | 4 | 8)) => format!("<u{n}"),
+        (None, n) => format!("|V{n}"),
+    }
+}
+
 /// The header [`encode_npy`] writes before the data, for writers that
 /// stream the data after it.
 pub fn encode_npy_header(descr: &str, shape: &[u64]) -> Vec<u8> {

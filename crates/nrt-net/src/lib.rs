@@ -17,9 +17,11 @@
 //! * [`limits`]: every wait is bounded by a documented variable.
 //! * [`queue`]: owning send and receive queues over a comm, for callers
 //!   that keep many transfers in flight without `unsafe`.
+//! * [`affinity`]: pinning a proxy thread to a CPU of its own.
 //! * [`sendrecv`]: point-to-point tensor transfers between logical cores
 //!   (the engine of `nrt_async_sendrecv.h`) and its rendezvous store.
 
+pub mod affinity;
 pub mod bootstrap;
 pub mod error;
 pub mod fabric;

@@ -8,6 +8,10 @@
 //!   numpy in and out, the GIL released on every blocking call.
 //! - [`bench`], [`trace`]: `BenchmarkResult`, `SystemTraceSession` and
 //!   the boundary the runtime's system trace plugs into.
+//! - [`compute`]: `tensor_cast` / `tensor_compute` (device work without
+//!   a NEFF).
+//! - [`debug`]: `DebugStream` / `DebugEvent`, the debug stream of a
+//!   logical core (device prints).
 //! - [`sim`]: deterministic mode and fault injection of the simulator.
 //! - [`errors`]: `NrtError` (with `.status`) and `NrtpyError`.
 //!
@@ -15,6 +19,8 @@
 //! warning of `reset`, the `Nrtpy*` aliases and the exit hook.
 
 pub mod bench;
+pub mod compute;
+pub mod debug;
 pub mod dtypes;
 pub mod errors;
 pub mod model;
@@ -149,8 +155,12 @@ fn _nrt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::Model>()?;
     m.add_class::<bench::BenchmarkResult>()?;
     m.add_class::<trace::SystemTraceSession>()?;
+    m.add_class::<debug::DebugStream>()?;
+    m.add_class::<debug::DebugEvent>()?;
     m.add_class::<Runtime>()?;
     m.add_function(wrap_pyfunction!(_reset, m)?)?;
+    m.add_function(wrap_pyfunction!(compute::tensor_cast, m)?)?;
+    m.add_function(wrap_pyfunction!(compute::tensor_compute, m)?)?;
     m.add_function(wrap_pyfunction!(is_active, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_configure, m)?)?;

@@ -165,7 +165,7 @@ pub fn is_active() -> bool {
 
 fn start() -> Result<Session, (String, Option<nrt::NrtError>)> {
     let sims: Vec<Arc<SimDevice>> = crate::sim::devices().map_err(|e| (e, None))?.into_iter().map(Arc::new).collect();
-    let devices = sims.iter().map(|d| Arc::clone(d) as Arc<dyn nrt_hal::Device>).collect();
+    let devices = crate::sim::backend_devices(&sims).map_err(|e| (e, None))?;
     let mut options = RuntimeOptions::new(devices, Env::from_process());
     options.framework = FrameworkType::NoFw;
     options.framework_version = concat!("nrt-py ", env!("CARGO_PKG_VERSION")).to_string();
@@ -216,7 +216,7 @@ pub fn visible_cores() -> Result<u32, String> {
     if let Some(s) = slot().as_ref() {
         return Ok(s.rt.visible_vnc_count());
     }
-    let sims = crate::sim::devices()?;
-    let devices: Vec<Arc<dyn nrt_hal::Device>> = sims.into_iter().map(|d| Arc::new(d) as Arc<dyn nrt_hal::Device>).collect();
+    let sims: Vec<Arc<SimDevice>> = crate::sim::devices()?.into_iter().map(Arc::new).collect();
+    let devices = crate::sim::backend_devices(&sims)?;
     nrt::runtime::visible_vnc_count(&Env::from_process(), &devices).map_err(|e| e.to_string())
 }

@@ -42,6 +42,15 @@ pub fn devices() -> Result<Vec<SimDevice>, String> {
     Ok(SimDevice::all(&config()?))
 }
 
+/// The runtime's devices over `sims` for the backend `NRT_DEVICE` names:
+/// the simulator itself, the simulator behind the emulated driver, or
+/// `/dev/neuronN` (where `sims` go unused; fault injection then reaches
+/// nothing the runtime runs on).
+pub fn backend_devices(sims: &[std::sync::Arc<SimDevice>]) -> Result<Vec<std::sync::Arc<dyn nrt_hal::Device>>, String> {
+    let backend = nrt::config::device_backend(&nrt::config::Env::from_process()).map_err(|e| e.to_string())?;
+    nrt_ndl::devices(backend, || Ok(sims.iter().map(|d| std::sync::Arc::clone(d) as std::sync::Arc<dyn nrt_hal::Device>).collect()))
+}
+
 /// `nrt.simulator.configure(deterministic=None, threads=None,
 /// instance=None)`: settings for the next runtime start (the runtime must
 /// not be running; `reset()` first). `None` keeps the current value.

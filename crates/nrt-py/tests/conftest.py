@@ -35,10 +35,10 @@ def examples(tmp_path_factory) -> Path:
     """Every example packed into `<name>.neff`, with the mlp constants
     (W.npy, b.npy) generated beside them."""
     out = tmp_path_factory.mktemp("examples")
-    for name in ["copy", "mlp", "mlp-bf16", "all-engines"]:
+    for name in ["copy", "mlp", "mlp-bf16", "all-engines", "device-print"]:
         shutil.copytree(REPO / "examples" / name, out / name)
     subprocess.run([nrt_bin(), "example-data", str(out)], check=True, capture_output=True)
-    for name in ["copy", "mlp", "mlp-bf16", "all-engines"]:
+    for name in ["copy", "mlp", "mlp-bf16", "all-engines", "device-print"]:
         subprocess.run([nrt_bin(), "neff", "pack", str(out / name), str(out / f"{name}.neff")], check=True, capture_output=True)
     return out
 

@@ -4,6 +4,7 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import select
 import subprocess
 
 import ml_dtypes
@@ -238,6 +239,52 @@ def test_the_walkthrough_at_the_top_of_docs_python_runs(copy_neff, tmp_path, mon
     assert (tmp_path / "copy.ntff").exists()
 
 
+def test_device_prints_reach_a_debug_stream(examples):
+    model = nrt.Model.load_from_neff(examples / "device-print.neff")
+    x = np.arange(32, dtype=np.float32).reshape(4, 8) - 8
+    model({"x": nrt.Tensor.from_numpy(x)})  # before the connection: not kept
+    with nrt.DebugStream(0) as stream:
+        with pytest.raises(nrt.NrtError, match="already has a client"):
+            nrt.DebugStream(0)
+        assert stream.read() is None
+        assert not select.select([stream], [], [], 0)[0]
+        y = model({"x": nrt.Tensor.from_numpy(x)})["y"].numpy()
+        assert select.select([stream], [], [], 0)[0], "readable while events wait"
+        events = stream.read_all()
+        assert [e.prefix for e in events] == ["x", "y"]
+        assert all((e.logical_nc_id, e.dtype, e.shape) == (0, "float32", (4, 8)) for e in events)
+        np.testing.assert_array_equal(events[0].numpy(), x)
+        np.testing.assert_array_equal(events[1].numpy(), y)
+        np.testing.assert_array_equal(y, x * 2 + 1)
+        assert stream.dropped == 0 and not select.select([stream], [], [], 0)[0]
+    with pytest.raises(nrt.NrtError, match="NRT_INVALID"):
+        nrt.DebugStream(4096)
+
+
+def test_tensor_cast_and_compute_run_on_the_device():
+    n = 1000
+    a = np.linspace(-4, 4, n, dtype=np.float32)
+    b = (np.arange(n, dtype=np.float32) % 7) - 3
+    c = np.full(n, 0.5, np.float32)
+    ta, tb, tc = (nrt.Tensor.from_numpy(v) for v in (a, b, c))
+    out = nrt.Tensor.from_numpy(np.zeros(n, np.float32))
+    nrt.tensor_compute(nrt.NrtComputeOp.ADD, [ta, tb, tc], out, n)
+    np.testing.assert_array_equal(out.numpy(), a + b + c)
+    nrt.tensor_compute(nrt.NrtComputeOp.MAX, [ta, tb], out, n)
+    np.testing.assert_array_equal(out.numpy(), np.maximum(a, b))
+    nrt.tensor_compute("min", [ta, tb], out, 600)
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([np.minimum(a, b)[:600], np.maximum(a, b)[600:]]))
+    bf = nrt.Tensor.from_numpy(np.zeros(n, ml_dtypes.bfloat16))
+    nrt.tensor_cast(ta, bf, n)
+    np.testing.assert_array_equal(bf.numpy(), a.astype(ml_dtypes.bfloat16))
+    with pytest.raises(nrt.NrtError, match="NRT_INVALID"):
+        nrt.tensor_cast(ta, bf, n + 1)
+    with pytest.raises(nrt.NrtError, match="one logical core"):
+        nrt.tensor_compute(nrt.NrtComputeOp.ADD, [ta, nrt.Tensor.from_numpy(b, core_id=1)], out, n)
+    with pytest.raises(ValueError, match="not one of ADD, MIN, MAX"):
+        nrt.tensor_compute("mul", [ta, tb], out, n)
+
+
 def test_the_module_shows_its_api_and_nothing_else():
     public = sorted(n for n in dir(nrt) if not n.startswith("_"))
     assert public == sorted(nrt.__all__), "no helper modules or stray names in dir(nrt)"
@@ -303,6 +350,79 @@ def test_a_two_rank_world_runs_from_threads_of_one_process(tp_mlp):
 
     p = subprocess.run([sys.executable, "-c", THREADS_SCRIPT, str(tp_mlp[0]), str(tp_mlp[1])], env=tp_env(), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and p.stdout.strip().endswith("OK"), p.stdout + p.stderr
+
+
+@pytest.fixture(scope="session")
+def tp_decoder(tmp_path_factory):
+    """The 2-rank tensor-parallel decoder (`nrt gen tp-decoder --data`, 2
+    layers): its tree, each rank's packed prefill and decode NEFF, and
+    the `nrt run --ranks 2` outputs of the same run (checked there against
+    the f64 reference within the fp32 bound)."""
+    out = tmp_path_factory.mktemp("tp-decoder")
+    src = out / "src"
+    subprocess.run([nrt_bin(), "gen", "tp-decoder", "--ranks", "2", "--layers", "2", "--data", "-o", str(src)], check=True, capture_output=True)
+    for phase in ("prefill", "decode"):
+        for r in range(2):
+            subprocess.run([nrt_bin(), "neff", "pack", str(src / phase / f"rank{r}"), str(out / f"{phase}{r}.neff")], check=True, capture_output=True)
+    subprocess.run([nrt_bin(), "run", "--ranks", "2", str(src), "--output-dir", str(out / "cli")], check=True, capture_output=True, env=tp_env())
+    return out
+
+
+DECODER_SCRIPT = """
+import sys, threading, numpy as np, nrt
+from pathlib import Path
+d = Path(sys.argv[1])
+data = d / "src" / "data"
+x_prefill, x_decode = np.load(data / "x_prefill.npy"), np.load(data / "x_decode.npy")
+outs, errors = [None, None], []
+
+def rank(r):
+    # As an inference server runs a rank: both NEFFs loaded on logical core
+    # r, one device tensor per weight and KV cache bound to both (weights
+    # from their shards, the caches from zeros), the prefill, then one
+    # decode step per token of x_decode.npy.
+    try:
+        load = lambda phase: nrt.Model.load_from_neff(d / f"{phase}{r}.neff", core_id=r, cc_enabled=True, rank_id=r, world_size=2)
+        prefill, decode = load("prefill"), load("decode")
+        dev = lambda a, name: nrt.Tensor.from_numpy(a, name=name, core_id=r)
+        shared = {}
+        for name, meta in decode.input_tensors_info.items():
+            if name not in ("x", "position"):
+                shard = data / f"rank{r}" / f"{name}.npy"
+                shared[name] = dev(np.load(shard) if shard.exists() else np.zeros(meta.shape, dtype=np.float32), name)
+        hidden = [prefill({"x": dev(x_prefill, "x"), **shared})["hidden"].numpy()]
+        for k, x in enumerate(x_decode):
+            position = np.full(x.shape[0], x_prefill.shape[1] + k, dtype=np.int32)
+            hidden.append(decode({"x": dev(x, "x"), "position": dev(position, "position"), **shared})["hidden"].numpy())
+        decode.unload()
+        prefill.unload()
+        outs[r] = hidden
+    except Exception as e:  # noqa: BLE001 - reported below
+        errors.append(e)
+
+threads = [threading.Thread(target=rank, args=(r,)) for r in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(timeout=300)
+assert not errors, errors
+assert len(outs[0]) == 1 + len(x_decode)
+for i, (a, b) in enumerate(zip(*outs)):
+    np.testing.assert_array_equal(a, b, err_msg=f"execution {i}: the ranks differ")
+    cli = np.load(d / "cli" / "rank0" / f"hidden_{i}.npy")
+    np.testing.assert_array_equal(a, cli, err_msg=f"execution {i}: Python differs from nrt run --ranks")
+print("OK")
+"""
+
+
+def test_the_tp_decoder_runs_two_ranks_from_threads_of_one_process(tp_decoder):
+    # Two rank threads of one (fresh) interpreter, each loading its prefill
+    # and decode NEFF and running 1 + 4 executions of 4 all-reduces each;
+    # the ranks agree bit for bit, and with `nrt run --ranks` of the tree.
+    import sys
+
+    p = subprocess.run([sys.executable, "-c", DECODER_SCRIPT, str(tp_decoder)], env=tp_env(), capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout + p.stderr
 
 
 RANK_SCRIPT = """

@@ -178,7 +178,16 @@ pub mod record {
     /// packet completion of queue `queue` (core-relative index) after
     /// `descriptor` (free-running TX index), `moved` bytes, at `ts`.
     pub fn dma(queue: u16, descriptor: u64, moved: u64, ts: u64) -> [u8; 16] {
-        let c = nrt_isa::notification::DmaCompletion { queue: queue as u8, descriptor: (descriptor & 0xF_FFFF) as u32, bytes: moved, timestamp_ps: ts };
+        dma_edge(queue, descriptor, moved, ts, nrt_isa::notification::DmaEdge::End)
+    }
+
+    /// The start record of the same packet: it began at `ts`.
+    pub fn dma_start(queue: u16, descriptor: u64, moved: u64, ts: u64) -> [u8; 16] {
+        dma_edge(queue, descriptor, moved, ts, nrt_isa::notification::DmaEdge::Start)
+    }
+
+    fn dma_edge(queue: u16, descriptor: u64, moved: u64, ts: u64, edge: nrt_isa::notification::DmaEdge) -> [u8; 16] {
+        let c = nrt_isa::notification::DmaCompletion { queue: queue as u8, descriptor: (descriptor & 0xF_FFFF) as u32, bytes: moved, timestamp_ps: ts, edge };
         bytes(c.to_record())
     }
 

@@ -503,9 +503,11 @@ fn trace_rings_record_instructions_and_dma_packets() {
     assert_eq!((t[0].program_counter, t[0].metadata_2), (4, 0xA4));
     assert!(t[1].timestamp_ps > t[0].timestamp_ps, "the instruction took virtual time");
     let d: Vec<_> = records(&dma_trace).iter().map(nqr::decode).collect();
-    assert_eq!(d.len(), 1, "one packet on DMA engine 1 (the output queue)");
-    assert_eq!(d[0].kind(), Some(NotificType::Dma));
-    assert_eq!(d[0].metadata_2, 16 | (LEN << 8));
+    assert_eq!(d.len(), 2, "one packet on DMA engine 1 (the output queue): its start and end");
+    assert!(d.iter().all(|r| r.kind() == Some(NotificType::Dma)));
+    assert_eq!(d[0].metadata_2, 16 | (LEN << 8) | 1 << 31, "the start record");
+    assert_eq!(d[1].metadata_2, 16 | (LEN << 8), "the end record");
+    assert!(d[1].timestamp_ps > d[0].timestamp_ps, "the packet took virtual time");
 }
 
 #[test]

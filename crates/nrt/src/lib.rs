@@ -25,6 +25,11 @@
 //! - [`transfer`]: tensor bytes between host and device (and device to
 //!   device) through the cores' DMA queues: reads, writes, fills, copies,
 //!   an execution's host-tensor staging.
+//! - [`tensor_ops`]: element-wise cast and ADD / MIN / MAX of device
+//!   tensors without a NEFF (nrtpy's `tensor_cast` / `tensor_compute`),
+//!   run by the DMA engine.
+//! - [`debug_stream`]: device prints (DEBUG_TENSOR_READ) drained from the
+//!   engines' debug rings into per-logical-core streams (ndebug_stream.h).
 //! - `xu`: asynchronous execution: execution units, their queues and
 //!   workers, the `nrta_*` calls and implicit async mode.
 //! - [`nec`]: the runtime side of nec.h (MLA / routing-id maps over the
@@ -38,6 +43,7 @@ pub mod cc;
 pub mod capi_support;
 pub mod config;
 pub mod custom_ops;
+pub mod debug_stream;
 pub mod exec;
 pub mod host_memory;
 pub mod hosts;
@@ -54,6 +60,7 @@ pub mod runtime;
 pub mod status;
 mod sync;
 pub mod tensor;
+pub mod tensor_ops;
 pub mod topology;
 pub mod trace;
 pub mod transfer;

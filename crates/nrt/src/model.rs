@@ -86,6 +86,9 @@ pub struct CoreProgram {
     /// The proxy work of the core's in-NEFF collective when its replica
     /// group has ranks in other processes (one proxy per execution).
     pub cc_net: Option<Arc<crate::cc::neff_net::NeffNet>>,
+    /// The debug rings of the engines whose images print
+    /// (DEBUG_TENSOR_READ), drained after each execution.
+    pub debug_rings: Vec<crate::debug_stream::DebugRing>,
 }
 
 impl CoreProgram {

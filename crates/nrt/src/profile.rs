@@ -26,7 +26,7 @@ use crate::log::Module;
 use crate::model::{CoreProgram, DeviceProgram};
 use crate::status::{NrtError, NrtResult};
 use nrt_hal::{EngineId, NQ_RECORD_BYTES};
-use nrt_isa::notification::{EngineEvent, NotificationRecord};
+use nrt_isa::notification::{DmaCompletion, DmaEdge, EngineEvent, NotificationRecord};
 use nrt_isa::record::{RECORD_SIZE, RecordBytes};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -78,11 +78,32 @@ pub struct InstrEvent {
     pub end_ps: Option<u64>,
 }
 
+/// One packet a DMA queue moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaEvent {
+    /// Index of the core in the model's program (subgraph order).
+    pub core: usize,
+    /// The queue, core-relative (`engine * queues_per_engine + queue`).
+    pub queue: u8,
+    /// Device time its first descriptor started, in picoseconds.
+    pub start_ps: u64,
+    /// Device time its last byte landed.
+    pub end_ps: u64,
+    /// Bytes it moved.
+    pub bytes: u64,
+}
+
 /// Everything one profiled execution recorded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExecutionTrace {
     /// Instructions in device order per engine.
     pub events: Vec<InstrEvent>,
+    /// Packets in device order per DMA engine.
+    pub dma: Vec<DmaEvent>,
+    /// The execution's first START and its device time (ps; docs/
+    /// performance.md, "Device time"), when it is one execution whose
+    /// START and END came.
+    pub device_time: Option<(u64, u64)>,
     /// Records the rings overwrote before they were read.
     pub lost: u64,
 }
@@ -125,13 +146,14 @@ impl ModelProfile {
     /// mode restores the uninstrumented images.
     /// Returns whether it collected this execution's trace (then in
     /// [`ModelProfile::last`]).
-    pub fn after_execution(&mut self, model_id: u32, model_name: &str, vnc: u32, prog: &DeviceProgram, completed: bool) -> bool {
+    /// `device_time` is the execution's first START and device time (ps).
+    pub fn after_execution(&mut self, model_id: u32, model_name: &str, vnc: u32, prog: &DeviceProgram, completed: bool, device_time: Option<(u64, u64)>) -> bool {
         if !self.wants_next() {
             return false;
         }
         let n = self.executions;
         self.executions += 1;
-        let trace = collect(prog, completed);
+        let trace = ExecutionTrace { device_time, ..collect(prog, completed) };
         if self.mode == DeviceProfile::Model && n < self.warmup {
             // A warm-up execution: its records are drained and dropped.
             return false;
@@ -240,19 +262,111 @@ pub fn collect_with<'a>(prog: &DeviceProgram, traced: impl Fn(usize) -> Option<&
                 std::thread::yield_now();
             }
         }
+        // The DMA queues' packets: each writes its start and end record
+        // together once it completed, so by the engines' last records
+        // every packet the execution waited for is in.
+        // Only the model's own queues: other models' executions on the
+        // core write into the same rings between this model's.
+        let per = c.core.device().info().dma_queues_per_engine();
+        let cc = c.cc_claim.as_ref().map_or(&[][..], |cc| cc.queues());
+        let mine: Vec<u32> = c.queues.iter().chain(cc).map(|q| u32::from(q.engine) * per + u32::from(q.queue)).collect();
+        for ring in 0..c.core.dma_trace_rings() {
+            // A packet's two records may straddle two reads.
+            let mut started: Option<DmaCompletion> = None;
+            loop {
+                let (n, lost) = c.core.read_dma_trace(ring, &mut buf);
+                out.lost += lost;
+                for raw in &buf[..n] {
+                    let Some(d) = DmaCompletion::from_record(&NotificationRecord::from_bytes(raw)) else { continue };
+                    match (d.edge, started.take()) {
+                        (DmaEdge::Start, _) => started = Some(d),
+                        (DmaEdge::End, Some(s)) if s.queue == d.queue && mine.contains(&u32::from(d.queue)) => {
+                            out.dma.push(DmaEvent { core: ci, queue: d.queue, start_ps: s.timestamp_ps, end_ps: d.timestamp_ps, bytes: d.bytes });
+                        }
+                        (DmaEdge::End, _) => {}
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+        }
     }
     out
 }
 
+/// Thread id of a DMA queue's track in the Chrome trace (engines are
+/// 0..5).
+pub const DMA_TID_BASE: u32 = 100;
+
+/// A DMA queue's name in profiles: `q<DMA engine>.<queue>`.
+pub fn dma_queue_name(engine: u32, queue: u32) -> String {
+    format!("q{engine}.{queue}")
+}
+
+/// What the instructions of one core waited on: the wait fields of its
+/// images (read back from the device) and which of the model's DMA
+/// queues signal each semaphore on completion.
+struct Waits {
+    images: [Vec<u8>; 5],
+    signalled_by: std::collections::BTreeMap<u32, Vec<String>>,
+}
+
+impl Waits {
+    fn of(c: &CoreProgram) -> Waits {
+        let mut images: [Vec<u8>; 5] = Default::default();
+        for (e, image) in images.iter_mut().enumerate().filter(|(e, _)| c.engines.contains_index(*e)) {
+            let mut bytes = vec![0u8; c.image_records[e] as usize * RECORD_SIZE];
+            if c.core.device().read(c.images[e], &mut bytes).is_ok() {
+                *image = bytes;
+            }
+        }
+        let mut signalled_by: std::collections::BTreeMap<u32, Vec<String>> = std::collections::BTreeMap::new();
+        let cc = c.cc_claim.as_ref().map_or(&[][..], |cc| cc.queues());
+        for q in c.queues.iter().chain(cc) {
+            if let Some(sem) = c.core.queue_config(*q).and_then(|cfg| cfg.completion_semaphore) {
+                signalled_by.entry(sem).or_default().push(format!("DMA {}", dma_queue_name(u32::from(q.engine), u32::from(q.queue))));
+            }
+        }
+        Waits { images, signalled_by }
+    }
+
+    /// What the record at device program counter `pc` of `engine` waits
+    /// for before it issues: the DMA queue(s) that signal its semaphore,
+    /// or the semaphore or event; `None` when it waits for nothing.
+    fn cause(&self, c: &CoreProgram, engine: usize, pc: u64) -> Option<String> {
+        let at = c.image_pc(engine, pc)? as usize * RECORD_SIZE;
+        let rec: &RecordBytes = self.images[engine].get(at..at + RECORD_SIZE)?.try_into().ok()?;
+        let ev = nrt_isa::record::Events::read_at(rec, nrt_isa::record::EVENTS_OFFSET);
+        use nrt_isa::record::WaitMode as W;
+        match ev.wait_mode {
+            W::None => None,
+            W::EvtSet | W::EvtSetThenClear | W::EvtClear | W::EvtClearThenSet => Some(format!("event {}", ev.wait_idx)),
+            _ => Some(match self.signalled_by.get(&u32::from(ev.wait_idx)) {
+                Some(queues) => format!("{} (semaphore {})", queues.join(", "), ev.wait_idx),
+                None => format!("semaphore {}", ev.wait_idx),
+            }),
+        }
+    }
+}
+
 /// The trace as Chrome trace-event JSON: one process per physical core,
-/// one thread per engine, one complete event per instruction (times in
-/// microseconds of device time).
+/// one thread per engine and per DMA queue that moved data, one complete
+/// event per instruction and per DMA packet (times in microseconds of
+/// device time). An instruction that issued after its engine sat idle
+/// carries `idle_us` (since the engine's previous instruction ended) and
+/// `waited_on` (its wait: the DMA queues signalling its semaphore, or the
+/// semaphore or event).
 pub fn chrome_trace_json(model_name: &str, prog: &DeviceProgram, trace: &ExecutionTrace) -> String {
     use std::fmt::Write as _;
     let mut s = String::with_capacity(128 + trace.events.len() * 200);
     s.push_str("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"model\":");
     s.push_str(&json_str(model_name));
-    let _ = write!(s, ",\"lost_records\":{}}},\"traceEvents\":[", trace.lost);
+    let _ = write!(s, ",\"lost_records\":{}", trace.lost);
+    if let Some((start, time)) = trace.device_time {
+        let _ = write!(s, ",\"device_start_us\":{:.6},\"device_time_us\":{:.6}", start as f64 / 1e6, time as f64 / 1e6);
+    }
+    s.push_str("},\"traceEvents\":[");
     let mut first = true;
     let mut sep = |s: &mut String| {
         if !first {
@@ -268,6 +382,36 @@ pub fn chrome_trace_json(model_name: &str, prog: &DeviceProgram, trace: &Executi
             sep(&mut s);
             let _ = write!(s, "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}", e.index(), e.name());
         }
+        let per = c.core.device().info().dma_queues_per_engine().max(1);
+        let queues: std::collections::BTreeSet<u8> = trace.dma.iter().filter(|d| d.core == ci).map(|d| d.queue).collect();
+        for q in &queues {
+            sep(&mut s);
+            let name = format!("DMA {}", dma_queue_name(u32::from(*q) / per, u32::from(*q) % per));
+            let _ = write!(s, "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{},\"args\":{{\"name\":{}}}}}", DMA_TID_BASE + u32::from(*q), json_str(&name));
+        }
+        for d in trace.dma.iter().filter(|d| d.core == ci) {
+            sep(&mut s);
+            let _ = write!(
+                s,
+                "{{\"ph\":\"X\",\"pid\":{pid},\"tid\":{},\"ts\":{:.6},\"dur\":{:.6},\"name\":\"DMA {} B\",\"args\":{{\"bytes\":{},\"queue\":\"{}\"}}}}",
+                DMA_TID_BASE + u32::from(d.queue),
+                d.start_ps as f64 / 1e6,
+                d.end_ps.saturating_sub(d.start_ps) as f64 / 1e6,
+                d.bytes,
+                d.bytes,
+                dma_queue_name(u32::from(d.queue) / per, u32::from(d.queue) % per)
+            );
+        }
+        let waits = Waits::of(c);
+        // An engine is idle from the execution's START (or the core's
+        // first record) until its own first instruction, then between
+        // its instructions.
+        let first = trace.events.iter().filter(|e| e.core == ci).map(|e| e.start_ps).min();
+        let first = match (trace.device_time, first) {
+            (Some((start, _)), Some(f)) => Some(start.min(f)),
+            (_, f) => f,
+        };
+        let mut idle_since: [Option<u64>; 5] = [first; 5];
         for ev in trace.events.iter().filter(|e| e.core == ci) {
             let Some(engine) = EngineId::from_index(ev.engine) else { continue };
             let image_pc = c.image_pc(ev.engine, ev.pc);
@@ -294,6 +438,15 @@ pub fn chrome_trace_json(model_name: &str, prog: &DeviceProgram, trace: &Executi
             let _ = write!(s, ",\"args\":{{\"opcode\":{},\"pc\":{},\"site\":{}", json_str(&crate::load::sites::opcode_label(ev.opcode)), ev.pc, json_str(&site));
             if let Some(i) = index {
                 let _ = write!(s, ",\"neff_index\":{i}");
+            }
+            if let Some(since) = idle_since.get(ev.engine).copied().flatten().filter(|t| ev.start_ps > *t) {
+                let _ = write!(s, ",\"idle_us\":{:.6}", (ev.start_ps - since) as f64 / 1e6);
+                if let Some(cause) = waits.cause(c, ev.engine, ev.pc) {
+                    let _ = write!(s, ",\"waited_on\":{}", json_str(&cause));
+                }
+            }
+            if let Some(slot) = idle_since.get_mut(ev.engine) {
+                *slot = ev.end_ps;
             }
             s.push_str("}}");
         }

@@ -357,7 +357,7 @@ impl Runtime {
             topology.visible_range(),
             topology.total_vnc()
         );
-        Ok(Runtime {
+        let rt = Runtime {
             config,
             topology,
             devices,
@@ -373,7 +373,14 @@ impl Runtime {
             doorbells: std::sync::OnceLock::new(),
             q7_image,
             q7_image_source,
-        })
+        };
+        crate::debug_stream::configure(crate::debug_stream::Settings {
+            buffer_events: rt.config.debug_stream_buffer_events,
+            output_dir: rt.config.debug_output_dir.clone(),
+            logical_cores: Some(rt.topology.visible_vnc()),
+            cores: rt.trace_core_map(),
+        });
+        Ok(rt)
     }
 
     /// NRT_CLOSED once [`Runtime::close`] ran.
@@ -678,6 +685,7 @@ impl Runtime {
             }
         }
         self.unload_all_models();
+        crate::debug_stream::close_all();
         for m in &self.memories {
             if let Err(e) = m.free_everything() {
                 crate::log_error!(Module::Tdrv, "device memory of ND {} not fully released at close: {e}", m.device_index());

@@ -221,6 +221,32 @@ fn a_rank_that_never_arrives_times_out_naming_it() {
     assert!(e.message.contains("rank(s) 1, 2 never arrived") && e.message.contains("NEURON_RT_CC_NET_TIMEOUT"), "{}", e.message);
 }
 
+/// Two processes loading one world without `NEURON_RT_ROOT_COMM_ID`
+/// cannot meet: the load says so in its first warning, seconds into the
+/// wait (here a quarter of the 2 s bound), and in its timeout.
+#[test]
+fn a_world_loaded_without_root_comm_id_warns_early_and_its_timeout_names_the_variable() {
+    use nrt::cc::neff::CcRank;
+    use nrt::load::ModelHost;
+    use nrt::log::{Level, capture};
+    use nrt_gen::cc::{CollectiveSpec, collective_neff};
+    use nrt_isa::instr::{AluOp, CollectiveType};
+    let rt = runtime("root-unset", &[("NEURON_RT_CC_NET_TIMEOUT", "2")]);
+    let cap = capture(Level::Warn);
+    let me = CcRank::joining(&rt, 0, 0, 2).unwrap();
+    assert!(me.root_comm_unset, "rank 1 is not registered here and nothing says where it is");
+    let host = ModelHost::for_runtime_device(&rt, 0, Arc::new(nrt::model::ModelDb::default())).unwrap();
+    let neff = collective_neff(&CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 16, 2)).unwrap();
+    let e = host.load_collectives(&neff, 0, -1, &me).unwrap_err();
+    assert_eq!(e.status, NrtStatus::Timeout);
+    assert!(e.message.contains("rank(s) 1 never loaded") && e.message.contains("NEURON_RT_ROOT_COMM_ID is unset"), "{}", e.message);
+    let warned = cap.lines().iter().any(|l| l.contains("waiting for rank(s) 1 of replica group [0, 1]") && l.contains("NEURON_RT_ROOT_COMM_ID is unset"));
+    assert!(warned, "no early warning naming the variable: {:?}", cap.lines());
+    // Both ranks registered here: nothing to say about other processes.
+    rt.collectives().register_rank(1, 1, 2).unwrap();
+    assert!(!CcRank::joining(&rt, 0, 0, 2).unwrap().root_comm_unset);
+}
+
 #[test]
 fn the_device_wait_takes_the_execution_timeout_init_accepted() {
     // NEURON_RT_EXEC_TIMEOUT has one rule (whole seconds, 0 allowed, as
@@ -400,6 +426,24 @@ fn a_notification_lost_between_devices_gives_1200_on_the_peer_and_the_next_op_ru
         }
     }
     check_on(&rt, &vncs, &CcKind::AllReduce, Dtype::Int32, ReduceOp::Add, 64, false);
+}
+
+/// `nrt_barrier` on a trn1 instance, its two ranks on two devices: the
+/// barrier model is written for the device's generation (a trn2 NEFF is
+/// refused there) and its all-reduce runs between the devices.
+#[test]
+fn nrt_barrier_runs_on_a_trn1_instance_across_its_devices() {
+    let (rt, _) = instance("barrier-trn1", 2, &[]);
+    let h = nrt::RuntimeHosts::around(Arc::new(rt)).unwrap();
+    for _ in 0..2 {
+        std::thread::scope(|s| {
+            for (rank, vnc) in [(0u32, 0u32), (1, 2)] {
+                let h = &h;
+                s.spawn(move || h.rt.collectives().barrier(&h.rt, &h.hosts, vnc, rank, 2).unwrap());
+            }
+        });
+    }
+    h.close().unwrap();
 }
 
 /// The runtime of `runtime` with its model hosts (what `nrt_init` brings

@@ -12,8 +12,8 @@ use nrt::cc::neff::CcRank;
 use nrt::load::{LoadSettings, ModelHost};
 use nrt::status::NrtStatus;
 use nrt::tensor::{Tensor, TensorSet};
-use nrt_gen::cc::{CollectiveSpec, collective_neff};
-use nrt_gen::cc_chain::{ChainOp, ChainSpec, chain_neff, chain_reference};
+use nrt_gen::cc::{CollectiveSpec, collective_neff, collective_neff_for};
+use nrt_gen::cc_chain::{ChainOp, ChainSpec, chain_neff, chain_neff_for, chain_reference};
 use nrt_isa::dtype::Dtype;
 use nrt_isa::instr::{AluOp, CollectiveType};
 use std::sync::Arc;
@@ -79,11 +79,32 @@ fn reference(s: &CollectiveSpec, ins: &[Vec<f32>]) -> Vec<Vec<f32>> {
     }
 }
 
+/// Where a rank loads: its device's host and its logical core there.
+type Place<'a> = (&'a ModelHost, i32);
+
+/// Ranks 0..world of one device: rank r on logical core r.
+fn on_one(host: &ModelHost, world: u32) -> Vec<Place<'_>> {
+    (0..world).map(|r| (host, r as i32)).collect()
+}
+
+/// Ranks 0..world spread over the devices of an instance, `per_device`
+/// ranks on each: rank r on logical core r % per_device of device
+/// r / per_device.
+fn spread(hosts: &[ModelHost], world: u32, per_device: u32) -> Vec<Place<'_>> {
+    (0..world).map(|r| (&hosts[(r / per_device) as usize], (r % per_device) as i32)).collect()
+}
+
 /// Loads `neff` on ranks 0..world (rank r on logical core r), each from
 /// its own thread.
 fn load_all(host: &ModelHost, neff: &[u8], world: u32) -> Vec<Result<u32, nrt::status::NrtError>> {
+    load_on(&on_one(host, world), neff)
+}
+
+/// Loads `neff` as rank r at `places[r]`, each from its own thread.
+fn load_on(places: &[Place<'_>], neff: &[u8]) -> Vec<Result<u32, nrt::status::NrtError>> {
+    let world = places.len() as u32;
     std::thread::scope(|s| {
-        let hs: Vec<_> = (0..world).map(|r| s.spawn(move || host.load_collectives(neff, r as i32, -1, &rank(r, world)))).collect();
+        let hs: Vec<_> = places.iter().enumerate().map(|(r, &(host, vnc))| s.spawn(move || host.load_collectives(neff, vnc, -1, &rank(r as u32, world)))).collect();
         hs.into_iter().map(|h| h.join().expect("load thread")).collect()
     })
 }
@@ -91,24 +112,33 @@ fn load_all(host: &ModelHost, neff: &[u8], world: u32) -> Vec<Result<u32, nrt::s
 /// Executes every rank's model once with `ins`, each from its own thread;
 /// returns each rank's output bytes.
 fn execute_all(host: &ModelHost, models: &[u32], ins: &[Vec<u8>], out_bytes: u64) -> Vec<Vec<u8>> {
+    execute_on(&on_one(host, models.len() as u32), models, ins, out_bytes)
+}
+
+/// [`execute_all`] of ranks at `places`.
+fn execute_on(places: &[Place<'_>], models: &[u32], ins: &[Vec<u8>], out_bytes: u64) -> Vec<Vec<u8>> {
     std::thread::scope(|s| {
         let hs: Vec<_> = models
             .iter()
             .zip(ins)
-            .map(|(&m, input)| {
-                s.spawn(move || {
-                    let mut i = TensorSet::new();
-                    i.add("input", Arc::new(Tensor::from_host_bytes(input.clone(), "input")));
-                    let out = Arc::new(Tensor::allocate_host(out_bytes, "output").unwrap());
-                    let mut o = TensorSet::new();
-                    o.add("output", out.clone());
-                    host.execute(m, &i, &o).unwrap_or_else(|e| panic!("execute of model {m}: {e}"));
-                    read_all(&out)
-                })
+            .zip(places)
+            .map(|((&m, input), &(host, _))| {
+                s.spawn(move || try_execute(host, m, input, out_bytes).unwrap_or_else(|e| panic!("execute of model {m}: {e}")))
             })
             .collect();
         hs.into_iter().map(|h| h.join().expect("execute thread")).collect()
     })
+}
+
+/// Executes `model` once with `input`; its output bytes.
+fn try_execute(host: &ModelHost, model: u32, input: &[u8], out_bytes: u64) -> Result<Vec<u8>, nrt::status::NrtError> {
+    let mut i = TensorSet::new();
+    i.add("input", Arc::new(Tensor::from_host_bytes(input.to_vec(), "input")));
+    let out = Arc::new(Tensor::allocate_host(out_bytes, "output").unwrap());
+    let mut o = TensorSet::new();
+    o.add("output", out.clone());
+    host.execute(model, &i, &o)?;
+    Ok(read_all(&out))
 }
 
 /// Loads, runs `runs` times and checks every rank against the reference,
@@ -331,8 +361,13 @@ fn chain(world: u32, lnc: usize) -> ChainSpec {
 /// each output against the reference (exact: the values stay small
 /// multiples of 2^-8, so any summation order gives the same bits).
 fn run_chain(host: &ModelHost, s: &ChainSpec, models: &[u32], run: usize) {
+    run_chain_on(&on_one(host, s.world), s, models, run)
+}
+
+/// [`run_chain`] of ranks at `places`.
+fn run_chain_on(places: &[Place<'_>], s: &ChainSpec, models: &[u32], run: usize) {
     let ins: Vec<Vec<f32>> = (0..s.world as usize).map(|r| input(r, s.elements() as u64, run)).collect();
-    let outs = execute_all(host, models, &ins.iter().map(|v| bytes_of(Dtype::Float32, v)).collect::<Vec<_>>(), s.elements() as u64 * 4);
+    let outs = execute_on(places, models, &ins.iter().map(|v| bytes_of(Dtype::Float32, v)).collect::<Vec<_>>(), s.elements() as u64 * 4);
     let want = chain_reference(s, &ins);
     for (r, out) in outs.iter().enumerate() {
         assert_eq!(values_of(Dtype::Float32, out), want[r], "{} ranks, LNC {}, run {run}: rank {r}", s.world, s.lnc);
@@ -340,8 +375,13 @@ fn run_chain(host: &ModelHost, s: &ChainSpec, models: &[u32], run: usize) {
 }
 
 fn load_chain(host: &ModelHost, s: &ChainSpec) -> Vec<u32> {
-    let neff = chain_neff(s).unwrap();
-    load_all(host, &neff, s.world).into_iter().map(|r| r.unwrap_or_else(|e| panic!("{} ranks, LNC {}: load: {e}", s.world, s.lnc))).collect()
+    load_chain_on(&on_one(host, s.world), s, nrt_gen::DEFAULT_TARGET)
+}
+
+/// Loads the chain, written for kelf target `target`, on ranks at `places`.
+fn load_chain_on(places: &[Place<'_>], s: &ChainSpec, target: &str) -> Vec<u32> {
+    let neff = chain_neff_for(s, target).unwrap();
+    load_on(places, &neff).into_iter().map(|r| r.unwrap_or_else(|e| panic!("{} ranks, LNC {}: load: {e}", s.world, s.lnc))).collect()
 }
 
 #[test]
@@ -373,6 +413,74 @@ fn a_chain_at_lnc_2_runs_a_ring_per_physical_core_at_2_and_4_ranks() {
         for m in models {
             host.unload(m).unwrap();
         }
+    }
+}
+
+/// The chain with its ranks on several devices of an instance: on 2 and
+/// 4 trn1 devices at LNC 1 (two ranks per device, steps within and
+/// between devices mixed; one rank per device, every step between
+/// devices) and on 2 trn2 devices at LNC 2 (a ring per physical core,
+/// each between the devices). Every address of a rank on another device
+/// (its buffers, doorbells, ready and done semaphores) goes through the
+/// peer window.
+#[test]
+fn a_chain_runs_with_its_ranks_on_several_devices() {
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(20), ..LoadSettings::default() };
+    let (_, trn1) = exec_support::instance(nrt_hal::Arch::Trn1, 4, 1, settings.clone());
+    let (_, trn2) = exec_support::instance(nrt_hal::Arch::Trn2, 2, 2, settings);
+    let cases = [(spread(&trn1[..2], 4, 2), 1, "sunda", "2 trn1 devices"), (spread(&trn1, 4, 1), 1, "sunda", "4 trn1 devices, one rank each"), (spread(&trn2, 4, 2), 2, "cayman", "2 trn2 devices at LNC 2")];
+    for (places, lnc, target, what) in &cases {
+        let s = chain(places.len() as u32, *lnc);
+        let models = load_chain_on(places, &s, target);
+        for run in 0..2 {
+            run_chain_on(places, &s, &models, run);
+        }
+        for (m, (host, _)) in models.into_iter().zip(places) {
+            host.unload(m).unwrap_or_else(|e| panic!("{what}: unload: {e}"));
+        }
+    }
+}
+
+/// A "done" notification lost between devices: `sem_lost` on the first
+/// of two trn1 devices, past its two barrier raises, drops the next DMA
+/// write into a semaphore, which is a done signal of one of rank 0's
+/// lanes into rank 1 on the second device (each lane's last step counts
+/// done on the rank it wrote into first). Rank 1 gets 1200 naming its
+/// device and the operation, rank 0 completes; the failed model is
+/// stopped, and the models loaded next on the same cores run.
+#[test]
+fn a_notification_lost_between_devices_is_1200_on_the_rank_that_misses_it() {
+    use nrt_sim::fault::{FaultKind, FaultSpec};
+    let settings = LoadSettings { exec_timeout: Duration::from_secs(1), ..LoadSettings::default() };
+    let (sims, hosts) = exec_support::instance(nrt_hal::Arch::Trn1, 2, 1, settings);
+    let places = spread(&hosts, 2, 1);
+    let s = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, 64, 2);
+    let neff = collective_neff_for(&s, "sunda").unwrap();
+    let models: Vec<u32> = load_on(&places, &neff).into_iter().map(Result::unwrap).collect();
+    sims[0].inject(FaultSpec::new(FaultKind::SemLost).after(2));
+    let ins: Vec<Vec<u8>> = (0..2).map(|r| bytes_of(Dtype::Float32, &input(r, 64, 0))).collect();
+    let rs: Vec<Result<Vec<u8>, nrt::status::NrtError>> = std::thread::scope(|sc| {
+        let hs: Vec<_> = models.iter().zip(&ins).zip(&places).map(|((&m, x), &(host, _))| sc.spawn(move || try_execute(host, m, x, 256))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let want = reference(&s, &(0..2).map(|r| input(r, 64, 0)).collect::<Vec<_>>());
+    assert_eq!(values_of(Dtype::Float32, rs[0].as_ref().expect("rank 0 completes")), want[0]);
+    let e = rs[1].as_ref().expect_err("rank 1 misses a done notification");
+    assert_eq!(e.status, NrtStatus::ExecHwErrCollectives, "{e}");
+    assert!(e.message.contains("missing collectives status on Neuron Device 1 NC 0") && e.message.contains("suspected hang in collectives operation 0 out of 1"), "{e}");
+    // Fail-stop: the failed model refuses to run again until unloaded.
+    assert_eq!(try_execute(&hosts[1], models[1], &ins[1], 256).unwrap_err().status, NrtStatus::ExecHwErrCollectives);
+    for (m, (host, _)) in models.into_iter().zip(&places) {
+        host.unload(m).unwrap();
+    }
+    // The next load on the same cores runs, bit for bit as it should.
+    let models: Vec<u32> = load_on(&places, &neff).into_iter().map(Result::unwrap).collect();
+    let outs = execute_on(&places, &models, &ins, 256);
+    for (r, out) in outs.iter().enumerate() {
+        assert_eq!(values_of(Dtype::Float32, out), want[r], "rank {r} after the failure");
+    }
+    for (m, (host, _)) in models.into_iter().zip(&places) {
+        host.unload(m).unwrap();
     }
 }
 
@@ -439,21 +547,11 @@ fn a_lost_collectives_notification_is_1200_naming_the_operation() {
     let neff = collective_neff(&s).unwrap();
     let models: Vec<u32> = load_all(&host, &neff, 2).into_iter().map(Result::unwrap).collect();
     let ins: Vec<Vec<u8>> = (0..2).map(|r| bytes_of(Dtype::Float32, &input(r, 64, 0))).collect();
-    let rs: Vec<Result<(), nrt::status::NrtError>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = models
-            .iter()
-            .zip(&ins)
-            .map(|(&m, input)| {
-                let host = &host;
-                sc.spawn(move || {
-                    let mut i = TensorSet::new();
-                    i.add("input", Arc::new(Tensor::from_host_bytes(input.clone(), "input")));
-                    let mut o = TensorSet::new();
-                    o.add("output", Arc::new(Tensor::allocate_host(256, "output").unwrap()));
-                    host.execute(m, &i, &o)
-                })
-            })
-            .collect();
+    let rs: Vec<Result<Vec<u8>, nrt::status::NrtError>> = std::thread::scope(|sc| {
+        let hs: Vec<_> = models.iter().zip(&ins).map(|(&m, input)| {
+            let host = &host;
+            sc.spawn(move || try_execute(host, m, input, 256))
+        }).collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let failed: Vec<_> = rs.iter().filter_map(|r| r.as_ref().err()).collect();

@@ -1,18 +1,24 @@
 //! In-NEFF collectives whose ranks live in different processes: each rank
 //! process is a copy of this test binary (the ignored `neff_rank_main`
 //! entry) with its own simulated trn2 device; it bootstraps the world at
-//! `NEURON_RT_ROOT_COMM_ID` from `CcRank::of`, loads an all-reduce NEFF
-//! from `nrt_gen::cc` with `load_collectives` and executes it; the
+//! `NEURON_RT_ROOT_COMM_ID` from `CcRank::of`, loads a NEFF with
+//! `load_collectives` (an all-reduce from `nrt_gen::cc`, a chain of eight
+//! collectives on several replica group sets from `nrt_gen::cc_chain`,
+//! or the tp-decoder's prefill and decode NEFFs) and executes it; the
 //! proxies move the cross-process steps over libfabric tcp on loopback
 //! during each execution.
 //!
 //! Checked: several executions of 2 processes, each bit for bit against
-//! the ring's reduction order and the same on both ranks; a peer killed
-//! between executions and a peer that never loads each give the survivor
-//! its status within the bound with a message naming the rank, and the
-//! survivor still unloads; peers that loaded different collectives both
-//! fail their load naming both sides. Without libfabric these skip with
-//! a note naming the package.
+//! the ring's reduction order and the same on both ranks; chains of 2 x 1
+//! and 2 x 2 ranks against their reference; the tp-decoder at TP 2 with
+//! one rank per process, bit-identical across the ranks and within its
+//! bound of the f64 reference; a peer killed between executions and a
+//! peer that never loads each give the survivor its status within the
+//! bound with a message naming the rank, and the survivor still unloads
+//! (also for a chain); peers that loaded different collectives both fail
+//! their load naming both sides; an injected proxy failure is 1206 on
+//! both ranks (also for a chain). Without libfabric these skip with a
+//! note naming the package.
 
 use nrt::cc::neff::CcRank;
 use nrt::config::Env;
@@ -21,6 +27,10 @@ use nrt::model::ModelDb;
 use nrt::tensor::{Tensor, TensorSet};
 use nrt::{Runtime, RuntimeOptions};
 use nrt_gen::cc::{CollectiveSpec, collective_neff};
+use nrt_gen::cc_chain::{ChainOp, ChainSpec, chain_neff, chain_reference};
+use nrt_gen::tp_decoder::reference::{deviation, expected};
+use nrt_gen::tp_decoder::weights::DecoderWeights;
+use nrt_gen::tp_decoder::{Phase, TpDecoderSpec, tp_decoder_neff};
 use nrt_hal::{Arch, Device};
 use nrt_isa::dtype::Dtype;
 use nrt_isa::instr::{AluOp, CollectiveType};
@@ -40,6 +50,15 @@ const RUNS: &str = "NRT_XNEFF_RUNS";
 const DIE_AFTER: &str = "NRT_XNEFF_DIE_AFTER";
 /// Join the world but never load.
 const NO_LOAD: &str = "NRT_XNEFF_NO_LOAD";
+/// What the ranks load: `all_reduce` (unset), `chain` or `decoder`.
+const KIND: &str = "NRT_XNEFF_KIND";
+
+#[allow(dead_code)]
+#[path = "../../nrt-cli/src/decoder_run.rs"]
+mod decoder_run;
+
+/// Decode steps after the decoder's prefill.
+const DECODE_STEPS: usize = 2;
 
 fn env(k: &str) -> String {
     std::env::var(k).unwrap_or_else(|_| panic!("{k} not set"))
@@ -50,7 +69,7 @@ fn runtime(root: &str) -> Runtime {
     let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(128 << 20).locks(dir, "xneff").build();
     let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
     let mut pairs: Vec<(String, String)> = vec![("NEURON_LOGICAL_NC_CONFIG".into(), "1".into()), ("NEURON_RT_ROOT_COMM_ID".into(), root.into())];
-    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT"] {
+    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT", "NEURON_RT_RANKS_PER_NETWORK_PROXY", "NEURON_RT_ONE_THREAD_PER_CORE"] {
         if let Ok(v) = std::env::var(k) {
             pairs.push((k.into(), v));
         }
@@ -79,6 +98,23 @@ fn reference(n: usize, count: u64, run: u64) -> Vec<u8> {
             acc.to_le_bytes()
         })
         .collect()
+}
+
+/// Prints rank `g`'s line for execution `run` started at `t`: `EXEC run g
+/// OK us digest` when `out` holds what `want` gives, else WRONG with the
+/// first differing byte, or ERR with the status.
+fn report_exec(run: impl std::fmt::Display, g: impl std::fmt::Display, t: Instant, r: nrt::NrtResult<()>, out: &Tensor, want: impl FnOnce() -> Vec<u8>) {
+    match r {
+        Ok(()) => {
+            let mut b = vec![0u8; out.size() as usize];
+            out.read(0, &mut b).unwrap();
+            match b.iter().zip(&want()).position(|(x, y)| x != y) {
+                None => println!("EXEC {run} {g} OK {} {:016x}", t.elapsed().as_micros(), digest(&b)),
+                Some(at) => println!("EXEC {run} {g} WRONG first difference at byte {at} of {}", b.len()),
+            }
+        }
+        Err(e) => println!("EXEC {run} {g} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
+    }
 }
 
 fn digest(b: &[u8]) -> u64 {
@@ -122,6 +158,11 @@ fn neff_rank_main() {
         println!("DONE");
         return;
     }
+    match std::env::var(KIND).as_deref() {
+        Ok("chain") => return chain_ranks(&host, &gids, &ccs, world, runs, die_after, t0),
+        Ok("decoder") => return decoder_rank(&host, &ccs[0], world),
+        _ => {}
+    }
     let spec = CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Float32, count, world);
     let neff = collective_neff(&spec).unwrap();
     let (host, neff) = (&host, &neff);
@@ -148,18 +189,8 @@ fn neff_rank_main() {
                     let mut outs = TensorSet::new();
                     outs.add("output", out.clone());
                     let t = Instant::now();
-                    match host.execute(model, &ins, &outs) {
-                        Ok(()) => {
-                            let mut b = vec![0u8; (count * 4) as usize];
-                            out.read(0, &mut b).unwrap();
-                            let want = reference(world as usize, count, run);
-                            match b.iter().zip(&want).position(|(x, y)| x != y) {
-                                None => println!("EXEC {run} {g} OK {} {:016x}", t.elapsed().as_micros(), digest(&b)),
-                                Some(at) => println!("EXEC {run} {g} WRONG first difference at byte {at} of {}", b.len()),
-                            }
-                        }
-                        Err(e) => println!("EXEC {run} {g} ERR {} {} {}", e.status.name(), t.elapsed().as_millis(), e.message),
-                    }
+                    let r = host.execute(model, &ins, &outs);
+                    report_exec(run, g, t, r, &out, || reference(world as usize, count, run));
                 }
                 match host.unload(model) {
                     Ok(()) => println!("UNLOAD {g} OK"),
@@ -168,6 +199,105 @@ fn neff_rank_main() {
             });
         }
     });
+    println!("DONE");
+}
+
+/// Eight collectives on three replica group sets (the whole world; halves,
+/// which stay in one process at 2 x 2; even and odd ranks, which cross)
+/// and two pair sets, interleaved with ACT compute.
+fn chain(world: u32) -> ChainSpec {
+    let op = |kind, op, set| ChainOp { kind, op, set };
+    ChainSpec {
+        world,
+        cols: 8,
+        lnc: 1,
+        sets: vec![vec![(0..world).collect()], vec![(0..world / 2).collect(), (world / 2..world).collect()], vec![(0..world).step_by(2).collect(), (1..world).step_by(2).collect()]],
+        pairs: vec![(0..world).map(|r| (r, (r + 1) % world)).collect(), (0..world).map(|r| (r, world - 1 - r)).collect()],
+        ops: vec![
+            op(CollectiveType::AllReduce, AluOp::Add, 2),
+            op(CollectiveType::AllReduce, AluOp::Max, 0),
+            op(CollectiveType::ReduceScatter, AluOp::Add, 1),
+            op(CollectiveType::AllGather, AluOp::Bypass, 1),
+            op(CollectiveType::Permute, AluOp::Bypass, 0),
+            op(CollectiveType::AllToAll, AluOp::Bypass, 0),
+            op(CollectiveType::AllReduce, AluOp::Min, 2),
+            op(CollectiveType::Permute, AluOp::Bypass, 1),
+        ],
+    }
+}
+
+/// Rank `r`'s chain input in execution `run`: small integers, exact in any
+/// summation order.
+fn chain_input(r: u32, elems: usize, run: u64) -> Vec<f32> {
+    (0..elems).map(|i| ((r as usize * 7 + i * 3 + run as usize * 5) % 11) as f32).collect()
+}
+
+/// The chain NEFF on this process's ranks, each from its own thread:
+/// `EXEC k g OK us digest` when its output is the reference's.
+fn chain_ranks(host: &ModelHost, gids: &[u32], ccs: &[CcRank], world: u32, runs: u64, die_after: Option<u64>, t0: Instant) {
+    let spec = chain(world);
+    let neff = chain_neff(&spec).unwrap();
+    let (spec, neff) = (&spec, &neff);
+    std::thread::scope(|s| {
+        for (v, (&g, cc)) in gids.iter().zip(ccs).enumerate() {
+            s.spawn(move || {
+                let model = match host.load_collectives(neff, v as i32, -1, cc) {
+                    Ok(m) => m,
+                    Err(e) => return println!("LOAD {g} ERR {} {} {}", e.status.name(), t0.elapsed().as_millis(), e.message),
+                };
+                println!("LOAD {g} OK");
+                let n = spec.elements();
+                for run in 0..runs {
+                    if die_after == Some(run) {
+                        let _ = Command::new("kill").args(["-9", &std::process::id().to_string()]).status();
+                        std::thread::sleep(Duration::from_secs(5));
+                    }
+                    let ins: Vec<Vec<f32>> = (0..world).map(|r| chain_input(r, n, run)).collect();
+                    let mut set = TensorSet::new();
+                    set.add("input", Arc::new(Tensor::from_host_bytes(ins[g as usize].iter().flat_map(|x| x.to_le_bytes()).collect(), "input")));
+                    let out = Arc::new(Tensor::allocate_host(n as u64 * 4, "output").unwrap());
+                    let mut outs = TensorSet::new();
+                    outs.add("output", out.clone());
+                    let t = Instant::now();
+                    let r = host.execute(model, &set, &outs);
+                    report_exec(run, g, t, r, &out, || chain_reference(spec, &ins)[g as usize].iter().flat_map(|x| x.to_le_bytes()).collect());
+                }
+                match host.unload(model) {
+                    Ok(()) => println!("UNLOAD {g} OK"),
+                    Err(e) => println!("UNLOAD {g} ERR {} {}", e.status.name(), e.message),
+                }
+            });
+        }
+    });
+    println!("DONE");
+}
+
+/// The tp-decoder's rank `cc.rank` of `world` on logical core 0: its
+/// prefill and decode NEFFs (4 layers: 8 all-reduces each), the prefill
+/// then [`DECODE_STEPS`] decode steps; `EXEC k g OK us digest` per
+/// execution within the bound of the f64 reference, then `UNLOAD g OK`
+/// (the runner unloads both).
+fn decoder_rank(host: &ModelHost, cc: &CcRank, world: u32) {
+    let g = cc.rank;
+    let spec = TpDecoderSpec::new(world as usize, 4, 1);
+    let (prefill, decode): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (0..world).map(|_| (tp_decoder_neff(&spec, Phase::Prefill).unwrap(), tp_decoder_neff(&spec, Phase::Decode).unwrap())).unzip();
+    let job = decoder_run::DecoderJob { spec, seed: 7, prefill: &prefill, decode: &decode, steps: DECODE_STEPS, peer_timeout: cc.peer_timeout };
+    let weights = DecoderWeights::generate(&spec, 7);
+    match decoder_run::run_rank_as(host, &job, &weights, cc, 0) {
+        Ok(out) => {
+            let want = expected(&spec, &weights, 7, DECODE_STEPS);
+            for (k, (got, want)) in out.hidden.iter().zip(&want).enumerate() {
+                let f: Vec<f32> = got.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+                let d = deviation(want, &f);
+                match d.outside {
+                    0 => println!("EXEC {k} {g} OK {} {:016x}", out.elapsed[k].as_micros(), digest(got)),
+                    _ => println!("EXEC {k} {g} WRONG {d:?}"),
+                }
+            }
+            println!("UNLOAD {g} OK");
+        }
+        Err(e) => println!("RUN {g} ERR {e}"),
+    }
     println!("DONE");
 }
 
@@ -260,9 +390,20 @@ fn err_of<'a>(o: &'a Outcome, prefix: &str) -> (&'a str, u128, &'a str) {
 /// all-reduce of `count`; asserts every rank loaded, got every result
 /// right (the same on every rank) and unloaded.
 fn all_ok(procs: u32, local: u32, count: u64, runs: u64) {
+    let (digests, report) = each_ok(procs, local, count, runs, &[]);
+    for (run, d) in digests.iter().enumerate() {
+        assert!(d.iter().all(|x| *x == d[0]), "execution {run}: the ranks' results differ\n{report}");
+    }
+}
+
+/// Runs `procs` processes of `local` ranks each (their kind of NEFF set
+/// by `extra`), `runs` executions; asserts every rank loaded, got every
+/// result right and unloaded. Each execution's digests by rank, and the
+/// report.
+fn each_ok(procs: u32, local: u32, count: u64, runs: u64, extra: &[(&str, String)]) -> (Vec<Vec<String>>, String) {
     let root = format!("127.0.0.1:{}", free_port());
     let world = procs * local;
-    let out = finish((0..procs).map(|p| spawn(p, local, world, &root, count, runs, &[])).collect(), Duration::from_secs(240));
+    let out = finish((0..procs).map(|p| spawn(p, local, world, &root, count, runs, extra)).collect(), Duration::from_secs(240));
     let report = report(&out);
     for g in 0..world {
         let o = &out[(g / local) as usize];
@@ -271,14 +412,15 @@ fn all_ok(procs: u32, local: u32, count: u64, runs: u64) {
     }
     assert!(out.iter().all(|o| o.code == Some(0)), "{report}");
     let mut us: Vec<u64> = Vec::new();
+    let mut digests = Vec::new();
     for run in 0..runs {
         let lines: Vec<&str> = (0..world).map(|g| out[(g / local) as usize].line(&format!("EXEC {run} {g} OK ")).unwrap_or_else(|| panic!("execution {run} rank {g}\n{report}"))).collect();
-        let d: Vec<&str> = lines.iter().map(|l| l.rsplit(' ').next().unwrap()).collect();
-        assert!(d.iter().all(|x| *x == d[0]), "execution {run}: the ranks' results differ\n{report}");
+        digests.push(lines.iter().map(|l| l.rsplit(' ').next().unwrap().to_string()).collect());
         us.extend(lines.iter().filter_map(|l| l.split(' ').nth(4)?.parse::<u64>().ok()));
     }
     us.sort_unstable();
-    eprintln!("{procs} processes x {local} ranks, all-reduce of {count} float32: median execution {} us over {} (rank, execution)s, the first included", us[us.len() / 2], us.len());
+    eprintln!("{procs} processes x {local} ranks, {:?} (count {count}): median execution {} us over {} (rank, execution)s, the first included", extra, us[us.len() / 2], us.len());
+    (digests, report)
 }
 
 #[test]
@@ -295,14 +437,46 @@ fn two_processes_of_two_ranks_mix_device_and_network_steps() {
     }
 }
 
+/// A chain of eight collectives (four of them across the processes at
+/// 2 x 1, six of the 2 x 2 world's, whose halves stay in each process)
+/// runs execution after execution, every rank's output the reference's;
+/// at 2 x 2 the two ranks of a process share a proxy thread
+/// (`NEURON_RT_RANKS_PER_NETWORK_PROXY=2`), pinned to a CPU
+/// (`NEURON_RT_ONE_THREAD_PER_CORE`).
 #[test]
-fn a_peer_killed_between_executions_fails_the_survivor_within_the_bound_naming_it() {
+fn a_chain_of_collectives_runs_across_2_processes_of_1_and_of_2_ranks() {
+    if fabric_here() {
+        let chain = (KIND, "chain".to_string());
+        each_ok(2, 1, 0, 3, std::slice::from_ref(&chain));
+        each_ok(2, 2, 0, 2, &[chain, ("NEURON_RT_RANKS_PER_NETWORK_PROXY", "2".into()), ("NEURON_RT_ONE_THREAD_PER_CORE", "1".into())]);
+    }
+}
+
+/// The tp-decoder at TP 2, one rank per process (as torchrun runs it):
+/// the prefill and decode NEFFs (8 all-reduces each) loaded on the same
+/// core, the prefill then the decode steps, every output within its bound
+/// of the f64 reference and bit-identical on both ranks.
+#[test]
+fn the_tp_decoder_runs_with_one_rank_per_process() {
+    if fabric_here() {
+        let (digests, report) = each_ok(2, 1, 0, 1 + DECODE_STEPS as u64, &[(KIND, "decoder".to_string())]);
+        for (k, d) in digests.iter().enumerate() {
+            assert_eq!(d[0], d[1], "execution {k}: the ranks' hidden states differ\n{report}");
+        }
+    }
+}
+
+/// Rank 1's process (running `kind`) kills itself after its first
+/// execution: the survivor's second fails within the bound naming rank 1,
+/// its third at once, and it still unloads.
+fn a_killed_peer_fails_the_survivor(kind: &str) {
     if !fabric_here() {
         return;
     }
     let root = format!("127.0.0.1:{}", free_port());
     let net = ("NEURON_RT_CC_NET_TIMEOUT", "3".to_string());
-    let out = finish(vec![spawn(0, 1, 2, &root, 4096, 3, std::slice::from_ref(&net)), spawn(1, 1, 2, &root, 4096, 3, &[net.clone(), (DIE_AFTER, "1".into())])], Duration::from_secs(120));
+    let kind = (KIND, kind.to_string());
+    let out = finish(vec![spawn(0, 1, 2, &root, 4096, 3, &[net.clone(), kind.clone()]), spawn(1, 1, 2, &root, 4096, 3, &[net, kind, (DIE_AFTER, "1".into())])], Duration::from_secs(120));
     let report = report(&out);
     assert!(out[0].line("EXEC 0 0 OK").is_some(), "{report}");
     let (status, ms, msg) = err_of(&out[0], "EXEC 1 0");
@@ -315,6 +489,16 @@ fn a_peer_killed_between_executions_fails_the_survivor_within_the_bound_naming_i
     assert!(ms2 < 2_000, "{report}");
     assert!(out[0].line("UNLOAD 0 OK").is_some(), "{report}");
     assert_ne!(out[1].code, Some(0), "the killed rank did not exit normally");
+}
+
+#[test]
+fn a_peer_killed_between_executions_fails_the_survivor_within_the_bound_naming_it() {
+    a_killed_peer_fails_the_survivor("all_reduce");
+}
+
+#[test]
+fn a_peer_killed_between_executions_of_a_chain_fails_the_survivor_within_the_bound() {
+    a_killed_peer_fails_the_survivor("chain");
 }
 
 #[test]
@@ -353,13 +537,14 @@ fn peers_that_load_different_collectives_both_fail_naming_both_sides() {
 /// execution gets the proxy's failure (1206 whose message contains
 /// `says`) rather than waiting at the barrier or for the core; both
 /// models unload.
-fn an_injected_proxy_fault_is_1206_on_both_ranks(inject: &str, says: &str) {
+fn an_injected_proxy_fault_is_1206_on_both_ranks(kind: &str, inject: &str, says: &str) {
     if !fabric_here() {
         return;
     }
     let root = format!("127.0.0.1:{}", free_port());
     let inject = ("NEURON_SIM_INJECT", inject.to_string());
-    let out = finish(vec![spawn(0, 1, 2, &root, 1024, 2, &[inject]), spawn(1, 1, 2, &root, 1024, 2, &[])], Duration::from_secs(120));
+    let kind = (KIND, kind.to_string());
+    let out = finish(vec![spawn(0, 1, 2, &root, 1024, 2, &[inject, kind.clone()]), spawn(1, 1, 2, &root, 1024, 2, &[kind])], Duration::from_secs(120));
     let report = report(&out);
     for (g, o) in out.iter().enumerate() {
         let (status, _, msg) = err_of(o, &format!("EXEC 0 {g}"));
@@ -371,11 +556,18 @@ fn an_injected_proxy_fault_is_1206_on_both_ranks(inject: &str, says: &str) {
 
 #[test]
 fn an_injected_proxy_failure_is_1206_on_both_ranks() {
-    an_injected_proxy_fault_is_1206_on_both_ranks("proxy_fail:after=1", "injected network proxy failure");
+    an_injected_proxy_fault_is_1206_on_both_ranks("all_reduce", "proxy_fail:after=1", "injected network proxy failure");
+}
+
+/// In a chain the failure comes in a later collective of the execution
+/// (after 6 messages): both ranks still get 1206 and unload.
+#[test]
+fn an_injected_proxy_failure_in_a_chain_is_1206_on_both_ranks() {
+    an_injected_proxy_fault_is_1206_on_both_ranks("chain", "proxy_fail:after=6", "injected network proxy failure");
 }
 
 /// The proxy thread panics: the panic is the operation's failure.
 #[test]
 fn an_injected_proxy_panic_is_1206_on_both_ranks() {
-    an_injected_proxy_fault_is_1206_on_both_ranks("proxy_panic:after=1", "injected panic (NEURON_SIM_INJECT=proxy_panic)");
+    an_injected_proxy_fault_is_1206_on_both_ranks("all_reduce", "proxy_panic:after=1", "injected panic (NEURON_SIM_INJECT=proxy_panic)");
 }

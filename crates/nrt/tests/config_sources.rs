@@ -15,6 +15,7 @@ const NON_LITERAL_READS: &[(&str, &str, &str)] = &[
     ("nrt-sim/src/config.rs", "k", "SimConfig::from_vars asks for NEURON_SIM_* names only"),
     ("nrt-py/src/sim.rs", "k", "the NEURON_SIM_* names SimConfig::from_vars asks for"),
     ("nrt-cli/src/cc_cmd.rs", "var", "NRT_CC_TEST_WORKER or Open MPI's rank variable"),
+    ("nrt-cli/src/local_workers.rs", "var", "the launcher's worker-index variable (NRT_CC_TEST_WORKER, NRT_RUN_RANKS_WORKER)"),
 ];
 
 fn is_runtime_variable(name: &str) -> bool {

@@ -49,6 +49,49 @@ fn steady_state_execute_allocates_nothing() {
     assert_eq!(read_all(&dout), data(BYTES, 11));
 }
 
+/// Through the driver portal (nrt-ndl over the emulated driver), the
+/// steady-state execute crosses the kernel boundary exactly as the seeds
+/// say libnrt does: one SEMAPHORE_INCREMENT ioctl per physical core the
+/// model runs on (its doorbell), and no other ioctl (completion is read
+/// from the mapped notification rings); and it still allocates nothing.
+#[test]
+fn through_the_driver_portal_an_execute_is_one_semaphore_increment_per_core() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = Arc::new(nrt_ndl::emulated(sim(), 0, 1).expect("the emulated driver opens"));
+    let host = nrt::load::ModelHost::with_lnc(dev.clone(), 2, nrt::load::LoadSettings::default()).expect("host");
+    let id = host.load(&copy_neff(), 0, -1).unwrap();
+    let memory = host.memory().clone();
+    let core = host.vcores()[0][0];
+    let din = Arc::new(Tensor::allocate_device(&memory, core, BYTES as u64, "input").unwrap());
+    let dout = Arc::new(Tensor::allocate_device(&memory, core, BYTES as u64, "output").unwrap());
+    din.write(0, &data(BYTES, 13)).unwrap();
+    let mut ins = TensorSet::new();
+    ins.add("input", din);
+    let mut outs = TensorSet::new();
+    outs.add("output", dout.clone());
+    for _ in 0..5 {
+        host.execute(id, &ins, &outs).unwrap();
+    }
+    const RUNS: u64 = 50;
+    let dispatch = host.cores().get(core).unwrap();
+    let rang = dispatch.doorbells();
+    let doorbells = dev.ioctl_count(nrt_ndl::abi::cmd::SEMAPHORE_INCREMENT);
+    let total = dev.ioctl_total();
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..RUNS {
+        host.execute(id, &ins, &outs).unwrap();
+    }
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let rung = dev.ioctl_count(nrt_ndl::abi::cmd::SEMAPHORE_INCREMENT) - doorbells;
+    let all = dev.ioctl_total() - total;
+    // The copy model's program sits on one physical core of its logical core.
+    assert_eq!(dispatch.doorbells() - rang, RUNS, "one doorbell per execute");
+    assert_eq!(rung, RUNS, "SEMAPHORE_INCREMENT ioctls: one per doorbell, i.e. per physical core the model runs on ({:?})", dev.ioctl_counts());
+    assert_eq!(all, rung, "no other ioctl on the execute path ({:?})", dev.ioctl_counts());
+    assert_eq!(allocations, 0, "{allocations} heap allocations over {RUNS} executions through the portal");
+    assert_eq!(read_all(&dout), data(BYTES, 13));
+}
+
 #[test]
 fn executing_a_neff_of_many_collectives_allocates_nothing() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

@@ -253,7 +253,9 @@ fn device_profile_traces_the_first_execution_with_compiler_names() {
     let pids: std::collections::BTreeSet<u64> = events.iter().map(|e| e["pid"].as_u64().unwrap()).collect();
     assert_eq!(pids.len(), 2, "one process per physical core");
     let tids: std::collections::BTreeSet<u64> = events.iter().map(|e| e["tid"].as_u64().unwrap()).collect();
-    assert_eq!(tids.len(), 5, "one thread per engine");
+    let dma = u64::from(nrt::profile::DMA_TID_BASE);
+    assert_eq!(tids.iter().filter(|t| **t < dma).count(), 5, "one thread per engine");
+    assert!(tids.iter().any(|t| *t >= dma), "and one per DMA queue that moved data");
     let matmuls: Vec<&serde_json::Value> = events.iter().filter(|e| e["args"]["opcode"] == "MATMUL").collect();
     assert_eq!(matmuls.len(), 8, "4 MATMULs per subgraph");
     assert!(matmuls.iter().all(|e| e["name"].as_str().unwrap().starts_with("I-")), "{matmuls:?}");
@@ -321,7 +323,7 @@ fn session_profile_traces_every_execution() {
         v.iter()
             .filter(|e| {
                 let at = if e["tid"].as_u64() == Some(nrt_hal::EngineId::Sp.index() as u64) { 2 } else { 0 };
-                e["args"]["site"].as_str().unwrap().ends_with(&format!("preamble record {at}"))
+                e["args"]["site"].as_str().is_some_and(|s| s.ends_with(&format!("preamble record {at}")))
             })
             .count()
     };
@@ -365,6 +367,11 @@ fn a_capture_on_a_loaded_model_names_the_compiler_instructions_and_restores_it()
     assert!(summary["top_instructions"].as_array().unwrap().iter().any(|t| t["name"].as_str().unwrap().starts_with("I-")), "{summary}");
     let pe_matmuls: u64 = summary["engines"].as_array().unwrap().iter().filter(|e| e["engine"] == "PE").map(|e| e["opcodes"]["MATMUL"].as_u64().unwrap_or(0)).sum();
     assert_eq!(pe_matmuls, 16);
+    // The DMA queues' packets: the summary's per-queue bytes are the trace's.
+    let traced: u64 = events.iter().filter_map(|e| e["args"]["bytes"].as_u64()).sum();
+    let queues = summary["dma_queues"].as_array().unwrap();
+    assert!(traced > 0 && !queues.is_empty(), "{summary}");
+    assert_eq!(queues.iter().map(|q| q["bytes"].as_u64().unwrap()).sum::<u64>(), traced);
     // Restored: an execution after the stop writes no trace records.
     check(&run(&host, id, &x, &y), &reference(&x, &y), "after the capture");
     let after = nrt::profile::collect_with(model.program.as_ref().unwrap(), |_| None, true);

@@ -322,3 +322,66 @@ fn a_transfer_the_device_never_completes_fails_within_its_bound_naming_the_queue
         assert!(e.status == NrtStatus::Timeout && e.message.contains("dma6q1"), "{e}");
     }
 }
+
+/// nrtpy's tensor_cast / tensor_compute (`nrt::tensor_ops`) are DMA work
+/// on the core's device-to-device queue: the sum, minimum and maximum of
+/// three sources and the casts come out as the element-wise reference,
+/// each walking one pattern pair per block plus the marker; tensors on
+/// another core, host tensors and counts past a tensor are refused
+/// before anything runs.
+#[test]
+fn tensor_cast_and_compute_run_on_the_device_to_device_queue() {
+    use nrt::tensor_ops::{self, ComputeOp, Typed};
+    use nrt_isa::dtype::Dtype;
+    let dev = sim();
+    let memory = memory_of(&dev);
+    let core = CoreId(0);
+    let n = 3000usize;
+    let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let device = |v: &[u8], name: &str| {
+        let t = Tensor::allocate_device(&memory, core, v.len() as u64, name).unwrap();
+        t.write(0, v).unwrap();
+        t
+    };
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 500.0).collect();
+    let b: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 - 333.5).collect();
+    let c: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 1.5).collect();
+    let (ta, tb, tc) = (device(&f32s(&a), "a"), device(&f32s(&b), "b"), device(&f32s(&c), "c"));
+    let out = device(&vec![0u8; 4 * n], "out");
+    fn f(t: &Tensor) -> Typed<'_> {
+        Typed { tensor: t, dtype: nrt_isa::dtype::Dtype::Float32 }
+    }
+    let read = |t: &Tensor| read_all(t).chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect::<Vec<f32>>();
+    for (op, want) in [
+        (ComputeOp::Add, (0..n).map(|i| a[i] + b[i] + c[i]).collect::<Vec<f32>>()),
+        (ComputeOp::Min, (0..n).map(|i| a[i].min(b[i]).min(c[i])).collect()),
+        (ComputeOp::Max, (0..n).map(|i| a[i].max(b[i]).max(c[i])).collect()),
+    ] {
+        let before = walked(&dev, core, Direction::DeviceToDevice);
+        tensor_ops::compute(op, &[f(&ta), f(&tb), f(&tc)], f(&out), n as u64).unwrap();
+        assert_eq!(walked(&dev, core, Direction::DeviceToDevice) - before, 3 + 1, "{op:?}: three pattern pairs and the marker");
+        assert_eq!(read(&out), want, "{op:?}");
+    }
+    // A count below the tensors' sizes leaves the rest alone; the first
+    // source may be the destination.
+    tensor_ops::compute(ComputeOp::Add, &[f(&out), f(&tc)], f(&out), 10).unwrap();
+    let got = read(&out);
+    assert_eq!(got[..10], (0..10).map(|i| a[i].max(b[i]).max(c[i]) + c[i]).collect::<Vec<f32>>()[..]);
+    assert_eq!(got[10], a[10].max(b[10]).max(c[10]));
+    // Casts round to nearest even.
+    let half = Tensor::allocate_device(&memory, core, 2 * n as u64, "half").unwrap();
+    tensor_ops::cast(f(&ta), Typed { tensor: &half, dtype: Dtype::Bfloat16 }, n as u64).unwrap();
+    let mut want = vec![0u8; 2 * n];
+    nrt_isa::dtype::f32_to_bytes(&a, Dtype::Bfloat16, &mut want, &mut nrt_isa::dtype::Rounding::NearestEven).unwrap();
+    assert!(read_all(&half) == want, "bfloat16 cast");
+    // Refusals.
+    let other = Tensor::allocate_device(&memory, CoreId(1), 4 * n as u64, "other").unwrap();
+    let e = tensor_ops::compute(ComputeOp::Add, &[f(&ta), f(&other)], f(&out), n as u64).unwrap_err();
+    assert!(e.status == NrtStatus::Invalid && e.message.contains("one logical core"), "{e}");
+    let e = tensor_ops::cast(f(&ta), f(&out), n as u64 + 1).unwrap_err();
+    assert!(e.status == NrtStatus::Invalid && e.message.contains("fewer than"), "{e}");
+    let e = tensor_ops::compute(ComputeOp::Max, &[f(&ta), f(&out)], f(&out), 4).unwrap_err();
+    assert!(e.message.contains("overlaps"), "{e}");
+    let host = Tensor::from_host_bytes(f32s(&a), "host");
+    assert!(tensor_ops::cast(f(&host), f(&out), 4).unwrap_err().message.contains("host tensor"));
+}

@@ -92,6 +92,44 @@ pub fn token(s: &TpDecoderSpec, seed: u64, sequence: usize, position: usize) -> 
     r.fill(s.d_model, 1.0, 0.0)
 }
 
+/// The prefill's `x` [batch, prompt, d_model]: every sequence's prompt
+/// tokens.
+pub fn prefill_input(s: &TpDecoderSpec, seed: u64) -> Vec<f32> {
+    (0..s.batch()).flat_map(|b| (0..s.prompt).flat_map(move |t| token(s, seed, b, t))).collect()
+}
+
+/// A decode step's `x` [batch, 1, d_model]: every sequence's token at
+/// `position`.
+pub fn decode_input(s: &TpDecoderSpec, seed: u64, position: usize) -> Vec<f32> {
+    (0..s.batch()).flat_map(|b| token(s, seed, b, position)).collect()
+}
+
+/// Writes what a runner outside Rust (a C or Python client) binds for
+/// `steps` decode steps after the prefill, as `.npy` files under `dir`:
+/// `rankR/NAME.npy` for each rank's weight shards, `x_prefill.npy`
+/// [batch, prompt, d_model] and `x_decode.npy` [steps, batch, 1, d_model]
+/// (step k at position `prompt + k`). The KV caches start as zeros.
+pub fn write_data(s: &TpDecoderSpec, seed: u64, steps: usize, dir: &std::path::Path) -> std::io::Result<()> {
+    let invalid = |e: GenError| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string());
+    s.validate().map_err(invalid)?;
+    if steps > s.context - s.prompt {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{steps} decode steps after a {}-token prompt overrun the {}-position cache", s.prompt, s.context)));
+    }
+    let npy = |shape: &[u64], v: &[f32]| nrt_neff::npy::encode_npy("<f4", shape, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+    let w = DecoderWeights::generate(s, seed);
+    for rank in 0..s.ranks {
+        let d = dir.join(format!("rank{rank}"));
+        std::fs::create_dir_all(&d)?;
+        for (name, shape, values) in w.rank_inputs(s, rank).map_err(invalid)? {
+            std::fs::write(d.join(format!("{name}.npy")), npy(&shape, &values))?;
+        }
+    }
+    let (b, dm) = (s.batch() as u64, s.d_model as u64);
+    std::fs::write(dir.join("x_prefill.npy"), npy(&[b, s.prompt as u64, dm], &prefill_input(s, seed)))?;
+    let decode: Vec<f32> = (0..steps).flat_map(|k| decode_input(s, seed, s.prompt + k)).collect();
+    std::fs::write(dir.join("x_decode.npy"), npy(&[steps as u64, b, 1, dm], &decode))
+}
+
 /// A rank's weight input: its name, shape and values.
 pub type Shard = (String, Vec<u64>, Vec<f32>);
 

@@ -410,6 +410,19 @@ instructions! {
         /// Output.
         output: Tensor3d = 0x20,
     }
+    /// DEBUG_TENSOR_READ 0x6F (ours): copy a tile, bit-exact, into the engine's debug ring (what `device_print` becomes).
+    DebugTensorRead = DebugTensorRead, "debug_print", Ours {
+        /// Element type of the tile (recorded in the ring entry; no conversion).
+        dtype: DtypeCode = 0x0C,
+        /// Partitions read, starting at the partition of `input`'s address.
+        partitions: u8 = 0x0F,
+        /// The tile (SBUF or PSUM).
+        input: Tensor3d = 0x10,
+        /// Device address of the engine's debug ring; the runtime writes it at load (a NEFF leaves 0).
+        ring: u64 = 0x20,
+        /// The print's prefix (the host names the dump directory after it).
+        prefix: Name<24> = 0x28,
+    }
     /// EMBEDDING_UPDATE 0x79 (ours): `table[indices[i]] += updates[i]`, row by row.
     EmbeddingUpdate = EmbeddingUpdate, "embedding_update", Ours {
         /// Table and update element type.

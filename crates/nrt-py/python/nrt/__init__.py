@@ -10,6 +10,7 @@ runtime runs in this process over the simulated NeuronCore (no libnrt.so);
 # Every helper module is imported under a private name, so `dir(nrt)`
 # lists the API (`__all__`) and nothing else.
 import atexit as _atexit
+import enum as _enum
 import os as _os
 import threading as _threading
 import warnings as _warnings
@@ -17,6 +18,8 @@ import warnings as _warnings
 from . import _nrt
 from ._nrt import (
     BenchmarkResult,
+    DebugEvent,
+    DebugStream,
     Model,
     NrtError,
     NrtpyError,
@@ -26,6 +29,8 @@ from ._nrt import (
     SystemTraceSession,
     Tensor,
     TensorMetadata,
+    tensor_cast,
+    tensor_compute,
     version,
 )
 from . import simulator
@@ -40,6 +45,8 @@ __version__: str = version()["nrt_rs"]
 
 __all__ = [
     "BenchmarkResult",
+    "DebugEvent",
+    "DebugStream",
     "Model",
     "NrtError",
     "NrtModel",
@@ -52,12 +59,24 @@ __all__ = [
     "SystemTraceSession",
     "Tensor",
     "TensorMetadata",
+    "NrtComputeOp",
     "configure",
     "get_nrtpy_singleton",
     "reset",
     "simulator",
+    "tensor_cast",
+    "tensor_compute",
     "version",
 ]
+
+
+class NrtComputeOp(_enum.Enum):
+    """The element-wise reductions of :func:`tensor_compute` (nrtpy's names)."""
+
+    ADD = "ADD"
+    MIN = "MIN"
+    MAX = "MAX"
+
 
 _singleton: "Runtime | None" = None
 _singleton_lock = _threading.Lock()

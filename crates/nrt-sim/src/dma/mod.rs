@@ -57,6 +57,9 @@ pub struct QueueRegs {
     /// (`u64::MAX`: not known): while the generation reads the same, a
     /// completed packet skips the trace ring's lookup.
     trace_unbound_at: u64,
+    /// The packet being walked: when its first pair started and the
+    /// bytes its pairs moved so far (its trace records state both).
+    packet: (u64, u64),
 }
 
 impl QueueRegs {
@@ -98,6 +101,7 @@ impl QueueRegs {
             copy_pins: Default::default(),
             blocks: Default::default(),
             trace_unbound_at: u64::MAX,
+            packet: (0, 0),
         }
     }
 }

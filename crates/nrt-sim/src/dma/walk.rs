@@ -93,6 +93,10 @@ pub fn run_queue(dev: &impl Bus, faults: &FaultState, arch: &ArchDesc, core: &Co
             }
         };
         let end = start + cost::dma(bytes);
+        if pair.first() {
+            regs.packet = (start, 0);
+        }
+        regs.packet.1 += bytes;
         if fault == Some(FaultKind::Nan) && bytes >= 4 {
             let _ = dev.write_at(DeviceAddr(nan_at), &f32::NAN.to_le_bytes(), end);
             core.error_record(dev, None, qi as u64, InferErrorSubtype::Numerical, qi as u16, end);
@@ -109,7 +113,11 @@ pub fn run_queue(dev: &impl Bus, faults: &FaultState, arch: &ArchDesc, core: &Co
             if regs.trace_unbound_at != generation {
                 let dma_engine = (qi / arch.queues_per_dma_engine.max(1) as usize) as u8;
                 let head = regs.tx_head;
-                let pushed = core.with_nq(dma_engine, NqType::TraceDma, |nq| nq.push(dev, crate::nq::record::dma(qi as u16, head, bytes, end)));
+                let (began, moved) = regs.packet;
+                let pushed = core.with_nq(dma_engine, NqType::TraceDma, |nq| {
+                    nq.push_unsignalled(dev, crate::nq::record::dma_start(qi as u16, head, moved, began));
+                    nq.push(dev, crate::nq::record::dma(qi as u16, head, moved, end))
+                });
                 regs.trace_unbound_at = if pushed.is_none() { generation } else { u64::MAX };
             }
             if let Some(s) = regs.config.completion_semaphore.filter(|&s| s < core.sync.semaphores()) {
@@ -368,10 +376,10 @@ mod tests {
         assert_eq!(trace.produced(), 0);
         dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
         dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
-        assert_eq!(trace.produced(), 2, "one record per packet once the ring is bound");
+        assert_eq!(trace.produced(), 4, "a start and an end record per packet once the ring is bound");
         dev.nq_destroy(spec).unwrap();
         dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
-        assert_eq!(trace.produced(), 2);
+        assert_eq!(trace.produced(), 4);
         assert_eq!(dev.semaphore_read(CoreId(0), 2).unwrap(), 5, "every packet completed");
     }
 

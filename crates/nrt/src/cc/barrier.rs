@@ -16,7 +16,7 @@ use crate::model::ModelId;
 use crate::runtime::Runtime;
 use crate::status::{NrtError, NrtResult};
 use crate::tensor::{Tensor, TensorSet};
-use nrt_gen::cc::{CollectiveSpec, collective_neff};
+use nrt_gen::cc::{CollectiveSpec, collective_neff_for};
 use nrt_isa::dtype::Dtype;
 use nrt_isa::instr::{AluOp, CollectiveType};
 use std::collections::BTreeMap;
@@ -75,12 +75,14 @@ impl Barriers {
 
 fn build(rt: &Runtime, hosts: &[ModelHost], vnc: u32, rank: u32, world: u32) -> NrtResult<Built> {
     let spec = CollectiveSpec { lnc: rt.topology().lnc() as usize, ..CollectiveSpec::whole_world(CollectiveType::AllReduce, AluOp::Add, Dtype::Uint32, BARRIER_BYTES / 4, world) };
-    let neff = collective_neff(&spec).map_err(|e| NrtError::failure(format!("the barrier model: {e}")))?;
     // As rank `rank` of `world` (not of the in-NEFF collectives' context,
-    // which a barrier neither sets up nor changes).
+    // which a barrier neither sets up nor changes), for the device's
+    // generation.
     let cc = CcRank::of(rt, rank, world)?;
     let (device, local) = rt.locate_vnc(vnc)?;
     let host = crate::hosts::host_of(rt, hosts, device)?;
+    let target = crate::load::gate::code_name(host.device().info().arch.arch);
+    let neff = collective_neff_for(&spec, target).map_err(|e| NrtError::failure(format!("the barrier model: {e}")))?;
     let model = host.load_collectives(&neff, local as i32, -1, &cc)?;
     let mut inputs = TensorSet::new();
     inputs.add("input", Arc::new(Tensor::from_host_bytes(1u32.to_le_bytes().repeat(BARRIER_BYTES as usize / 4), "barrier input")));

@@ -64,14 +64,21 @@ pub struct RankSide {
     pub scratch: Vec<u64>,
 }
 
-/// How rank `from`'s DMA engines name `addr` of rank `to`'s device: the
-/// address itself on one device, else through the peer window.
+/// How rank `from`'s DMA engines name `addr` of rank `to`'s device (see
+/// [`reach_device`]).
 fn reach(arch: &ArchDesc, sides: &[RankSide], from: usize, to: usize, addr: u64) -> Result<u64, String> {
-    let d = sides[to].device;
-    if d == sides[from].device {
+    reach_device(arch, sides[from].device, sides[to].device, addr)
+}
+
+/// How the DMA engines of device `from` name `addr` of device `to` (both
+/// indices in the instance): the address itself on one device, else
+/// through the peer window. Every address a collective's descriptors give
+/// for another rank goes through here.
+pub fn reach_device(arch: &ArchDesc, from: u32, to: u32, addr: u64) -> Result<u64, String> {
+    if to == from {
         return Ok(addr);
     }
-    arch.peer_addr(d, nrt_hal::DeviceAddr(addr)).map(|a| a.get()).ok_or_else(|| format!("the peer window cannot name address {addr:#x} of Neuron device {d}"))
+    arch.peer_addr(to, nrt_hal::DeviceAddr(addr)).map(|a| a.get()).ok_or_else(|| format!("the peer window cannot name address {addr:#x} of Neuron device {to}"))
 }
 
 impl RankSide {

@@ -9,7 +9,8 @@
 //! `NEURON_RT_ROOT_COMM_ID` ([`net`]); each process keeps its own ranks'
 //! steps, cut at the network ([`split`]), and a proxy thread moves the
 //! cross-process bytes over libfabric between outboxes and inboxes the
-//! devices' DMA fills and drains ([`proxy`]).
+//! devices' DMA fills and drains ([`proxy`]; a loaded NEFF's executions
+//! run on the process's persistent proxy threads, [`proxy_threads`]).
 //! In-NEFF collectives (`nrt_load_collectives`) are composed at load by
 //! [`neff`] and run from the engines' instruction streams; `nrt_barrier`
 //! runs a loaded barrier model ([`barrier`]).
@@ -23,6 +24,7 @@ pub mod neff_net;
 pub mod net;
 pub mod plan;
 pub mod proxy;
+pub mod proxy_threads;
 mod remote;
 pub mod split;
 pub mod world;

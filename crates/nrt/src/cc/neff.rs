@@ -21,8 +21,9 @@
 //!    CC_START (subtype 7) on the engine's queue;
 //! 4. this rank's doorbells: a WRITE of each lane's first step of the op
 //!    to the M2S and S2M tail-increment registers of its queue; with ranks
-//!    in other processes, then a WRITE of 1 into the rank's gate word (the
-//!    proxy rings its landings only from there on);
+//!    in other processes, then a WRITE of `j + 1` into the rank's gate
+//!    word, `j` the op's place among the NEFF's cross-process ops (the
+//!    proxy rings the op's landings only from there on);
 //! 5. a NOP waiting for `DONE_SEM >= done`, subtracting `done` (the
 //!    schedule's "done" signals, raised by the DMA engines), then a
 //!    NOTIFY CC_END (subtype 8);
@@ -44,10 +45,11 @@
 //! by [`CcRank::of`]): the barrier and the meeting cover this process's
 //! ranks, the schedule is cut at the network ([`super::split`]) and the
 //! rest is [`super::neff_net`]'s: the peers meet at load through a
-//! data-less proxy operation, and each execution runs one proxy operation.
+//! data-less proxy operation per op, and each execution runs one proxy
+//! operation over all of the NEFF's cross-process ops.
 
 use super::compose::{self, RankImage, RankSide};
-use super::neff_net::{NeffNet, RankPlace};
+use super::neff_net::{NeffNet, OpNet, RankPlace};
 use super::net::NetWorld;
 use super::plan::{self, CcKind};
 use super::split;
@@ -117,6 +119,11 @@ pub struct CcRank {
     /// by [`CcRank::of`] when the communicator names ranks this process
     /// did not register); `None`: every rank is in this process.
     pub net: Option<Arc<NetWorld>>,
+    /// The world has ranks this process had not registered when the rank
+    /// joined and `NEURON_RT_ROOT_COMM_ID` is unset: if those ranks load
+    /// in other processes they can never meet this one, so the load's
+    /// warnings and timeout say so ([`super::world::ROOT_COMM_UNSET_HINT`]).
+    pub root_comm_unset: bool,
     /// `NEURON_SIM_INJECT=proxy_fail` / `proxy_panic`: the executions'
     /// proxy fails or panics after N messages sent.
     pub inject_proxy: super::proxy::Injected,
@@ -131,7 +138,7 @@ impl CcRank {
     /// Rank `rank` of a world of `world` whose ranks all load in this
     /// process, waiting at most `peer_timeout` for them.
     pub fn local(rank: u32, world: u32, peer_timeout: Duration) -> CcRank {
-        CcRank { rank, world, peer_timeout, net: None, inject_proxy: super::proxy::Injected::default() }
+        CcRank { rank, world, peer_timeout, net: None, root_comm_unset: false, inject_proxy: super::proxy::Injected::default() }
     }
 
     /// What `nrt_load_collectives` does before it loads: joins the world
@@ -157,7 +164,8 @@ impl CcRank {
         let peer_timeout = rt.config().collectives.net_timeout;
         let everyone: Vec<u32> = (0..world).collect();
         let net = rt.collectives().world_for(rt, &everyone)?;
-        Ok(CcRank { rank, world, peer_timeout, net, inject_proxy: super::proxy::Injected::from_env(rt.env()) })
+        let root_comm_unset = world > 1 && rt.config().collectives.root_comm_id.is_none() && !rt.collectives().registered_all(&everyone);
+        Ok(CcRank { rank, world, peer_timeout, net, root_comm_unset, inject_proxy: super::proxy::Injected::from_env(rt.env()) })
     }
 }
 
@@ -222,7 +230,8 @@ pub struct Staged {
     pub records: BTreeMap<(EngineId, usize), Vec<RecordBytes>>,
     /// The core's collectives resources, while the model is loaded.
     pub claim: Option<CcClaim>,
-    /// The proxy work of a replica group with ranks in other processes.
+    /// The proxy work of the collectives whose replica groups have ranks
+    /// in other processes.
     pub net: Option<Arc<NeffNet>>,
     /// Collectives the subgraph runs per execution.
     pub ops: u32,
@@ -406,32 +415,42 @@ pub fn stage(ctx: &StageCtx<'_>) -> NrtResult<Staged> {
     let mut met = Vec::with_capacity(ops.len());
     for op in &ops {
         let ready = claim.semaphores()[sets.binary_search(&op.set_key()).expect("the op's set is listed")];
-        met.push(prepare(ctx, op, ops.len(), claim.lanes(), ready)?);
+        met.push(prepare(ctx, op, claim.lanes(), ready)?);
     }
     write_lanes(ctx, &claim, &met)?;
     write_ready(ctx, &claim, &met)?;
     let mut staged = Staged { ops: ops.len() as u32, ..Default::default() };
+    // The cross-process ops share one gate word, which counts those the
+    // rank reached.
+    let world = met.iter().find_map(|m| m.net.as_ref()).map(|n| n.world.clone());
+    let gate = match world {
+        Some(_) => Some(ctx.memory.alloc_on(ctx.core, MemUsage::Cc, 64, 64)?.get()),
+        None => None,
+    };
+    let mut chain = Vec::new();
     for (op, m) in ops.iter().zip(&met) {
-        let net = match &m.net {
-            Some(n) => Some(join_network(ctx, op, m, n, &claim)?),
-            None => None,
+        let gated = match (&m.net, gate) {
+            (Some(n), Some(at)) => {
+                chain.push(join_network(ctx, op, m, n, &claim, chain.len() as u32)?);
+                Some((at, chain.len() as u32))
+            }
+            _ => None,
         };
-        staged.records.insert((op.engine, op.index), lower(ctx, op, m, &claim, net.is_some()));
-        if net.is_some() {
-            staged.net = net;
-        }
+        staged.records.insert((op.engine, op.index), lower(ctx, op, m, &claim, gated));
+    }
+    if let (Some(w), Some(at)) = (world, gate) {
+        staged.net = Some(Arc::new(NeffNet::chain(w, ctx.device.clone(), ctx.rank.rank, chain, at, ctx.rank.inject_proxy)));
     }
     staged.claim = Some(claim);
     Ok(staged)
 }
 
-/// The cross-process part of an op being staged: its split, proxy area
-/// and gate word.
+/// The cross-process part of an op being staged: its split and proxy
+/// area.
 struct NetPart {
     world: Arc<NetWorld>,
     split: split::Split,
     area: u64,
-    gate: u64,
 }
 
 /// One op of this rank after the meeting: the group's composed images and
@@ -452,7 +471,7 @@ struct Prepared {
 /// Checks one op's buffers, composes its size, allocates its image and
 /// meets the group's ranks of this process (which compose every local
 /// rank's image with the real addresses).
-fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_sem: u32) -> NrtResult<Prepared> {
+fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) -> NrtResult<Prepared> {
     let t = &op.trigger;
     let n = op.group.len();
     let esize = t.dtype.size_bytes() as u64;
@@ -496,10 +515,10 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_
         if !local[op.me] {
             return Err(NrtError::invalid(format!("rank {} of the collectives world runs in another process ({}), not here", ctx.rank.rank, w.who(ctx.rank.rank))));
         }
-        if ops > 1 || ctx.subgraph > 0 {
+        if ctx.subgraph > 0 {
             return Err(bad(
                 &ctx.sg.name,
-                format!("{ops} collective(s) on physical core {} of the logical core with ranks in other processes: this release runs one collective per NEFF, on the first physical core, across processes", ctx.subgraph),
+                format!("collectives on physical core {} of the logical core with ranks in other processes: this release runs collectives across processes on the first physical core of a logical core only (LNC 1)", ctx.subgraph),
             ));
         }
     }
@@ -509,8 +528,7 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_
         let area = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, sp.areas[op.me].bytes, 64)?.get();
         side.scratch.resize(n, 0);
         side.scratch.extend(sp.areas[op.me].chunks.iter().map(|o| area + o));
-        let gate = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, 64, 64)?.get();
-        net = Some(NetPart { world: w.clone(), split: sp, area, gate });
+        net = Some(NetPart { world: w.clone(), split: sp, area });
     }
     let p = match &net {
         Some(np) => np.split.plan.clone(),
@@ -523,7 +541,7 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, ops: usize, lanes: &[DmaQueueId], ready_
     let base = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, probe[op.me].bytes().max(64), 256)?;
     let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
     let arrival = Arrival { rank: ctx.rank.rank, op: op.number, sig, side, ready_sem, base: base.get() };
-    let met = meet((ctx.instance, ctx.subgraph), &op.group, &local, op.me, arrival, ctx.rank.peer_timeout, &p, arch)?;
+    let met = meet((ctx.instance, ctx.subgraph), &op.group, &local, op.me, arrival, &ctx.rank, &p, arch)?;
     let img = &met.images[op.me];
     for (off, bytes) in img.pieces() {
         if !bytes.is_empty() {
@@ -559,10 +577,12 @@ fn write_lanes(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResu
 }
 
 /// Writes the ready queue's ring (per op, one 4-byte copy of the word 1
-/// into the ready semaphore of each of the group's ranks in this process)
+/// into the ready semaphore of each of the group's ranks in this process,
+/// through the peer window for a rank on another device of the instance)
 /// and programs it.
 fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResult<()> {
     let arch = ctx.device.info().arch;
+    let here = ctx.device.info().device_index;
     let total: usize = ops.iter().map(|m| m.met.ready.len()).sum();
     let len = ring_len(total as u64);
     if len > MAX_RING {
@@ -574,8 +594,9 @@ fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResu
     let (mut tx, mut rx) = (Vec::with_capacity(16 * total), Vec::with_capacity(16 * total));
     let desc = |e: nrt_isa::dma_desc::DmaDescError| NrtError::invalid(e.to_string());
     for m in ops {
-        for &(_, core, sem) in &m.met.ready {
-            for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, arch.semaphore_addr(core, EVT_SEM_SEM_INC, sem).get(), 4, 1).map_err(desc)? {
+        for &(device, core, sem) in &m.met.ready {
+            let raise = compose::reach_device(arch, here, device, arch.semaphore_addr(core, EVT_SEM_SEM_INC, sem).get()).map_err(|e| bad(&ctx.sg.name, e))?;
+            for (t, r) in nrt_isa::dma_desc::plain_copy_pairs(one_at, raise, 4, 1).map_err(desc)? {
                 tx.extend(nrt_isa::dma_desc::DmaDescriptor::Tx(t).to_bytes().map_err(desc)?);
                 rx.extend(nrt_isa::dma_desc::DmaDescriptor::Rx(r).to_bytes().map_err(desc)?);
             }
@@ -589,20 +610,23 @@ fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResu
 }
 
 /// Across processes: the op's index words, then the load-time meeting
-/// with the peers there (signatures, connections).
-fn join_network(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, np: &NetPart, claim: &CcClaim) -> NrtResult<Arc<NeffNet>> {
+/// with the peers there (signatures, connections). `ordinal`: the op's
+/// place among the NEFF's cross-process ops.
+fn join_network(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, np: &NetPart, claim: &CcClaim, ordinal: u32) -> NrtResult<OpNet> {
     for (off, v) in &np.split.areas[m.me].words {
         ctx.device.write(DeviceAddr(np.area + off), &v.to_le_bytes()).map_err(|e| hal("proxy word write", e))?;
     }
-    let place = RankPlace { me: m.me, area: np.area, image: &m.met.images[m.me], core: ctx.core, queues: claim.lanes(), gate: np.gate };
+    let place = RankPlace { me: m.me, area: np.area, image: &m.met.images[m.me], core: ctx.core, queues: claim.lanes() };
     let sig = &m.met.sig;
-    let net = NeffNet::new(np.world.clone(), ctx.device.clone(), &np.split, &op.group, &place, format!("{sig} on replica group {:?}", op.group), ctx.rank.inject_proxy);
-    net.meet_peers(&sig.to_string())?;
-    Ok(Arc::new(net))
+    let net = OpNet::new(&np.world, ctx.device, &np.split, &op.group, &place, sig.to_string(), ordinal);
+    net.meet_peers(&np.world, ctx.device)?;
+    Ok(net)
 }
 
 /// The records op `op`'s collective record becomes (see the module doc).
-fn lower(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, claim: &CcClaim, gated: bool) -> Vec<RecordBytes> {
+/// `gated`: across processes, the gate word and the value to write into
+/// it once the rank reached the op.
+fn lower(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, claim: &CcClaim, gated: Option<(u64, u32)>) -> Vec<RecordBytes> {
     let arch = ctx.device.info().arch;
     let img = &m.met.images[m.me];
     let rec = ctx.sg.stream(op.engine).map(|s| s.records[op.index]).expect("the trigger's stream");
@@ -625,11 +649,11 @@ fn lower(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, claim: &CcClaim, gated: bool
         out.push(write(arch.dma_tail_inc_addr(ctx.core, claim.lanes()[l], DMA_M2S_GROUP).get(), k, Events::NONE));
         out.push(write(arch.dma_tail_inc_addr(ctx.core, claim.lanes()[l], DMA_S2M_GROUP).get(), k, Events::NONE));
     }
-    if gated && let Some(np) = &m.net {
-        // The proxy rings this rank's landings only from here on (after
-        // its own first doorbells, so each queue's tail moves in step
-        // order).
-        out.push(write(np.gate, 1, Events::NONE));
+    if let Some((gate, reached)) = gated {
+        // The proxy rings this op's landings on this rank only from here
+        // on (after its own first doorbells, so each queue's tail moves
+        // in step order).
+        out.push(write(gate, reached, Events::NONE));
     }
     out.push(nop(Events { wait_mode: WaitMode::SemGeImm, wait_idx: sem(DONE_SEM), update_mode: UpdateMode::SemSubImmComplete, update_idx: sem(DONE_SEM), value: m.done }));
     out.push(notify(RuntimeSubtype::CcEnd));
@@ -722,10 +746,13 @@ fn list(ranks: impl IntoIterator<Item = u32>) -> String {
 /// `i` of the group loads here):
 /// the k-th load of each rank meets the k-th of the others; the last to
 /// arrive checks the signatures and composes every local rank's image.
-/// Bounded by `timeout`, warning while it waits. (Ranks of other
-/// processes meet through their proxies: [`NeffNet::meet_peers`].)
+/// Bounded by the rank's `peer_timeout`, warning while it waits (first
+/// within seconds: [`super::world::peer_warning_due`]). (Ranks of other
+/// processes meet through their proxies: [`OpNet::meet_peers`].)
 #[allow(clippy::too_many_arguments)]
-fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: Arrival, timeout: Duration, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
+fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: Arrival, rank: &CcRank, p: &plan::Plan, arch: &'static nrt_hal::arch::ArchDesc) -> NrtResult<Arc<Met>> {
+    let timeout = rank.peer_timeout;
+    let hint = if rank.root_comm_unset { format!("; {}", super::world::ROOT_COMM_UNSET_HINT) } else { String::new() };
     let n = group.len();
     let key: Key = (at, group.to_vec());
     let m = &*MEETING;
@@ -747,8 +774,7 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
         m.changed.notify_all();
     }
     let started = Instant::now();
-    let period = (timeout / 4).min(Duration::from_secs(120));
-    let mut warned = started;
+    let mut warnings = 0;
     loop {
         let rounds = st.get_mut(&key).expect("our gathering stays until we leave it");
         let i = rounds.iter().position(|g| g.id == id).expect("our gathering stays until we leave it");
@@ -775,7 +801,7 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
             return Err(NrtError::new(
                 NrtStatus::Timeout,
                 format!(
-                    "nrt_load_collectives: replica group [{}]: rank(s) {} never loaded their NEFF within {:.1} sec ({}); every rank of the group must call nrt_load_collectives",
+                    "nrt_load_collectives: replica group [{}]: rank(s) {} never loaded their NEFF within {:.1} sec ({}); every rank of the group must call nrt_load_collectives{hint}",
                     list(group.iter().copied()),
                     list(missing),
                     timeout.as_secs_f64(),
@@ -783,14 +809,14 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
                 ),
             ));
         }
-        if now.duration_since(warned) >= period {
-            warned = now;
+        if now >= started + super::world::peer_warning_due(timeout, warnings) {
+            warnings += 1;
             crate::log::write(
                 Level::Warn,
                 Module::Nrt,
                 "nrt_load_collectives",
                 format_args!(
-                    "Timeout exceeded: waiting for rank(s) {} of replica group [{}] to load: {} sec - retrying; giving up after {:.1} sec ({})",
+                    "Timeout exceeded: waiting for rank(s) {} of replica group [{}] to load: {} sec - retrying; giving up after {:.1} sec ({}){hint}",
                     list(missing),
                     list(group.iter().copied()),
                     now.duration_since(started).as_secs(),
@@ -799,7 +825,8 @@ fn meet(at: (usize, usize), group: &[u32], local: &[bool], me: usize, arrival: A
                 ),
             );
         }
-        let wait = (started + timeout).saturating_duration_since(now).min(period).max(Duration::from_millis(1));
+        let next = (started + super::world::peer_warning_due(timeout, warnings)).min(started + timeout);
+        let wait = next.saturating_duration_since(now).max(Duration::from_millis(1));
         st = m.changed.wait_timeout(st, wait).unwrap_or_else(|e| e.into_inner()).0;
     }
 }

@@ -72,6 +72,8 @@ pub struct NetWorld {
     pub net: Bound,
     /// Where the waits' warnings go.
     pub sink: WarnSink,
+    /// The persistent proxy threads the loaded NEFFs' executions run on.
+    pub proxies: super::proxy_threads::ProxyThreads,
 }
 
 impl std::fmt::Debug for NetWorld {
@@ -151,6 +153,12 @@ impl NetSlot {
         st.world_size = Some(st.world_size.map_or(size, |s| s.max(size)));
         st.registered.insert(gid, vnc);
         Ok(())
+    }
+
+    /// Whether every rank of `group` is registered in this process.
+    pub fn registered_all(&self, group: &[u32]) -> bool {
+        let st = lock(&self.state);
+        group.iter().all(|g| st.registered.contains_key(g))
     }
 
     /// The world a group of global ranks needs, or `None` when every rank
@@ -281,6 +289,7 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
         moved: Default::default(),
         net,
         sink,
+        proxies: super::proxy_threads::ProxyThreads::new(rt.config().collectives.ranks_per_proxy, rt.config().collectives.one_thread_per_core),
     };
     // Keep the listener each source will connect to; the others go.
     let chosen: HashMap<Link, Box<dyn Listener>> = listeners.into_iter().filter(|((link, kind), _)| w.route(link.0, link.1) == *kind).map(|((link, _), l)| (link, l)).collect();

@@ -1,8 +1,8 @@
 //! The network proxy of one operation in one process: the host thread that
 //! plays the NIC between this process's ranks and the others'. (A loaded
-//! in-NEFF collective runs one per rank and execution, on that rank's
-//! connections, gated on the rank reaching the collective:
-//! [`super::neff_net`].)
+//! NEFF's chain of cross-process collectives runs one per rank and
+//! execution, on that rank's connections, each collective gated on the
+//! rank reaching it: [`super::neff_net`].)
 //!
 //! The protocol is nec.h's `enc_net_host_memory` one, on the simulated
 //! device's bytes: a rank's DMA copies a step's bytes into an outbox and
@@ -103,6 +103,10 @@ pub struct SendLane {
     pub gid: u32,
     /// Its lane.
     pub lane: usize,
+    /// The ordinal of its collective in the job (see [`Job::gate`]): its
+    /// posts are read once every earlier collective's are queued, so a
+    /// connection carries the collectives in order.
+    pub op: u32,
     /// Address of the post word.
     pub post_word: u64,
     /// Per post: (destination global rank, outbox address, bytes).
@@ -126,6 +130,9 @@ pub struct SubmitLane {
     pub core: CoreId,
     /// Its queue.
     pub queue: DmaQueueId,
+    /// The ordinal of its collective in the job: rung once the gate
+    /// reached it.
+    pub op: u32,
     /// Pair count of each proxy-submitted step, in step order.
     pub steps: Vec<u32>,
 }
@@ -148,10 +155,12 @@ pub struct Job {
     pub submits: Vec<SubmitLane>,
     /// Injected failures.
     pub inject: Injected,
-    /// A word of device memory the rank's device sets (non-zero) once it
-    /// reached the collective: landings are not rung before it is (an
-    /// in-NEFF collective, whose buffers the engines may still be
-    /// computing when a peer's message arrives). `None`: ring at once.
+    /// A word of device memory in which the rank's device counts the
+    /// job's collectives it reached (it writes `j + 1` on reaching the
+    /// one of ordinal `j`): collective `j`'s landings are not rung before
+    /// the word exceeds `j` (in-NEFF collectives, whose buffers the
+    /// engines may still be computing when a peer's message arrives).
+    /// `None`: ring at once.
     pub gate: Option<u64>,
     /// The local ranks' proxy areas registered with the world's
     /// transports (transport index, region): messages of at least
@@ -225,9 +234,9 @@ pub enum ProxyState {
 }
 
 impl Proxy {
-    /// Starts the proxy thread of `job`.
-    pub fn start(job: Job) -> NrtResult<Arc<Proxy>> {
-        let p = Arc::new(Proxy {
+    /// The outcome object of `job`'s operation, before it runs.
+    pub(super) fn new(job: &Job) -> Arc<Proxy> {
+        Arc::new(Proxy {
             op: job.op.clone(),
             bound: job.world.net,
             result: Mutex::new(None),
@@ -236,23 +245,27 @@ impl Proxy {
             stop: Mutex::new(None),
             progress: AtomicU64::new(0),
             alive: AtomicBool::new(true),
-        });
-        let alive = Alive(p.clone());
+        })
+    }
+
+    /// Starts a thread of its own for `job` (an operation that may make
+    /// the first connections of its links, whose accept waits: the
+    /// load-time meeting, a standalone collective). The thread ends with
+    /// the operation.
+    pub fn start(job: Job) -> NrtResult<Arc<Proxy>> {
+        let p = Proxy::new(&job);
+        let mut op = Running::new(job, p.clone());
         std::thread::Builder::new()
             .name("nrt-cc-proxy".into())
             .spawn(move || {
-                let q = &alive.0;
-                let world = job.world.clone();
-                let who = format!("the collectives network proxy thread of {}", job.op);
-                let r = crate::worker::guarded(&who, NrtStatus::NetworkProxyFailure, || run(job, q));
-                if let Err(e) = &r {
-                    if e.status == NrtStatus::NetworkProxyFailure {
-                        crate::log::write(Level::Error, Module::Nrt, "cc_proxy", format_args!("EFA network proxy operation failed: {}", e.message));
+                let mut idle = Idle::default();
+                loop {
+                    match op.pass() {
+                        Pass::Ended => return op.end(),
+                        Pass::Progress => idle.reset(),
+                        Pass::Idle => idle.wait(op.world()),
                     }
-                    world.poison(e);
                 }
-                q.result.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(r);
-                // `alive` drops here: the waiters are woken.
             })
             .map_err(|e| NrtError::failure(format!("cannot start the collectives proxy thread: {e}")))?;
         Ok(p)
@@ -398,54 +411,168 @@ fn net(e: nrt_net::NetError, what: impl FnOnce() -> String) -> NrtError {
     super::net::net_err(&what(), &e)
 }
 
-fn run(job: Job, proxy: &Proxy) -> NrtResult<()> {
-    let world = job.world.clone();
-    world.check()?;
-    let mut outs: Vec<OutConn> = Vec::new();
-    for &link in &job.out_links {
-        outs.push(OutConn { link, kind: world.route(link.0, link.1), q: SendQueue::new(world.take_send(link)?), queued: VecDeque::from([Payload::Owned(header(&job.op))]), header_sent: false });
+/// What one pass over an operation did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Something moved.
+    Progress,
+    /// Nothing moved (the caller backs off before the next pass).
+    Idle,
+    /// The operation ended (its outcome is in `Running::outcome`).
+    Ended,
+}
+
+/// The back-off of a proxy thread that found nothing to do: yields
+/// first, then sleeps a little longer each time, driving the transports'
+/// progress.
+#[derive(Default)]
+pub(super) struct Idle {
+    spins: u32,
+}
+
+impl Idle {
+    pub(super) fn reset(&mut self) {
+        self.spins = 0;
     }
-    let mut ins: Vec<InConn> = Vec::new();
-    // A panic in the operation is its failure: the peers are told below.
-    let r = crate::worker::guarded("the collectives network proxy", NrtStatus::NetworkProxyFailure, || {
-        for rl in &job.recvs {
-            ins.push(InConn { link: rl.link, kind: world.route(rl.link.0, rl.link.1), q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
-        }
-        drive(&job, proxy, &mut outs, &mut ins)
-    });
-    match r {
-        Ok(()) => {
-            world.give_back(outs.into_iter().map(|o| (o.link, o.q.into_comm())).collect(), ins.into_iter().map(|i| (i.link, i.q.into_comm())).collect());
-            Ok(())
-        }
-        Err(e) => {
-            // Tell the peers we send to, briefly; they fail at once.
-            let msg = abort(&e);
-            for o in outs {
-                let mut c = o.q.into_comm();
-                let _ = nrt_net::transport::send(&mut *c, &msg, nrt_net::Bound::new(Duration::from_secs(1), nrt_net::limits::NET_TIMEOUT_VAR), &world.sink);
-            }
-            drop(ins);
-            Err(e)
+
+    pub(super) fn wait(&mut self, world: &NetWorld) {
+        self.spins = self.spins.saturating_add(1);
+        if self.spins < 32 {
+            std::thread::yield_now();
+        } else {
+            let _ = world.progress();
+            std::thread::sleep(Duration::from_micros(if self.spins < 1000 { 20 } else { 200 }));
         }
     }
 }
 
-fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> NrtResult<()> {
-    let world = &*job.world;
-    let dev = &*job.device;
-    let bound = world.net;
-    let mut posted: Vec<usize> = vec![0; job.sends.len()];
-    let mut landed: Vec<Vec<bool>> = job.submits.iter().map(|s| vec![false; s.steps.len()]).collect();
-    let mut submitted: Vec<usize> = vec![0; job.submits.len()];
-    let mut sent_msgs: u64 = 0;
-    let mut last = Instant::now();
-    let started = Instant::now();
-    let mut warned = Instant::now();
-    let recv_of = |link: Link| job.recvs.iter().find(|r| r.link == link).expect("recv link");
-    let mut spins = 0u32;
-    let mut open = job.gate.is_none();
-    loop {
+/// One operation in progress on a proxy thread: its job, connections and
+/// how far it got. Dropped without an outcome (its thread unwound), its
+/// [`Alive`] guard makes that a failure for the waiters.
+pub(super) struct Running {
+    job: Job,
+    alive: Alive,
+    outs: Vec<OutConn>,
+    ins: Vec<InConn>,
+    /// The connections were taken (the first pass).
+    connected: bool,
+    posted: Vec<usize>,
+    landed: Vec<Vec<bool>>,
+    submitted: Vec<usize>,
+    sent_msgs: u64,
+    last: Instant,
+    started: Instant,
+    warned: Instant,
+    /// Collectives the rank reached (the gate's value).
+    open: u32,
+    last_op: u32,
+    /// What a peer's header holds when it runs the same operation (the
+    /// text is cut to the header's length).
+    mine: String,
+    outcome: Option<NrtResult<()>>,
+}
+
+impl Running {
+    pub(super) fn new(job: Job, proxy: Arc<Proxy>) -> Running {
+        let now = Instant::now();
+        Running {
+            posted: vec![0; job.sends.len()],
+            landed: job.submits.iter().map(|s| vec![false; s.steps.len()]).collect(),
+            submitted: vec![0; job.submits.len()],
+            open: if job.gate.is_none() { u32::MAX } else { 0 },
+            last_op: job.sends.iter().map(|s| s.op).chain(job.submits.iter().map(|s| s.op)).max().unwrap_or(0),
+            mine: text(&header(&job.op)[12..]),
+            job,
+            alive: Alive(proxy),
+            outs: Vec::new(),
+            ins: Vec::new(),
+            connected: false,
+            sent_msgs: 0,
+            last: now,
+            started: now,
+            warned: now,
+            outcome: None,
+        }
+    }
+
+    /// One round: takes the connections on the first, then moves what can
+    /// move. A failure or a panic ends the operation.
+    /// Its world.
+    pub(super) fn world(&self) -> &NetWorld {
+        &self.job.world
+    }
+
+    pub(super) fn pass(&mut self) -> Pass {
+        let r = crate::worker::guarded("the collectives network proxy", NrtStatus::NetworkProxyFailure, || {
+            if !self.connected {
+                self.connected = true;
+                self.connect()?;
+            }
+            self.round()
+        });
+        match r {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                self.outcome = Some(Ok(()));
+                Pass::Ended
+            }
+            Err(e) => {
+                self.outcome = Some(Err(e));
+                Pass::Ended
+            }
+        }
+    }
+
+    fn connect(&mut self) -> NrtResult<()> {
+        let world = self.job.world.clone();
+        world.check()?;
+        for &link in &self.job.out_links {
+            self.outs.push(OutConn { link, kind: world.route(link.0, link.1), q: SendQueue::new(world.take_send(link)?), queued: VecDeque::from([Payload::Owned(header(&self.job.op))]), header_sent: false });
+        }
+        for rl in &self.job.recvs {
+            self.ins.push(InConn { link: rl.link, kind: world.route(rl.link.0, rl.link.1), q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
+        }
+        Ok(())
+    }
+
+    /// Ends the ended operation: gives its connections back (success) or
+    /// tells the peers it sends to and fails the world (failure), then
+    /// publishes the outcome to its waiters.
+    pub(super) fn end(self) {
+        let Running { job, alive, outs, ins, outcome, .. } = self;
+        let world = job.world;
+        let r = outcome.unwrap_or_else(|| Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("the collectives network proxy of {} ended without an outcome", job.op))));
+        match &r {
+            Ok(()) => world.give_back(outs.into_iter().map(|o| (o.link, o.q.into_comm())).collect(), ins.into_iter().map(|i| (i.link, i.q.into_comm())).collect()),
+            Err(e) => {
+                // Tell the peers we send to, briefly; they fail at once.
+                let msg = abort(e);
+                for o in outs {
+                    let mut c = o.q.into_comm();
+                    let _ = nrt_net::transport::send(&mut *c, &msg, nrt_net::Bound::new(Duration::from_secs(1), nrt_net::limits::NET_TIMEOUT_VAR), &world.sink);
+                }
+                drop(ins);
+                if e.status == NrtStatus::NetworkProxyFailure {
+                    crate::log::write(Level::Error, Module::Nrt, "cc_proxy", format_args!("EFA network proxy operation failed: {}", e.message));
+                }
+                world.poison(e);
+            }
+        }
+        alive.0.result.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(r);
+        // `alive` drops here: the waiters are woken.
+    }
+
+    /// One round over the operation's receives, gate, landings, posts and
+    /// sends. `None`: it is complete.
+    fn round(&mut self) -> NrtResult<Option<Pass>> {
+        let job = &self.job;
+        let proxy = &*self.alive.0;
+        let world = &*job.world;
+        let dev = &*job.device;
+        let bound = world.net;
+        let (outs, ins) = (&mut self.outs, &mut self.ins);
+        let (posted, landed, submitted) = (&mut self.posted, &mut self.landed, &mut self.submitted);
+        let recv_of = |link: Link| job.recvs.iter().find(|r| r.link == link).expect("recv link");
         if let Some(e) = proxy.stopped() {
             return Err(e);
         }
@@ -481,7 +608,7 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
                     return Err(e);
                 }
                 let theirs = if len == HEADER_LEN && &b[..12] == HEADER_MAGIC { text(&b[12..len]) } else { format!("a message of {len} bytes that is not an operation header") };
-                if theirs != job.op {
+                if theirs != self.mine {
                     return Err(NrtError::invalid(format!("mismatched collectives between the peers: {} runs {} but {} runs {}", world.who(c.link.1), job.op, world.who(c.link.0), theirs)));
                 }
                 c.header_done = true;
@@ -520,24 +647,28 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
         if !proxy.met.load(Ordering::Relaxed) && ins.iter().all(|c| c.header_done) {
             proxy.met.store(true, Ordering::Release);
         }
-        if !open && let Some(at) = job.gate {
+        if self.open <= self.last_op && let Some(at) = job.gate {
             let mut w = [0u8; 4];
             dev.read(at, &mut w)?;
-            open = u32::from_le_bytes(w) != 0;
-            progress |= open;
+            let now_open = u32::from_le_bytes(w);
+            progress |= now_open > self.open;
+            self.open = self.open.max(now_open);
         }
+        let open = self.open;
         // Landed steps go to their queues in step order (once the rank
-        // reached the collective).
-        for (k, s) in job.submits.iter().enumerate().filter(|_| open) {
+        // reached their collective).
+        for (k, s) in job.submits.iter().enumerate().filter(|(_, s)| s.op < open) {
             while submitted[k] < s.steps.len() && landed[k][submitted[k]] {
                 dev.ring(s.core, s.queue, s.steps[submitted[k]])?;
                 submitted[k] += 1;
                 progress = true;
             }
         }
-        // The devices' posts.
+        // The devices' posts, one collective at a time: the first with
+        // posts not yet queued.
+        let front = job.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, _)| s.op).min();
         for (k, s) in job.sends.iter().enumerate() {
-            if posted[k] == s.posts.len() {
+            if posted[k] == s.posts.len() || Some(s.op) != front {
                 continue;
             }
             let mut w = [0u8; 8];
@@ -565,10 +696,10 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
         for o in outs.iter_mut() {
             while o.q.in_flight() < WINDOW {
                 let Some(b) = o.queued.pop_front() else { break };
-                if job.inject.fail_after.is_some_and(|n| sent_msgs >= n) {
+                if job.inject.fail_after.is_some_and(|n| self.sent_msgs >= n) {
                     return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("injected network proxy failure (NEURON_SIM_INJECT=proxy_fail) sending to {}", world.who(o.link.1))));
                 }
-                if job.inject.panic_after.is_some_and(|n| sent_msgs >= n) {
+                if job.inject.panic_after.is_some_and(|n| self.sent_msgs >= n) {
                     panic!("injected panic (NEURON_SIM_INJECT=proxy_panic) sending to {}", world.who(o.link.1));
                 }
                 // The header is not a data message.
@@ -582,7 +713,7 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
                     world.count_message(in_place);
                 }
                 o.header_sent = true;
-                sent_msgs += 1;
+                self.sent_msgs += 1;
                 progress = true;
             }
             while o.q.in_flight() > 0 {
@@ -598,40 +729,33 @@ fn drive(job: &Job, proxy: &Proxy, outs: &mut [OutConn], ins: &mut [InConn]) -> 
             && posted.iter().zip(&job.sends).all(|(n, s)| *n == s.posts.len())
             && outs.iter().all(|o| o.q.in_flight() == 0 && o.queued.is_empty());
         if done {
-            return Ok(());
+            return Ok(None);
         }
         let now = Instant::now();
         if progress {
-            last = now;
-            spins = 0;
+            self.last = now;
             proxy.progress.fetch_add(1, Ordering::Relaxed);
-            continue;
+            return Ok(Some(Pass::Progress));
         }
         let waiting = || {
             let mut w: Vec<String> = ins.iter().filter(|c| !c.header_done || c.next_done < recv_of(c.link).msgs.len()).map(|c| format!("message {} of {} on lane {} from {}", c.next_done + usize::from(c.header_done) + 1, recv_of(c.link).msgs.len() + 1, c.link.2, world.who(c.link.0))).collect();
-            w.extend(job.sends.iter().zip(&posted).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
+            w.extend(job.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
             w.extend(outs.iter().filter(|o| o.q.in_flight() > 0).map(|o| format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)));
-            if !open {
-                w.push("this process's device to reach the collective".to_string());
+            if open <= self.last_op && job.submits.iter().any(|s| s.op >= open) {
+                w.push(if self.last_op == 0 { "this process's device to reach the collective".to_string() } else { format!("this process's device to reach collective {} of {}", open + 1, self.last_op + 1) });
             }
             w.join(", ")
         };
-        if now.duration_since(last) >= bound.limit {
+        if now.duration_since(self.last) >= bound.limit {
             return Err(NrtError::new(
                 NrtStatus::Timeout,
                 format!("collective {}: nothing arrived within {:.1} sec ({}); waiting for {} (did a peer exit or fail?)", job.op, bound.limit.as_secs_f64(), bound.variable, waiting()),
             ));
         }
-        if now.duration_since(warned) >= bound.warn_period() {
-            warned = now;
-            (world.sink)(&format!("Timeout waiting for RX: {} (waited {} sec) - retrying; giving up after {:.1} sec of no progress ({})", waiting(), now.duration_since(started).as_secs(), bound.limit.as_secs_f64(), bound.variable));
+        if now.duration_since(self.warned) >= bound.warn_period() {
+            self.warned = now;
+            (world.sink)(&format!("Timeout waiting for RX: {} (waited {} sec) - retrying; giving up after {:.1} sec of no progress ({})", waiting(), now.duration_since(self.started).as_secs(), bound.limit.as_secs_f64(), bound.variable));
         }
-        spins += 1;
-        if spins < 32 {
-            std::thread::yield_now();
-        } else {
-            let _ = world.progress();
-            std::thread::sleep(Duration::from_micros(if spins < 1000 { 20 } else { 200 }));
-        }
+        Ok(Some(Pass::Idle))
     }
 }

@@ -139,7 +139,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             for (i, &s) in steps.iter().enumerate() {
                 where_of.insert((q, lane, s), (submits.len(), i));
             }
-            submits.push(SubmitLane { core: core_of[&q], queue: CC_QUEUES[lane], steps: steps.iter().map(|&s| images[q].lanes[lane].step_pairs[s]).collect() });
+            submits.push(SubmitLane { core: core_of[&q], queue: CC_QUEUES[lane], op: 0, steps: steps.iter().map(|&s| images[q].lanes[lane].step_pairs[s]).collect() });
         }
         let recvs = sp
             .inbound
@@ -155,7 +155,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
         let sends = sp
             .posts
             .iter()
-            .map(|(&(r, l), pl)| SendLane { gid: group[r], lane: l, post_word: area_base[r] + pl.word, posts: pl.posts.iter().map(|msgs| msgs.iter().map(|m| (group[m.dst], area_base[r] + m.offset, m.bytes)).collect()).collect() })
+            .map(|(&(r, l), pl)| SendLane { gid: group[r], lane: l, op: 0, post_word: area_base[r] + pl.word, posts: pl.posts.iter().map(|msgs| msgs.iter().map(|m| (group[m.dst], area_base[r] + m.offset, m.bytes)).collect()).collect() })
             .collect();
         let out_links = sp.outbound.iter().map(|&(q, r, l)| (group[r], group[q], l)).collect();
         let op = format!("operation {seq} on replica group {group:?}: {}", first.describe());

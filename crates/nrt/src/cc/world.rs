@@ -41,6 +41,28 @@ pub fn peer_warning_period(bound: Duration) -> Duration {
     (bound / 4).min(PEER_WARNING_PERIOD)
 }
 
+/// How long a rank waits for its peers before its first warning: a few
+/// seconds, so a rank whose peers can never come (they load in other
+/// processes and nothing says where to meet them) hears why long before
+/// the bound.
+pub const FIRST_PEER_WARNING: Duration = Duration::from_secs(5);
+
+/// How long after it started waiting up to `bound` a rank waiting for
+/// its peers gives its `n`-th warning (0: the first): at
+/// [`FIRST_PEER_WARNING`] (or the shorter [`peer_warning_period`]), then
+/// every [`peer_warning_period`].
+pub fn peer_warning_due(bound: Duration, n: u32) -> Duration {
+    let period = peer_warning_period(bound);
+    FIRST_PEER_WARNING.min(period) + period * n
+}
+
+/// What the waits for peers add when `NEURON_RT_ROOT_COMM_ID` is unset
+/// and the world has ranks this process did not register: without it the
+/// ranks of other processes can never join, and this process waits for
+/// every rank to load here.
+pub const ROOT_COMM_UNSET_HINT: &str =
+    "NEURON_RT_ROOT_COMM_ID is unset, so every rank of the world must load in this process; ranks loading in other processes need it set to the same host:port in every process";
+
 /// The variable bounding the wait for the device (messages; the value is
 /// the configuration's `exec_timeout`, the one an execution has).
 pub const EXEC_TIMEOUT_VAR: &str = "NEURON_RT_EXEC_TIMEOUT";
@@ -267,6 +289,11 @@ impl Collectives {
         }
     }
 
+    /// Whether every rank of `group` is registered in this process.
+    pub fn registered_all(&self, group: &[u32]) -> bool {
+        self.net.registered_all(group)
+    }
+
     /// The cross-process world a replica group of global ranks needs
     /// (bootstrapping it on first use), or `None` when it runs in this
     /// process ([`super::net::NetSlot::world_for`]).
@@ -355,7 +382,7 @@ impl Collectives {
             self.changed.notify_all();
         }
         // WAIT_BARRIER_PROXY: for the peers (and the launch).
-        let mut warned = started;
+        let mut warnings = 0;
         let launched = loop {
             let g = st.groups.get_mut(&key).and_then(|g| g.pending.get_mut(&seq)).expect("gathering");
             if let Some(o) = &g.outcome {
@@ -377,13 +404,14 @@ impl Collectives {
                 g.outcome = Some(Err(e.clone()));
                 return Err(e);
             }
-            let period = peer_warning_period(peers);
-            if now.duration_since(warned) >= period {
-                warned = now;
+            let due = started + peer_warning_due(peers, warnings);
+            if now >= due {
+                warnings += 1;
                 let missing: Vec<usize> = (0..n).filter(|r| local[*r] && !g.arrivals.contains_key(r)).collect();
                 crate::log::write(Level::Warn, Module::Nrt, "nrta_cc_schedule", format_args!("Timeout exceeded: Waiting on barrier proxy task: {} sec (replica group {key:?}, missing rank(s) {}) - retrying; giving up after {:.1} sec ({PEER_TIMEOUT_VAR})", now.duration_since(started).as_secs(), names(&missing), peers.as_secs_f64()));
             }
-            st = self.changed.wait_timeout(st, (started + peers).saturating_duration_since(now).min(period)).unwrap_or_else(|e| e.into_inner()).0;
+            let next = (started + peer_warning_due(peers, warnings)).min(started + peers);
+            st = self.changed.wait_timeout(st, next.saturating_duration_since(now).max(Duration::from_millis(1))).unwrap_or_else(|e| e.into_inner()).0;
         };
         drop(st);
         // WAIT_BARRIER_PROXY: the network part (bounded by the proxy's
@@ -613,5 +641,14 @@ mod tests {
         assert_eq!(peer_warning_period(DEFAULT_PEER_TIMEOUT), Duration::from_secs(30));
         assert_eq!(peer_warning_period(Duration::from_secs(60)), Duration::from_secs(15));
         assert_eq!(peer_warning_period(Duration::from_secs(120)), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn the_first_warning_for_peers_comes_within_seconds_then_every_period() {
+        assert_eq!(peer_warning_due(DEFAULT_PEER_TIMEOUT, 0), Duration::from_secs(5));
+        assert_eq!(peer_warning_due(DEFAULT_PEER_TIMEOUT, 1), Duration::from_secs(35));
+        assert_eq!(peer_warning_due(DEFAULT_PEER_TIMEOUT, 2), Duration::from_secs(65));
+        assert_eq!(peer_warning_due(Duration::from_secs(8), 0), Duration::from_secs(2));
+        assert_eq!(peer_warning_due(Duration::from_secs(8), 1), Duration::from_secs(4));
     }
 }

@@ -1,7 +1,9 @@
 //! The collectives' and point-to-point transfers' variables: where the
 //! ranks of a multi-process world meet (`NEURON_RT_ROOT_COMM_ID`), how
 //! long their waits last (`NEURON_RT_CC_*_TIMEOUT`, this runtime's own
-//! bounds) and the async send/recv switch and port. `nrt-net` reads no
+//! bounds), the network proxy threads (`NEURON_RT_RANKS_PER_NETWORK_PROXY`,
+//! `NEURON_RT_ONE_THREAD_PER_CORE`) and the async send/recv switch and
+//! port. `nrt-net` reads no
 //! environment: the runtime hands it these values.
 
 use super::parse::{ConfigError, parse_bool, parse_seconds, parse_u64_in};
@@ -12,6 +14,12 @@ use std::time::Duration;
 /// `NEURON_RT_CC_BOOTSTRAP_TIMEOUT`): libnrt's execution timeout, so a
 /// peer is given as long as a device.
 pub const DEFAULT_CC_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Default of `NEURON_RT_RANKS_PER_NETWORK_PROXY`: a proxy thread per rank.
+pub const DEFAULT_RANKS_PER_PROXY: u32 = 1;
+/// The most ranks one proxy thread may serve (a trn2.48xlarge's 64
+/// logical cores at LNC 2, twice over).
+pub const MAX_RANKS_PER_PROXY: u64 = 128;
 
 /// `NEURON_RT_ROOT_COMM_ID` as read at init.
 ///
@@ -45,6 +53,13 @@ pub struct CcConfig {
     /// NEURON_RT_CC_BOOTSTRAP_TIMEOUT: how long the rendezvous at the root
     /// may take, and a send/recv communicator to connect.
     pub bootstrap_timeout: Duration,
+    /// NEURON_RT_RANKS_PER_NETWORK_PROXY: how many of the process's ranks
+    /// share one network proxy thread (libnrt 2.31; its default is not
+    /// documented, ours is 1: a thread per rank).
+    pub ranks_per_proxy: u32,
+    /// NEURON_RT_ONE_THREAD_PER_CORE: pin each network proxy thread to a
+    /// CPU of its own (libnrt 2.31).
+    pub one_thread_per_core: bool,
     /// NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED.
     pub sendrecv_enabled: bool,
     /// NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT.
@@ -57,6 +72,8 @@ impl Default for CcConfig {
             root_comm_id: None,
             net_timeout: DEFAULT_CC_TIMEOUT,
             bootstrap_timeout: DEFAULT_CC_TIMEOUT,
+            ranks_per_proxy: DEFAULT_RANKS_PER_PROXY,
+            one_thread_per_core: false,
             sendrecv_enabled: false,
             sendrecv_port: None,
         }
@@ -76,10 +93,14 @@ impl CcConfig {
             }
         });
         let port_var = "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT";
+        let proxy_var = "NEURON_RT_RANKS_PER_NETWORK_PROXY";
+        let pin_var = "NEURON_RT_ONE_THREAD_PER_CORE";
         Ok(CcConfig {
             root_comm_id,
             net_timeout: seconds("NEURON_RT_CC_NET_TIMEOUT")?,
             bootstrap_timeout: seconds("NEURON_RT_CC_BOOTSTRAP_TIMEOUT")?,
+            ranks_per_proxy: get(proxy_var).map_or(Ok(DEFAULT_RANKS_PER_PROXY), |v| parse_u64_in(proxy_var, &v, 1, MAX_RANKS_PER_PROXY).map(|n| n as u32))?,
+            one_thread_per_core: get(pin_var).map_or(Ok(false), |v| parse_bool(pin_var, &v))?,
             sendrecv_enabled: get("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED")
                 .map_or(Ok(false), |v| parse_bool("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED", &v))?,
             sendrecv_port: get(port_var).map(|v| parse_u64_in(port_var, &v, 1, 65535).map(|p| p as u16)).transpose()?,
@@ -121,6 +142,18 @@ mod tests {
         let (c, w) = read(&[("NEURON_RT_ROOT_COMM_ID", "10.0.0.1:62001")]);
         assert_eq!(c.unwrap().root_comm_id, Some(RootComm::Addr("10.0.0.1:62001".parse().unwrap())));
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn proxy_threads_ranks_and_pinning() {
+        let (c, _) = read(&[("NEURON_RT_RANKS_PER_NETWORK_PROXY", "4"), ("NEURON_RT_ONE_THREAD_PER_CORE", "true")]);
+        let c = c.unwrap();
+        assert_eq!((c.ranks_per_proxy, c.one_thread_per_core), (4, true));
+        for bad in ["0", "129", "all"] {
+            let e = read(&[("NEURON_RT_RANKS_PER_NETWORK_PROXY", bad)]).0.unwrap_err();
+            assert!(e.var == "NEURON_RT_RANKS_PER_NETWORK_PROXY" && e.accepted.contains("1 to 128"), "{bad}: {e}");
+        }
+        assert_eq!(read(&[("NEURON_RT_ONE_THREAD_PER_CORE", "maybe")]).0.unwrap_err().var, "NEURON_RT_ONE_THREAD_PER_CORE");
     }
 
     #[test]

@@ -142,6 +142,12 @@ pub struct Config {
     pub inspect: InspectSession,
     /// The collectives' and async send/recv variables.
     pub collectives: CcConfig,
+    /// NEURON_RT_DEBUG_STREAM_BUFFER_SIZE: events a debug-stream
+    /// connection holds unread before it drops (1..=2^24, default 64 K).
+    pub debug_stream_buffer_events: u32,
+    /// NEURON_RT_DEBUG_OUTPUT_DIR: where the runtime's own debug-stream
+    /// consumer writes device prints of cores without a client (None: off).
+    pub debug_output_dir: Option<std::path::PathBuf>,
     /// Warnings found while reading (clamped values, deprecated knobs),
     /// logged by init.
     pub warnings: Vec<String>,
@@ -178,6 +184,8 @@ impl Default for Config {
             device_profile_warmup: 0,
             inspect: InspectSession::default(),
             collectives: CcConfig::default(),
+            debug_stream_buffer_events: crate::debug_stream::DEFAULT_BUFFER_EVENTS,
+            debug_output_dir: None,
             warnings: Vec::new(),
             ignored: Vec::new(),
         }
@@ -224,10 +232,17 @@ pub const KNOWN_VARIABLES: &[&str] = &[
     "NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC",
     "NEURON_RT_ROOT_COMM_ID",
     "NEURON_RT_CC_NET_TIMEOUT",
+    "NEURON_RT_RANKS_PER_NETWORK_PROXY",
+    "NEURON_RT_ONE_THREAD_PER_CORE",
     "NEURON_RT_CC_BOOTSTRAP_TIMEOUT",
     "NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED",
     "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT",
+    "NEURON_RT_DEBUG_STREAM_BUFFER_SIZE",
+    "NEURON_RT_DEBUG_OUTPUT_DIR",
 ];
+
+/// Largest NEURON_RT_DEBUG_STREAM_BUFFER_SIZE (events per connection).
+pub const MAX_DEBUG_STREAM_BUFFER_EVENTS: u32 = 1 << 24;
 
 struct Reader<'a> {
     env: &'a Env,
@@ -375,6 +390,21 @@ pub fn lnc_of(env: &Env) -> Result<Option<u32>, ConfigError> {
     }
 }
 
+/// NRT_DEVICE: which device backend the bring-up builds its devices
+/// with (`sim`, the default; `emulated-driver`; `neuron`). Read once, by
+/// the bring-up that builds the device list, before the runtime starts;
+/// a `/dev/neuron0` on the machine does not change it.
+pub fn device_backend(env: &Env) -> Result<nrt_hal::DeviceBackend, ConfigError> {
+    let var = "NRT_DEVICE";
+    match env.get(var) {
+        None => Ok(nrt_hal::DeviceBackend::default()),
+        Some(v) => nrt_hal::DeviceBackend::from_name(v.trim()).ok_or_else(|| {
+            let names: Vec<&str> = nrt_hal::DeviceBackend::ALL.iter().map(|(_, n)| *n).collect();
+            ConfigError::new(var, v, format!("one of {}", names.join(", ")))
+        }),
+    }
+}
+
 impl Config {
     /// Reads and validates the configuration from `env`.
     pub fn from_env(env: &Env) -> Result<Config, ConfigError> {
@@ -471,6 +501,13 @@ impl Config {
             device_profile_warmup: r.u32_in("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", 0, 0, i32::MAX as u32)?,
             inspect,
             collectives,
+            debug_stream_buffer_events: r.u32_in(
+                "NEURON_RT_DEBUG_STREAM_BUFFER_SIZE",
+                crate::debug_stream::DEFAULT_BUFFER_EVENTS,
+                1,
+                MAX_DEBUG_STREAM_BUFFER_EVENTS,
+            )?,
+            debug_output_dir: r.get("NEURON_RT_DEBUG_OUTPUT_DIR").map(|v| std::path::PathBuf::from(v.trim())),
             warnings,
             ignored,
         })
@@ -505,6 +542,18 @@ mod tests {
         assert_eq!(c.exec_timeout, Duration::from_secs(600));
         assert_eq!(c.xu_compute_max_queued_requests, 8);
         assert!(c.reset_cores && c.oom_log && !c.validate_hash);
+    }
+
+    #[test]
+    fn nrt_device_names_the_backend_and_defaults_to_the_simulator() {
+        use nrt_hal::DeviceBackend;
+        let of = |v: &str| device_backend(&Env::new().with("NRT_DEVICE", v));
+        assert_eq!(device_backend(&Env::new()).unwrap(), DeviceBackend::Sim);
+        assert_eq!(of("emulated-driver").unwrap(), DeviceBackend::EmulatedDriver);
+        assert_eq!(of("neuron").unwrap(), DeviceBackend::Neuron);
+        assert_eq!(of("sim").unwrap(), DeviceBackend::Sim);
+        let e = of("hardware").unwrap_err().to_string();
+        assert!(e.contains("NRT_DEVICE") && e.contains("hardware") && e.contains("emulated-driver"), "{e}");
     }
 
     #[test]
@@ -578,6 +627,18 @@ mod tests {
         assert_eq!(c.fake_instance, Some(FakeInstance { name: "trn1.32xlarge".into(), arch: Arch::Trn1, devices: 16 }));
         let c = Config::from_env(&Env::new().with("NEURON_RT_FAKE_INSTANCE_TYPE", "TRN2")).unwrap();
         assert_eq!(c.fake_instance.map(|f| (f.arch, f.devices)), Some((Arch::Trn2, 1)));
+    }
+
+    #[test]
+    fn debug_stream_variables() {
+        let c = Config::from_env(&Env::new().with("NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", "16").with("NEURON_RT_DEBUG_OUTPUT_DIR", "/tmp/prints")).unwrap();
+        assert_eq!((c.debug_stream_buffer_events, c.debug_output_dir), (16, Some("/tmp/prints".into())));
+        assert!(c.ignored.is_empty(), "{:?}", c.ignored);
+        for bad in ["0", "lots", "16777217"] {
+            let e = Config::from_env(&Env::new().with("NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", bad)).unwrap_err();
+            assert_eq!(e.var, "NEURON_RT_DEBUG_STREAM_BUFFER_SIZE", "{bad}");
+        }
+        assert_eq!(Config::default().debug_stream_buffer_events, 65536);
     }
 
     #[test]

@@ -84,12 +84,19 @@ struct CcFree {
     sems: BTreeSet<u32>,
 }
 
-/// A core's TRACE rings and how far the runtime has read them.
+/// A core's TRACE rings and how far the runtime has read them: one per
+/// engine, then one TRACE_DMA ring per DMA engine (but the tensor
+/// transfers', whose ring the transfers keep).
 struct TraceRings {
     rings: Vec<Arc<dyn NqRing>>,
-    heads: [u64; 5],
+    heads: Vec<u64>,
     memory: Vec<DeviceAddr>,
 }
+
+/// Bytes of each DMA engine's TRACE_DMA ring of a profiled core (4096
+/// records: 2048 packets per DMA engine and execution before the oldest
+/// are overwritten).
+pub const DMA_TRACE_RING_BYTES: u32 = 1 << 16;
 
 impl std::fmt::Debug for CoreDispatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -344,6 +351,12 @@ impl CoreDispatch {
         Ok(())
     }
 
+    /// How a claimed DMA queue was programmed (profiles name the queue an
+    /// engine waited on by its completion semaphore).
+    pub fn queue_config(&self, queue: DmaQueueId) -> Option<DmaRingConfig> {
+        lock(&self.queue_configs).get(&queue).copied()
+    }
+
     /// Brings the core back to a clean state after a fatal fault left it
     /// in an undefined one (an engine halted by an error, a Q7 op that
     /// never finished): libnrt's answer to a poisoned core is a core reset
@@ -498,19 +511,26 @@ impl CoreDispatch {
     }
 
     /// Gives every engine of the core a TRACE ring of
-    /// [`crate::profile::TRACE_RING_BYTES`] (once; later calls keep them).
+    /// [`crate::profile::TRACE_RING_BYTES`] and every DMA engine but the
+    /// transfers' a TRACE_DMA ring of [`DMA_TRACE_RING_BYTES`] (once;
+    /// later calls keep them).
     pub fn enable_trace(&self) -> NrtResult<()> {
         let mut t = lock(&self.trace);
         if t.is_some() {
             return Ok(());
         }
-        let bytes = crate::profile::TRACE_RING_BYTES;
-        let mut rings = TraceRings { rings: Vec::with_capacity(5), heads: [0; 5], memory: Vec::with_capacity(5) };
+        let dma_engines = (0..self.device.info().dma_engines() as u8).filter(|e| *e != crate::transfer::TRANSFER_ENGINE);
+        let specs: Vec<(u8, NqType, u32)> = EngineId::ALL
+            .into_iter()
+            .map(|e| (e.index() as u8, NqType::Trace, crate::profile::TRACE_RING_BYTES))
+            .chain(dma_engines.map(|e| (e, NqType::TraceDma, DMA_TRACE_RING_BYTES)))
+            .collect();
+        let mut rings = TraceRings { rings: Vec::with_capacity(specs.len()), heads: vec![0; specs.len()], memory: Vec::with_capacity(specs.len()) };
         let result = (|| {
-            for e in EngineId::ALL {
+            for (engine_index, nq_type, bytes) in specs {
                 let ring = self.memory.alloc(self.core, MemOwner::Runtime, MemUsage::Notification, u64::from(bytes), u64::from(bytes))?;
                 rings.memory.push(ring);
-                let spec = NqSpec { core: self.core, engine_index: e.index() as u8, nq_type: NqType::Trace, ring, size_bytes: bytes };
+                let spec = NqSpec { core: self.core, engine_index, nq_type, ring, size_bytes: bytes };
                 rings.rings.push(self.device.nq_init(spec).map_err(|err| hal(self.core, "trace queue init", err))?);
             }
             Ok(())
@@ -535,9 +555,29 @@ impl CoreDispatch {
     /// Reads the next records of engine `engine`'s TRACE ring into `out`;
     /// returns how many it read and how many the ring overwrote unread.
     pub fn read_trace(&self, engine: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> (usize, u64) {
+        if engine >= EngineId::ALL.len() {
+            return (0, 0);
+        }
+        self.read_trace_ring(engine, out)
+    }
+
+    /// How many TRACE_DMA rings [`CoreDispatch::read_dma_trace`] reads
+    /// (none before [`CoreDispatch::enable_trace`]).
+    pub fn dma_trace_rings(&self) -> usize {
+        lock(&self.trace).as_ref().map_or(0, |t| t.rings.len().saturating_sub(EngineId::ALL.len()))
+    }
+
+    /// Reads the next records of the core's `ring`-th TRACE_DMA ring into
+    /// `out` (packet starts and ends, `nrt_isa::notification::dma`);
+    /// returns how many it read and how many the ring overwrote unread.
+    pub fn read_dma_trace(&self, ring: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> (usize, u64) {
+        self.read_trace_ring(EngineId::ALL.len() + ring, out)
+    }
+
+    fn read_trace_ring(&self, index: usize, out: &mut [[u8; NQ_RECORD_BYTES]]) -> (usize, u64) {
         let mut t = lock(&self.trace);
         let Some(t) = t.as_mut() else { return (0, 0) };
-        let (Some(ring), Some(head)) = (t.rings.get(engine), t.heads.get_mut(engine)) else { return (0, 0) };
+        let (Some(ring), Some(head)) = (t.rings.get(index), t.heads.get_mut(index)) else { return (0, 0) };
         let produced = ring.produced();
         let cap = u64::from(ring.capacity());
         let lost = produced.saturating_sub(*head).saturating_sub(cap);

@@ -276,7 +276,8 @@ impl Harvest {
         self.hw.reset(on);
     }
 
-    /// The device timeline of the last observed execution.
+    /// The device timeline of the last execution (its notable records
+    /// only when it was observed; its START / END span always).
     pub fn observation(&self) -> &crate::trace::hw::HwObservation {
         &self.hw
     }
@@ -377,6 +378,12 @@ impl Harvest {
         let bit = 1u8 << engine;
         let (pending, seen) = (self.pending[core] & bit != 0, self.start_seen[core] & bit != 0);
         let subtype = rec.runtime_subtype();
+        // The device time (first START to last END) of every execution.
+        match subtype {
+            Some(RuntimeSubtype::Start) => self.hw.start(core, rec.timestamp_ps),
+            Some(RuntimeSubtype::End) => self.hw.end(core, rec.timestamp_ps),
+            _ => {}
+        }
         if self.hw.on {
             self.observe_record(core, engine, subtype, rec);
         }
@@ -407,12 +414,10 @@ impl Harvest {
         use crate::trace::{EventType, Phase, hw::HwNote};
         let note = |ty, phase, detail| HwNote { ty, phase, core: core as u8, engine: engine as u8, pc: rec.program_counter, detail, ts_ps: rec.timestamp_ps };
         match subtype {
-            Some(RuntimeSubtype::Start) => self.hw.start(core, rec.timestamp_ps),
-            Some(RuntimeSubtype::End) => self.hw.end(core, rec.timestamp_ps),
             Some(RuntimeSubtype::Custom) => self.hw.note(note(EventType::HwNotify, Phase::Instant, u32::from(rec.custom_sub_id_code()))),
             Some(RuntimeSubtype::CcStart) => self.hw.note(note(EventType::CcRunning, Phase::Start, 0)),
             Some(RuntimeSubtype::CcEnd) => self.hw.note(note(EventType::CcRunning, Phase::Stop, 0)),
-            None => {}
+            Some(RuntimeSubtype::Start | RuntimeSubtype::End) | None => {}
         }
     }
 

@@ -460,7 +460,6 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     // From the doorbell to the end of the harvest this thread lends
     // itself to the device.
     let lending = Lending::begin(device.as_ref());
-    let doorbell = Instant::now();
     if let Some(t) = trace.as_deref_mut() {
         t.doorbell_ns = crate::trace::now_ns();
     }
@@ -496,23 +495,28 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
         _ => None,
     };
     let status = net_error.as_ref().map_or(status, |e| e.status);
-    if let Some(s) = device.status() {
-        s.device_latency(doorbell.elapsed().as_nanos() as u64);
+    if let Some(s) = device.status()
+        && let Some(ps) = st.harvest.observation().device_time_ps()
+    {
+        s.device_latency(ps / 1000);
     }
     // What the Q7 kernels printed goes to the log, whatever the outcome.
     for c in prog.cores.iter().filter(|c| c.runs_q7) {
         c.core.drain_q7_stdio();
     }
+    // What the model's DEBUG_TENSOR_READs printed, to the debug stream.
+    crate::debug_stream::drain(prog, model.vnc);
     // A profiled execution's trace, read while the cores are still ours.
+    let device_time = st.harvest.observation().device_time();
     let collected = match st.profile.as_mut() {
-        Some(p) => p.after_execution(model.id, &model.name, model.vnc, prog, status == NrtStatus::Success),
+        Some(p) => p.after_execution(model.id, &model.name, model.vnc, prog, status == NrtStatus::Success, device_time),
         None => false,
     };
     if st.capture.is_some() {
         let state = &mut *st;
         let already = if collected { state.profile.as_ref().and_then(|p| p.last()).map(|(_, t)| t.clone()) } else { None };
         if let Some(c) = state.capture.as_mut() {
-            c.after_execution(prog, already, status);
+            c.after_execution(prog, already, status, device_time);
         }
     }
     let status = if status == NrtStatus::Success { status } else { status.worst(aborted_queues(prog)) };

@@ -21,7 +21,7 @@ pub fn target_arches(target: &str) -> Option<&'static [Arch]> {
 pub struct Mismatch(pub String);
 
 /// The compiler's code name of an architecture (what a kelf `target` says).
-fn code_name(arch: Arch) -> &'static str {
+pub fn code_name(arch: Arch) -> &'static str {
     match arch {
         Arch::Trn1 | Arch::Inf2 => "sunda",
         Arch::Trn2 => "cayman",

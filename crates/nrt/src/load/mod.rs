@@ -82,12 +82,19 @@ impl ModelHost {
     /// A host whose logical cores are consecutive groups of `lnc` physical
     /// cores of the device.
     pub fn with_lnc(device: Arc<dyn Device>, lnc: u32, settings: LoadSettings) -> NrtResult<ModelHost> {
+        ModelHost::with_lnc_sharing(device, lnc, settings, Arc::new(ModelDb::default()))
+    }
+
+    /// [`ModelHost::with_lnc`] sharing `models` with the hosts of the
+    /// instance's other devices, as a runtime's hosts do: their models'
+    /// collectives meet across the devices.
+    pub fn with_lnc_sharing(device: Arc<dyn Device>, lnc: u32, settings: LoadSettings, models: Arc<ModelDb>) -> NrtResult<ModelHost> {
         let n = device.info().physical_cores;
         if lnc == 0 || !n.is_multiple_of(lnc) {
             return Err(NrtError::invalid(format!("LNC size {lnc} does not divide the device's {n} physical cores")));
         }
         let vcores = (0..n / lnc).map(|v| (0..lnc).map(|i| CoreId(v * lnc + i)).collect()).collect();
-        Ok(ModelHost::new(Arc::new(DeviceMemory::new(device)), vcores, settings))
+        Ok(ModelHost::with_models(Arc::new(DeviceMemory::new(device)), vcores, settings, models))
     }
 
     /// The host with every core's Q7 cluster brought up with `q7` (the

@@ -357,6 +357,7 @@ fn stage_subgraph(
     let mut repeat_entries = [DeviceAddr(0); 5];
     let mut sites: [ImageMap; 5] = Default::default();
     let mut image_records = [0u32; 5];
+    let mut debug_rings = Vec::new();
     // A device profile instruments every record and needs the core's TRACE rings.
     let mut traced = if host.settings.device_profile != crate::config::DeviceProfile::Off {
         core.enable_trace()?;
@@ -413,6 +414,9 @@ fn stage_subgraph(
         };
         let (mut image, map) = image;
         sites[engine.index()] = map;
+        if let Some(ring) = crate::debug_stream::ring::stage(&mut image, engine, memory, device.as_ref())? {
+            debug_rings.push(ring);
+        }
         if engine == EngineId::Sp
             && notify_outputs > 0
             && !crate::exec::dispatch::insert_after_join(&mut image, crate::exec::dispatch::output_notifications(notify_outputs))
@@ -450,6 +454,7 @@ fn stage_subgraph(
         cc_claim: collectives.claim.take(),
         cc_ops: collectives.ops,
         cc_net: collectives.net.take(),
+        debug_rings,
     })
 }
 

@@ -65,11 +65,13 @@ impl Capture {
     /// Called after each execution of the model, cores still locked.
     /// `already` is the trace the load-time profile collected from the
     /// same rings, if it did.
-    pub fn after_execution(&mut self, prog: &DeviceProgram, already: Option<ExecutionTrace>, status: NrtStatus) {
+    /// `device_time` is its first START and device time (ps).
+    pub fn after_execution(&mut self, prog: &DeviceProgram, already: Option<ExecutionTrace>, status: NrtStatus, device_time: Option<(u64, u64)>) {
         let index = self.seen;
         self.seen += 1;
         let trace = already.unwrap_or_else(|| {
-            super::collect_with(prog, |ci| self.originals.get(ci).and_then(Option::as_ref).or(prog.cores[ci].trace.as_ref()), status == NrtStatus::Success)
+            let t = super::collect_with(prog, |ci| self.originals.get(ci).and_then(Option::as_ref).or(prog.cores[ci].trace.as_ref()), status == NrtStatus::Success);
+            ExecutionTrace { device_time, ..t }
         });
         let keep = match self.keep {
             Keep::All => true,
@@ -190,7 +192,12 @@ pub fn write_profile(path: &Path, model: &LoadedModel, executions: &[CapturedExe
     let mut merged = ExecutionTrace::default();
     for e in executions {
         merged.events.extend_from_slice(&e.trace.events);
+        merged.dma.extend_from_slice(&e.trace.dma);
         merged.lost += e.trace.lost;
+    }
+    // One execution's device time; several have one each (the summary's).
+    if let [one] = executions {
+        merged.device_time = one.trace.device_time;
     }
     super::write_chrome_trace(path, &model.name, prog, &merged)?;
     let summary = summary_path(path);

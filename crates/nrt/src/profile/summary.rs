@@ -1,6 +1,7 @@
 //! The JSON summary written beside every device profile: per engine the
-//! instruction count, busy time and opcode counts, and the instructions
-//! that took longest, named as the compiler named them.
+//! instruction count, busy time and opcode counts, per DMA queue its
+//! packets, bytes and busy time, and the instructions that took longest,
+//! named as the compiler named them.
 
 use super::capture::CapturedExecution;
 use super::{ExecutionTrace, json_str};
@@ -30,7 +31,11 @@ pub fn summary_json(model_name: &str, model_id: u32, prog: &DeviceProgram, trace
         }
         let span = e.trace.events.iter().map(|x| x.start_ps).min().zip(e.trace.events.iter().map(|x| x.end_ps.unwrap_or(x.start_ps)).max());
         let (t0, t1) = span.unwrap_or((0, 0));
-        let _ = write!(s, "{{\"index\":{},\"status\":{},\"instructions\":{},\"start_ps\":{t0},\"end_ps\":{t1}}}", e.index, e.status as i32, e.trace.events.len());
+        let _ = write!(s, "{{\"index\":{},\"status\":{},\"instructions\":{},\"start_ps\":{t0},\"end_ps\":{t1}", e.index, e.status as i32, e.trace.events.len());
+        if let Some((_, time)) = e.trace.device_time {
+            let _ = write!(s, ",\"device_time_ps\":{time}");
+        }
+        s.push('}');
     }
     s.push_str("],\"engines\":[");
     // Per (core, engine): count, busy time, opcodes.
@@ -68,6 +73,24 @@ pub fn summary_json(model_name: &str, model_id: u32, prog: &DeviceProgram, trace
             let _ = write!(s, "{}:{n}", json_str(op));
         }
         s.push_str("}}");
+    }
+    s.push_str("],\"dma_queues\":[");
+    // Per (core, queue): packets, bytes, busy time.
+    let mut queues: BTreeMap<(usize, u8), (u64, u64, u64)> = BTreeMap::new();
+    for d in &trace.dma {
+        let q = queues.entry((d.core, d.queue)).or_default();
+        q.0 += 1;
+        q.1 += d.bytes;
+        q.2 += d.end_ps.saturating_sub(d.start_ps);
+    }
+    for (i, ((core, queue), (packets, bytes, busy))) in queues.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let c = &prog.cores[*core].core;
+        let per = c.device().info().dma_queues_per_engine().max(1);
+        let name = super::dma_queue_name(u32::from(*queue) / per, u32::from(*queue) % per);
+        let _ = write!(s, "{{\"physical_core\":{},\"queue\":\"{name}\",\"packets\":{packets},\"bytes\":{bytes},\"busy_ps\":{busy}}}", c.core().0);
     }
     s.push_str("],\"top_instructions\":[");
     let mut top: Vec<_> = by_instr.into_iter().collect();

@@ -45,6 +45,7 @@ const COMPUTE: &[Opcode] = &[
     Opcode::StreamTranspose,
     Opcode::Iota,
     Opcode::EmbeddingUpdate,
+    Opcode::DebugTensorRead,
     Opcode::ExtendedInst,
 ];
 

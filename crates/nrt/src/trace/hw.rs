@@ -1,7 +1,8 @@
-//! What the harvest saw of an execution, kept for the hardware-group
-//! events: per physical core the first START and last END device
-//! timestamps, and the notable records (custom notifications, collective
-//! starts and ends, numerical errors) in arrival order.
+//! What the harvest saw of an execution: per physical core the first
+//! START and last END device timestamps (every execution: its device
+//! time, [`HwObservation::device_time_ps`]) and, for the hardware-group
+//! events, the notable records (custom notifications, collective starts
+//! and ends, numerical errors) in arrival order.
 //!
 //! Fixed-size and reset per execution, so an observed harvest allocates
 //! nothing either; an unobserved one ([`HwObservation::on`] false) pays
@@ -65,12 +66,29 @@ impl HwObservation {
     #[inline]
     pub fn reset(&mut self, on: bool) {
         self.on = on;
+        self.first_start_ps = [u64::MAX; MAX_CORES];
+        self.last_end_ps = [0; MAX_CORES];
         if on {
-            self.first_start_ps = [u64::MAX; MAX_CORES];
-            self.last_end_ps = [0; MAX_CORES];
             self.len = 0;
             self.dropped = 0;
         }
+    }
+
+    /// The execution's device time: on the simulated device's clock,
+    /// from the earliest START (the first engine to issue after the
+    /// doorbell) to the latest END of its cores; `None` until both came.
+    /// The one definition every tool reports (docs/performance.md,
+    /// "Device time"); [`super::device_durations_ps`] computes the same
+    /// from the system trace's `nc_exec_running` pairs.
+    pub fn device_time_ps(&self) -> Option<u64> {
+        self.device_time().map(|(_, t)| t)
+    }
+
+    /// The earliest START and the device time ([`HwObservation::device_time_ps`]).
+    pub fn device_time(&self) -> Option<(u64, u64)> {
+        let start = (0..MAX_CORES).filter_map(|c| self.span(c)).map(|s| s.0).min()?;
+        let end = (0..MAX_CORES).filter_map(|c| self.span(c)).map(|s| s.1).max()?;
+        Some((start, end - start))
     }
 
     /// A START record of `core` at `ts`.

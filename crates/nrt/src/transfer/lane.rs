@@ -8,6 +8,7 @@
 //! block:  [TX ring: RING_DESCRIPTORS x 16][RX ring: same]
 //!         [marker source words: 2 x u32][completion slots: 2 x u32]
 //! bounce: [half 0: CHUNK_BYTES][half 1: CHUNK_BYTES]   (host<->device lanes)
+//! patterns: [half 0: PATTERN_PAIRS x 128][half 1: same]  (made on first use)
 //! ```
 //!
 //! A batch moves at most [`CHUNK_BYTES`] as plain copy pairs of at most
@@ -18,13 +19,17 @@
 //! bytes the device wrote. Batches alternate between the two halves; at
 //! most one batch per half is in flight, so two batches (at most
 //! 2 x [`BATCH_PAIRS`] descriptors) share a ring of [`RING_DESCRIPTORS`].
+//! A patterned batch ([`Lane::submit_patterns`]: casts and element-wise
+//! reductions, `crate::tensor_ops`) is at most [`PATTERN_PAIRS`] pattern
+//! pairs, each naming a 128-byte pattern block in its half's pattern
+//! area, and the same marker.
 
 use super::queues::Direction;
 use super::{CHUNK_BYTES, TransferCtx};
 use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueStatus, DmaRingConfig};
-use nrt_isa::dma_desc::{DmaDescriptor, LenCtrl, MAX_BD_LENGTH, MetaCtrl, RxDescriptor, TxDescriptor};
+use nrt_isa::dma_desc::{DmaDescriptor, LenCtrl, MAX_BD_LENGTH, MetaCtrl, PATTERN_BLOCK_SIZE, RxDescriptor, TxDescriptor, pattern_pair};
 use std::time::Instant;
 
 /// Descriptors of each ring (a multiple of 16, at least 32: the ring
@@ -33,6 +38,10 @@ pub const RING_DESCRIPTORS: u32 = 64;
 /// Descriptor pairs of the largest batch: its data pieces and the marker.
 pub const BATCH_PAIRS: usize = (CHUNK_BYTES / MAX_BD_LENGTH as u64) as usize + 1;
 const _: () = assert!(2 * BATCH_PAIRS <= RING_DESCRIPTORS as usize);
+/// Pattern pairs of the largest patterned batch (the marker is the last pair).
+pub const PATTERN_PAIRS: usize = BATCH_PAIRS - 1;
+/// Bytes of one half of the pattern area.
+const PATTERN_HALF_BYTES: u64 = (PATTERN_PAIRS * PATTERN_BLOCK_SIZE) as u64;
 
 /// Bytes of a ring.
 const RING_BYTES: u64 = RING_DESCRIPTORS as u64 * 16;
@@ -64,6 +73,9 @@ pub struct Lane {
     core: CoreId,
     block: DeviceAddr,
     bounce: Option<DeviceAddr>,
+    /// Pattern blocks of patterned batches, two halves (allocated by the
+    /// first one).
+    patterns: Option<DeviceAddr>,
     /// Pairs submitted since the queue was last programmed.
     submitted: u64,
     /// The last batch's sequence number (its marker value).
@@ -91,7 +103,7 @@ impl Lane {
         } else {
             None
         };
-        let lane = Lane { direction, core, block, bounce, submitted: 0, sequence: 0, in_flight: [None; 2], programmed: false };
+        let lane = Lane { direction, core, block, bounce, patterns: None, submitted: 0, sequence: 0, in_flight: [None; 2], programmed: false };
         if let Err(e) = memory.device().write(block.offset(WORDS_AT), &[0u8; 16]) {
             lane.release(memory);
             return Err(NrtError::failure(format!("ND {} NC {}: clearing the {direction} transfer words: {e}", memory.device_index(), core.0)));
@@ -101,7 +113,7 @@ impl Lane {
 
     /// Frees the lane's memory (the queue itself is left as it is).
     pub fn release(self, memory: &DeviceMemory) {
-        for a in [Some(self.block), self.bounce].into_iter().flatten() {
+        for a in [Some(self.block), self.bounce, self.patterns].into_iter().flatten() {
             if let Err(e) = memory.free(a) {
                 crate::log_error!(crate::log::Module::Tdrv, "freeing a {} transfer buffer: {e}", self.direction);
             }
@@ -179,13 +191,47 @@ impl Lane {
         if off < len {
             return Err(NrtError::failure(format!("a {} batch of {len} bytes exceeds {CHUNK_BYTES}", self.direction)));
         }
-        // The marker: the batch's number, from its half's source word (a
-        // store into the host-DMA mapping) into its half's slot.
+        self.ring_batch(ctx, half, batch, &mut tx, &mut rx, n)
+    }
+
+    /// Submits one patterned batch: each of `blocks` (at most
+    /// [`PATTERN_PAIRS`] encoded pattern blocks) is written into the
+    /// half's pattern area and run by one pattern pair, in order, then the
+    /// batch's marker. Waits first for the batch in flight on the half.
+    pub fn submit_patterns(&mut self, ctx: &TransferCtx<'_>, memory: &DeviceMemory, blocks: &[[u8; PATTERN_BLOCK_SIZE]]) -> NrtResult<Batch> {
+        if blocks.is_empty() || blocks.len() > PATTERN_PAIRS {
+            return Err(NrtError::failure(format!("a patterned batch takes 1..={PATTERN_PAIRS} blocks, got {}", blocks.len())));
+        }
+        let area = match self.patterns {
+            Some(a) => a,
+            None => *self.patterns.insert(memory.alloc_host(self.core, MemOwner::Runtime, MemUsage::DmaRing, 2 * PATTERN_HALF_BYTES, 4096)?),
+        };
+        let half = self.next_half();
+        self.reclaim(ctx, half)?;
+        let at = area.offset(half as u64 * PATTERN_HALF_BYTES);
+        ctx.device.write(at, &blocks.concat()).map_err(|e| self.hal(ctx, "writing pattern blocks", e))?;
+        let batch = Batch(self.sequence.wrapping_add(1));
+        let mut tx = [[0u8; 16]; BATCH_PAIRS];
+        let mut rx = [[0u8; 16]; BATCH_PAIRS];
+        for (i, _) in blocks.iter().enumerate() {
+            let (t, r) = pattern_pair(at.offset((i * PATTERN_BLOCK_SIZE) as u64).get(), RING_ID).map_err(|e| NrtError::failure(format!("a pattern descriptor: {e}")))?;
+            tx[i] = DmaDescriptor::Tx(t).to_bytes().map_err(|e| NrtError::failure(format!("a pattern descriptor: {e}")))?;
+            rx[i] = DmaDescriptor::Rx(r).to_bytes().map_err(|e| NrtError::failure(format!("a pattern descriptor: {e}")))?;
+        }
+        self.ring_batch(ctx, half, batch, &mut tx, &mut rx, blocks.len())
+    }
+
+    /// Ends a batch of `n` descriptor pairs on `half` and rings it: the
+    /// marker (the batch's number, from its half's source word, a store
+    /// into the host-DMA mapping, into its half's slot) as the last pair,
+    /// both rings written, the queue's tail moved; the batch is then the
+    /// half's one in flight.
+    fn ring_batch(&mut self, ctx: &TransferCtx<'_>, half: usize, batch: Batch, tx: &mut [[u8; 16]; BATCH_PAIRS], rx: &mut [[u8; 16]; BATCH_PAIRS], n: usize) -> NrtResult<Batch> {
         let word = self.block.offset(WORDS_AT + 4 * half as u64);
         let slot = self.block.offset(SLOTS_AT + 4 * half as u64);
         ctx.device.write(word, &batch.0.to_le_bytes()).map_err(|e| self.hal(ctx, "writing the completion marker", e))?;
         (tx[n], rx[n]) = copy_pair(word, slot, 4);
-        n += 1;
+        let n = n + 1;
         self.write_ring(ctx, 0, &tx[..n])?;
         self.write_ring(ctx, RING_BYTES, &rx[..n])?;
         ctx.device.dma_tail_increment(self.core, self.direction.queue(), n as u32, n as u32).map_err(|e| self.hal(ctx, "ringing", e))?;

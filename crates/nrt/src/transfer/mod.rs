@@ -41,7 +41,7 @@ use crate::memory::{DeviceMemory, MemOwner, MemUsage};
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use lane::Lane;
 use nrt_hal::{CoreId, Device, DeviceAddr, NQ_RECORD_BYTES, NqRing, NqSpec, NqType};
-use nrt_isa::notification::{DmaCompletion, NotificationRecord};
+use nrt_isa::notification::{DmaCompletion, DmaEdge, NotificationRecord};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -306,6 +306,25 @@ impl Transfers {
         })
     }
 
+    /// Device-to-device work described by pattern blocks (casts and
+    /// element-wise reductions, `crate::tensor_ops`), run in order on
+    /// `core`'s device-to-device queue; returns when the last has landed.
+    pub fn patterned(&self, memory: &DeviceMemory, core: CoreId, blocks: &[nrt_isa::dma_desc::PatternBlock]) -> NrtResult<()> {
+        let encoded = blocks
+            .iter()
+            .map(|b| b.to_bytes().map_err(|e| NrtError::invalid(format!("a pattern block: {e}"))))
+            .collect::<NrtResult<Vec<_>>>()?;
+        if encoded.is_empty() {
+            return Ok(());
+        }
+        self.run(memory, core, Direction::DeviceToDevice, |lane, ctx| {
+            for chunk in encoded.chunks(lane::PATTERN_PAIRS) {
+                lane.submit_patterns(ctx, memory, chunk)?;
+            }
+            Ok(())
+        })
+    }
+
     /// Appends to `out` the DMA trace records of `core`'s transfer engine
     /// written since the last call (one per packet: its queue, bytes and
     /// device time) and returns how many the ring overwrote unread. A core
@@ -323,7 +342,7 @@ impl Transfers {
             if n == 0 {
                 break;
             }
-            out.extend(buf[..n].iter().filter_map(|r| DmaCompletion::from_record(&NotificationRecord::from_bytes(r))));
+            out.extend(buf[..n].iter().filter_map(|r| DmaCompletion::from_record(&NotificationRecord::from_bytes(r))).filter(|c| c.edge == DmaEdge::End));
             t.head += n as u64;
         }
         t.ring.set_consumed(t.head);

@@ -50,6 +50,19 @@ pub fn sim() -> Arc<SimDevice> {
     Arc::new(SimDevice::new(&cfg, 0))
 }
 
+/// The model hosts of a simulated instance of `devices` devices of `arch`
+/// at LNC `lnc`, one per device, sharing one model database as a
+/// runtime's hosts do: their ranks' collectives meet and reach each other
+/// through the peer window. The devices' simulators come first (for
+/// fault injection).
+pub fn instance(arch: nrt_hal::Arch, devices: u32, lnc: u32, settings: LoadSettings) -> (Vec<Arc<SimDevice>>, Vec<ModelHost>) {
+    let cfg = SimConfig::builder().arch(arch).devices(devices).build();
+    let sims: Vec<Arc<SimDevice>> = SimDevice::all(&cfg).into_iter().map(Arc::new).collect();
+    let models = Arc::new(nrt::model::ModelDb::default());
+    let hosts = sims.iter().map(|d| ModelHost::with_lnc_sharing(d.clone(), lnc, settings.clone(), models.clone()).expect("host")).collect();
+    (sims, hosts)
+}
+
 /// A host over a fresh simulated device.
 pub fn host_with(settings: LoadSettings) -> (Arc<SimDevice>, ModelHost) {
     let dev = sim();

@@ -6,7 +6,7 @@
 //! against the unsharded model in f64 within its derived worst-case fp32
 //! bound, bit-identical across ranks and across two runs.
 
-use super::exec_support::sim;
+use super::exec_support::{instance, sim};
 use nrt::load::{LoadSettings, ModelHost};
 use nrt_gen::tp_decoder::reference::{deviation, expected};
 use nrt_gen::tp_decoder::weights::DecoderWeights;
@@ -24,15 +24,24 @@ fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
+fn settings() -> LoadSettings {
+    LoadSettings { exec_timeout: Duration::from_secs(120), ..LoadSettings::default() }
+}
+
 /// Runs `spec` twice on one simulated device; checks both runs against
 /// the reference and each other, every rank against rank 0.
 fn check(spec: TpDecoderSpec) {
-    let settings = LoadSettings { exec_timeout: Duration::from_secs(120), ..LoadSettings::default() };
-    let host = ModelHost::with_lnc(sim(), spec.lnc as u32, settings).expect("host");
+    let host = ModelHost::with_lnc(sim(), spec.lnc as u32, settings()).expect("host");
+    check_on(std::slice::from_ref(&host), spec);
+}
+
+/// [`check`] with the ranks over `hosts` (one per device of an instance,
+/// rank r on its r-th logical core).
+fn check_on(hosts: &[ModelHost], spec: TpDecoderSpec) {
     let prefill: Vec<Vec<u8>> = (0..spec.ranks).map(|_| tp_decoder_neff(&spec, Phase::Prefill).unwrap()).collect();
     let decode: Vec<Vec<u8>> = (0..spec.ranks).map(|_| tp_decoder_neff(&spec, Phase::Decode).unwrap()).collect();
     let job = decoder_run::DecoderJob { spec, seed: SEED, prefill: &prefill, decode: &decode, steps: STEPS, peer_timeout: Duration::from_secs(60) };
-    let first = decoder_run::run(&host, &job).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+    let first = decoder_run::run(hosts, &job).unwrap_or_else(|e| panic!("{spec:?}: {e}"));
     let want = expected(&spec, &DecoderWeights::generate(&spec, SEED), SEED, STEPS);
     for (r, rank) in first.iter().enumerate() {
         assert_eq!(rank.hidden.len(), 1 + STEPS);
@@ -42,9 +51,11 @@ fn check(spec: TpDecoderSpec) {
         }
         assert_eq!(rank.hidden, first[0].hidden, "{spec:?}: rank {r} differs from rank 0");
     }
-    let second = decoder_run::run(&host, &job).unwrap_or_else(|e| panic!("{spec:?} again: {e}"));
+    let second = decoder_run::run(hosts, &job).unwrap_or_else(|e| panic!("{spec:?} again: {e}"));
     assert_eq!(second[0].hidden, first[0].hidden, "{spec:?}: a second run differs");
-    host.close().unwrap();
+    for h in hosts {
+        h.close().unwrap();
+    }
 }
 
 #[test]
@@ -58,7 +69,7 @@ fn decoder_on_one_rank_lnc2() {
 }
 
 /// TP 2, 4 and 8 at LNC 1 and TP 2 and 4 at LNC 2 on one simulated trn2
-/// device (8 physical cores): 4 layers, so 8 all-reduces per NEFF, the
+/// device (8 physical cores; TP 8 at LNC 2 needs two, below): 4 layers, so 8 all-reduces per NEFF, the
 /// prefill and decode NEFFs of each rank loaded on the same core and
 /// executed alternately (a prefill, 3 decode steps, then again).
 #[test]
@@ -84,4 +95,13 @@ fn decoder_tp2_lnc2() {
 #[test]
 fn decoder_tp4_lnc2() {
     check(TpDecoderSpec::new(4, 4, 2));
+}
+
+/// TP 8 at LNC 2 (16 physical cores: two simulated trn2 devices, ranks
+/// 0-3 on the first, 4-7 on the second): every ring of both channels
+/// crosses between the devices twice, through the peer window.
+#[test]
+fn decoder_tp8_lnc2_on_two_devices() {
+    let (_, hosts) = instance(nrt_hal::Arch::Trn2, 2, 2, settings());
+    check_on(&hosts, TpDecoderSpec::new(8, 4, 2));
 }

@@ -6,7 +6,7 @@
 //! Each engine family has a module: [`pe`] (LDWEIGHTS / MATMUL), [`act`]
 //! (ACTIVATE, ACTIVATION_TABLE_LOAD), [`tensor`] (TENSOR_TENSOR,
 //! TENSOR_SCALAR, POOL, COPY, CAST, COPY_PREDICATED) and [`special`]
-//! (STREAM_TRANSPOSE, IOTA / memset, EMBEDDING_UPDATE). Operand addresses are resolved by
+//! (STREAM_TRANSPOSE, IOTA / memset, EMBEDDING_UPDATE, DEBUG_TENSOR_READ). Operand addresses are resolved by
 //! [`operand`]. An instruction's operands are gathered into dense f32 tiles
 //! (or moved bit-exactly when no conversion is needed), the kernel runs, and
 //! the result is scattered back; malformed operands become
@@ -49,6 +49,7 @@ pub fn execute(instr: &Instruction, ctx: &mut ComputeContext<'_, impl Bus>) -> R
         Instruction::Iota(i) => special::iota(i, ctx),
         Instruction::Fill(i) => special::fill(i, ctx),
         Instruction::EmbeddingUpdate(i) => special::embedding_update(i, ctx),
+        Instruction::DebugTensorRead(i) => special::debug_tensor_read(i, ctx),
         Instruction::LoadPoolArgument(_) | Instruction::ExtendedInst(_) => {
             return Err(unsupported("GpSimd (Q7) kernels arrive with custom-op support"));
         }

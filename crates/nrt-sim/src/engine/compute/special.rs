@@ -1,5 +1,6 @@
 //! POOL / DVE specials: STREAM_TRANSPOSE, IOTA (memset is IOTA with all
-//! steps zero) and EMBEDDING_UPDATE.
+//! steps zero), EMBEDDING_UPDATE and DEBUG_TENSOR_READ (a tile into the
+//! engine's debug ring, `nrt_isa::debug_ring`).
 
 use super::operand;
 use super::context::{ComputeContext, Done, OpError, OpResult};
@@ -14,7 +15,8 @@ use crate::kernels::KernelError;
 use crate::kernels::elementwise::{AluOp, tensor_tensor};
 use nrt_hal::DeviceAddr;
 use nrt_isa::dtype::{Rounding, bytes_to_f32, f32_to_bytes};
-use nrt_isa::instr::{EmbeddingUpdate, Fill, Iota, StreamTranspose};
+use nrt_isa::debug_ring::{self, EntryHead, Header};
+use nrt_isa::instr::{DebugTensorRead, EmbeddingUpdate, Fill, Iota, StreamTranspose};
 use nrt_isa::notification::CustomSubId;
 
 /// STREAM_TRANSPOSE: the `partitions x F` input becomes `F x partitions`;
@@ -151,6 +153,58 @@ pub(crate) fn embedding_update(i: &EmbeddingUpdate, ctx: &mut ComputeContext<'_,
         }
     }
     Ok(Done { cycles: cost::lane_cycles((n * row) as u64), output: None, oob, flops: 0 })
+}
+
+/// DEBUG_TENSOR_READ: the tile's bytes, unconverted, become one entry of
+/// the debug ring at `ring` (header and layout in `nrt_isa::debug_ring`):
+/// the entry's bytes first, then `produced`; with no room beside the
+/// unread entries the tile is dropped and `dropped` counts it. A ring
+/// address that cannot be read or written is a bad operand.
+pub(crate) fn debug_tensor_read(i: &DebugTensorRead, ctx: &mut ComputeContext<'_, impl Bus>) -> OpResult {
+    let parts = usize::from(i.partitions);
+    let dt = operand::dtype("dtype", i.dtype)?;
+    let input = operand::tensor3d("input", &i.input, parts, dt)?;
+    let chip = ctx.onchip();
+    chip.check("input", &input)?;
+    let raw = gather_raw(&chip.view(input.space), &input.pattern, dt.size_bytes())?;
+    let ring = DeviceAddr(i.ring);
+    let mut words = [0u8; 32];
+    ctx.dev.read(ring, &mut words).map_err(|e| format!("debug ring at {:#x}: {e}", i.ring))?;
+    let mut header = Header::read(&words);
+    let data_bytes = raw.bytes.len() as u64;
+    let entry_bytes = EntryHead::entry_bytes_for(data_bytes);
+    let cycles = cost::lane_cycles(input.pattern.free_len() as u64);
+    if !header.fits(entry_bytes) || u32::try_from(entry_bytes).is_err() {
+        header.dropped += 1;
+        let at = ring.offset(debug_ring::DROPPED);
+        ctx.dev.write_at(at, &header.dropped.to_le_bytes(), 0).map_err(|e| format!("debug ring at {:#x}: {e}", i.ring))?;
+        return Ok(Done { cycles, output: None, oob: None, flops: 0 });
+    }
+    let head = EntryHead {
+        entry_bytes: entry_bytes as u32,
+        dtype: i.dtype.0,
+        engine: ctx.engine.index() as u8,
+        partitions: u16::from(i.partitions),
+        num: i.input.num,
+        data_bytes,
+        prefix: i.prefix.0.clone(),
+    };
+    let mut entry = Vec::with_capacity(entry_bytes as usize);
+    entry.extend_from_slice(&head.to_bytes());
+    entry.extend_from_slice(&raw.bytes);
+    entry.resize(entry_bytes as usize, 0);
+    // The entry area wraps: at most two writes.
+    let area = ring.offset(debug_ring::HEADER_BYTES);
+    let start = header.produced % header.capacity;
+    let first = (header.capacity - start).min(entry_bytes) as usize;
+    let bad = |e: nrt_hal::HalError| format!("debug ring at {:#x}: {e}", i.ring);
+    ctx.dev.write_at(area.offset(start), &entry[..first], 0).map_err(bad)?;
+    if first < entry.len() {
+        ctx.dev.write_at(area, &entry[first..], 0).map_err(bad)?;
+    }
+    header.produced += entry_bytes;
+    ctx.dev.write_at(ring.offset(debug_ring::PRODUCED), &header.produced.to_le_bytes(), 0).map_err(bad)?;
+    Ok(Done { cycles, output: None, oob: None, flops: 0 })
 }
 
 #[cfg(test)]
