@@ -391,7 +391,7 @@ mod tests {
     #[test]
     fn kept_pattern_blocks_follow_their_bytes() {
         use nrt_hal::conformance::udma_copy_pair;
-        use nrt_isa::dma_desc::{DmaOp, PATTERN_BIT, PatternDim, PatternSide};
+        use nrt_isa::dma_desc::{DmaOp, PATTERN_BIT, PATTERN_BLOCK_SIZE, PatternBlock, PatternDim, PatternSide};
         use nrt_isa::dtype::Dtype;
         let config = SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build();
         let arch = config.arch.desc();
