@@ -5,6 +5,7 @@
 
 use crate::dma::desc::Descriptor;
 use crate::dma::pattern::CopyPlan;
+use crate::memory::Target;
 use crate::memory::pages::PinnedRange;
 use crate::port::Bus;
 use nrt_hal::{DeviceAddr, HalError, HalResult};
@@ -311,7 +312,7 @@ const BLOCK_LINES: usize = 64;
 /// The pattern blocks a queue's TX descriptors point at, decoded once:
 /// each kept with the version of the 1 KiB page line it was read from
 /// ([`PinnedRange::line_version`]) and, for a plain copy, its
-/// [`CopyPlan`]. A small model's queue moves the same blocks every
+/// [`CopyPlan`], routed ([`RoutedCopy`]). A small model's queue moves the same blocks every
 /// execution; while a block's line is unmodified, the next transfer of it
 /// costs one version load instead of a locked read, a parse and a walk of
 /// both sides. A write to the line (the block rewritten, or anything else
@@ -330,17 +331,58 @@ struct KeptBlock {
     line: usize,
     version: u64,
     block: PatternBlock,
-    /// The block's copies, when `planned`.
+    /// The block's copies as addresses (storage reused from block to
+    /// block of the slot).
     plan: CopyPlan,
-    /// Whether the block is a plain copy ([`CopyPlan::rebuild`]) between
-    /// memories (no register window or peer device on either side).
+    /// The same copies routed, when the block is a plain copy
+    /// ([`CopyPlan::rebuild`]) between memories (no register window or
+    /// peer device on either side).
+    routed: RoutedCopy,
     planned: bool,
+}
+
+/// A plain-copy block's runs with both sides routed once
+/// ([`Bus::memory_route`]): a transfer of it is one
+/// [`Bus::copy_routed`] per run, with no address decode.
+#[derive(Clone, Debug, Default)]
+pub struct RoutedCopy {
+    runs: Vec<(Target, Target, u64)>,
+    bytes: u64,
+}
+
+impl RoutedCopy {
+    /// Routes every run of `plan`; false (and empty) when a side of one
+    /// is not memory of this device.
+    fn rebuild(&mut self, dev: &impl Bus, plan: &CopyPlan) -> bool {
+        self.runs.clear();
+        self.bytes = plan.bytes();
+        for &(s, d, n) in plan.runs() {
+            match (dev.memory_route(DeviceAddr(s), n), dev.memory_route(DeviceAddr(d), n)) {
+                (Some(ts), Some(td)) => self.runs.push((ts, td, n)),
+                _ => {
+                    self.runs.clear();
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The copies, `(source, destination, bytes)` in pattern order.
+    pub fn runs(&self) -> &[(Target, Target, u64)] {
+        &self.runs
+    }
+
+    /// Bytes the block writes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
 }
 
 /// What [`PatternBlocks::fetch`] found at a block address.
 pub enum Fetched<'a> {
-    /// A kept block (with its plan, when it is a plain copy).
-    Kept(&'a PatternBlock, Option<&'a CopyPlan>),
+    /// A kept block (with its routed runs, when it is a plain copy).
+    Kept(&'a PatternBlock, Option<&'a RoutedCopy>),
     /// A block read now that cannot be kept (its bytes are not in one
     /// line of a backed page).
     Read(PatternBlock),
@@ -361,7 +403,7 @@ impl PatternBlocks {
             }
         }
         let Some(Some(k)) = self.lines.get(slot) else { unreachable!("kept just now") };
-        Ok(Fetched::Kept(&k.block, k.planned.then_some(&k.plan)))
+        Ok(Fetched::Kept(&k.block, k.planned.then_some(&k.routed)))
     }
 
     /// [`PatternBlocks::fetch`] of a block not kept (or changed): reads
@@ -384,9 +426,9 @@ impl PatternBlocks {
             self.lines = vec![None; BLOCK_LINES];
         }
         // The slot's plan storage is reused for the new block.
-        let mut plan = self.lines[slot].take().map(|k| k.plan).unwrap_or_default();
-        let planned = plan.rebuild(&block) && plan.runs().iter().all(|&(s, d, n)| dev.plain_memory(DeviceAddr(s), n) && dev.plain_memory(DeviceAddr(d), n));
-        self.lines[slot] = Some(KeptBlock { addr, pin, line, version, block, plan, planned });
+        let (mut plan, mut routed) = self.lines[slot].take().map(|k| (k.plan, k.routed)).unwrap_or_default();
+        let planned = plan.rebuild(&block) && routed.rebuild(dev, &plan);
+        self.lines[slot] = Some(KeptBlock { addr, pin, line, version, block, plan, routed, planned });
         Ok(None)
     }
 }

@@ -13,7 +13,7 @@ use crate::dma::rings::{CopyPins, Fetched, Pair, PatternBlocks};
 use crate::fault::{FaultKind, FaultState};
 use crate::port::Bus;
 use crate::wake::DmaWake;
-use nrt_hal::{ArchDesc, DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
+use nrt_hal::{ArchDesc, DeviceAddr, DmaQueueStatus, HalResult, NqType};
 use nrt_isa::notification::InferErrorSubtype;
 use std::sync::atomic::Ordering;
 
@@ -158,11 +158,10 @@ fn move_bytes(dev: &impl Bus, faults: &FaultState, core: u32, pins: &mut CopyPin
         let at = Stamped { dev, now: start };
         return match blocks.fetch(dev, pair.src)? {
             Fetched::Kept(b, Some(plan)) => {
-                // A plain copy between memories: its runs page to page.
+                // A plain copy between memories: its runs page to page,
+                // routed when the block was kept.
                 for &(s, d, n) in plan.runs() {
-                    if !dev.copy_direct(DeviceAddr(s), DeviceAddr(d), n)? {
-                        return Err(HalError::invalid(DeviceAddr(d), n, "a planned copy met a register window"));
-                    }
+                    dev.copy_routed(s, d, n)?;
                 }
                 Ok((plan.bytes(), b.dst.addr))
             }

@@ -42,13 +42,14 @@ static SHARED_F32: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
 static SHARED_BYTES: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// Removes from `pool` the smallest vector with capacity for `len`
-/// elements; `None` when none is large enough.
+/// elements, among equals one that already holds `len` (a buffer taken
+/// for overwriting then needs no fill); `None` when none is large enough.
 fn take_best<T>(pool: &mut Vec<Vec<T>>, len: usize) -> Option<Vec<T>> {
     let best = pool
         .iter()
         .enumerate()
         .filter(|(_, v)| v.capacity() >= len)
-        .min_by_key(|(_, v)| v.capacity())
+        .min_by_key(|(_, v)| (v.capacity(), v.len() < len))
         .map(|(i, _)| i)?;
     Some(pool.swap_remove(best))
 }
