@@ -270,7 +270,7 @@ impl Shared {
     /// The backing pages of a memory target (not a register window), with
     /// the core that owns them (borrowed: a created core lives as long as
     /// the device, so a copy costs no reference-count traffic).
-    pub(super) fn pages_of(&self, t: Target) -> HalResult<Option<(Option<&Arc<Core>>, u64)>> {
+    pub(super) fn pages_of(&self, t: Target) -> HalResult<Option<PagesOf<'_>>> {
         Ok(match t {
             Target::Pool(_, off) => Some((None, off)),
             Target::Sbuf(c, off) | Target::Psum(c, off) => Some((Some(self.core_borrowed(c)?), off)),
@@ -348,6 +348,10 @@ impl Shared {
         Ok(())
     }
 }
+
+/// What [`Shared::pages_of`] answers: the core holding on-chip pages
+/// (`None` for HBM and host memory) and the offset in them.
+type PagesOf<'a> = (Option<&'a Arc<Core>>, u64);
 
 /// The register an EVT_SEM window write changed.
 fn window_change(op: WindowOp) -> Change {

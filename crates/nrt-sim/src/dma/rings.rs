@@ -396,11 +396,8 @@ impl PatternBlocks {
     pub fn fetch(&mut self, dev: &impl Bus, addr: u64) -> HalResult<Fetched<'_>> {
         let slot = (addr / PATTERN_BLOCK_SIZE as u64) as usize % BLOCK_LINES;
         let hit = matches!(self.lines.get(slot), Some(Some(k)) if k.addr == addr && k.pin.line_version_of(k.line) == k.version);
-        if !hit {
-            match self.fetch_slow(dev, addr, slot)? {
-                Some(b) => return Ok(Fetched::Read(b)),
-                None => {}
-            }
+        if !hit && let Some(b) = self.fetch_slow(dev, addr, slot)? {
+            return Ok(Fetched::Read(b));
         }
         let Some(Some(k)) = self.lines.get(slot) else { unreachable!("kept just now") };
         Ok(Fetched::Kept(&k.block, k.planned.then_some(&k.routed)))
