@@ -193,6 +193,25 @@ mod tests {
         assert!(d.is_empty() && d.capacity() >= 5);
     }
 
+    /// Of two pooled vectors of one capacity, a buffer taken for
+    /// overwriting is the one already that long (no zero fill), whichever
+    /// came back first.
+    #[test]
+    fn overwriting_takes_a_vector_already_that_long() {
+        // An unusual size, so no other buffer of this thread fits it.
+        const CAP: usize = 1_234_567;
+        let mut short = Vec::with_capacity(CAP);
+        short.resize(10, 1u8);
+        let long = vec![7u8; CAP];
+        assert_eq!((short.capacity(), long.capacity()), (CAP, CAP));
+        let want = long.as_ptr();
+        recycle_bytes(short);
+        recycle_bytes(long);
+        let got = bytes_for_overwrite(CAP);
+        assert_eq!((got.as_ptr(), got.len()), (want, CAP));
+        recycle_bytes(got);
+    }
+
     #[test]
     fn a_buffer_dropped_on_another_thread_is_reused() {
         // An unusual size, so no other test's buffer fits it better.
