@@ -721,7 +721,8 @@ pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) 
         // each partition's run straight into place, with no staging copy.
         check_bounds(pat, esize, mem)?;
         let row = free * esize;
-        let mut bytes = super::scratch::bytes_zeroed(pat.partitions * row);
+        // Every byte is read into below.
+        let mut bytes = super::scratch::bytes_for_overwrite(pat.partitions * row);
         if row > 0 {
             for (p, dst) in bytes.chunks_exact_mut(row).enumerate() {
                 mem.read_partition(pat.start_partition + p, pat.offset, dst);
