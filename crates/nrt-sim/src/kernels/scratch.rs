@@ -38,8 +38,39 @@ thread_local! {
 }
 
 /// The shared pools behind the per-thread ones.
-static SHARED_F32: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
-static SHARED_BYTES: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+static SHARED_F32: SharedPool<f32> = SharedPool::new();
+static SHARED_BYTES: SharedPool<u8> = SharedPool::new();
+
+/// A pool of vectors every thread can reach: where a thread's full pool
+/// spills and an empty one refills. The process has one per element type
+/// ([`SHARED_F32`], [`SHARED_BYTES`]); a type rather than bare statics so
+/// the tests drive pools of their own, which no concurrently running test
+/// can empty or fill.
+struct SharedPool<T>(Mutex<Vec<Vec<T>>>);
+
+impl<T> SharedPool<T> {
+    const fn new() -> SharedPool<T> {
+        SharedPool(Mutex::new(Vec::new()))
+    }
+
+    /// [`take_best`] from this pool; `None` also when its lock is poisoned.
+    fn take_best(&self, len: usize) -> Option<Vec<T>> {
+        take_best(&mut *self.0.lock().ok()?, len)
+    }
+
+    /// Keeps `v` unless the pool already holds [`MAX_SHARED`] vectors (then
+    /// `v` is freed).
+    fn give(&self, v: Vec<T>) {
+        if let Ok(mut pool) = self.0.lock()
+            && pool.len() < MAX_SHARED
+        {
+            if pool.capacity() == 0 {
+                pool.reserve_exact(MAX_SHARED);
+            }
+            pool.push(v);
+        }
+    }
+}
 
 /// Removes from `pool` the smallest vector with capacity for `len`
 /// elements, among equals one that already holds `len` (a buffer taken
@@ -56,21 +87,36 @@ fn take_best<T>(pool: &mut Vec<Vec<T>>, len: usize) -> Option<Vec<T>> {
 
 /// Takes a vector with capacity for `len` elements, emptied: from this
 /// thread's pool, else from the shared one; `None` when neither has one.
-fn take<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, len: usize) -> Option<Vec<T>> {
+fn take<T>(local: &RefCell<Vec<Vec<T>>>, shared: &SharedPool<T>, len: usize) -> Option<Vec<T>> {
     let mut v = take_as_is(local, shared, len)?;
     v.clear();
     Some(v)
 }
 
 /// [`take`] without emptying: the vector keeps what its last user left.
-fn take_as_is<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, len: usize) -> Option<Vec<T>> {
+fn take_as_is<T>(local: &RefCell<Vec<Vec<T>>>, shared: &SharedPool<T>, len: usize) -> Option<Vec<T>> {
     match local.try_borrow_mut().ok().and_then(|mut p| take_best(&mut p, len)) {
         Some(v) => Some(v),
-        None => take_best(&mut *shared.lock().ok()?, len),
+        None => shared.take_best(len),
     }
 }
 
-fn give<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, v: Vec<T>) {
+/// A vector of `len` copies of `value`: pooled storage refilled ([`take`]),
+/// else a fresh vector (a fresh zeroed one comes from the allocator's
+/// zeroed pages without touching them).
+fn filled<T: Clone>(local: &RefCell<Vec<Vec<T>>>, shared: &SharedPool<T>, len: usize, value: T) -> Vec<T> {
+    match take(local, shared, len) {
+        Some(mut v) => {
+            v.resize(len, value);
+            v
+        }
+        None => vec![value; len],
+    }
+}
+
+/// Keeps `v` in this thread's pool, else (full) in the shared one; a
+/// vector too large to keep, or with nowhere to go, is freed.
+fn give<T>(local: &RefCell<Vec<Vec<T>>>, shared: &SharedPool<T>, v: Vec<T>) {
     if v.capacity() == 0 || v.capacity() * size_of::<T>() > MAX_POOLED_BYTES {
         return;
     }
@@ -85,27 +131,12 @@ fn give<T>(local: &RefCell<Vec<Vec<T>>>, shared: &Mutex<Vec<Vec<T>>>, v: Vec<T>)
         pool.push(v);
         return;
     }
-    if let Ok(mut pool) = shared.lock()
-        && pool.len() < MAX_SHARED
-    {
-        if pool.capacity() == 0 {
-            pool.reserve_exact(MAX_SHARED);
-        }
-        pool.push(v);
-    }
+    shared.give(v);
 }
 
 /// An f32 vector of `len` copies of `value`, reusing pooled storage.
 pub fn f32_filled(len: usize, value: f32) -> Vec<f32> {
-    match F32.with(|p| take(p, &SHARED_F32, len)) {
-        Some(mut v) => {
-            v.resize(len, value);
-            v
-        }
-        // A fresh zeroed vector comes from the allocator's zeroed pages
-        // without touching them.
-        None => vec![value; len],
-    }
+    F32.with(|p| filled(p, &SHARED_F32, len, value))
 }
 
 /// An f32 vector of `len` elements whose values are whatever its pooled
@@ -131,13 +162,7 @@ pub fn recycle_f32(v: Vec<f32>) {
 
 /// A byte vector of `len` zeros, reusing pooled storage.
 pub fn bytes_zeroed(len: usize) -> Vec<u8> {
-    match BYTES.with(|p| take(p, &SHARED_BYTES, len)) {
-        Some(mut v) => {
-            v.resize(len, 0);
-            v
-        }
-        None => vec![0; len],
-    }
+    BYTES.with(|p| filled(p, &SHARED_BYTES, len, 0))
 }
 
 /// A byte vector of `len` bytes whose values are whatever its pooled
@@ -212,30 +237,41 @@ mod tests {
         recycle_bytes(got);
     }
 
+    /// A vector dropped on a thread whose pool is full goes to the shared
+    /// pool, and a thread with an empty pool takes it from there, refilled.
+    /// The test drives a shared pool of its own (and each thread a local
+    /// pool of its own), so no other test running at the same time can take
+    /// the vector first or fill the pool.
     #[test]
     fn a_buffer_dropped_on_another_thread_is_reused() {
-        // An unusual size, so no other test's buffer fits it better.
-        const LEN: usize = 3_000_017;
-        let ptr = std::thread::spawn(|| {
-            // Fill this thread's pool, so the next vector spills to the
-            // shared one.
-            for _ in 0..MAX_POOLED {
-                recycle_f32(vec![0.0; 4]);
-            }
-            let v = vec![1.0f32; LEN];
-            let ptr = v.as_ptr() as usize;
-            recycle_f32(v);
-            ptr
-        })
-        .join()
-        .unwrap();
-        let got = std::thread::spawn(|| {
-            let v = f32_filled(LEN, 0.0);
-            (v.as_ptr() as usize, v.iter().all(|x| *x == 0.0))
-        })
-        .join()
-        .unwrap();
+        const LEN: usize = 3_000;
+        let shared = SharedPool::new();
+        let ptr = std::thread::scope(|s| {
+            s.spawn(|| {
+                let local = RefCell::new(Vec::new());
+                // Fill this thread's pool, so the next vector spills to the
+                // shared one.
+                for _ in 0..MAX_POOLED {
+                    give(&local, &shared, vec![0.0f32; 4]);
+                }
+                let v = vec![1.0f32; LEN];
+                let ptr = v.as_ptr() as usize;
+                give(&local, &shared, v);
+                ptr
+            })
+            .join()
+            .unwrap()
+        });
+        let got = std::thread::scope(|s| {
+            s.spawn(|| {
+                let v = filled(&RefCell::new(Vec::new()), &shared, LEN, 0.0f32);
+                (v.as_ptr() as usize, v.iter().all(|x| *x == 0.0))
+            })
+            .join()
+            .unwrap()
+        });
         assert_eq!(got, (ptr, true), "the vector came back through the shared pool, refilled");
+        assert!(shared.take_best(1).is_none(), "the shared pool held that one vector only");
     }
 
     #[test]
