@@ -5,10 +5,10 @@
 
 mod libnrt_build;
 #[allow(dead_code)]
-#[path = "../../nrt-cli/src/example_data.rs"]
+#[path = "../../nrt-pack/src/example_data.rs"]
 mod example_data;
 #[allow(dead_code)]
-#[path = "../../nrt-cli/src/custom_ops_data.rs"]
+#[path = "../../nrt-pack/src/custom_ops_data.rs"]
 mod custom_ops_data;
 
 use std::collections::{BTreeMap, BTreeSet};

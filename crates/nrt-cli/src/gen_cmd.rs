@@ -5,7 +5,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use nrt_gen::{MatmulSpec, Prints, Split, matmul_neff};
 use nrt_isa::dtype::Dtype;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Parameters of `nrt gen matmul`.
 pub struct MatmulArgs<'a> {
@@ -49,11 +49,34 @@ pub fn matmul(a: &MatmulArgs<'_>, out: &Path) -> Result<()> {
 
 /// Writes the tensor-parallel mlp's rank source trees under `out`.
 pub fn tp_mlp(ranks: usize, constants: bool, out: &Path) -> Result<()> {
-    for dir in crate::tp_mlp_data::write_trees(ranks, out, constants)? {
+    for dir in tp_mlp_trees(ranks, out, constants)? {
         println!("wrote {}", dir.display());
     }
     println!("run them with: nrt run --ranks {ranks} {}", out.display());
     Ok(())
+}
+
+/// Writes one source tree per rank under `out` (`rank0/`, `rank1/`, ...):
+/// the generated NEFF unpacked, its engine programs as `.asm` text (checked
+/// to assemble back to the same records), and its constants unless
+/// `constants` is false (the example's are generated when packed).
+fn tp_mlp_trees(ranks: usize, out: &Path, constants: bool) -> Result<Vec<PathBuf>> {
+    use nrt_gen::tp_mlp::{tp_mlp_constants, tp_mlp_neff};
+    use nrt_pack::tp_mlp_data::{rank_dir, spec, weights};
+    let (s, w) = (spec(ranks), weights());
+    let mut dirs = Vec::new();
+    for rank in 0..ranks {
+        let bytes = tp_mlp_neff(&s, &w, rank).map_err(|e| anyhow!("rank {rank}: {e}"))?;
+        let dir = rank_dir(out, rank);
+        write_source_tree(&bytes, &dir)?;
+        if !constants {
+            for (member, _) in tp_mlp_constants(&s, &w, rank).map_err(|e| anyhow!("{e}"))? {
+                std::fs::remove_file(dir.join(member))?;
+            }
+        }
+        dirs.push(dir);
+    }
+    Ok(dirs)
 }
 
 /// Writes the NEFF `bytes` as a source tree at `dir` (replacing it): the

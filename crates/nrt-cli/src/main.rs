@@ -15,9 +15,6 @@ mod bench_device;
 mod cc_cmd;
 mod decoder_cmd;
 mod decoder_run;
-mod custom_ops_data;
-#[allow(dead_code)] // shared with the runtime tests (#[path]); they use the reference helpers
-mod example_data;
 mod inspect;
 mod lower_cmd;
 mod local_workers;
@@ -31,13 +28,13 @@ mod model_io;
 mod neff_cmd;
 mod run_cmd;
 mod run_ranks;
-mod tp_mlp_data;
 
 /// Counts heap allocations so `nrt bench` can report them per execute.
 #[global_allocator]
 static GLOBAL: alloc_count::Counting = alloc_count::Counting;
 
 use clap::{Parser, Subcommand};
+use nrt_pack::{custom_ops_data, example_data, tp_mlp_data};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -459,7 +456,7 @@ fn main() -> ExitCode {
         Command::Neff { command } => match command {
             NeffCommand::Inspect { file, json, verify_hash } => inspect::run(&file, json, verify_hash),
             NeffCommand::Unpack { file, dir } => neff_cmd::unpack(&file, &dir),
-            NeffCommand::Pack { dir, file, name, hash } => neff_cmd::pack(&dir, &file, name, hash.as_deref()),
+            NeffCommand::Pack { dir, file, name, hash } => neff_cmd::pack(&dir, &file, name.as_deref(), hash.as_deref()),
             NeffCommand::Lower { model, engine } => lower_cmd::lower(&model, engine.as_deref()),
             NeffCommand::Check { file } => check_cmd::check(&file),
         },

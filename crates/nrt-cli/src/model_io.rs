@@ -2,7 +2,7 @@
 //! (packing a source tree on the fly), a model loaded on a simulated
 //! device, and input tensors from `.npy` files or deterministic data.
 
-use crate::example_data;
+use nrt_pack::example_data;
 use anyhow::{Context, Result, anyhow, bail};
 use nrt::load::ModelHost;
 use nrt::model::ModelId;
@@ -12,78 +12,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// NEFF bytes of `path`: a file is read as is; a directory is packed like
-/// `nrt neff pack` ([`source_tree`]: the examples' generated members filled
-/// in, a missing constant refused), assembling `.asm` programs.
+/// `nrt neff pack` ([`nrt_pack::source_tree`]: the examples' generated
+/// members filled in, a missing constant refused), assembling `.asm`
+/// programs.
 pub fn neff_bytes(path: &Path) -> Result<Vec<u8>> {
     if path.is_dir() {
-        let (header, members) = source_tree(path)?;
-        crate::neff_cmd::pack_members_to_bytes(&header, members)
-            .with_context(|| format!("packing {}", path.display()))
+        let (header, members) = nrt_pack::source_tree(path)?;
+        nrt_pack::pack_members(&header, members).with_context(|| format!("packing {}", path.display()))
     } else {
         std::fs::read(path).with_context(|| format!("reading {}", path.display()))
     }
-}
-
-/// A NEFF source tree's header and members, as `nrt neff pack`, `nrt run`
-/// and `nrt bench` all take it: for the examples whose members are
-/// generated (the mlp examples' constants, the tp-mlp rank trees' shards,
-/// custom_ops' argument blocks and kernel libraries) the missing ones are
-/// generated in memory, so a fresh checkout packs and runs without a
-/// setup step; any other `file` var whose member the tree lacks is
-/// refused here, naming it, rather than packed into a NEFF that fails at
-/// load.
-pub fn source_tree(path: &Path) -> Result<(nrt_neff::NeffHeader, nrt_neff::Members)> {
-    let contents = nrt_neff::read_dir(path).with_context(|| format!("reading {}", path.display()))?;
-    let header = contents.header.unwrap_or_default();
-    let mut members = contents.members;
-    if let Some(constants) = example_data::constants_for(path) {
-        for (member, bytes) in constants {
-            members.entry(member.to_string()).or_insert(bytes);
-        }
-    }
-    if let Some(constants) = crate::tp_mlp_data::constants_for(path) {
-        for (member, bytes) in constants? {
-            members.entry(member).or_insert(bytes);
-        }
-    }
-    // The custom_ops example: argument blocks and kernel libraries are
-    // generated (the example kernel crate is built with cargo).
-    if crate::custom_ops_data::is_custom_ops(path) {
-        let missing = |m: &&str| !members.contains_key(*m);
-        let names = [crate::custom_ops_data::ARGS_RELU, crate::custom_ops_data::ARGS_SOFTMAX, crate::custom_ops_data::STOCK_LIB, crate::custom_ops_data::KERNELS_LIB];
-        if names.iter().any(missing) {
-            let generated = crate::custom_ops_data::members(&crate::custom_ops_data::kernel_target_dir())
-                .map_err(|e| anyhow!("generating the custom_ops members: {e}"))?;
-            for (member, bytes) in generated {
-                members.entry(member.to_string()).or_insert(bytes);
-            }
-        }
-    }
-    if let Some((member, def, var)) = missing_constant(&members)? {
-        bail!(
-            "{}: {member} is missing ({def} names it as the file of var {var:?}); add it to the tree \
-             (in a copy of an example, `nrt example-data DIR` writes the examples' generated members under DIR)",
-            path.display()
-        );
-    }
-    Ok((header, members))
-}
-
-/// The first `file` var of any `def.json` among `members` whose constant
-/// member is absent: (member, def.json path, var name).
-fn missing_constant(members: &nrt_neff::Members) -> Result<Option<(String, String, String)>> {
-    for (def_path, bytes) in members.iter().filter(|(p, _)| *p == "def.json" || p.ends_with("/def.json")) {
-        let def: nrt_neff::DefJson = serde_json::from_slice(bytes).with_context(|| format!("{def_path} is not a valid def.json"))?;
-        let dir = def_path.rsplit_once('/').map_or("", |(d, _)| d);
-        for (var, v) in &def.var {
-            let Some(file) = v.file_name.as_deref().filter(|_| v.ty == nrt_neff::VarType::File) else { continue };
-            let member = if dir.is_empty() { file.to_string() } else { format!("{dir}/{file}") };
-            if !members.contains_key(&member) {
-                return Ok(Some((member, def_path.clone(), var.clone())));
-            }
-        }
-    }
-    Ok(None)
 }
 
 /// A model loaded on the runtime the `nrt` command brings up as

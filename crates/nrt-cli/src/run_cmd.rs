@@ -3,9 +3,9 @@
 //! and show what the model printed from the device (its debug stream)
 //! unless NEURON_RT_DEBUG_OUTPUT_DIR has the runtime write it to files.
 
-use crate::example_data;
 use crate::model_io::{self, Loaded};
 use anyhow::{Context, Result, anyhow};
+use nrt_pack::example_data;
 use nrt::tensor::{Tensor, TensorSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@
 //! - [`debug`]: `DebugStream` / `DebugEvent`, the debug stream of a
 //!   logical core (device prints).
 //! - [`sim`]: deterministic mode and fault injection of the simulator.
+//! - [`pack`]: the source-tree packer behind `python -m nrt neff pack`.
 //! - [`errors`]: `NrtError` (with `.status`) and `NrtpyError`.
 //!
 //! The Python package (`python/nrt/__init__.py`) adds `configure`, the
@@ -24,6 +25,7 @@ pub mod debug;
 pub mod dtypes;
 pub mod errors;
 pub mod model;
+pub mod pack;
 pub mod session;
 pub mod sim;
 pub mod tensor;
@@ -166,6 +168,7 @@ fn _nrt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::sim_configure, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_settings, m)?)?;
     m.add_function(wrap_pyfunction!(sim::sim_inject, m)?)?;
+    m.add_function(wrap_pyfunction!(pack::_pack_source_tree, m)?)?;
     // A second import in the same process finds it installed already.
     let _ = trace::install(Box::new(trace::RuntimeTrace));
     Ok(())

@@ -301,6 +301,34 @@ def test_the_walkthrough_at_the_top_of_docs_python_runs(copy_neff, tmp_path, mon
     assert (tmp_path / "copy.ntff").exists()
 
 
+def test_python_m_nrt_packs_an_example_as_the_nrt_command_does(tmp_path):
+    """`python -m nrt neff pack` (the README's nrtpy path, no nrt command
+    needed) writes the NEFF `nrt neff pack` writes, byte for byte, for a
+    plain example and one whose constants are generated; it loads and runs;
+    a tree missing a constant is refused with the command's message."""
+    import pathlib
+    import shutil
+    import sys
+    repo = pathlib.Path(__file__).resolve().parents[3]
+    for name in ["copy", "mlp"]:
+        ours, theirs = tmp_path / f"{name}-py.neff", tmp_path / f"{name}-cli.neff"
+        out = subprocess.run([sys.executable, "-m", "nrt", "neff", "pack", str(repo / "examples" / name), str(ours)], check=True, capture_output=True, text=True)
+        assert out.stdout.startswith("packed ") and str(ours) in out.stdout, out.stdout
+        subprocess.run([nrt_bin(), "neff", "pack", str(repo / "examples" / name), str(theirs)], check=True, capture_output=True)
+        assert ours.read_bytes() == theirs.read_bytes(), f"{name}: python -m nrt and nrt neff pack differ"
+    model = nrt.Model.load_from_neff(tmp_path / "copy-py.neff")
+    x = np.arange(8 * 128, dtype=np.float32).reshape(8, 128)
+    assert (model({"input": nrt.Tensor.from_numpy(x)})["output"].numpy() == x).all()
+    # A copy of the mlp tree without its constants is not an example the
+    # packer generates them for: refused, naming the member, exit 1.
+    tree = tmp_path / "my-mlp"
+    shutil.copytree(repo / "examples" / "mlp", tree, ignore=shutil.ignore_patterns("*.npy"))
+    bad = subprocess.run([sys.executable, "-m", "nrt", "neff", "pack", str(tree), str(tmp_path / "bad.neff")], capture_output=True, text=True)
+    assert bad.returncode == 1 and "python -m nrt: error: " in bad.stderr and "is missing" in bad.stderr and "nrt example-data" in bad.stderr, bad.stderr
+    assert not (tmp_path / "bad.neff").exists()
+    assert "_pack_source_tree" not in dir(nrt) and "__main__" not in dir(nrt)
+
+
 def test_device_prints_reach_a_debug_stream(examples):
     model = nrt.Model.load_from_neff(examples / "device-print.neff")
     x = np.arange(32, dtype=np.float32).reshape(4, 8) - 8

@@ -6,7 +6,7 @@
 //! recovers the core, and the next model runs on the same core.
 
 mod exec_support;
-#[path = "../../nrt-cli/src/custom_ops_data.rs"]
+#[path = "../../nrt-pack/src/custom_ops_data.rs"]
 mod custom_ops_data;
 
 use custom_ops_data as data;

@@ -11,7 +11,7 @@
 mod exec_support;
 
 #[allow(dead_code)]
-#[path = "../../nrt-cli/src/example_data.rs"]
+#[path = "../../nrt-pack/src/example_data.rs"]
 mod example_data;
 
 use exec_support::*;

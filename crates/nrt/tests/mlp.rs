@@ -6,7 +6,7 @@
 mod exec_support;
 
 #[allow(dead_code)]
-#[path = "../../nrt-cli/src/example_data.rs"]
+#[path = "../../nrt-pack/src/example_data.rs"]
 mod example_data;
 
 use example_data::{MLP_K, MLP_M, MLP_N, bf16_bits, bf16_value};

@@ -12,7 +12,7 @@ mod exec_support;
 mod decoder;
 
 #[allow(dead_code)]
-#[path = "../../nrt-cli/src/example_data.rs"]
+#[path = "../../nrt-pack/src/example_data.rs"]
 mod example_data;
 
 use example_data::{TP_D, TP_H, TP_M, Xorshift};

@@ -64,7 +64,7 @@ pub fn buggy_library(target_dir: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// Whether `dir` is the custom_ops example.
-#[allow(dead_code)] // the nrt-cli binary uses it; the nrt test that includes this file does not
+#[allow(dead_code)] // source_tree uses it; the nrt test that includes this file does not
 pub fn is_custom_ops(dir: &Path) -> bool {
     dir.file_name().is_some_and(|n| n == "custom_ops") && dir.join("sg00/def.json").is_file()
 }

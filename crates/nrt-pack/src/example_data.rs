@@ -4,8 +4,8 @@
 //! when none are given.
 //!
 //! Only std and nrt-neff: the runtime's integration tests include this file
-//! too (`#[path]`), so the constants they check against are the ones the
-//! CLI writes.
+//! too (`#[path]`), so the constants they check against are the ones every
+//! packer fills in.
 
 use std::path::{Path, PathBuf};
 

@@ -1,10 +1,11 @@
-//! The tensor-parallel mlp example (`examples/tp-mlp`): its shape, its
+//! The tensor-parallel mlp example (`examples/tp-mlp`): its shape and its
 //! constants (the whole mlp's from `example_data`, sharded per rank by
-//! `nrt_gen::tp_mlp`), and the rank source trees `nrt gen tp-mlp` writes.
+//! `nrt_gen::tp_mlp`), which the rank trees are packed with and `nrt gen
+//! tp-mlp` writes.
 
 use crate::example_data::{TP_D, TP_H, TP_M, TP_RANKS, tp_mlp_constants};
 use anyhow::{Context, Result, anyhow, bail};
-use nrt_gen::tp_mlp::{MlpWeights, TpMlpSpec, tp_mlp_constants as shard_members, tp_mlp_neff};
+use nrt_gen::tp_mlp::{MlpWeights, TpMlpSpec, tp_mlp_constants as shard_members};
 use std::path::{Path, PathBuf};
 
 /// The example's shape split over `ranks`.
@@ -64,25 +65,4 @@ pub fn write_constants(examples: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(written)
-}
-
-/// Writes one source tree per rank under `out` (`rank0/`, `rank1/`, ...):
-/// the generated NEFF unpacked, its engine programs as `.asm` text (checked
-/// to assemble back to the same records), and its constants unless
-/// `constants` is false (the example's are generated when packed).
-pub fn write_trees(ranks: usize, out: &Path, constants: bool) -> Result<Vec<PathBuf>> {
-    let (s, w) = (spec(ranks), weights());
-    let mut dirs = Vec::new();
-    for rank in 0..ranks {
-        let bytes = tp_mlp_neff(&s, &w, rank).map_err(|e| anyhow!("rank {rank}: {e}"))?;
-        let dir = rank_dir(out, rank);
-        crate::gen_cmd::write_source_tree(&bytes, &dir)?;
-        if !constants {
-            for (member, _) in shard_members(&s, &w, rank).map_err(|e| anyhow!("{e}"))? {
-                std::fs::remove_file(dir.join(member))?;
-            }
-        }
-        dirs.push(dir);
-    }
-    Ok(dirs)
 }
