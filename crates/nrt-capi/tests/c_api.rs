@@ -713,7 +713,7 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
     }
     let dir = scratch("prefix");
     let prefix = install_prefix(&dir, "neuron");
-    for f in ["include/nrt/nrt.h", "include/nrt/nrt_version.h", "lib/libnrt.so.1", "lib/libnrt.a"] {
+    for f in ["include/nrt/nrt.h", "include/nrt/nrt_version.h", "lib/libnrt.so.1", "lib/libnrt.a", "bin/nrt"] {
         assert!(prefix.join(f).exists(), "{f} is not installed");
     }
     assert_eq!(std::fs::read_link(prefix.join("lib/libnrt.so")).expect("libnrt.so is a link"), Path::new("libnrt.so.1"));
@@ -731,7 +731,8 @@ fn install_prefix_serves_a_cmake_cxx17_client() {
 
 /// examples/c, the C on-ramp, as its README and docs/c-api.md tell a user
 /// to build it: against a prefix made by scripts/install-prefix, with its
-/// Makefile (`make run`), with its CMake file, and with the compile line
+/// Makefile (`make run`, packing the copy example with the prefix's own
+/// `bin/nrt`), with its CMake file, and with the compile line
 /// docs/c-api.md gives, run as written (`$HOME/nrt-rs` is the prefix);
 /// each client runs the copy example and checks its output.
 #[test]
@@ -748,13 +749,18 @@ fn examples_c_builds_and_runs() {
     let neff = copy_neff(&dir);
     let ok = "ok (output equals input)";
 
+    // `make run` with no `nrt` on PATH and no NRT=: the Makefile packs the
+    // copy example with the prefix's bin/nrt, which install-prefix put there.
     let make_dir = dir.join("make");
     std::fs::create_dir_all(&make_dir).expect("make dir");
-    std::fs::copy(&neff, make_dir.join("copy.neff")).expect("copy.neff for make run");
     let make_args = [Path::new("-f"), &example.join("Makefile"), Path::new("-C"), &make_dir, Path::new("run")];
     let root = format!("NEURON_ROOT={}", prefix.display());
-    let out = run(Path::new("make"), &dir, &[&make_args[..], &[Path::new(&root)]].concat());
-    assert!(out.contains(ok), "make run: {out}");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let without_nrt = std::env::join_paths(std::env::split_paths(&path).filter(|d| !d.join("nrt").exists())).expect("PATH without nrt");
+    let without_nrt = without_nrt.to_str().expect("PATH is UTF-8");
+    let out = run_env(Path::new("make"), &dir, &[&make_args[..], &[Path::new(&root)]].concat(), &[("PATH", without_nrt)]);
+    let packer = format!("{}/bin/nrt neff pack", prefix.display());
+    assert!(out.contains(&packer) && out.contains(ok), "make run (packing with {packer}): {out}");
 
     let build_dir = dir.join("cmake");
     let mut configure = Command::new("cmake");
