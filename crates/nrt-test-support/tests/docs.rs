@@ -5,7 +5,7 @@
 //! README's layout table names every crate, and docs/reliability.md's
 //! fuzz table names every fuzz target. (The counts of the C API's docs are
 //! checked in crates/nrt-capi/tests/c_api.rs, which builds the programs
-//! they count; the README's command table in crates/nrt-cli/tests/cli.rs.)
+//! they count; docs/cli.md's command table in crates/nrt-cli/tests/cli.rs.)
 
 use nrt_test_support::repo_root;
 use std::collections::{BTreeMap, BTreeSet};
