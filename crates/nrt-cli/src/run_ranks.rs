@@ -130,7 +130,7 @@ pub fn run(dir: &Path, ranks: usize, processes: usize, given: &[(String, PathBuf
 
 /// `--ranks N` over `--processes P`: P divides N.
 pub fn check_split(ranks: usize, processes: usize) -> Result<()> {
-    if processes == 0 || ranks % processes != 0 {
+    if processes == 0 || !ranks.is_multiple_of(processes) {
         bail!("--processes {processes}: the {ranks} ranks must split evenly over the processes (--ranks a multiple of --processes)");
     }
     Ok(())
