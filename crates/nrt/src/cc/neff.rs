@@ -877,7 +877,7 @@ mod tests {
     fn rings_hold_whole_copies_of_the_schedule() {
         for t in 1..200u64 {
             let l = ring_len(t);
-            assert!(l >= 32 && l % 16 == 0 && l % t == 0, "{t} -> {l}");
+            assert!(l >= 32 && l.is_multiple_of(16) && l.is_multiple_of(t), "{t} -> {l}");
         }
         assert_eq!(ring_len(16), 32);
         assert_eq!(ring_len(48), 48);
@@ -893,7 +893,7 @@ mod tests {
         }
         assert_eq!(pool_queues().count(), usize::from(POOL_QUEUES));
         use crate::exec::dispatch::{MODEL_SEMAPHORES, SWITCH_COUNT_SEM};
-        assert!(READY_SEMS.start >= MODEL_SEMAPHORES && READY_SEMS.end <= DONE_SEM && DONE_SEM < SWITCH_COUNT_SEM);
-        assert!(compose::CC_SEM > SWITCH_COUNT_SEM, "the standalone collectives' semaphore is the runtime's");
+        const { assert!(READY_SEMS.start >= MODEL_SEMAPHORES && READY_SEMS.end <= DONE_SEM && DONE_SEM < SWITCH_COUNT_SEM) };
+        const { assert!(compose::CC_SEM > SWITCH_COUNT_SEM, "the standalone collectives' semaphore is the runtime's") };
     }
 }
