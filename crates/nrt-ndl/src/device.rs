@@ -17,7 +17,8 @@ use nrt_hal::{
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use nrt_hal::status::SlotWriter;
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// An ioctl that failed: the command, its errno and the driver's words.
 #[derive(Debug)]
@@ -113,6 +114,9 @@ pub struct NdlDevice {
     info: DeviceInfo,
     /// Allocations by start address.
     chunks: RwLock<BTreeMap<u64, Chunk>>,
+    /// This process's datastore entry (ACQUIRE_NEURON_DS and its mapping),
+    /// acquired by the runtime's first publication.
+    ds: OnceLock<Option<Arc<SlotWriter>>>,
 }
 
 impl std::fmt::Debug for NdlDevice {
@@ -138,6 +142,7 @@ impl NdlDevice {
             info: placeholder_info(transport.backend()),
             portal: Arc::new(Portal { transport, counts: std::array::from_fn(|_| AtomicU64::new(0)) }),
             chunks: RwLock::new(BTreeMap::new()),
+            ds: OnceLock::new(),
         };
         let d = dev.discover(index)?;
         dev.info = match info {
@@ -217,6 +222,43 @@ impl NdlDevice {
 
     fn call<A: Arg>(&self, cmd: u32, arg: &mut A) -> Result<(), IoctlError> {
         self.portal.call(cmd, arg)
+    }
+
+    /// This process's datastore entry: ACQUIRE_NEURON_DS (pid 0) and the
+    /// mapping of the offset it answers, once; `None` (said once on
+    /// stderr) when the driver has no entry for us or it cannot be mapped.
+    fn ds(&self) -> Option<&Arc<SlotWriter>> {
+        self.ds
+            .get_or_init(|| {
+                let mut a = abi::NeuronDsInfo { pid: 0, mmap_offset: 0, size: 0 };
+                if let Err(e) = self.call(cmd::ACQUIRE_NEURON_DS, &mut a) {
+                    // ENOMEM: no entry for us (every one taken, or the
+                    // emulated device publishes nothing), which the device
+                    // side reports itself.
+                    if e.errno != libc::ENOMEM {
+                        eprintln!("nrt-ndl: ND {}: not publishing to the datastore: {e}", self.info.device_index);
+                    }
+                    return None;
+                }
+                match self.portal.transport.map_ds(a.mmap_offset) {
+                    Ok(w) => Some(w),
+                    Err(errno) => {
+                        let os = std::io::Error::from_raw_os_error(errno);
+                        eprintln!("nrt-ndl: ND {}: not publishing to the datastore: cannot map it at {:#x}: {os}", self.info.device_index, a.mmap_offset);
+                        self.release_ds();
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    /// RELEASE_NEURON_DS of our own entry.
+    fn release_ds(&self) {
+        let mut a = abi::NeuronDsInfo { pid: 0, mmap_offset: 0, size: 0 };
+        // Releasing cannot fail in the driver; a dead transport drops the
+        // entry with the file anyway.
+        let _ = self.call(cmd::RELEASE_NEURON_DS, &mut a);
     }
 
     /// The allocation holding `addr .. addr + len`: its handle and the
@@ -317,6 +359,14 @@ fn kernel_info(index: u32, devices: u32, d: &Discovery) -> HalResult<DeviceInfo>
         host_memory: HbmChannelDesc { base: arch.host_dma_base, size: host },
         topology: nrt_hal::Topology::of("", arch.arch, devices),
     })
+}
+
+impl Drop for NdlDevice {
+    fn drop(&mut self) {
+        if let Some(Some(_)) = self.ds.get() {
+            self.release_ds();
+        }
+    }
 }
 
 impl Device for NdlDevice {
@@ -560,6 +610,14 @@ impl Device for NdlDevice {
         }
         Ok(())
     }
+
+    fn status(&self) -> Option<&SlotWriter> {
+        self.ds().map(|w| &**w)
+    }
+
+    fn datastore(&self) -> Option<Arc<SlotWriter>> {
+        self.ds().cloned()
+    }
 }
 
 #[cfg(test)]
@@ -591,6 +649,9 @@ mod tests {
             Ok(())
         }
         fn map_nq(&self, _: u64) -> Result<Arc<dyn NqRing>, i32> {
+            Err(libc::ENOTTY)
+        }
+        fn map_ds(&self, _: u64) -> Result<Arc<SlotWriter>, i32> {
             Err(libc::ENOTTY)
         }
         fn core_count(&self) -> Result<u32, i32> {
