@@ -910,7 +910,7 @@ mod tests {
         // The published sections, in bytes (neuron_driver_shared.h).
         assert_eq!((nds::ND_COUNTERS * 8, nds::NC_COUNTERS * 8, nds::OBJECTS * 8), (8, 256, 1248));
         assert_eq!((nds::EXT_NC_COUNTERS * 8, nds::EXT_NC_DATA * 8, nds::END * 8), (55_936, 57_984, 67_200));
-        assert!(nds::EXT_NC_COUNTERS + nds::MAX_NEURONCORE_COUNT * nds::EXT_NC_COUNTER_COUNT <= nds::EXT_NC_DATA);
+        const { assert!(nds::EXT_NC_COUNTERS + nds::MAX_NEURONCORE_COUNT * nds::EXT_NC_COUNTER_COUNT <= nds::EXT_NC_DATA) };
         // Every NC counter of every core has its own word.
         let mut seen = std::collections::HashSet::new();
         for nc in 0..MAX_CORES {
@@ -923,12 +923,12 @@ mod tests {
         assert_eq!(nds::nc_word(MAX_CORES, 0), None);
         assert_eq!(nds::nc_word(0, nds::TOTAL_NC_COUNTER_COUNT), None);
         // Objects inside their area, ours past every published section.
-        assert!(object::PROCESS_INFO >= nds::OBJECTS && object::PROCESS_INFO + object::PAYLOAD + 8 <= object::PROCESS_INFO_EXT);
-        assert!(object::PROCESS_INFO_EXT + object::PAYLOAD + 32 <= object::MODEL_NODES);
-        assert!(object::MODEL_NODES + MAX_MODELS * object::NODE_WORDS <= nds::OBJECTS_END);
-        assert!(ours::BASE >= nds::END && ours::END <= ENTRY_WORDS);
-        assert!(ours::RUNTIME_VERSION + 4 <= ours::HOST_MEMORY && ours::HOST_MEMORY + MemCategory::COUNT <= ours::CORES_BASE);
-        assert!(core::MEMORY + MemCategory::COUNT <= ours::CORE_WORDS);
+        const { assert!(object::PROCESS_INFO >= nds::OBJECTS && object::PROCESS_INFO + object::PAYLOAD + 8 <= object::PROCESS_INFO_EXT) };
+        const { assert!(object::PROCESS_INFO_EXT + object::PAYLOAD + 32 <= object::MODEL_NODES) };
+        const { assert!(object::MODEL_NODES + MAX_MODELS * object::NODE_WORDS <= nds::OBJECTS_END) };
+        const { assert!(ours::BASE >= nds::END && ours::END <= ENTRY_WORDS) };
+        const { assert!(ours::RUNTIME_VERSION + 4 <= ours::HOST_MEMORY && ours::HOST_MEMORY + MemCategory::COUNT <= ours::CORES_BASE) };
+        const { assert!(core::MEMORY + MemCategory::COUNT <= ours::CORE_WORDS) };
         assert!(table::record(ENTRIES, 0) <= TABLE_WORDS && table::CLEAR_COUNTER < table::ENTRY_TABLE);
         assert_eq!(FILE_BYTES, 4_198_400);
         assert_eq!((entry_at(entry_offset(3)), entry_at(entry_offset(3) + 8), entry_at(entry_offset(ENTRIES))), (Some(3), None, None));

@@ -22,7 +22,7 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-fn status(dir: &PathBuf, ns: &str) -> DeviceStatus {
+fn status(dir: &std::path::Path, ns: &str) -> DeviceStatus {
     let bytes = std::fs::read(nrt_hal::status::status_file(dir, ns, 0)).unwrap();
     decode(&bytes, nrt_hal::status::process_alive).unwrap()
 }
