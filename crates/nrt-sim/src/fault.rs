@@ -7,8 +7,8 @@
 //!
 //! - `kind`: `hbm_ue`, `hbm_ue_repairable`, `sram_parity`, `dma_abort`,
 //!   `nq_overflow`, `hang`, `nan`, `oob`, `sem_lost`, `sim_panic`; and
-//!   `proxy_fail`, `proxy_panic` and `xu_panic`, which the runtime acts on
-//!   ([`RUNTIME_KINDS`]);
+//!   `proxy_fail`, `proxy_panic`, `proxy_thread_panic`, `proxy_slow` and
+//!   `xu_panic`, which the runtime acts on ([`RUNTIME_KINDS`]);
 //! - `@core=N`: only on physical core `N` (default: any core);
 //! - `:after=N`: let `N` executions (for `dma_abort` and `nan`: `N` DMA
 //!   packets; for `sem_lost`: `N` DMA writes into semaphore registers)
@@ -166,12 +166,15 @@ pub struct FaultParseError {
 /// Kinds of `NEURON_SIM_INJECT` that the runtime, not the device, acts
 /// on: `proxy_fail[:after=N]` makes the runtime's collectives network
 /// proxy fail after N messages (NRT_NETWORK_PROXY_FAILURE),
-/// `proxy_panic[:after=N]` makes it panic there, `xu_panic[:after=N]`
-/// makes an execution unit's worker panic holding request N+1. The
+/// `proxy_panic[:after=N]` makes it panic there,
+/// `proxy_thread_panic[:after=N]` makes a persistent proxy thread panic
+/// outside its operations, `proxy_slow:ms=D` delays each landing the
+/// proxy rings, `xu_panic[:after=N]` makes an execution unit's worker
+/// panic holding request N+1. The
 /// device sees neither the network nor the runtime's threads, so the
 /// simulator accepts and skips them (the runtime's `inject` module reads
 /// them).
-pub const RUNTIME_KINDS: [&str; 3] = ["proxy_fail", "proxy_panic", "xu_panic"];
+pub const RUNTIME_KINDS: [&str; 5] = ["proxy_fail", "proxy_panic", "proxy_thread_panic", "proxy_slow", "xu_panic"];
 
 /// Parses a comma-separated fault list (see the module docs); entries of
 /// [`RUNTIME_KINDS`] are skipped.

@@ -69,7 +69,7 @@ fn runtime(root: &str) -> Runtime {
     let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(128 << 20).locks(dir, "xneff").build();
     let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
     let mut pairs: Vec<(String, String)> = vec![("NEURON_LOGICAL_NC_CONFIG".into(), "1".into()), ("NEURON_RT_ROOT_COMM_ID".into(), root.into())];
-    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT", "NEURON_RT_RANKS_PER_NETWORK_PROXY", "NEURON_RT_ONE_THREAD_PER_CORE"] {
+    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT", "NEURON_RT_RANKS_PER_NETWORK_PROXY", "NEURON_RT_ONE_THREAD_PER_CORE", "NEURON_RT_CC_CHUNK_SIZE"] {
         if let Ok(v) = std::env::var(k) {
             pairs.push((k.into(), v));
         }
@@ -570,4 +570,38 @@ fn an_injected_proxy_failure_in_a_chain_is_1206_on_both_ranks() {
 #[test]
 fn an_injected_proxy_panic_is_1206_on_both_ranks() {
     an_injected_proxy_fault_is_1206_on_both_ranks("all_reduce", "proxy_panic:after=1", "injected panic (NEURON_SIM_INJECT=proxy_panic)");
+}
+
+/// The persistent proxy thread of rank 0's process panics outside any
+/// operation in the middle of the first execution
+/// (`NEURON_SIM_INJECT=proxy_thread_panic`): rank 0's execution fails at
+/// once with 1206 naming the thread, the peer hears it by abort (not by
+/// its 5 s bound), the next execution of each fails at once (the model
+/// is stopped, the world failed), and both models unload.
+#[test]
+fn a_proxy_thread_that_dies_mid_execution_fails_both_ranks_at_once_naming_it() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let net = ("NEURON_RT_CC_NET_TIMEOUT", "5".to_string());
+    let chunk = ("NEURON_RT_CC_CHUNK_SIZE", "4096".to_string());
+    let inject = ("NEURON_SIM_INJECT", "proxy_thread_panic:after=3".to_string());
+    let out = finish(vec![spawn(0, 1, 2, &root, 16384, 2, &[net.clone(), chunk.clone(), inject]), spawn(1, 1, 2, &root, 16384, 2, &[net, chunk])], Duration::from_secs(120));
+    let report = report(&out);
+    let (status, ms, msg) = err_of(&out[0], "EXEC 0 0");
+    eprintln!("rank 0: {status} after {ms} ms: {msg}");
+    assert_eq!(status, "NRT_NETWORK_PROXY_FAILURE", "{msg}\n{report}");
+    assert!(msg.contains("network proxy thread nrt-cc-proxy-0 panicked"), "the message names the thread: {msg}\n{report}");
+    assert!(ms < 4_000, "rank 0 waited {ms} ms\n{report}");
+    let (status, ms, msg) = err_of(&out[1], "EXEC 0 1");
+    eprintln!("rank 1: {status} after {ms} ms: {msg}");
+    assert_eq!(status, "NRT_NETWORK_PROXY_FAILURE", "{msg}\n{report}");
+    assert!(msg.contains("rank 0") && msg.contains("nrt-cc-proxy-0"), "{msg}\n{report}");
+    assert!(ms < 4_000, "rank 1 waited {ms} ms\n{report}");
+    for (g, o) in out.iter().enumerate() {
+        let (_, ms, msg) = err_of(o, &format!("EXEC 1 {g}"));
+        assert!(ms < 2_000, "the next execution fails at once: {ms} ms {msg}\n{report}");
+        assert!(o.line(&format!("UNLOAD {g} OK")).is_some(), "{report}");
+    }
 }

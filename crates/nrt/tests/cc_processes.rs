@@ -45,7 +45,7 @@ fn runtime(root: &str) -> Runtime {
     let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(128 << 20).locks(dir, "ccp").build();
     let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
     let mut pairs: Vec<(String, String)> = vec![("NEURON_LOGICAL_NC_CONFIG".into(), "1".into()), ("NEURON_RT_ROOT_COMM_ID".into(), root.into())];
-    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT"] {
+    for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT", "NEURON_RT_CC_CHUNK_SIZE"] {
         if let Ok(v) = std::env::var(k) {
             pairs.push((k.into(), v));
         }
@@ -231,14 +231,19 @@ fn rank_main() {
                     }
                 }
             }
-            "routes" | "moved" => {
+            "routes" | "moved" | "credits" => {
                 let everyone: Vec<u32> = (0..world).collect();
                 match rt.collectives().world_for(&rt, &everyone) {
                     Ok(Some(w)) => {
                         for &g in &gids {
                             let r: Vec<String> = (0..world).filter(|q| !gids.contains(q)).map(|q| format!("{g}>{q}={}", w.transport_name(g, q).replace(' ', "_"))).collect();
                             let (staged, in_place) = w.messages_moved();
-                            let what = if parts[0] == "routes" { r.join(";") } else { format!("staged={staged},inplace={in_place}") };
+                            let (held, area) = w.credit_stats();
+                            let what = match parts[0] {
+                                "routes" => r.join(";"),
+                                "moved" => format!("staged={staged},inplace={in_place}"),
+                                _ => format!("held={held},area={area}"),
+                            };
                             println!("STEP {i} OK {g} {what}");
                         }
                     }
@@ -432,6 +437,42 @@ fn two_processes_of_two_ranks_mix_local_and_remote_steps() {
 /// communicator: the calls join the world as their rank and meet the other
 /// processes at NEURON_RT_ROOT_COMM_ID (they used to wait inside their own
 /// process for peers that could not arrive there, until the bound).
+/// A slow peer: process 1's proxy lands every message 10 ms late
+/// (`NEURON_SIM_INJECT=proxy_slow:ms=10`). Over 2 processes of 2 ranks
+/// and 2 KiB messages (`NEURON_RT_CC_CHUNK_SIZE=4096`, 24 per connection
+/// and lane), rank 1, whose successor is rank 2 in the slow process,
+/// waits for credits or outbox slots instead of running ahead; each
+/// rank's proxy area stays at its slots' size (2 slots per connection,
+/// side and lane: under 16 KiB, where a whole operation's traffic is
+/// 96 KiB); and every rank gets the same right result.
+#[test]
+fn a_slow_peer_stalls_its_ring_neighbour_with_bounded_memory() {
+    if !fabric_here() {
+        return;
+    }
+    let root = format!("127.0.0.1:{}", free_port());
+    let steps = "op:allr:f32ring:16384,credits";
+    let chunk = ("NEURON_RT_CC_CHUNK_SIZE", "4096".to_string());
+    let ranks = vec![spawn(0, 2, 4, &root, steps, std::slice::from_ref(&chunk), None), spawn(1, 2, 4, &root, steps, &[chunk, ("NEURON_SIM_INJECT", "proxy_slow:ms=10".into())], None)];
+    let out = finish(ranks, Duration::from_secs(120));
+    let report = report(&out);
+    let results: Vec<&str> = out.iter().flat_map(|o| o.lines(0)).collect();
+    assert_eq!(results.len(), 4, "{report}");
+    assert!(results.iter().all(|l| l.split(' ').nth(2) == Some("OK")), "{report}");
+    let d: Vec<&str> = results.iter().map(|l| l.rsplit(' ').next().unwrap()).collect();
+    assert!(d.iter().all(|x| *x == d[0]), "the ranks' results differ\n{report}");
+    let stat = |o: &Outcome, key: &str| -> u64 {
+        let l = o.lines(1).into_iter().next().unwrap_or_else(|| panic!("no credit line\n{report}"));
+        l.rsplit(' ').next().unwrap().split(',').find_map(|kv| kv.strip_prefix(key)?.strip_prefix('=')?.parse().ok()).unwrap()
+    };
+    eprintln!("held: {} / {}; largest area: {} / {} bytes", stat(&out[0], "held"), stat(&out[1], "held"), stat(&out[0], "area"), stat(&out[1], "area"));
+    assert!(stat(&out[0], "held") > 0, "rank 1 waited for its slow successor\n{report}");
+    for o in &out {
+        assert!(stat(o, "area") < 16 * 1024, "{report}");
+    }
+    assert!(out.iter().all(|o| o.code == Some(0)), "{report}");
+}
+
 #[test]
 fn standalone_barrier_and_all_gather_join_the_world_themselves() {
     if fabric_here() {

@@ -20,12 +20,11 @@ pub fn libnrt_dir(repo: &Path) -> PathBuf {
     let profile = exe.parent().and_then(|d| d.parent()).expect("profile dir").to_path_buf();
     let target = profile.parent().expect("target dir");
     let mut args = vec!["build".to_string(), "--workspace".into(), "--all-targets".into()];
-    // `debug` holds what `cargo test` builds with the test profile (our
-    // crates at opt-level 1): building the library with the dev profile
-    // instead would compile every workspace crate a second time at
-    // opt-level 0 (minutes of CI) only to link a libnrt.so the tests'
-    // own build could give. The other directories carry their profile's
-    // name.
+    // `debug` holds what `cargo test` builds with the test profile: the
+    // library is built with that profile so it links from the tests' own
+    // artifacts (the dev profile has the same settings, Cargo.toml, but
+    // naming the tests' profile keeps that true if they part). The other
+    // directories carry their profile's name.
     let name = match profile.file_name().and_then(|n| n.to_str()) {
         Some("debug") | None => "test",
         Some(name) => name,

@@ -25,6 +25,7 @@ pub mod net;
 pub mod plan;
 pub mod proxy;
 pub mod proxy_threads;
+pub mod proxy_work;
 mod remote;
 pub mod split;
 pub mod world;

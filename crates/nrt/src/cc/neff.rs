@@ -49,7 +49,8 @@
 //! operation over all of the NEFF's cross-process ops.
 
 use super::compose::{self, RankImage, RankSide};
-use super::neff_net::{NeffNet, OpNet, RankPlace};
+use super::neff_net::{NeffNet, OpNet};
+use super::proxy_work::RankPlace;
 use super::net::NetWorld;
 use super::plan::{self, CcKind};
 use super::split;
@@ -500,7 +501,6 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
         let a = ctx.memory.alloc_on(ctx.core, MemUsage::Cc, (in_elems * esize).max(64), 64)?;
         side.scratch = (0..n as u64).map(|c| a.get() + c * t.num_elements * esize).collect();
     }
-    let p = plan::plan(&op.kind, n, t.num_elements, &vec![in_place; n]);
     let arch = ctx.device.info().arch;
     // Ranks of other processes: this process keeps its ranks' steps, cut
     // at the network, with a proxy area (outbox, inbox, post and index
@@ -522,6 +522,10 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
             ));
         }
     }
+    // Across processes a pass is NEURON_RT_CC_CHUNK_SIZE (a message is
+    // half of it: the proxy's slots are sized by it).
+    let pass = world.map_or(plan::PASS_ELEMENTS, |w| split::net_pass(w.chunk_bytes, esize));
+    let p = plan::plan_passes(&op.kind, n, t.num_elements, &vec![in_place; n], pass);
     let mut net = None;
     if let Some(w) = world {
         let sp = split::split(&p, &local, esize).map_err(NrtError::invalid)?;
@@ -536,8 +540,13 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
     };
     let n_local = local.iter().filter(|l| **l).count();
     // Sizes do not depend on addresses: compose with this rank's side
-    // everywhere to learn its image's.
-    let probe = compose::compose_on(&p, &vec![side.clone(); n], t.dtype, op.dma, arch, &vec![0; n], DONE_SEM).map_err(NrtError::invalid)?;
+    // everywhere to learn its image's (with room for every local rank's
+    // proxy area chunks: a relay writes into the relayed rank's).
+    let mut probe_side = side.clone();
+    if let Some(np) = &net {
+        probe_side.scratch.resize(n + np.split.areas.iter().map(|a| a.chunks.len()).max().unwrap_or(0), 0);
+    }
+    let probe = compose::compose_on(&p, &vec![probe_side; n], t.dtype, op.dma, arch, &vec![0; n], DONE_SEM).map_err(NrtError::invalid)?;
     let base = ctx.memory.alloc_on(ctx.core, MemUsage::DmaRingCollectives, probe[op.me].bytes().max(64), 256)?;
     let sig = Signature { kind: op.kind.clone(), reduction: t.reduction, dtype: t.dtype, count: t.num_elements, in_place };
     let arrival = Arrival { rank: ctx.rank.rank, op: op.number, sig, side, ready_sem, base: base.get() };

@@ -32,13 +32,12 @@
 //! rank's persistent proxy thread ([`super::proxy_threads`]), so an
 //! execution starts no thread.
 
-use super::compose::RankImage;
-use super::net::{Link, NetWorld};
-use super::proxy::{Injected, Job, Proxy, ProxyState, RecvLink, SendLane, SubmitLane};
+use super::net::NetWorld;
+use super::proxy::{Injected, Job, Proxy, ProxyState};
+use super::proxy_work::{RankPlace, Work};
 use super::split::Split;
 use crate::status::{NrtError, NrtResult, NrtStatus};
-use nrt_hal::{CoreId, DeviceAddr, DmaQueueId};
-use std::collections::BTreeMap;
+use nrt_hal::DeviceAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -49,12 +48,7 @@ pub struct OpNet {
     /// The op's signature (what every rank of the NEFF runs, whatever
     /// its group).
     signature: String,
-    sends: Vec<SendLane>,
-    out_links: Vec<Link>,
-    recvs: Vec<RecvLink>,
-    submits: Vec<SubmitLane>,
-    /// Post words, zeroed before each execution.
-    post_words: Vec<u64>,
+    work: Work,
     /// The proxy area registered with the world's transports (empty:
     /// messages staged through host buffers).
     regions: Vec<(usize, Arc<nrt_net::queue::Region>)>,
@@ -72,13 +66,8 @@ pub struct NeffNet {
     position: usize,
     /// The chain, for headers and messages.
     what: String,
-    /// The whole chain's proxy work (the [`OpNet`]s merged).
-    sends: Vec<SendLane>,
-    out_links: Vec<Link>,
-    recvs: Vec<RecvLink>,
-    submits: Vec<SubmitLane>,
-    /// Post words, zeroed before each execution.
-    post_words: Vec<u64>,
+    /// The whole chain's proxy work (the [`OpNet`]s' in order).
+    work: Arc<Work>,
     /// The gate word (4 bytes), zeroed before each execution: the number
     /// of the chain's collectives the rank reached.
     gate: u64,
@@ -89,91 +78,29 @@ pub struct NeffNet {
 
 impl std::fmt::Debug for NeffNet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NeffNet").field("gid", &self.gid).field("what", &self.what).field("out_links", &self.out_links).finish()
+        f.debug_struct("NeffNet").field("gid", &self.gid).field("what", &self.what).field("out_links", &self.work.out_links).finish()
     }
-}
-
-/// Where rank `me`'s pieces are: its proxy area, image, core.
-pub struct RankPlace<'a> {
-    /// Index in the group.
-    pub me: usize,
-    /// Base of its proxy area.
-    pub area: u64,
-    /// Its composed image (step pair counts).
-    pub image: &'a RankImage,
-    /// Its core.
-    pub core: CoreId,
-    /// The queue of each lane.
-    pub queues: &'a [DmaQueueId],
 }
 
 impl OpNet {
     /// The proxy work of rank `at.me` of `group` in split `sp`, the
     /// `ordinal`-th cross-process collective of its NEFF: its sending
-    /// lanes, the connections it sends and receives on, and the landing
-    /// steps the proxy rings on its queues.
+    /// lanes, the connections it sends and receives on, and the steps
+    /// the proxy submits on its queues.
     pub fn new(world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>, sp: &Split, group: &[u32], at: &RankPlace<'_>, signature: String, ordinal: u32) -> OpNet {
         let what = format!("{signature} on replica group {group:?}");
-        let me = at.me;
-        let mut steps_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for (&(_, q, _), msgs) in &sp.inbound {
-            if q == me {
-                for m in msgs {
-                    steps_of.entry(m.lane).or_default().push(m.step);
-                }
-            }
-        }
-        let mut submits = Vec::new();
-        let mut where_of: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
-        for (&lane, steps) in steps_of.iter_mut() {
-            steps.sort_unstable();
-            for (i, &s) in steps.iter().enumerate() {
-                where_of.insert((lane, s), (submits.len(), i));
-            }
-            submits.push(SubmitLane { core: at.core, queue: at.queues[lane], op: ordinal, steps: steps.iter().map(|&s| at.image.lanes[lane].step_pairs[s]).collect() });
-        }
-        let recvs = sp
-            .inbound
-            .iter()
-            .filter(|(k, _)| k.1 == me)
-            .map(|(&(r, q, l), msgs)| RecvLink {
-                link: (group[r], group[q], l),
-                msgs: msgs.iter().map(|m| {
-                    let (k, i) = where_of[&(m.lane, m.step)];
-                    (at.area + m.offset, m.bytes, k, i)
-                }).collect(),
-            })
-            .collect();
-        let sends = sp
-            .posts
-            .iter()
-            .filter(|(k, _)| k.0 == me)
-            .map(|(&(r, l), pl)| SendLane { gid: group[r], lane: l, op: ordinal, post_word: at.area + pl.word, posts: pl.posts.iter().map(|msgs| msgs.iter().map(|m| (group[m.dst], at.area + m.offset, m.bytes)).collect()).collect() })
-            .collect();
-        let out_links = sp.outbound.iter().filter(|o| o.1 == me).map(|&(q, r, l)| (group[r], group[q], l)).collect();
-        let post_words = sp.areas[me].post_words.iter().map(|o| at.area + o).collect();
-        let regions = world.register_areas(device, &[(at.area, sp.areas[me].bytes)]);
-        OpNet { what, signature, sends, out_links, recvs, submits, post_words, regions }
+        let work = Work::of_split(sp, group, std::slice::from_ref(at), ordinal);
+        let regions = world.register_areas(device, &[(at.area, sp.areas[at.me].bytes)]);
+        OpNet { what, signature, work, regions }
     }
 
     /// The load-time meeting with the peers in other processes: every
-    /// connection of this collective carries one header naming its
-    /// signature; a peer with another one fails both loads
+    /// connection of this collective (data and credits) carries one header
+    /// naming its signature; a peer with another one fails both loads
     /// (NRT_INVALID), one that never loads fails this one within
     /// `NEURON_RT_CC_NET_TIMEOUT`.
     pub fn meet_peers(&self, world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>) -> NrtResult<()> {
-        let job = Job {
-            world: world.clone(),
-            device: Box::new(device.clone()),
-            op: self.signature.clone(),
-            sends: Vec::new(),
-            out_links: self.out_links.clone(),
-            recvs: self.recvs.iter().map(|r| RecvLink { link: r.link, msgs: Vec::new() }).collect(),
-            submits: Vec::new(),
-            inject: Injected::default(),
-            gate: None,
-            regions: Vec::new(),
-        };
+        let job = Job { world: world.clone(), device: Box::new(device.clone()), op: self.signature.clone(), work: Arc::new(self.work.links_only()), inject: Injected::default(), gate: None, regions: Vec::new() };
         Proxy::start(job)?.outcome(|_| {})
     }
 }
@@ -189,38 +116,22 @@ impl NeffNet {
             _ => format!("{} collectives ({})", ops.len(), ops.iter().map(|o| o.signature.as_str()).collect::<Vec<_>>().join("; ")),
         };
         let position = world.local.keys().position(|&g| g == gid).unwrap_or(0);
-        let mut net = NeffNet { world, device, gid, position, what, sends: Vec::new(), out_links: Vec::new(), recvs: Vec::new(), submits: Vec::new(), post_words: Vec::new(), gate, inject, executions: AtomicU64::new(0), regions: Vec::new() };
+        let mut work = Work::default();
+        let mut regions = Vec::new();
         for op in ops {
-            // The op's landings name its submit lanes: offset them past
-            // the earlier ops'.
-            let base = net.submits.len();
-            for r in op.recvs {
-                let msgs = r.msgs.into_iter().map(|(a, b, k, i)| (a, b, base + k, i));
-                match net.recvs.iter_mut().find(|x| x.link == r.link) {
-                    Some(x) => x.msgs.extend(msgs),
-                    None => net.recvs.push(RecvLink { link: r.link, msgs: msgs.collect() }),
-                }
-            }
-            net.submits.extend(op.submits);
-            net.sends.extend(op.sends);
-            for l in op.out_links {
-                if !net.out_links.contains(&l) {
-                    net.out_links.push(l);
-                }
-            }
-            net.post_words.extend(op.post_words);
-            net.regions.extend(op.regions);
+            work.then(op.work);
+            regions.extend(op.regions);
         }
-        net
+        NeffNet { world, device, gid, position, what, work: Arc::new(work), gate, inject, executions: AtomicU64::new(0), regions }
     }
 
-    /// Starts this execution's proxy operation: zeroes the post and gate
-    /// words the device sets during the execution, then hands the
+    /// Starts this execution's proxy operation: zeroes the post, relay,
+    /// free and gate words the device sets during the execution, then hands the
     /// operation to the rank's proxy thread. Call before the doorbell.
     pub fn begin(&self) -> NrtResult<Arc<Proxy>> {
         self.world.check()?;
         let hal = |e: nrt_hal::HalError| NrtError::failure(format!("collectives proxy words: {e}"));
-        for &w in &self.post_words {
+        for &w in &self.work.reset_words {
             self.device.write(DeviceAddr(w), &0u64.to_le_bytes()).map_err(hal)?;
         }
         self.device.write(DeviceAddr(self.gate), &0u32.to_le_bytes()).map_err(hal)?;
@@ -229,10 +140,7 @@ impl NeffNet {
             world: self.world.clone(),
             device: Box::new(self.device.clone()),
             op: format!("execution {k} of {}", self.what),
-            sends: self.sends.clone(),
-            out_links: self.out_links.clone(),
-            recvs: self.recvs.clone(),
-            submits: self.submits.clone(),
+            work: self.work.clone(),
             inject: self.inject,
             gate: Some(self.gate),
             regions: self.regions.clone(),

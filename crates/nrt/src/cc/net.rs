@@ -34,6 +34,21 @@ use std::time::{Duration, Instant};
 
 /// Lanes a connection set covers (the ring's two half-chunk lanes).
 pub const LANES: usize = super::plan::RING_LANES;
+/// Channels between two ranks in each direction: a data connection per
+/// lane, then a credit connection per lane ([`credit_link`]).
+pub const CHANNELS: usize = 2 * LANES;
+
+/// The connection that carries the credits of data connection `data`:
+/// from its receiver back to its sender, on channel `LANES + lane`.
+pub fn credit_link(data: Link) -> Link {
+    (data.1, data.0, LANES + data.2)
+}
+
+/// The data connection whose credits `link` carries, when it is a credit
+/// connection.
+pub fn data_link(link: Link) -> Option<Link> {
+    (link.2 >= LANES).then(|| (link.1, link.0, link.2 - LANES))
+}
 
 /// A connection: (source global rank, destination global rank, lane).
 pub type Link = (u32, u32, usize);
@@ -68,6 +83,13 @@ pub struct NetWorld {
     /// sent from or received into registered device memory where it is
     /// (sends and receives each count).
     moved: [std::sync::atomic::AtomicU64; 2],
+    /// Times a device step or a send waited for its receiver (a slot or a
+    /// credit), and the largest proxy area registered (bytes).
+    held: std::sync::atomic::AtomicU64,
+    largest_area: std::sync::atomic::AtomicU64,
+    /// Bytes of a ring pass's chunk across processes
+    /// (`NEURON_RT_CC_CHUNK_SIZE`): a message is half of it.
+    pub chunk_bytes: u64,
     /// Bounds each transport wait.
     pub net: Bound,
     /// Where the waits' warnings go.
@@ -226,12 +248,12 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
     let mut mine: Vec<(u32, Vec<u8>)> = Vec::new();
     let key = nrt_net::fabric::host_key();
     for &gid in registered.keys() {
-        let mut endpoint = Vec::with_capacity(ENDPOINT_HEADER + transports.len() * size as usize * LANES * nrt_net::transport::HANDLE_BYTES);
+        let mut endpoint = Vec::with_capacity(ENDPOINT_HEADER + transports.len() * size as usize * CHANNELS * nrt_net::transport::HANDLE_BYTES);
         endpoint.extend_from_slice(&key);
         endpoint.push(transports.len() as u8);
         for (kind, transport) in transports.iter().enumerate() {
             for src in 0..size {
-                for lane in 0..LANES {
+                for lane in 0..CHANNELS {
                     // A rank of this process never sends to us over the network.
                     if registered.contains_key(&src) {
                         endpoint.extend_from_slice(&[0u8; nrt_net::transport::HANDLE_BYTES]);
@@ -271,8 +293,8 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
     }
     for (r, e) in world.endpoints.iter().enumerate() {
         let kinds = e.get(16).copied().unwrap_or(0) as usize;
-        if kinds == 0 || e.len() != ENDPOINT_HEADER + kinds * size as usize * LANES * nrt_net::transport::HANDLE_BYTES {
-            return Err(NrtError::failure(format!("{} published an endpoint of {} bytes that is not this release's (a host key and 1 or 2 tables of {size} x {LANES} listen handles)", world.members[r], e.len())));
+        if kinds == 0 || e.len() != ENDPOINT_HEADER + kinds * size as usize * CHANNELS * nrt_net::transport::HANDLE_BYTES {
+            return Err(NrtError::failure(format!("{} published an endpoint of {} bytes that is not this release's (a host key and 1 or 2 tables of {size} x {CHANNELS} listen handles)", world.members[r], e.len())));
         }
     }
     let mut w = NetWorld {
@@ -287,9 +309,13 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
         failed: Mutex::new(None),
         staged_logged: std::sync::atomic::AtomicBool::new(false),
         moved: Default::default(),
+        held: Default::default(),
+        largest_area: Default::default(),
+        chunk_bytes: rt.config().collectives.chunk_bytes,
         net,
         sink,
-        proxies: super::proxy_threads::ProxyThreads::new(rt.config().collectives.ranks_per_proxy, rt.config().collectives.one_thread_per_core),
+        proxies: super::proxy_threads::ProxyThreads::new(rt.config().collectives.ranks_per_proxy, rt.config().collectives.one_thread_per_core)
+            .with_injected_panic(crate::inject::after(rt.env(), crate::inject::PROXY_THREAD_PANIC)),
     };
     // Keep the listener each source will connect to; the others go.
     let chosen: HashMap<Link, Box<dyn Listener>> = listeners.into_iter().filter(|((link, kind), _)| w.route(link.0, link.1) == *kind).map(|((link, _), l)| (link, l)).collect();
@@ -323,6 +349,9 @@ impl NetWorld {
     /// where they are. Empty (every message staged through host buffers,
     /// logged once per world) when the device cannot map its memory.
     pub fn register_areas(&self, device: &Arc<dyn nrt_hal::Device>, areas: &[(u64, u64)]) -> Vec<(usize, Arc<nrt_net::queue::Region>)> {
+        for &(_, len) in areas {
+            self.largest_area.fetch_max(len, std::sync::atomic::Ordering::Relaxed);
+        }
         let mut out = Vec::with_capacity(areas.len() * self.transports.len());
         for (kind, t) in self.transports.iter().enumerate() {
             for &(addr, len) in areas {
@@ -352,6 +381,19 @@ impl NetWorld {
     pub fn messages_moved(&self) -> (u64, u64) {
         let n = |i: usize| self.moved[i].load(std::sync::atomic::Ordering::Relaxed);
         (n(0), n(1))
+    }
+
+    /// Counts a device step or a send that waited for its receiver to
+    /// free a slot (a credit).
+    pub fn count_held(&self) {
+        self.held.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Device steps and sends that waited for a credit so far, and the
+    /// largest proxy area (bytes of one rank's outboxes, inboxes and
+    /// words for one collective) registered.
+    pub fn credit_stats(&self) -> (u64, u64) {
+        (self.held.load(std::sync::atomic::Ordering::Relaxed), self.largest_area.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The name of the transport between `src` and `dst`, for messages.
@@ -389,8 +431,8 @@ impl NetWorld {
         }
         let (src, dst, lane) = link;
         let kind = self.route(src, dst);
-        let table = (self.size as usize) * LANES * nrt_net::transport::HANDLE_BYTES;
-        let at = ENDPOINT_HEADER + kind * table + ((src as usize) * LANES + lane) * nrt_net::transport::HANDLE_BYTES;
+        let table = (self.size as usize) * CHANNELS * nrt_net::transport::HANDLE_BYTES;
+        let at = ENDPOINT_HEADER + kind * table + ((src as usize) * CHANNELS + lane) * nrt_net::transport::HANDLE_BYTES;
         let bytes = self.endpoints.get(dst as usize).and_then(|e| e.get(at..at + nrt_net::transport::HANDLE_BYTES)).ok_or_else(|| NrtError::failure(format!("{} published no endpoint for rank {src} lane {lane}", self.who(dst))))?;
         let h = Handle::from_bytes(bytes).map_err(|e| net_err("endpoint handle", &e))?;
         let t = &self.transports[kind];

@@ -189,7 +189,16 @@ pub fn chunk_len(kind: &CcKind, ranks: usize, count: u64, c: usize) -> u64 {
 /// per-rank unit of [`CcKind::sizes`]). `in_place[r]`: rank `r`'s output
 /// is its input (all-reduce), so no copy of the input is needed.
 pub fn plan(kind: &CcKind, ranks: usize, count: u64, in_place: &[bool]) -> Plan {
+    plan_passes(kind, ranks, count, in_place, PASS_ELEMENTS)
+}
+
+/// [`plan`] with passes of at most `pass` elements per chunk (at least 2,
+/// at most [`PASS_ELEMENTS`]): across processes a step's message is half
+/// a pass, and the proxy's slots hold a few messages of a connection
+/// (`split::net_pass`). The reduction order does not depend on it.
+pub fn plan_passes(kind: &CcKind, ranks: usize, count: u64, in_place: &[bool], pass: u64) -> Plan {
     assert!(ranks >= 1 && in_place.len() == ranks);
+    let pass = pass.clamp(2, PASS_ELEMENTS);
     match kind {
         CcKind::AllToAll => return direct(ranks, |r| (0..ranks).map(|j| (Loc { rank: r, buf: Buf::In, chunk: j, offset: 0 }, Loc { rank: j, buf: Buf::Out, chunk: r, offset: 0 })).collect(), count),
         CcKind::Permute(pairs) => {
@@ -202,7 +211,7 @@ pub fn plan(kind: &CcKind, ranks: usize, count: u64, in_place: &[bool]) -> Plan 
     }
     let n = ranks;
     let per_chunk = (0..n).map(|c| chunk_len(kind, n, count, c)).max().unwrap_or(0);
-    let passes = per_chunk.div_ceil(PASS_ELEMENTS).max(1);
+    let passes = per_chunk.div_ceil(pass).max(1);
     let mut lanes = vec![vec![Vec::<Step>::new(); RING_LANES]; n];
     let next = |r: usize| (r + 1) % n;
     let rs_steps = if matches!(kind, CcKind::AllGather) { 0 } else { n - 1 };
@@ -210,8 +219,8 @@ pub fn plan(kind: &CcKind, ranks: usize, count: u64, in_place: &[bool]) -> Plan 
     for p in 0..passes {
         let window = |c: usize| {
             let len = chunk_len(kind, n, count, c);
-            let start = (p * PASS_ELEMENTS).min(len);
-            (start, ((p + 1) * PASS_ELEMENTS).min(len) - start)
+            let start = (p * pass).min(len);
+            (start, ((p + 1) * pass).min(len) - start)
         };
         for h in 0..RING_LANES {
             for r in 0..n {
@@ -310,7 +319,7 @@ fn direct(ranks: usize, moves: impl Fn(usize) -> Vec<(Loc, Loc)>, count: u64) ->
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Runs a plan over host vectors of i64 (sum as the reduction), in an
@@ -374,7 +383,8 @@ mod tests {
         (mem.into_iter().map(|[_, o, _]| o).collect(), done)
     }
 
-    fn reference(kind: &CcKind, n: usize, count: u64, inputs: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    /// Every rank's output of `kind` over `inputs` (sums as the reduction).
+    pub(crate) fn reference(kind: &CcKind, n: usize, count: u64, inputs: &[Vec<i64>]) -> Vec<Vec<i64>> {
         let c = count as usize;
         match kind {
             CcKind::AllReduce => vec![(0..c).map(|i| inputs.iter().map(|v| v[i]).sum()).collect(); n],

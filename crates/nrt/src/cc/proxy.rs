@@ -30,7 +30,8 @@
 //! without an outcome, or that neither progressed nor failed for its
 //! bound plus [`STALL_GRACE`], is a failure naming it.
 
-use super::net::{Link, NetWorld};
+use super::net::{Link, NetWorld, data_link};
+use super::proxy_work::{CREDIT_LEN, Work};
 use crate::log::{Level, Module};
 use crate::status::{NrtError, NrtResult, NrtStatus};
 use nrt_hal::{CoreId, DeviceAddr, DmaQueueId};
@@ -49,6 +50,7 @@ const ABORT_LEN: usize = 600;
 pub const MIN_RECV: usize = 1024;
 const HEADER_MAGIC: &[u8; 12] = b"NRTCC-OP\0\0\0\0";
 const ABORT_MAGIC: &[u8; 12] = b"NRTCC-ABORT\0";
+const CREDIT_MAGIC: &[u8; 8] = b"NRTCC-CR";
 /// Messages in flight per connection and direction.
 const WINDOW: usize = 16;
 /// How long past its own bound (`NEURON_RT_CC_NET_TIMEOUT` without
@@ -65,12 +67,19 @@ pub struct Injected {
     pub fail_after: Option<u64>,
     /// `proxy_panic:after=N`: panic before sending message N+1.
     pub panic_after: Option<u64>,
+    /// `proxy_slow:ms=D`: sleep D ms before ringing each landing (a slow
+    /// peer).
+    pub slow_ms: Option<u64>,
 }
 
 impl Injected {
     /// The proxy kinds listed in `env`'s `NEURON_SIM_INJECT`.
     pub fn from_env(env: &crate::config::Env) -> Injected {
-        Injected { fail_after: crate::inject::after(env, crate::inject::PROXY_FAIL), panic_after: crate::inject::after(env, crate::inject::PROXY_PANIC) }
+        Injected {
+            fail_after: crate::inject::after(env, crate::inject::PROXY_FAIL),
+            panic_after: crate::inject::after(env, crate::inject::PROXY_PANIC),
+            slow_ms: crate::inject::value(env, crate::inject::PROXY_SLOW, "ms"),
+        }
     }
 }
 
@@ -96,47 +105,6 @@ impl DeviceBytes for Arc<dyn nrt_hal::Device> {
     }
 }
 
-/// A local lane that posts messages.
-#[derive(Clone, Debug)]
-pub struct SendLane {
-    /// Its rank (global id), for messages.
-    pub gid: u32,
-    /// Its lane.
-    pub lane: usize,
-    /// The ordinal of its collective in the job (see [`Job::gate`]): its
-    /// posts are read once every earlier collective's are queued, so a
-    /// connection carries the collectives in order.
-    pub op: u32,
-    /// Address of the post word.
-    pub post_word: u64,
-    /// Per post: (destination global rank, outbox address, bytes).
-    pub posts: Vec<Vec<(u32, u64, u64)>>,
-}
-
-/// A connection this process receives on, and where its messages land.
-#[derive(Clone, Debug)]
-pub struct RecvLink {
-    /// (source, destination, lane) in global ranks.
-    pub link: Link,
-    /// Per message: inbox address, bytes, index of the submit lane and of
-    /// the step in it.
-    pub msgs: Vec<(u64, u64, usize, usize)>,
-}
-
-/// A local queue whose steps the proxy submits, in order.
-#[derive(Clone, Debug)]
-pub struct SubmitLane {
-    /// Its core.
-    pub core: CoreId,
-    /// Its queue.
-    pub queue: DmaQueueId,
-    /// The ordinal of its collective in the job: rung once the gate
-    /// reached it.
-    pub op: u32,
-    /// Pair count of each proxy-submitted step, in step order.
-    pub steps: Vec<u32>,
-}
-
 /// Everything the proxy thread needs for one operation.
 pub struct Job {
     /// The world.
@@ -145,14 +113,8 @@ pub struct Job {
     pub device: Box<dyn DeviceBytes>,
     /// What the op is (the header text; must match on every peer).
     pub op: String,
-    /// Local sending lanes.
-    pub sends: Vec<SendLane>,
-    /// Connections this process sends on.
-    pub out_links: Vec<Link>,
-    /// Connections this process receives on.
-    pub recvs: Vec<RecvLink>,
-    /// Queues the proxy feeds.
-    pub submits: Vec<SubmitLane>,
+    /// What the proxy sends, receives and submits.
+    pub work: Arc<Work>,
     /// Injected failures.
     pub inject: Injected,
     /// A word of device memory in which the rank's device counts the
@@ -357,9 +319,23 @@ struct OutConn {
     /// The world's transport of the link.
     kind: usize,
     q: SendQueue,
-    queued: VecDeque<Payload>,
+    /// Messages waiting to be sent, each with the credits it needs.
+    queued: VecDeque<(Payload, u64)>,
     /// The operation's header (the first message) went.
     header_sent: bool,
+    /// Sends completed (the header first).
+    completed: u64,
+    /// Credits the receiver sent back.
+    credits: u64,
+    /// The front message is waiting for a credit (counted once).
+    held: bool,
+}
+
+impl OutConn {
+    /// Data messages whose send completed (their outbox slot is free).
+    fn data_completed(&self) -> u64 {
+        self.completed.saturating_sub(1)
+    }
 }
 
 struct InConn {
@@ -371,6 +347,8 @@ struct InConn {
     header_posted: bool,
     next_post: usize,
     next_done: usize,
+    /// A credit link: the data link whose credits it carries.
+    credits_for: Option<Link>,
 }
 
 fn header(op: &str) -> Vec<u8> {
@@ -385,6 +363,13 @@ fn header(op: &str) -> Vec<u8> {
 fn text(b: &[u8]) -> String {
     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
     String::from_utf8_lossy(&b[..end]).into_owned()
+}
+
+fn credit(n: u64) -> Vec<u8> {
+    let mut m = vec![0u8; CREDIT_LEN as usize];
+    m[..8].copy_from_slice(CREDIT_MAGIC);
+    m[8..].copy_from_slice(&n.to_le_bytes());
+    m
 }
 
 fn abort(e: &NrtError) -> Vec<u8> {
@@ -407,8 +392,57 @@ fn parse_abort(world: &NetWorld, from: u32, b: &[u8]) -> Option<NrtError> {
     Some(NrtError::new(status, format!("{} stopped the collective: {}", world.who(from), text(&b[16..]))))
 }
 
+/// A little-endian device word (post, relay and free words).
+fn read_word(dev: &dyn DeviceBytes, at: u64) -> NrtResult<u64> {
+    let mut w = [0u8; 8];
+    dev.read(at, &mut w)?;
+    Ok(u64::from_le_bytes(w))
+}
+
+/// Message `i` (counted from 0) of `n` on `link`, for messages:
+/// `message 3 of 5 on lane 0`, or `credit 3 of 5 on lane 0` on a credit
+/// channel.
+fn what_of(link: Link, i: usize, n: usize) -> String {
+    match data_link(link) {
+        Some(d) => format!("credit {} of {n} for lane {}", i + 1, d.2),
+        None => format!("message {} of {n} on lane {}", i + 1, link.2),
+    }
+}
+
 fn net(e: nrt_net::NetError, what: impl FnOnce() -> String) -> NrtError {
     super::net::net_err(&what(), &e)
+}
+
+/// Tells the peers `outs` sends to that the operation failed with `e`
+/// (briefly: they fail at once instead of waiting out their bound), logs
+/// a proxy failure and marks the world failed.
+fn fail_world(world: &NetWorld, outs: Vec<OutConn>, e: &NrtError) {
+    let msg = abort(e);
+    for o in outs {
+        let mut c = o.q.into_comm();
+        let _ = nrt_net::transport::send(&mut *c, &msg, nrt_net::Bound::new(Duration::from_secs(1), nrt_net::limits::NET_TIMEOUT_VAR), &world.sink);
+    }
+    if e.status == NrtStatus::NetworkProxyFailure {
+        crate::log::write(Level::Error, Module::Nrt, "cc_proxy", format_args!("EFA network proxy operation failed: {}", e.message));
+    }
+    world.poison(e);
+}
+
+/// An operation dropped before it ended (its proxy thread unwound, or
+/// dropped it queued): a failure naming the thread, told to the peers as
+/// any failure is; the world is failed (the operation's connections are
+/// gone).
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let thread = std::thread::current();
+        let how = if std::thread::panicking() { "panicked" } else { "ended" };
+        let e = NrtError::new(NrtStatus::NetworkProxyFailure, format!("the collectives network proxy thread {} {how} during {}; the operation ended without an outcome", thread.name().unwrap_or("(unnamed)"), self.job.op));
+        fail_world(&self.job.world, std::mem::take(&mut self.outs), &e);
+        self.alive.0.result.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(Err(e));
+    }
 }
 
 /// What one pass over an operation did.
@@ -457,8 +491,14 @@ pub(super) struct Running {
     /// The connections were taken (the first pass).
     connected: bool,
     posted: Vec<usize>,
+    /// Per submit lane and step: its message arrived (or it lands none).
     landed: Vec<Vec<bool>>,
     submitted: Vec<usize>,
+    /// Per submit lane: the relay word's last value read.
+    relayed: Vec<u64>,
+    /// Per submit lane: the step last counted as waiting for an outbox
+    /// slot.
+    held_at: Vec<usize>,
     sent_msgs: u64,
     last: Instant,
     started: Instant,
@@ -470,17 +510,21 @@ pub(super) struct Running {
     /// text is cut to the header's length).
     mine: String,
     outcome: Option<NrtResult<()>>,
+    /// [`Running::end`] ran (else dropping it is a failure).
+    ended: bool,
 }
 
 impl Running {
     pub(super) fn new(job: Job, proxy: Arc<Proxy>) -> Running {
         let now = Instant::now();
         Running {
-            posted: vec![0; job.sends.len()],
-            landed: job.submits.iter().map(|s| vec![false; s.steps.len()]).collect(),
-            submitted: vec![0; job.submits.len()],
+            posted: vec![0; job.work.sends.len()],
+            landed: job.work.submits.iter().map(|s| s.steps.iter().map(|st| !st.landing).collect()).collect(),
+            submitted: vec![0; job.work.submits.len()],
+            relayed: vec![0; job.work.submits.len()],
+            held_at: vec![usize::MAX; job.work.submits.len()],
             open: if job.gate.is_none() { u32::MAX } else { 0 },
-            last_op: job.sends.iter().map(|s| s.op).chain(job.submits.iter().map(|s| s.op)).max().unwrap_or(0),
+            last_op: job.work.sends.iter().map(|s| s.op).chain(job.work.submits.iter().map(|s| s.op)).max().unwrap_or(0),
             mine: text(&header(&job.op)[12..]),
             job,
             alive: Alive(proxy),
@@ -492,6 +536,7 @@ impl Running {
             started: now,
             warned: now,
             outcome: None,
+            ended: false,
         }
     }
 
@@ -526,11 +571,14 @@ impl Running {
     fn connect(&mut self) -> NrtResult<()> {
         let world = self.job.world.clone();
         world.check()?;
-        for &link in &self.job.out_links {
-            self.outs.push(OutConn { link, kind: world.route(link.0, link.1), q: SendQueue::new(world.take_send(link)?), queued: VecDeque::from([Payload::Owned(header(&self.job.op))]), header_sent: false });
+        let work = self.job.work.clone();
+        for &link in &work.out_links {
+            let q = SendQueue::new(world.take_send(link)?);
+            self.outs.push(OutConn { link, kind: world.route(link.0, link.1), q, queued: VecDeque::from([(Payload::Owned(header(&self.job.op)), 0)]), header_sent: false, completed: 0, credits: 0, held: false });
         }
-        for rl in &self.job.recvs {
-            self.ins.push(InConn { link: rl.link, kind: world.route(rl.link.0, rl.link.1), q: RecvQueue::new(world.take_recv(rl.link)?), header_done: false, header_posted: false, next_post: 0, next_done: 0 });
+        for rl in &work.recvs {
+            let q = RecvQueue::new(world.take_recv(rl.link)?);
+            self.ins.push(InConn { link: rl.link, kind: world.route(rl.link.0, rl.link.1), q, header_done: false, header_posted: false, next_post: 0, next_done: 0, credits_for: data_link(rl.link) });
         }
         Ok(())
     }
@@ -538,46 +586,41 @@ impl Running {
     /// Ends the ended operation: gives its connections back (success) or
     /// tells the peers it sends to and fails the world (failure), then
     /// publishes the outcome to its waiters.
-    pub(super) fn end(self) {
-        let Running { job, alive, outs, ins, outcome, .. } = self;
-        let world = job.world;
-        let r = outcome.unwrap_or_else(|| Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("the collectives network proxy of {} ended without an outcome", job.op))));
+    pub(super) fn end(mut self) {
+        self.ended = true;
+        let world = self.job.world.clone();
+        let (outs, ins) = (std::mem::take(&mut self.outs), std::mem::take(&mut self.ins));
+        let r = self.outcome.take().unwrap_or_else(|| Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("the collectives network proxy of {} ended without an outcome", self.job.op))));
         match &r {
             Ok(()) => world.give_back(outs.into_iter().map(|o| (o.link, o.q.into_comm())).collect(), ins.into_iter().map(|i| (i.link, i.q.into_comm())).collect()),
             Err(e) => {
-                // Tell the peers we send to, briefly; they fail at once.
-                let msg = abort(e);
-                for o in outs {
-                    let mut c = o.q.into_comm();
-                    let _ = nrt_net::transport::send(&mut *c, &msg, nrt_net::Bound::new(Duration::from_secs(1), nrt_net::limits::NET_TIMEOUT_VAR), &world.sink);
-                }
                 drop(ins);
-                if e.status == NrtStatus::NetworkProxyFailure {
-                    crate::log::write(Level::Error, Module::Nrt, "cc_proxy", format_args!("EFA network proxy operation failed: {}", e.message));
-                }
-                world.poison(e);
+                fail_world(&world, outs, e);
             }
         }
-        alive.0.result.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(r);
-        // `alive` drops here: the waiters are woken.
+        self.alive.0.result.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(r);
+        // `self.alive` drops here: the waiters are woken.
     }
 
-    /// One round over the operation's receives, gate, landings, posts and
-    /// sends. `None`: it is complete.
+    /// One round over the operation's receives (and the credits they give
+    /// back), gate, submits, posts and sends. `None`: it is complete.
     fn round(&mut self) -> NrtResult<Option<Pass>> {
         let job = &self.job;
+        let work = &*job.work;
         let proxy = &*self.alive.0;
         let world = &*job.world;
         let dev = &*job.device;
         let bound = world.net;
         let (outs, ins) = (&mut self.outs, &mut self.ins);
-        let (posted, landed, submitted) = (&mut self.posted, &mut self.landed, &mut self.submitted);
-        let recv_of = |link: Link| job.recvs.iter().find(|r| r.link == link).expect("recv link");
+        let (posted, landed, submitted, relayed, held_at) = (&mut self.posted, &mut self.landed, &mut self.submitted, &mut self.relayed, &mut self.held_at);
+        let recv_of = |link: Link| work.recvs.iter().find(|r| r.link == link).expect("recv link");
+        let out_of = |outs: &[OutConn], link: Link| outs.iter().position(|o| o.link == link).ok_or_else(|| NrtError::failure(format!("the collectives proxy of {} has no connection {link:?}", job.op)));
         if let Some(e) = proxy.stopped() {
             return Err(e);
         }
         let mut progress = false;
-        // Receives: the header first, then a window of data messages.
+        // Receives: the header first, then a window of messages, each
+        // posted once its inbox slot is free; a credit goes back for it.
         for c in ins.iter_mut() {
             let rl = recv_of(c.link);
             if !c.header_posted {
@@ -585,21 +628,35 @@ impl Running {
                 c.q.post(vec![0u8; MIN_RECV]).map_err(|e| net(e, || format!("posting the header receive from {}", world.who(c.link.0))))?;
             }
             while c.next_post < rl.msgs.len() && c.q.in_flight() < WINDOW {
-                let (addr, bytes, _, _) = rl.msgs[c.next_post];
-                let region = job.region(c.kind, addr, bytes);
+                let m = rl.msgs[c.next_post];
+                if let Some((word, value)) = m.free
+                    && read_word(dev, word)? < value
+                {
+                    break;
+                }
+                let region = if c.credits_for.is_some() { None } else { job.region(c.kind, m.addr, m.bytes) };
                 let in_place = region.is_some();
                 let posted = match region {
                     // Into the inbox, where the landing reads it.
-                    Some(r) => c.q.post_region(r, DeviceAddr(addr), bytes as usize),
+                    Some(r) => c.q.post_region(r, DeviceAddr(m.addr), m.bytes as usize),
                     None => {
-                        let want = (bytes as usize).max(1).max(MIN_RECV);
+                        let want = (m.bytes as usize).max(1).max(MIN_RECV);
                         let buf = crate::host_memory::zeroed(want as u64, format_args!("a {want}-byte receive of {} from {}", job.op, world.who(c.link.0)))?;
                         c.q.post(buf)
                     }
                 };
                 posted.map_err(|e| net(e, || format!("posting a receive from {}", world.who(c.link.0))))?;
-                world.count_message(in_place);
+                if c.credits_for.is_none() {
+                    world.count_message(in_place);
+                }
+                if m.free.is_some() {
+                    // The slot is free and its receive posted: the sender
+                    // may send the message.
+                    let o = out_of(outs, super::net::credit_link(c.link))?;
+                    outs[o].queued.push_back((Payload::Owned(credit(c.next_post as u64)), 0));
+                }
                 c.next_post += 1;
+                progress = true;
             }
             if !c.header_done {
                 let got = c.q.test_oldest().map_err(|e| net(e, || format!("the header of {} from {}", job.op, world.who(c.link.0))))?;
@@ -616,30 +673,43 @@ impl Running {
             }
             while c.next_done < c.next_post {
                 let i = c.next_done;
-                let (addr, bytes, lane, step) = rl.msgs[i];
-                let got = c.q.test_oldest().map_err(|e| net(e, || format!("message {} of {} on lane {} from {}", i + 1, rl.msgs.len(), c.link.2, world.who(c.link.0))))?;
+                let m = rl.msgs[i];
+                let got = c.q.test_oldest().map_err(|e| net(e, || format!("{} from {}", what_of(c.link, i, rl.msgs.len()), world.who(c.link.0))))?;
                 let Some((b, len)) = got else { break };
+                if let Some(data) = c.credits_for {
+                    if let Some(e) = parse_abort(world, c.link.0, &b[..len]) {
+                        return Err(e);
+                    }
+                    if len != CREDIT_LEN as usize || &b[..8] != CREDIT_MAGIC {
+                        return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("{} from {} is not a credit ({len} bytes)", what_of(c.link, i, rl.msgs.len()), world.who(c.link.0))));
+                    }
+                    let o = out_of(outs, data)?;
+                    outs[o].credits += 1;
+                    c.next_done += 1;
+                    progress = true;
+                    continue;
+                }
                 // A message received into the inbox is there already; one
                 // of another length can only be an abort.
                 let in_inbox = b.is_empty();
                 if in_inbox && len == ABORT_LEN {
-                    let mut m = [0u8; ABORT_LEN];
-                    dev.read(addr, &mut m)?;
-                    if let Some(e) = parse_abort(world, c.link.0, &m) {
+                    let mut a = [0u8; ABORT_LEN];
+                    dev.read(m.addr, &mut a)?;
+                    if let Some(e) = parse_abort(world, c.link.0, &a) {
                         return Err(e);
                     }
                 }
                 if !in_inbox && let Some(e) = parse_abort(world, c.link.0, &b[..len]) {
                     return Err(e);
                 }
-                if len != (bytes as usize).max(1) {
-                    return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("message {} on lane {} from {} has {len} bytes; expected {bytes}", i + 1, c.link.2, world.who(c.link.0))));
+                if len != (m.bytes as usize).max(1) {
+                    return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("{} from {} has {len} bytes; expected {}", what_of(c.link, i, rl.msgs.len()), world.who(c.link.0), m.bytes)));
                 }
-                if bytes > 0 && !in_inbox {
-                    dev.write(addr, &b[..bytes as usize])?;
+                if m.bytes > 0 && !in_inbox {
+                    dev.write(m.addr, &b[..m.bytes as usize])?;
                 }
                 c.q.flush().map_err(|e| net(e, || "flushing a landed message".into()))?;
-                landed[lane][step] = true;
+                landed[m.lane][m.step] = true;
                 c.next_done += 1;
                 progress = true;
             }
@@ -655,55 +725,88 @@ impl Running {
             self.open = self.open.max(now_open);
         }
         let open = self.open;
-        // Landed steps go to their queues in step order (once the rank
-        // reached their collective).
-        for (k, s) in job.submits.iter().enumerate().filter(|(_, s)| s.op < open) {
-            while submitted[k] < s.steps.len() && landed[k][submitted[k]] {
-                dev.ring(s.core, s.queue, s.steps[submitted[k]])?;
+        // Steps go to their queues in step order (once the rank reached
+        // their collective), each once its message landed, its relay came
+        // and the outbox slots it fills were sent from.
+        for (k, s) in work.submits.iter().enumerate().filter(|(_, s)| s.op < open) {
+            while let Some(st) = s.steps.get(submitted[k]) {
+                if !landed[k][submitted[k]] {
+                    break;
+                }
+                if let Some(v) = st.relay
+                    && relayed[k] < v
+                {
+                    let word = s.relay_word.ok_or_else(|| NrtError::failure(format!("the collectives proxy of {} relays a lane without a relay word", job.op)))?;
+                    relayed[k] = read_word(dev, word)?;
+                    if relayed[k] < v {
+                        break;
+                    }
+                }
+                if st.outbox.iter().any(|&(link, need)| outs.iter().find(|o| o.link == link).is_none_or(|o| o.data_completed() < need)) {
+                    if held_at[k] != submitted[k] {
+                        held_at[k] = submitted[k];
+                        world.count_held();
+                    }
+                    break;
+                }
+                if st.landing
+                    && let Some(ms) = job.inject.slow_ms
+                {
+                    std::thread::sleep(Duration::from_millis(ms));
+                }
+                dev.ring(s.core, s.queue, st.pairs)?;
                 submitted[k] += 1;
                 progress = true;
             }
         }
         // The devices' posts, one collective at a time: the first with
         // posts not yet queued.
-        let front = job.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, _)| s.op).min();
-        for (k, s) in job.sends.iter().enumerate() {
+        let front = work.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, _)| s.op).min();
+        for (k, s) in work.sends.iter().enumerate() {
             if posted[k] == s.posts.len() || Some(s.op) != front {
                 continue;
             }
-            let mut w = [0u8; 8];
-            dev.read(s.post_word, &mut w)?;
-            let v = (u64::from_le_bytes(w) as usize).min(s.posts.len());
+            let v = (read_word(dev, s.post_word)? as usize).min(s.posts.len());
             while posted[k] < v {
-                for &(dst, addr, bytes) in &s.posts[posted[k]] {
-                    let o = outs.iter_mut().find(|o| o.link == (s.gid, dst, s.lane)).expect("out link");
-                    if let Some(r) = job.region(o.kind, addr, bytes) {
+                for p in &s.posts[posted[k]] {
+                    let at = out_of(outs, (s.gid, p.dst, s.lane))?;
+                    let o = &mut outs[at];
+                    if let Some(r) = job.region(o.kind, p.addr, p.bytes) {
                         // Sent from the outbox where the device put it.
-                        o.queued.push_back(Payload::InOutbox(r.clone(), addr, bytes as usize));
+                        o.queued.push_back((Payload::InOutbox(r.clone(), p.addr, p.bytes as usize), p.credit));
                         continue;
                     }
-                    let mut b = crate::host_memory::zeroed(bytes.max(1), format_args!("a {bytes}-byte send of {} to rank {dst}", job.op))?;
-                    if bytes > 0 {
-                        dev.read(addr, &mut b)?;
+                    let mut b = crate::host_memory::zeroed(p.bytes.max(1), format_args!("a {}-byte send of {} to rank {}", p.bytes, job.op, p.dst))?;
+                    if p.bytes > 0 {
+                        dev.read(p.addr, &mut b)?;
                     }
-                    o.queued.push_back(Payload::Owned(b));
+                    o.queued.push_back((Payload::Owned(b), p.credit));
                 }
                 posted[k] += 1;
                 progress = true;
             }
         }
-        // Sends: post what is queued, retire what completed.
+        // Sends: post what is queued and credited, retire what completed.
         for o in outs.iter_mut() {
             while o.q.in_flight() < WINDOW {
-                let Some(b) = o.queued.pop_front() else { break };
+                let Some(&(_, need)) = o.queued.front() else { break };
+                if need > o.credits {
+                    if !o.held {
+                        o.held = true;
+                        world.count_held();
+                    }
+                    break;
+                }
+                o.held = false;
+                let Some((b, _)) = o.queued.pop_front() else { break };
                 if job.inject.fail_after.is_some_and(|n| self.sent_msgs >= n) {
                     return Err(NrtError::new(NrtStatus::NetworkProxyFailure, format!("injected network proxy failure (NEURON_SIM_INJECT=proxy_fail) sending to {}", world.who(o.link.1))));
                 }
                 if job.inject.panic_after.is_some_and(|n| self.sent_msgs >= n) {
                     panic!("injected panic (NEURON_SIM_INJECT=proxy_panic) sending to {}", world.who(o.link.1));
                 }
-                // The header is not a data message.
-                let (data, in_place) = (o.header_sent, matches!(b, Payload::InOutbox(..)));
+                // The header and credits are not data messages.
+                let (data, in_place) = (o.header_sent && data_link(o.link).is_none(), matches!(b, Payload::InOutbox(..)));
                 let sent = match b {
                     Payload::Owned(b) => o.q.post(b),
                     Payload::InOutbox(r, addr, bytes) => o.q.post_region(&r, DeviceAddr(addr), bytes),
@@ -721,12 +824,13 @@ impl Running {
                 if got.is_none() {
                     break;
                 }
+                o.completed += 1;
                 progress = true;
             }
         }
         let done = ins.iter().all(|c| c.header_done && c.next_done == recv_of(c.link).msgs.len())
-            && submitted.iter().zip(&job.submits).all(|(n, s)| *n == s.steps.len())
-            && posted.iter().zip(&job.sends).all(|(n, s)| *n == s.posts.len())
+            && submitted.iter().zip(&work.submits).all(|(n, s)| *n == s.steps.len())
+            && posted.iter().zip(&work.sends).all(|(n, s)| *n == s.posts.len())
             && outs.iter().all(|o| o.q.in_flight() == 0 && o.queued.is_empty());
         if done {
             return Ok(None);
@@ -738,10 +842,15 @@ impl Running {
             return Ok(Some(Pass::Progress));
         }
         let waiting = || {
-            let mut w: Vec<String> = ins.iter().filter(|c| !c.header_done || c.next_done < recv_of(c.link).msgs.len()).map(|c| format!("message {} of {} on lane {} from {}", c.next_done + usize::from(c.header_done) + 1, recv_of(c.link).msgs.len() + 1, c.link.2, world.who(c.link.0))).collect();
-            w.extend(job.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
+            let mut w: Vec<String> = ins
+                .iter()
+                .filter(|c| !c.header_done || c.next_done < recv_of(c.link).msgs.len())
+                .map(|c| format!("{} from {}", what_of(c.link, c.next_done + usize::from(c.header_done), recv_of(c.link).msgs.len() + 1), world.who(c.link.0)))
+                .collect();
+            w.extend(work.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
+            w.extend(outs.iter().filter(|o| o.held).map(|o| format!("a credit from {} for lane {} (its inbox slots are full)", world.who(o.link.1), o.link.2)));
             w.extend(outs.iter().filter(|o| o.q.in_flight() > 0).map(|o| format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)));
-            if open <= self.last_op && job.submits.iter().any(|s| s.op >= open) {
+            if open <= self.last_op && work.submits.iter().any(|s| s.op >= open) {
                 w.push(if self.last_op == 0 { "this process's device to reach the collective".to_string() } else { format!("this process's device to reach collective {} of {}", open + 1, self.last_op + 1) });
             }
             w.join(", ")

@@ -40,6 +40,9 @@ pub const PARK: Duration = Duration::from_secs(1);
 pub struct ProxyThreads {
     ranks_per_thread: usize,
     pin: bool,
+    /// `NEURON_SIM_INJECT=proxy_thread_panic:after=N`: each thread panics,
+    /// outside its operations, once N of its rounds moved something.
+    panic_after: Option<u64>,
     workers: Mutex<Vec<Option<Arc<Worker>>>>,
 }
 
@@ -79,7 +82,14 @@ impl ProxyThreads {
     /// Threads for `ranks_per_thread` ranks each (at least 1), pinned to
     /// CPUs of their own when `pin`.
     pub fn new(ranks_per_thread: u32, pin: bool) -> ProxyThreads {
-        ProxyThreads { ranks_per_thread: (ranks_per_thread as usize).max(1), pin, workers: Mutex::new(Vec::new()) }
+        ProxyThreads { ranks_per_thread: (ranks_per_thread as usize).max(1), pin, panic_after: None, workers: Mutex::new(Vec::new()) }
+    }
+
+    /// Threads that panic (outside their operations) once `after` of
+    /// their rounds moved something (`NEURON_SIM_INJECT=proxy_thread_panic`).
+    pub fn with_injected_panic(mut self, after: Option<u64>) -> ProxyThreads {
+        self.panic_after = after;
+        self
     }
 
     /// The thread serving the local rank at `position` (its place among
@@ -115,10 +125,10 @@ impl ProxyThreads {
             return Ok(w.clone());
         }
         let w = Arc::new(Worker { index, alive: AtomicBool::new(true), ..Worker::default() });
-        let (worker, pin) = (w.clone(), self.pin);
+        let (worker, pin, panic_after) = (w.clone(), self.pin, self.panic_after);
         std::thread::Builder::new()
             .name(format!("nrt-cc-proxy-{index}"))
-            .spawn(move || serve(worker, pin))
+            .spawn(move || serve(worker, pin, panic_after))
             .map_err(|e| NrtError::failure(format!("cannot start collectives network proxy thread {index}: {e}")))?;
         ws[index] = Some(w.clone());
         Ok(w)
@@ -136,7 +146,7 @@ impl Drop for ProxyThreads {
 
 /// A proxy thread: picks up the operations handed to it and drives them
 /// all, a round each, until the world is dropped.
-fn serve(w: Arc<Worker>, pin: bool) {
+fn serve(w: Arc<Worker>, pin: bool, panic_after: Option<u64>) {
     let _end = ThreadEnd(w.clone());
     if pin {
         match nrt_net::affinity::pin_current_thread(w.index) {
@@ -146,6 +156,7 @@ fn serve(w: Arc<Worker>, pin: bool) {
     }
     let mut ops: Vec<Running> = Vec::new();
     let mut idle = Idle::default();
+    let mut moved_rounds = 0u64;
     loop {
         {
             let mut q = lock(&w.incoming);
@@ -170,6 +181,12 @@ fn serve(w: Arc<Worker>, pin: bool) {
                     ops.swap_remove(i).end();
                     moved = true;
                 }
+            }
+        }
+        if moved {
+            moved_rounds += 1;
+            if panic_after.is_some_and(|n| moved_rounds > n) && !ops.is_empty() {
+                panic!("injected panic of network proxy thread {} (NEURON_SIM_INJECT=proxy_thread_panic)", w.index);
             }
         }
         match ops.first() {

@@ -7,7 +7,8 @@
 use super::compose::{self, CC_QUEUES, CC_SEM, RankImage, RankSide};
 use super::net::NetWorld;
 use super::plan::{self, CcKind};
-use super::proxy::{Injected, Job, Proxy, RecvLink, SendLane, SubmitLane};
+use super::proxy::{Injected, Job, Proxy};
+use super::proxy_work::{RankPlace, Work};
 use super::split::{self, Split};
 use super::world::{Arrival, chunk_addrs};
 use crate::memory::{MemOwner, MemUsage};
@@ -85,7 +86,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
                 sides[r].scratch = (0..n as u64).map(|c| a.get() + c * first.count * esize).collect();
             }
         }
-        let p = plan::plan(kind, n, first.count, &in_place);
+        let p = plan::plan_passes(kind, n, first.count, &in_place, split::net_pass(world.chunk_bytes, esize));
         let sp: Split = split::split(&p, local, esize).map_err(NrtError::invalid)?;
         let mut area_base = vec![0u64; n];
         for (&r, &core) in &core_of {
@@ -115,8 +116,8 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             for (off, v) in &sp.areas[r].words {
                 device.write(DeviceAddr(area_base[r] + off), &v.to_le_bytes()).map_err(|e| hal("proxy word write", e))?;
             }
-            for off in &sp.areas[r].post_words {
-                device.write(DeviceAddr(area_base[r] + off), &0u64.to_le_bytes()).map_err(|e| hal("post word reset", e))?;
+            for off in &sp.areas[r].reset_words {
+                device.write(DeviceAddr(area_base[r] + off), &0u64.to_le_bytes()).map_err(|e| hal("proxy word reset", e))?;
             }
             for (l, lane) in img.lanes.iter().enumerate() {
                 let (tx, rx) = img.rings(l);
@@ -125,43 +126,12 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             }
             device.semaphore_set(core, CC_SEM, 0).map_err(|e| hal("semaphore reset", e))?;
         }
-        // What the proxy feeds: per (rank, lane) the landing steps, in order.
-        let mut submit_index: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
-        for (&(_, q, _), msgs) in &sp.inbound {
-            for m in msgs {
-                submit_index.entry((q, m.lane)).or_default().push(m.step);
-            }
-        }
-        let mut submits = Vec::new();
-        let mut where_of: BTreeMap<(usize, usize, usize), (usize, usize)> = BTreeMap::new();
-        for (&(q, lane), steps) in submit_index.iter_mut() {
-            steps.sort_unstable();
-            for (i, &s) in steps.iter().enumerate() {
-                where_of.insert((q, lane, s), (submits.len(), i));
-            }
-            submits.push(SubmitLane { core: core_of[&q], queue: CC_QUEUES[lane], op: 0, steps: steps.iter().map(|&s| images[q].lanes[lane].step_pairs[s]).collect() });
-        }
-        let recvs = sp
-            .inbound
-            .iter()
-            .map(|(&(r, q, l), msgs)| RecvLink {
-                link: (group[r], group[q], l),
-                msgs: msgs.iter().map(|m| {
-                    let (k, i) = where_of[&(q, m.lane, m.step)];
-                    (area_base[q] + m.offset, m.bytes, k, i)
-                }).collect(),
-            })
-            .collect();
-        let sends = sp
-            .posts
-            .iter()
-            .map(|(&(r, l), pl)| SendLane { gid: group[r], lane: l, op: 0, post_word: area_base[r] + pl.word, posts: pl.posts.iter().map(|msgs| msgs.iter().map(|m| (group[m.dst], area_base[r] + m.offset, m.bytes)).collect()).collect() })
-            .collect();
-        let out_links = sp.outbound.iter().map(|&(q, r, l)| (group[r], group[q], l)).collect();
+        let places: Vec<RankPlace<'_>> = core_of.iter().map(|(&r, &core)| RankPlace { me: r, area: area_base[r], image: &images[r], core, queues: &CC_QUEUES }).collect();
+        let work = Arc::new(Work::of_split(&sp, group, &places, 0));
         let op = format!("operation {seq} on replica group {group:?}: {}", first.describe());
         let areas: Vec<(u64, u64)> = core_of.keys().map(|&r| (area_base[r], sp.areas[r].bytes)).collect();
         let regions = world.register_areas(&device, &areas);
-        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, sends, out_links, recvs, submits, inject: Injected::from_env(rt.env()), gate: None, regions };
+        let job = Job { world: world.clone(), device: Box::new(device.clone()), op, work, inject: Injected::from_env(rt.env()), gate: None, regions };
         for &(r, l, s) in &sp.plan.host_submits {
             let k = images[r].lanes[l].step_pairs[s];
             device.dma_tail_increment(core_of[&r], CC_QUEUES[l], k, k).map_err(|e| hal("doorbell", e))?;

@@ -21,6 +21,12 @@ pub const DEFAULT_RANKS_PER_PROXY: u32 = 1;
 /// logical cores at LNC 2, twice over).
 pub const MAX_RANKS_PER_PROXY: u64 = 128;
 
+/// Default of `NEURON_RT_CC_CHUNK_SIZE` (libnrt's, 0x200000 bytes).
+pub const DEFAULT_CHUNK_BYTES: u64 = 0x20_0000;
+/// The range `NEURON_RT_CC_CHUNK_SIZE` accepts (ours: 4 KiB, so a
+/// message of half a chunk goes without staging, to 64 MiB).
+pub const CHUNK_BYTES_RANGE: (u64, u64) = (4096, 1 << 26);
+
 /// `NEURON_RT_ROOT_COMM_ID` as read at init.
 ///
 /// libnrt stores the value at init and its collectives library refuses a
@@ -60,6 +66,10 @@ pub struct CcConfig {
     /// NEURON_RT_ONE_THREAD_PER_CORE: pin each network proxy thread to a
     /// CPU of its own (libnrt 2.31).
     pub one_thread_per_core: bool,
+    /// NEURON_RT_CC_CHUNK_SIZE: bytes of a ring pass's chunk of a group
+    /// that spans processes (a network message is half of it; libnrt's
+    /// ring chunk, default 2 MiB).
+    pub chunk_bytes: u64,
     /// NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED.
     pub sendrecv_enabled: bool,
     /// NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT.
@@ -74,6 +84,7 @@ impl Default for CcConfig {
             bootstrap_timeout: DEFAULT_CC_TIMEOUT,
             ranks_per_proxy: DEFAULT_RANKS_PER_PROXY,
             one_thread_per_core: false,
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
             sendrecv_enabled: false,
             sendrecv_port: None,
         }
@@ -95,12 +106,14 @@ impl CcConfig {
         let port_var = "NEURON_RT_ASYNC_SENDRECV_BOOTSTRAP_PORT";
         let proxy_var = "NEURON_RT_RANKS_PER_NETWORK_PROXY";
         let pin_var = "NEURON_RT_ONE_THREAD_PER_CORE";
+        let chunk_var = "NEURON_RT_CC_CHUNK_SIZE";
         Ok(CcConfig {
             root_comm_id,
             net_timeout: seconds("NEURON_RT_CC_NET_TIMEOUT")?,
             bootstrap_timeout: seconds("NEURON_RT_CC_BOOTSTRAP_TIMEOUT")?,
             ranks_per_proxy: get(proxy_var).map_or(Ok(DEFAULT_RANKS_PER_PROXY), |v| parse_u64_in(proxy_var, &v, 1, MAX_RANKS_PER_PROXY).map(|n| n as u32))?,
             one_thread_per_core: get(pin_var).map_or(Ok(false), |v| parse_bool(pin_var, &v))?,
+            chunk_bytes: get(chunk_var).map_or(Ok(DEFAULT_CHUNK_BYTES), |v| parse_u64_in(chunk_var, &v, CHUNK_BYTES_RANGE.0, CHUNK_BYTES_RANGE.1))?,
             sendrecv_enabled: get("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED")
                 .map_or(Ok(false), |v| parse_bool("NEURON_RT_ASYNC_SENDRECV_EXPERIMENTAL_ENABLED", &v))?,
             sendrecv_port: get(port_var).map(|v| parse_u64_in(port_var, &v, 1, 65535).map(|p| p as u16)).transpose()?,
@@ -149,6 +162,9 @@ mod tests {
         let (c, _) = read(&[("NEURON_RT_RANKS_PER_NETWORK_PROXY", "4"), ("NEURON_RT_ONE_THREAD_PER_CORE", "true")]);
         let c = c.unwrap();
         assert_eq!((c.ranks_per_proxy, c.one_thread_per_core), (4, true));
+        let (c, _) = read(&[("NEURON_RT_CC_CHUNK_SIZE", "65536")]);
+        assert_eq!(c.unwrap().chunk_bytes, 65536);
+        assert_eq!(read(&[("NEURON_RT_CC_CHUNK_SIZE", "64")]).0.unwrap_err().var, "NEURON_RT_CC_CHUNK_SIZE");
         for bad in ["0", "129", "all"] {
             let e = read(&[("NEURON_RT_RANKS_PER_NETWORK_PROXY", bad)]).0.unwrap_err();
             assert!(e.var == "NEURON_RT_RANKS_PER_NETWORK_PROXY" && e.accepted.contains("1 to 128"), "{bad}: {e}");
