@@ -35,27 +35,9 @@ fn numbers_sizes_and_offsets_match_the_driver_header() {
             writeln!(want, "offset {n}.{f} {off}").unwrap();
         }
     }
-    c.push_str("  return 0;\n}\n");
-    let dir = std::env::temp_dir().join(format!("nrt-ndl-layout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("layout.c");
-    let exe = dir.join("layout");
-    std::fs::write(&src, &c).unwrap();
-    let out = Command::new(&cc).arg("-I").arg(&headers).arg(&src).arg("-o").arg(&exe).output().unwrap();
-    assert!(out.status.success(), "compiling against the driver header failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    let run = Command::new(&exe).output().unwrap();
-    assert!(run.status.success());
-    let got = String::from_utf8(run.stdout).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     // "0x0" prints as "0" with %#x.
     let want = want.replace(" 0x0\n", " 0\n");
-    let diffs: Vec<String> = want
-        .lines()
-        .zip(got.lines())
-        .filter(|(w, g)| w != g)
-        .map(|(w, g)| format!("  nrt-ndl: {w}\n  driver:  {g}"))
-        .collect();
-    assert_eq!(want.lines().count(), got.lines().count(), "the C program printed a different number of lines");
+    let diffs = compile_and_compare(&cc, &headers, "layout", c, &want);
     assert!(diffs.is_empty(), "the ABI differs from the driver's header:\n{}", diffs.join("\n"));
     assert!(COMMANDS.len() > 30 && STRUCTS.len() > 25, "the tables shrank");
 }
@@ -133,20 +115,25 @@ fn the_datastore_layout_matches_the_driver_header() {
             check(&expr, nds::nc_word(nc, k).unwrap() * 8);
         }
     }
+    let diffs = compile_and_compare(&cc, &headers, "nds_layout", c, &want);
+    assert!(diffs.is_empty(), "the datastore layout differs from the driver's header:\n{}", diffs.join("\n"));
+}
+
+/// Ends the C program `c`, compiles it against `headers`, runs it and
+/// answers the lines that differ from `want` (ours, then the driver's).
+fn compile_and_compare(cc: &str, headers: &std::path::Path, name: &str, mut c: String, want: &str) -> Vec<String> {
     c.push_str("  return 0;\n}\n");
-    let dir = std::env::temp_dir().join(format!("nrt-ndl-nds-layout-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("nrt-ndl-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("nds_layout.c");
-    let exe = dir.join("nds_layout");
+    let src = dir.join(format!("{name}.c"));
+    let exe = dir.join(name);
     std::fs::write(&src, &c).unwrap();
-    let out = Command::new(&cc).arg("-I").arg(&headers).arg(&src).arg("-o").arg(&exe).output().unwrap();
+    let out = Command::new(cc).arg("-I").arg(headers).arg(&src).arg("-o").arg(&exe).output().unwrap();
     assert!(out.status.success(), "compiling against the driver header failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success());
     let got = String::from_utf8(run.stdout).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(want.lines().count(), got.lines().count(), "the C program printed a different number of lines");
-    let diffs: Vec<String> =
-        want.lines().zip(got.lines()).filter(|(w, g)| w != g).map(|(w, g)| format!("  nrt-hal: {w}\n  driver:  {g}")).collect();
-    assert!(diffs.is_empty(), "the datastore layout differs from the driver's header:\n{}", diffs.join("\n"));
+    want.lines().zip(got.lines()).filter(|(w, g)| w != g).map(|(w, g)| format!("  ours:   {w}\n  driver: {g}")).collect()
 }
