@@ -24,7 +24,7 @@ pub unsafe extern "C" fn nrt_debug_client_connect(logical_nc_idx: i32, stream_fd
     call("nrt_debug_client_connect", || {
         global::hosts()?;
         non_null(stream_fd, "stream_fd")?;
-        let fd = debug_stream::connect(logical_nc_idx)?;
+        let fd = debug_stream::connect(logical_nc_idx)?.fd;
         // SAFETY: checked non-NULL; validity per the caller.
         unsafe { ptr::write(stream_fd, fd) };
         Ok(())

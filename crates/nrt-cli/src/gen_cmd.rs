@@ -3,7 +3,7 @@
 //! made without the compiler.
 
 use anyhow::{Context, Result, anyhow, bail};
-use nrt_gen::{MatmulSpec, Split, matmul_neff};
+use nrt_gen::{MatmulSpec, Prints, Split, matmul_neff};
 use nrt_isa::dtype::Dtype;
 use std::path::Path;
 
@@ -21,6 +21,8 @@ pub struct MatmulArgs<'a> {
     pub lnc: usize,
     /// n or m.
     pub split: &'a str,
+    /// Tensors to print from the device (`--print`): x, y, output0.
+    pub prints: &'a [String],
 }
 
 /// Generates the matmul and writes it to `out`.
@@ -34,10 +36,14 @@ pub fn matmul(a: &MatmulArgs<'_>, out: &Path) -> Result<()> {
         "m" | "M" => Split::M,
         other => bail!("unknown --split {other:?}, expected n or m"),
     };
-    let spec = MatmulSpec { m: a.m, k: a.k, n: a.n, dtype, lnc: a.lnc, split };
+    let prints = Prints::of(a.prints).map_err(|e| anyhow!("--print: {e}"))?;
+    let spec = MatmulSpec { m: a.m, k: a.k, n: a.n, dtype, lnc: a.lnc, split, prints };
     let bytes = matmul_neff(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::write(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {} ({} bytes): x [{}, {}] @ y [{}, {}] -> output0 [{}, {}], {}, LNC {}", out.display(), bytes.len(), a.m, a.k, a.k, a.n, a.m, a.n, dtype.name(), a.lnc);
+    if !a.prints.is_empty() {
+        println!("prints {} tile by tile from the device (prefix NAME.rROW.cCOL): `nrt run` shows them, NEURON_RT_DEBUG_OUTPUT_DIR collects them", a.prints.join(", "));
+    }
     Ok(())
 }
 

@@ -294,6 +294,12 @@ enum GenCommand {
         /// With LNC 2: split the output columns (n) or rows (m) between the cores.
         #[arg(long, default_value = "n", value_parser = ["n", "m"])]
         split: String,
+        /// Print these tensors from the device, tile by tile as they pass
+        /// through SBUF (DEBUG_TENSOR_READ, NKI's device_print): each tile
+        /// goes to the debug stream under the prefix NAME.rROW.cCOL (its
+        /// first element's row and column).
+        #[arg(long = "print", value_name = "TENSOR[,TENSOR]", value_delimiter = ',', value_parser = ["x", "y", "output0"])]
+        prints: Vec<String>,
         /// The NEFF to write.
         #[arg(short, long)]
         output: PathBuf,
@@ -457,8 +463,8 @@ fn main() -> ExitCode {
             NeffCommand::Lower { model, engine } => lower_cmd::lower(&model, engine.as_deref()),
             NeffCommand::Check { file } => check_cmd::check(&file),
         },
-        Command::Gen { command: GenCommand::Matmul { m, k, n, dtype, lnc, split, output } } => {
-            gen_cmd::matmul(&gen_cmd::MatmulArgs { m, k, n, dtype: &dtype, lnc: usize::from(lnc), split: &split }, &output)
+        Command::Gen { command: GenCommand::Matmul { m, k, n, dtype, lnc, split, prints, output } } => {
+            gen_cmd::matmul(&gen_cmd::MatmulArgs { m, k, n, dtype: &dtype, lnc: usize::from(lnc), split: &split, prints: &prints }, &output)
         }
         Command::Asm { input, output } => asm_cmd::assemble(&input, &output),
         Command::Disasm { input, subgraph, engine } => asm_cmd::disassemble(&input, subgraph.as_deref(), engine.as_deref()),

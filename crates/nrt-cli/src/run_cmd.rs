@@ -83,9 +83,9 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
     let start = std::time::Instant::now();
     let executed = loaded.host().execute(loaded.id, &ins, &outs).map_err(|e| anyhow!("execute: {e}"));
     let elapsed = start.elapsed();
-    if let Some(fd) = stream {
-        let shown = show_prints(fd);
-        let _ = nrt::debug_stream::disconnect(fd);
+    if let Some(c) = stream {
+        let shown = show_prints(c);
+        let _ = nrt::debug_stream::disconnect(c);
         shown?;
     }
     executed?;
@@ -143,9 +143,9 @@ pub fn run(path: &Path, inputs: &[(String, PathBuf)], output_dir: Option<&Path>,
 /// show their corners.
 const SHOWN: usize = 8;
 
-/// Prints every event waiting on debug-stream connection `fd`.
-fn show_prints(fd: i32) -> Result<()> {
-    while let Some(e) = nrt::debug_stream::read_one(fd).map_err(|e| anyhow!("debug stream: {e}"))? {
+/// Prints every event waiting on debug-stream connection `c`.
+fn show_prints(c: nrt::debug_stream::Connection) -> Result<()> {
+    while let Some(e) = nrt::debug_stream::read_one(c).map_err(|e| anyhow!("debug stream: {e}"))? {
         let engine = nrt_hal::EngineId::ALL.get(e.pipe as usize).map_or("?", |g| g.name());
         println!("print  {:<16} {:<9} {:?} core {} engine {engine}", e.prefix, e.dtype.name(), e.shape, e.logical_nc_id);
         let mut values = vec![0f32; e.data.len() / e.dtype.size_bytes().max(1)];

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::read_npy;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -53,6 +55,38 @@ fn a_generated_matmul_checks_clean_and_runs() {
     let bad = nrt(&["gen", "matmul", "--m", "128", "--k", "100", "--n", "128", "-o", s(&d.join("x.neff"))]);
     assert!(!bad.status.success());
     assert!(text(&bad).1.contains("k = 100 must be a positive multiple of 128"), "{}", text(&bad).1);
+}
+
+/// `nrt gen matmul --print output0`: with NEURON_RT_DEBUG_OUTPUT_DIR set,
+/// `nrt run` leaves each core's output block (LNC 2 splits N: columns
+/// 0..64 and 64..128) as `<dir>/output0.r0.cCOL/core_<lnc>/0/tensor.npy`,
+/// the bytes `nrt run` writes as output0; without it, `nrt run` prints
+/// them.
+#[test]
+fn a_generated_matmul_prints_its_output_from_the_device() {
+    let d = scratch("print");
+    let neff = d.join("mm.neff");
+    let out = nrt(&["gen", "matmul", "--m", "128", "--k", "256", "--n", "128", "--dtype", "fp16", "--print", "output0", "-o", s(&neff)]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert!(text(&out).0.contains("prints output0 tile by tile"), "{}", text(&out).0);
+    let prints = d.join("prints");
+    let run = common::nrt_command().args(["run", s(&neff), "--output-dir", s(&d)]).env("NEURON_RT_DEBUG_OUTPUT_DIR", &prints).output().unwrap();
+    assert!(run.status.success(), "{}", text(&run).1);
+    let (h, whole) = read_npy(&d.join("output0.npy"));
+    assert_eq!(h.shape, [128, 128]);
+    for col in [0usize, 64] {
+        let dir = prints.join(format!("output0.r0.c{col}"));
+        let cores: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).collect();
+        assert_eq!(cores.len(), 1, "{cores:?}");
+        let (th, tile) = read_npy(&cores[0].join("0/tensor.npy"));
+        assert_eq!((th.descr.as_str(), th.shape.as_slice()), ("<f2", &[128u64, 64][..]));
+        let want: Vec<u8> = (0..128).flat_map(|r| whole[(r * 128 + col) * 2..(r * 128 + col + 64) * 2].to_vec()).collect();
+        assert!(tile == want, "output0.r0.c{col}: the printed block differs from the output");
+    }
+    let shown = nrt(&["run", s(&neff)]);
+    assert!(shown.status.success() && text(&shown).0.contains("print  output0.r0.c64 "), "{}", text(&shown).0);
+    let bad = nrt(&["gen", "matmul", "--m", "128", "--k", "256", "--n", "128", "--print", "w", "-o", s(&d.join("w.neff"))]);
+    assert!(!bad.status.success() && text(&bad).1.contains("output0"), "{}", text(&bad).1);
 }
 
 #[test]

@@ -154,9 +154,20 @@ fn the_mlp_profile_has_dma_tracks_and_attributes_idle_time() {
     let idle = |named: bool| -> f64 { events.iter().filter(|e| e["args"]["waited_on"].is_string() || !named).filter_map(|e| e["args"]["idle_us"].as_f64()).sum() };
     assert!(idle(false) > 0.0 && idle(true) >= 0.9 * idle(false), "{} of {} us idle attributed", idle(true), idle(false));
     assert!(events.iter().any(|e| e["args"]["waited_on"].as_str().is_some_and(|w| w.starts_with("DMA q"))), "no wait names a DMA queue");
-    // The summary of the directory.
-    let o = common::nrt_command().args(["profile", prof.to_str().unwrap()]).output().unwrap();
+    // A wait on another engine's semaphore names the engine whose
+    // instructions raise it (ACT's RELUs wait for PE's MATMULs, POOL for
+    // ACT, SP for POOL); every semaphore of the mlp is raised by the program.
+    let waits: Vec<&str> = events.iter().filter_map(|e| e["args"]["waited_on"].as_str()).collect();
+    for w in ["PE (semaphore 5)", "ACT (semaphore 6)", "POOL (semaphore 7)"] {
+        assert!(waits.contains(&w), "no wait on {w:?} in {waits:?}");
+    }
+    assert!(!waits.iter().any(|w| w.starts_with("semaphore ")), "a bare semaphore number: {waits:?}");
+    // The summary of the directory, and the timeline page.
+    let page = dir.join("mlp.html");
+    let o = common::nrt_command().args(["profile", prof.to_str().unwrap(), "--html", page.to_str().unwrap()]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     let s = text(&o.stdout);
     assert!(s.contains("DMA queue") && s.contains(" packets, ") && s.contains("idle time by what the engine waited on") && s.contains("DMA q"), "{s}");
+    assert!(s.contains("  PE (semaphore 5)\n"), "{s}");
+    assert!(std::fs::read_to_string(&page).unwrap().contains("waiting on PE (semaphore 5)"), "the page names the engine");
 }

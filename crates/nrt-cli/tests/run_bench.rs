@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::read_npy;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -27,14 +29,6 @@ fn scratch(name: &str) -> PathBuf {
 
 fn f32_npy(shape: &[u64], values: &[f32]) -> Vec<u8> {
     nrt_neff::npy::encode_npy("<f4", shape, &values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())
-}
-
-/// (header, data) of an .npy file.
-fn read_npy(path: &Path) -> (nrt_neff::NpyHeader, Vec<u8>) {
-    let bytes = std::fs::read(path).unwrap();
-    let h = nrt_neff::npy::parse_npy_header("out", &bytes).unwrap();
-    let data = bytes[h.data_offset..].to_vec();
-    (h, data)
 }
 
 #[test]

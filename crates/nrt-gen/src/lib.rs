@@ -35,7 +35,7 @@ mod sched;
 pub mod tp_decoder;
 pub mod tp_mlp;
 
-pub use matmul::{MatmulSpec, Split, matmul_neff};
+pub use matmul::{MatmulSpec, Prints, Split, matmul_neff, print_prefix};
 
 /// The kelf `target` the generators write unless told otherwise: trn2's
 /// code name (the simulator's default device). The collectives

@@ -23,6 +23,11 @@
 //! Every DMA is a 0xD4 record on the issuing engine's dynamic queue set,
 //! round-robin over its 16 queues; inputs and outputs are reached through
 //! the DGE table, SBUF, the constant and the spills by var id.
+//!
+//! On request ([`Prints`]) Pool prints tiles of x, y or output0 from the
+//! device as they pass through SBUF: a DEBUG_TENSOR_READ (`debug_print`,
+//! docs/isa.md §9) of each tile after its load lands (x, y) or before its
+//! write starts (output0), named by [`print_prefix`].
 
 use crate::GenError;
 use crate::sched::{QueueSet, SEM_ACT, SEM_DVE, SEM_PE, Stream, Wait};
@@ -68,6 +73,50 @@ pub enum Split {
     M,
 }
 
+/// Which tensors the generated program prints from the device (NKI's
+/// `device_print`): every tile of each one named, as it passes through
+/// SBUF, goes to the debug stream of the model's logical core under the
+/// prefix [`print_prefix`] gives it. With LNC 2 each core prints the
+/// tiles it loads, so a tensor both cores load (x when N is split, y when
+/// M is split) is printed twice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Prints {
+    /// Each x tile Pool loads (128 rows by up to one PSUM bank of columns).
+    pub x: bool,
+    /// Each y tile Pool loads (128 rows by one block of up to 2048 columns).
+    pub y: bool,
+    /// Each output0 block before Pool writes it (128 rows by up to 2048 columns).
+    pub output0: bool,
+}
+
+impl Prints {
+    /// The tensors that can be printed, by name.
+    pub const NAMES: [&str; 3] = ["x", "y", "output0"];
+
+    /// The tensors `names` lists (each one of [`Prints::NAMES`]).
+    pub fn of(names: &[impl AsRef<str>]) -> Result<Prints, GenError> {
+        let mut p = Prints::default();
+        for n in names {
+            match n.as_ref() {
+                "x" => p.x = true,
+                "y" => p.y = true,
+                "output0" => p.output0 = true,
+                other => return Err(GenError::Param(format!("cannot print {other:?}: the matmul's tensors are {}", Prints::NAMES.join(", ")))),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// The prefix of a printed tile: the tensor's name and the row and column
+/// of the tile's first element in the tensor (`output0.r128.c2048`). It
+/// fits the record's 24 bytes: a tensor has at most 2^31 elements of 2
+/// bytes or more ([`MatmulSpec::validate`]), so row and column have at
+/// most 11 digits together.
+pub fn print_prefix(tensor: &str, row: usize, col: usize) -> String {
+    format!("{tensor}.r{row}.c{col}")
+}
+
 /// A matmul to generate: `x` [m, k] @ `y` [k, n] = `output0` [m, n].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatmulSpec {
@@ -83,6 +132,8 @@ pub struct MatmulSpec {
     pub lnc: usize,
     /// How LNC 2 divides the work.
     pub split: Split,
+    /// The tensors printed from the device (none by default).
+    pub prints: Prints,
 }
 
 impl MatmulSpec {
@@ -164,6 +215,12 @@ fn sb(offset: usize) -> Side<'static> {
     Side { at: "var0", offset, step: SB_STRIDE }
 }
 
+/// A Pool DEBUG_TENSOR_READ of the 128-partition tile of `n` elements at
+/// SBUF offset `addr`.
+fn print_tile(addr: usize, n: usize, dt: &str, prefix: &str) -> String {
+    format!("debug_print dtype={dt} partitions={P} input={} prefix=\"{prefix}\"", pattern(addr, n))
+}
+
 /// A 4-D ACT/DVE frame of `n` contiguous elements at `addr`.
 fn frame(addr: usize, n: usize) -> String {
     format!("[{addr:#x}; 1,{n}; 1,1; 1,1; 1,1]")
@@ -237,6 +294,10 @@ fn core_program(s: &MatmulSpec, sh: Share) -> Result<CoreProgram, GenError> {
                 let xw = pool_q.issue();
                 let xoff = ((sh.m0 + i * P) * k + (t0 + b0) * P) * es;
                 pool.push(&dma(xw, Side { at: "dge0", offset: xoff, step: k * es }, sb(xs + slot * BANK), nt * P * es, dt), &[at(SEM_PE, xs_free[slot])]);
+                if s.prints.x {
+                    // Pool's next load into the slot comes after the print.
+                    pool.push(&print_tile(xs + slot * BANK, nt * P, dt, &print_prefix("x", sh.m0 + i * P, (t0 + b0) * P)), &[xw]);
+                }
                 for tl in 0..nt {
                     let mut w = Vec::new();
                     if tl == 0 {
@@ -315,6 +376,9 @@ fn core_program(s: &MatmulSpec, sh: Share) -> Result<CoreProgram, GenError> {
                     let yw = pool_q.issue();
                     let yoff = ((t0 + tl) * P * n + sh.n0 + c0) * es;
                     pool.push(&dma(yw, Side { at: "dge1", offset: yoff, step: n * es }, sb(y + ys * y_slot), bw * es, dt), &[at(SEM_PE, y_free[ys])]);
+                    if s.prints.y {
+                        pool.push(&print_tile(y + ys * y_slot, bw, dt, &print_prefix("y", (t0 + tl) * P, sh.n0 + c0)), &[yw]);
+                    }
                     let mut w = std::mem::take(&mut phase_waits);
                     w.push(yw);
                     if tl == 0 {
@@ -368,6 +432,10 @@ fn core_program(s: &MatmulSpec, sh: Share) -> Result<CoreProgram, GenError> {
                     s6 += 1;
                     acc_free[c] = at(SEM_DVE, s6);
                 }
+            }
+            if s.prints.output0 {
+                // ACT and DVE write the next block here only after the write below.
+                pool.push(&print_tile(out, bw, dt, &print_prefix("output0", sh.m0 + i * P, sh.n0 + c0)), &[at(SEM_ACT, s4), at(SEM_DVE, s6)]);
             }
             let ow = pool_q.issue();
             let ooff = ((sh.m0 + i * P) * n + sh.n0 + c0) * es;
@@ -469,7 +537,7 @@ mod tests {
     use super::*;
 
     fn spec(m: usize, k: usize, n: usize, dtype: Dtype, lnc: usize) -> MatmulSpec {
-        MatmulSpec { m, k, n, dtype, lnc, split: Split::N }
+        MatmulSpec { m, k, n, dtype, lnc, split: Split::N, prints: Prints::default() }
     }
 
     #[test]
@@ -482,6 +550,29 @@ mod tests {
         assert!(err(spec(128, 128, 64, Dtype::Int32, 1)).contains("dtype"));
         assert!(err(spec(128, 128, 64, Dtype::Float16, 3)).contains("lnc = 3"));
         assert!(err(MatmulSpec { split: Split::M, ..spec(128, 128, 64, Dtype::Float16, 2) }).contains("256"));
+    }
+
+    #[test]
+    fn prints_are_one_pool_record_per_tile_named_by_its_origin() {
+        // fp32: 4 K-tiles per x load, so K = 640 is two x tiles per row
+        // band; N = 2100 is two column blocks (2048 + 52).
+        let s = MatmulSpec { prints: Prints::of(&["x", "y", "output0"]).unwrap(), ..spec(256, 640, 2100, Dtype::Float32, 1) };
+        let prog = core_program(&s, Share { m0: 0, mt: 2, n0: 0, nc: 2100 }).unwrap();
+        let prints: Vec<&str> = prog.pool.text().lines().filter(|l| l.starts_with("debug_print ")).collect();
+        let named = |p: &str| prints.iter().filter(|l| l.contains(&format!("prefix=\"{p}\""))).count();
+        assert_eq!(prints.len(), 2 * 2 + 2 * 2 * 5 + 2 * 2, "x: 2 per band; y: 5 K-tiles per block and band; output0: one per block and band");
+        assert_eq!((named("x.r128.c512"), named("y.r512.c2048"), named("output0.r128.c2048")), (1, 2, 1));
+        assert!(prints.iter().all(|l| l.contains("partitions=128") && l.contains("dtype=float32")), "{prints:?}");
+        assert!(matmul_neff(&s).is_ok());
+        for other in [&prog.pe, &prog.act, &prog.dve, &prog.sp] {
+            assert!(!other.text().contains("debug_print"));
+        }
+    }
+
+    #[test]
+    fn prints_name_known_tensors() {
+        assert!(Prints::of(&["w"]).unwrap_err().to_string().contains("x, y, output0"));
+        assert_eq!(Prints::of(&["output0"]).unwrap(), Prints { output0: true, ..Prints::default() });
     }
 
     #[test]

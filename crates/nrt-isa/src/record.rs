@@ -25,6 +25,10 @@ pub const INST_WORD_LEN: u8 = 0x10;
 /// Byte offset of the events block inside a record.
 pub const EVENTS_OFFSET: usize = 4;
 
+/// Byte offset of EVENT_SEMAPHORE's extended events block (a second wait
+/// and update, [`EventsExtended`]).
+pub const EXTENDED_EVENTS_OFFSET: usize = 0x20;
+
 /// Offset of the first byte after the common header and events block, where
 /// per-opcode fields start.
 pub const PAYLOAD_OFFSET: usize = 0x0C;

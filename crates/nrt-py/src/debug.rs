@@ -5,6 +5,7 @@
 //! has no such API; the names follow `ndebug_stream.h`.
 
 use crate::errors::{nrt_error, nrtpy_error};
+use nrt::debug_stream::Connection;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -69,16 +70,24 @@ impl DebugEvent {
 /// The client of logical core `core_id`'s debug stream (one per core):
 /// events printed after it connects, read one at a time; `fileno()` is
 /// readable while one waits (for `select` / `selectors`). A context
-/// manager; `close()` is idempotent.
+/// manager; `close()` is idempotent. `nrt.reset()` ends the connection:
+/// the stream then raises `NrtpyError`, and its `close()` touches nothing
+/// (the descriptor's number may belong to a later connection by then).
 #[pyclass(module = "nrt")]
 pub struct DebugStream {
     core_id: u32,
-    fd: Option<i32>,
+    /// The connection (its descriptor and serial number), until `close()`.
+    conn: Option<Connection>,
 }
 
 impl DebugStream {
-    fn fd(&self) -> PyResult<i32> {
-        self.fd.ok_or_else(|| nrtpy_error(format!("the debug stream of core {} was closed", self.core_id)))
+    /// The connection, while it is open.
+    fn conn(&self) -> PyResult<Connection> {
+        let c = self.conn.ok_or_else(|| nrtpy_error(format!("the debug stream of core {} was closed", self.core_id)))?;
+        if !nrt::debug_stream::is_open(c) {
+            return Err(nrtpy_error(format!("the debug stream of core {} ended when the runtime was closed (nrt.reset()); connect a new DebugStream", self.core_id)));
+        }
+        Ok(c)
     }
 }
 
@@ -91,19 +100,19 @@ impl DebugStream {
     fn py_new(py: Python<'_>, core_id: u32) -> PyResult<DebugStream> {
         crate::session::get()?;
         let lnc = i32::try_from(core_id).unwrap_or(i32::MAX);
-        let fd = nrt::debug_stream::connect(lnc).map_err(|e| nrt_error(py, "Failed to connect to the debug stream", &e))?;
-        Ok(DebugStream { core_id, fd: Some(fd) })
+        let conn = nrt::debug_stream::connect(lnc).map_err(|e| nrt_error(py, "Failed to connect to the debug stream", &e))?;
+        Ok(DebugStream { core_id, conn: Some(conn) })
     }
 
     /// The descriptor to poll (readable while an event waits).
     fn fileno(&self) -> PyResult<i32> {
-        self.fd()
+        self.conn().map(|c| c.fd)
     }
 
     /// The oldest waiting event, or None.
     fn read(&self, py: Python<'_>) -> PyResult<Option<DebugEvent>> {
-        let fd = self.fd()?;
-        let e = nrt::debug_stream::read_one(fd).map_err(|e| nrt_error(py, "Failed to read the debug stream", &e))?;
+        let c = self.conn()?;
+        let e = nrt::debug_stream::read_one(c).map_err(|e| nrt_error(py, "Failed to read the debug stream", &e))?;
         Ok(e.map(|event| DebugEvent { event }))
     }
 
@@ -120,7 +129,7 @@ impl DebugStream {
     /// events waited unread.
     #[getter]
     fn dropped(&self, py: Python<'_>) -> PyResult<u64> {
-        nrt::debug_stream::dropped(self.fd()?).map_err(|e| nrt_error(py, "Failed to read the debug stream", &e))
+        nrt::debug_stream::dropped(self.conn()?).map_err(|e| nrt_error(py, "Failed to read the debug stream", &e))
     }
 
     /// The logical core.
@@ -129,11 +138,12 @@ impl DebugStream {
         self.core_id
     }
 
-    /// Ends the connection (idempotent; also when the runtime was reset,
-    /// which ends every connection).
+    /// Ends the connection (idempotent). After `nrt.reset()`, which ended
+    /// it already, nothing is closed: the serial number tells this
+    /// connection from a later one that reuses its descriptor.
     fn close(&mut self) {
-        if let Some(fd) = self.fd.take() {
-            let _ = nrt::debug_stream::disconnect(fd);
+        if let Some(c) = self.conn.take() {
+            let _ = nrt::debug_stream::disconnect(c);
         }
     }
 
@@ -147,7 +157,12 @@ impl DebugStream {
     }
 
     fn __repr__(&self) -> String {
-        format!("DebugStream(core_id={}, {})", self.core_id, if self.fd.is_some() { "connected" } else { "closed" })
+        let state = match self.conn {
+            Some(c) if nrt::debug_stream::is_open(c) => "connected",
+            Some(_) => "ended",
+            None => "closed",
+        };
+        format!("DebugStream(core_id={}, {state})", self.core_id)
     }
 }
 

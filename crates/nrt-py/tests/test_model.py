@@ -128,6 +128,68 @@ def test_device_benchmark_measures_the_device_clock(copy_neff):
         model.benchmark({"input": x}, benchmark_iter=0)
 
 
+def test_one_device_time_in_every_tool(examples, tmp_path):
+    """docs/performance.md, "Device time": one execution's device time (the
+    simulated clock from the first engine's START to the last END) is the
+    same number in Python's benchmark, the profile, the monitor's
+    device_latency and `nrt bench`. In deterministic mode the cost model
+    gives every execution of a model the same time (after the core's
+    switch to it; threaded, the engines' interleaving moves it by a few
+    ns), so the executions each tool measures (the monitor sees the
+    benchmark's and the profiled ones) all show one number."""
+    if os.environ.get("NEURON_SIM_STATUS_DIR") == "off":
+        pytest.skip("NEURON_SIM_STATUS_DIR=off: no status files for nrt monitor to read")
+    nrt.simulator.configure(deterministic=True)
+    neff = examples / "mlp.neff"
+    model = nrt.Model.load_from_neff(neff)
+    x = nrt.Tensor.from_numpy(np.random.default_rng(3).uniform(-1, 1, (128, 512)).astype(np.float32))
+    # The core's first execution of a model also switches to it (a
+    # longer one); the rest repeat it.
+    model({"x": x})
+    config = tmp_path / "monitor.json"
+    config.write_text(json.dumps({"period": "1s", "neuron_runtimes": [{"metrics": [{"type": "execution_stats"}]}]}))
+    monitor = subprocess.Popen([nrt_bin(), "monitor", "-c", str(config), "--count", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Every execution of the monitor's period is measured by a tool
+        # too: the benchmark's on the system trace, the profiled one by
+        # its trace rings.
+        bench, profiles = [], []
+        while monitor.poll() is None:
+            bench.append(model.benchmark({"x": x}, warmup_iter=0, benchmark_iter=2))
+            out = tmp_path / f"mlp{len(profiles)}.ntff"
+            model({"x": x}, ntff_name=str(out))
+            profiles.append(json.loads((tmp_path / f"{out.name}.summary.json").read_text()))
+            assert len(bench) < 600, "nrt monitor never reported"
+        report, err = monitor.communicate(timeout=60)
+    finally:
+        if monitor.poll() is None:
+            monitor.kill()
+    assert monitor.returncode == 0, err
+    ps = {round(d * 1e9) for r in bench for d in r.durations_ms}
+    assert len(ps) == 1, f"the benchmark's executions differ: {sorted(ps)}"
+    (device_ps,) = ps
+    assert device_ps > 0
+    for p in profiles:
+        (execution,) = p["executions"]
+        assert execution["device_time_ps"] == device_ps, (execution, device_ps)
+    trace = json.loads((tmp_path / "mlp0.ntff").read_text())
+    assert round(trace["otherData"]["device_time_us"] * 1e6) == device_ps
+    mine = [r for r in json.loads(report.splitlines()[-1])["neuron_runtime_data"] if r["pid"] == os.getpid()]
+    assert len(mine) == 1, report
+    latency = mine[0]["report"]["execution_stats"]["latency_stats"]["device_latency"]
+    assert latency is not None, "no execution in the monitor's period"
+    # The status file keeps nanoseconds.
+    assert {round(v * 1e9) for v in latency.values()} == {device_ps // 1000}, (latency, device_ps)
+    # nrt bench reserves the core this process holds: let it go first.
+    with pytest.warns(UserWarning):
+        nrt.reset()
+    env = dict(os.environ, NEURON_SIM_DETERMINISTIC="1")
+    o = subprocess.run([nrt_bin(), "bench", str(neff), "--iterations", "3", "--warmup", "1", "--json"], capture_output=True, text=True, env=env)
+    assert o.returncode == 0, o.stderr
+    d = json.loads(o.stdout)["device_us"]
+    assert {round(d[k] * 1e6) for k in ["min", "max", "p50"]} == {device_ps}, (d, device_ps)
+
+
 def test_save_trace_writes_a_device_profile(copy_neff, tmp_path):
     model = nrt.Model.load_from_neff(copy_neff)
     x = nrt.Tensor.from_numpy(np.arange(1024, dtype=np.float32).reshape(8, 128))
@@ -259,6 +321,32 @@ def test_device_prints_reach_a_debug_stream(examples):
         assert stream.dropped == 0 and not select.select([stream], [], [], 0)[0]
     with pytest.raises(nrt.NrtError, match="NRT_INVALID"):
         nrt.DebugStream(4096)
+
+
+def test_a_stream_ended_by_reset_never_touches_a_later_connection(examples):
+    old = nrt.DebugStream(0)
+    number = old.fileno()
+    with pytest.warns(UserWarning):
+        nrt.reset()
+    # The reset ended the connection; the stream says so instead of
+    # acting on a descriptor number it no longer owns.
+    with pytest.raises(nrt.NrtpyError, match=r"nrt\.reset\(\)"):
+        old.read()
+    with pytest.raises(nrt.NrtpyError):
+        old.fileno()
+    assert "ended" in repr(old)
+    model = nrt.Model.load_from_neff(examples / "device-print.neff")
+    new = nrt.DebugStream(0)
+    # The lowest free descriptor: usually the old number again.
+    print(f"old stream_fd {number}, new {new.fileno()}")
+    old.close()
+    os.fstat(new.fileno())  # still open
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    model({"x": nrt.Tensor.from_numpy(x)})
+    assert [e.prefix for e in new.read_all()] == ["x", "y"], "the new connection is still the core's client"
+    new.close()
+    with pytest.raises(nrt.NrtpyError, match="was closed"):
+        new.read()
 
 
 def test_tensor_cast_and_compute_run_on_the_device():

@@ -65,6 +65,17 @@ pub trait Bus: RingMemory {
     /// is a register window; `Ok(false)` (nothing done) otherwise.
     fn copy_direct(&self, src: DeviceAddr, dst: DeviceAddr, len: u64) -> HalResult<bool>;
 
+    /// Where `addr..addr+len` lies when it is memory of this device (HBM,
+    /// host memory, SBUF or PSUM of an existing core), resolved once for
+    /// a caller that copies there again and again (a kept copy plan);
+    /// `None` for a register window, a peer device or a bad address. A
+    /// copy between two such routes has no side effect but its bytes.
+    fn memory_route(&self, addr: DeviceAddr, len: u64) -> Option<Target>;
+
+    /// [`Bus::copy_direct`] between two routes [`Bus::memory_route`]
+    /// answered (for the same `len`), with no address decode.
+    fn copy_routed(&self, src: Target, dst: Target, len: u64) -> HalResult<()>;
+
     /// Where a 32-bit store to `addr` lands, resolved once for a caller
     /// that stores there again and again (a WRITE record, decoded once).
     fn store_route(&self, addr: DeviceAddr) -> HalResult<StoreRoute>;

@@ -13,7 +13,7 @@ use nrt_isa::dtype::Dtype;
 use nrt_isa::instr::{Accumulate, DtypeCode, EventSemaphore, Instruction, LdWeights, Matmul};
 use nrt_isa::operand::{Addr4, Tensor3d};
 use nrt_sim::{FaultKind, FaultSpec};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("nrt-sim-status-{}-{name}", std::process::id()));
@@ -22,7 +22,7 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-fn status(dir: &std::path::Path, ns: &str) -> DeviceStatus {
+fn status(dir: &Path, ns: &str) -> DeviceStatus {
     let bytes = std::fs::read(nrt_hal::status::status_file(dir, ns, 0)).unwrap();
     decode(&bytes, nrt_hal::status::process_alive).unwrap()
 }

@@ -78,6 +78,11 @@ pub struct CoreProgram {
     pub image_records: [u32; 5],
     /// Set when the images are instrumented for a device profile.
     pub trace: Option<crate::profile::TracedImages>,
+    /// Whether that load-time profile is still running: its images stay
+    /// instrumented and it holds the core's trace rings
+    /// ([`crate::exec::cores::CoreDispatch::enable_trace`]). It ends after
+    /// the profiled execution in `model` mode, at unload in `session` mode.
+    pub trace_held: std::sync::atomic::AtomicBool,
     /// The core's in-NEFF collectives claim (its collectives queues and
     /// semaphores), given back when the program is dropped.
     pub cc_claim: Option<crate::cc::neff::CcClaim>,

@@ -181,11 +181,17 @@ impl ModelProfile {
     }
 }
 
-/// Writes the original `debug_cmd` bytes back into a core's images and
-/// drops whatever trace records remain.
+/// Ends the load-time profile of a core: writes the original `debug_cmd`
+/// bytes back into its images, drops whatever trace records remain and
+/// lets go of the core's trace rings.
 fn restore(c: &CoreProgram) -> NrtResult<()> {
     let Some(t) = &c.trace else { return Ok(()) };
-    restore_images(c, t)
+    if !c.trace_held.swap(false, std::sync::atomic::Ordering::AcqRel) {
+        return Ok(());
+    }
+    let restored = restore_images(c, t);
+    c.core.release_trace();
+    restored
 }
 
 /// Writes the `debug_cmd` bytes of `t` back into `c`'s images and drops
@@ -305,15 +311,18 @@ pub fn dma_queue_name(engine: u32, queue: u32) -> String {
 }
 
 /// What the instructions of one core waited on: the wait fields of its
-/// images (read back from the device) and which of the model's DMA
-/// queues signal each semaphore on completion.
+/// images (read back from the device) and what raises each semaphore.
 struct Waits {
     images: [Vec<u8>; 5],
-    signalled_by: std::collections::BTreeMap<u32, Vec<String>>,
+    /// Per semaphore, what raises it where the program says so: the
+    /// model's DMA queues that signal it on completion, then the engines
+    /// whose instructions increment (add to, write) it.
+    raised_by: std::collections::BTreeMap<u32, Vec<String>>,
 }
 
 impl Waits {
     fn of(c: &CoreProgram) -> Waits {
+        use nrt_isa::record::{EVENTS_OFFSET, EXTENDED_EVENTS_OFFSET, Events, EventsExtended};
         let mut images: [Vec<u8>; 5] = Default::default();
         for (e, image) in images.iter_mut().enumerate().filter(|(e, _)| c.engines.contains_index(*e)) {
             let mut bytes = vec![0u8; c.image_records[e] as usize * RECORD_SIZE];
@@ -321,19 +330,40 @@ impl Waits {
                 *image = bytes;
             }
         }
-        let mut signalled_by: std::collections::BTreeMap<u32, Vec<String>> = std::collections::BTreeMap::new();
+        let mut raised_by: std::collections::BTreeMap<u32, Vec<String>> = std::collections::BTreeMap::new();
+        let mut add = |sem: u32, who: String| {
+            let list = raised_by.entry(sem).or_default();
+            if !list.contains(&who) {
+                list.push(who);
+            }
+        };
         let cc = c.cc_claim.as_ref().map_or(&[][..], |cc| cc.queues());
         for q in c.queues.iter().chain(cc) {
             if let Some(sem) = c.core.queue_config(*q).and_then(|cfg| cfg.completion_semaphore) {
-                signalled_by.entry(sem).or_default().push(format!("DMA {}", dma_queue_name(u32::from(q.engine), u32::from(q.queue))));
+                add(sem, format!("DMA {}", dma_queue_name(u32::from(q.engine), u32::from(q.queue))));
             }
         }
-        Waits { images, signalled_by }
+        let event_semaphore = nrt_isa::opcode::Opcode::EventSemaphore.to_u8();
+        for (e, image) in images.iter().enumerate() {
+            let Some(engine) = EngineId::from_index(e) else { continue };
+            for rec in image.chunks_exact(RECORD_SIZE) {
+                let Ok(rec) = <&RecordBytes>::try_from(rec) else { continue };
+                let ev = Events::read_at(rec, EVENTS_OFFSET);
+                let ext = (rec[0] == event_semaphore).then(|| EventsExtended::read_at(rec, EXTENDED_EVENTS_OFFSET));
+                for (mode, sem) in std::iter::once((ev.update_mode, ev.update_idx)).chain(ext.map(|x| (x.update_mode, x.update_idx))) {
+                    if mode.raises_semaphore() {
+                        add(u32::from(sem), engine.name().to_string());
+                    }
+                }
+            }
+        }
+        Waits { images, raised_by }
     }
 
     /// What the record at device program counter `pc` of `engine` waits
-    /// for before it issues: the DMA queue(s) that signal its semaphore,
-    /// or the semaphore or event; `None` when it waits for nothing.
+    /// for before it issues: what raises its semaphore (DMA queues,
+    /// engines) with the semaphore, the bare semaphore when nothing in the
+    /// program raises it, or the event; `None` when it waits for nothing.
     fn cause(&self, c: &CoreProgram, engine: usize, pc: u64) -> Option<String> {
         let at = c.image_pc(engine, pc)? as usize * RECORD_SIZE;
         let rec: &RecordBytes = self.images[engine].get(at..at + RECORD_SIZE)?.try_into().ok()?;
@@ -342,8 +372,8 @@ impl Waits {
         match ev.wait_mode {
             W::None => None,
             W::EvtSet | W::EvtSetThenClear | W::EvtClear | W::EvtClearThenSet => Some(format!("event {}", ev.wait_idx)),
-            _ => Some(match self.signalled_by.get(&u32::from(ev.wait_idx)) {
-                Some(queues) => format!("{} (semaphore {})", queues.join(", "), ev.wait_idx),
+            _ => Some(match self.raised_by.get(&u32::from(ev.wait_idx)) {
+                Some(who) => format!("{} (semaphore {})", who.join(", "), ev.wait_idx),
                 None => format!("semaphore {}", ev.wait_idx),
             }),
         }
@@ -355,8 +385,9 @@ impl Waits {
 /// event per instruction and per DMA packet (times in microseconds of
 /// device time). An instruction that issued after its engine sat idle
 /// carries `idle_us` (since the engine's previous instruction ended) and
-/// `waited_on` (its wait: the DMA queues signalling its semaphore, or the
-/// semaphore or event).
+/// `waited_on` (its wait: what raises its semaphore, the DMA queues
+/// signalling it or the engines incrementing it, or the bare semaphore or
+/// event).
 pub fn chrome_trace_json(model_name: &str, prog: &DeviceProgram, trace: &ExecutionTrace) -> String {
     use std::fmt::Write as _;
     let mut s = String::with_capacity(128 + trace.events.len() * 200);

@@ -11,7 +11,7 @@ mod exec_support;
 
 use exec_support::*;
 use nrt::tensor::{Tensor, TensorSet};
-use nrt_gen::{MatmulSpec, Split, matmul_neff};
+use nrt_gen::{MatmulSpec, Prints, Split, matmul_neff};
 use nrt_isa::dtype::Dtype;
 use std::sync::Arc;
 
@@ -32,9 +32,17 @@ fn ulp(d: Dtype, v: f32) -> f32 {
     2f32.powi(a.log2().floor() as i32 - bits)
 }
 
-/// Generates `s`, runs it once and checks output0 against x @ y; returns
-/// how long the execute took (printed by the benchmark-shape test only).
-fn check(s: MatmulSpec, seed: u64) -> std::time::Duration {
+/// What one execution of a generated matmul took and gave.
+struct Run {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    /// output0's bytes.
+    out: Vec<u8>,
+    took: std::time::Duration,
+}
+
+/// Generates `s` and runs it once on inputs drawn from `seed`.
+fn run(s: MatmulSpec, seed: u64) -> Run {
     let bytes = matmul_neff(&s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
     let host = nrt::load::ModelHost::with_lnc(sim(), s.lnc as u32, nrt::load::LoadSettings::default()).expect("host");
     let id = host.load(&bytes, 0, -1).unwrap_or_else(|e| panic!("{s:?}: load: {} {}", e.status, e.message));
@@ -50,7 +58,16 @@ fn check(s: MatmulSpec, seed: u64) -> std::time::Duration {
     let t0 = std::time::Instant::now();
     host.execute(id, &ins, &outs).unwrap_or_else(|e| panic!("{s:?}: execute: {} {}", e.status, e.message));
     let took = t0.elapsed();
-    let got = decode(d, &read_all(&out));
+    host.unload(id).unwrap();
+    Run { x, y, out: read_all(&out), took }
+}
+
+/// Generates `s`, runs it once and checks output0 against x @ y; returns
+/// how long the execute took (printed by the benchmark-shape test only).
+fn check(s: MatmulSpec, seed: u64) -> std::time::Duration {
+    let Run { x, y, out, took } = run(s, seed);
+    let (m, k, n, d) = (s.m, s.k, s.n, s.dtype);
+    let got = decode(d, &out);
     let mut want = vec![0f32; m * n];
     // SAFETY: the slices hold m*k, k*n and m*n elements, row-major with the strides given.
     unsafe {
@@ -60,12 +77,11 @@ fn check(s: MatmulSpec, seed: u64) -> std::time::Duration {
         let tol = ulp(d, *w) + 0.01;
         assert!((g - w).abs() <= tol, "{s:?}: output0[{}][{}] = {g}, x @ y = {w} (tolerance {tol})", i / n, i % n);
     }
-    host.unload(id).unwrap();
     took
 }
 
 fn spec(m: usize, k: usize, n: usize, dtype: Dtype, lnc: usize) -> MatmulSpec {
-    MatmulSpec { m, k, n, dtype, lnc, split: Split::N }
+    MatmulSpec { m, k, n, dtype, lnc, split: Split::N, prints: Prints::default() }
 }
 
 #[test]
@@ -92,6 +108,48 @@ fn k_32768_in_8_accumulation_groups_with_spills_lnc_2() {
     // The held-out sample's K and tiling at a narrower N: 8 groups of 32
     // K-tiles, 8 spill vars reloaded per block, both cores.
     check(spec(128, 32768, 1024, Dtype::Float16, 2), 6);
+}
+
+/// `--print x,y,output0`: every tile of the three tensors reaches the
+/// debug stream of the model's logical core bit for bit as it passed
+/// through SBUF (both cores of LNC 2, several row bands, column blocks
+/// and x loads): the tiles put back where their prefixes say are the
+/// inputs and the output, and every element is covered.
+#[test]
+fn printed_tiles_reach_the_debug_stream_bit_exact() {
+    use nrt::debug_stream;
+    let s = MatmulSpec { split: Split::M, prints: Prints::of(&["x", "y", "output0"]).unwrap(), ..spec(256, 640, 2100, Dtype::Float32, 2) };
+    let fd = debug_stream::connect(0).unwrap();
+    let r = run(s, 8);
+    let mut tiles = Vec::new();
+    while let Some(e) = debug_stream::read_one(fd).unwrap() {
+        tiles.push(e);
+    }
+    debug_stream::disconnect(fd).unwrap();
+    // x: 2 loads per row band; y: 2 blocks x 5 K-tiles on each core (both
+    // load all of y when M is split); output0: 2 blocks per band.
+    assert_eq!(tiles.len(), 2 * 2 + 2 * 10 + 2 * 2, "{:?}", tiles.iter().map(|t| &t.prefix).collect::<Vec<_>>());
+    let es = 4;
+    for (name, rows, cols, want) in [("x", s.m, s.k, encode(s.dtype, &r.x)), ("y", s.k, s.n, encode(s.dtype, &r.y)), ("output0", s.m, s.n, r.out.clone())] {
+        let mut got = vec![0u8; want.len()];
+        let mut covered = vec![false; rows * cols];
+        for t in tiles.iter().filter(|t| t.prefix.split('.').next() == Some(name)) {
+            let (row, col) = t.prefix.strip_prefix(&format!("{name}.r")).and_then(|p| p.split_once(".c")).map(|(a, b)| (a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap())).unwrap();
+            assert_eq!(t.prefix, nrt_gen::print_prefix(name, row, col));
+            assert_eq!((t.dtype, t.shape[0], t.shape.len()), (Dtype::Float32, 128, 2), "{}", t.prefix);
+            let w = t.shape[1] as usize;
+            for p in 0..128 {
+                let (at, row_bytes) = (((row + p) * cols + col) * es, &t.data[p * w * es..(p + 1) * w * es]);
+                let seen = &mut covered[(row + p) * cols + col..(row + p) * cols + col + w];
+                // A tile both cores printed is the same twice.
+                assert!(!seen.iter().any(|c| *c) || &got[at..at + w * es] == row_bytes, "{}: printed twice, differently", t.prefix);
+                got[at..at + w * es].copy_from_slice(row_bytes);
+                seen.fill(true);
+            }
+        }
+        assert!(covered.iter().all(|c| *c), "{name}: some elements were never printed");
+        assert!(got == want, "{name}: the printed tiles differ from the tensor");
+    }
 }
 
 /// The benchmark shape of the issue (0.5 GiB of y, 34 GFLOP): ignored by

@@ -108,3 +108,56 @@ fn mlp_bf16_matches_plain_loops_on_the_rounded_operands() {
     assert!(worst <= 0.125, "worst bf16 error {worst}");
     assert!(mean <= 5e-3, "mean bf16 error {mean}");
 }
+
+/// A profile's trace rings go when the profile ends. While a capture runs
+/// the core's DMA queues write two trace records per packet; once it
+/// stops no TRACE or TRACE_DMA ring stays bound (nothing more is written,
+/// their memory is back), and the next capture binds them again. A
+/// load-time profile in `model` mode lets go after its profiled
+/// execution, one in `session` mode at unload.
+#[test]
+fn a_profile_unbinds_the_trace_rings_when_it_ends() {
+    use nrt::config::DeviceProfile;
+    use nrt::profile::capture::{self, Keep};
+    let exec = |host: &nrt::load::ModelHost, id| {
+        let mut ins = TensorSet::new();
+        ins.add("x", Arc::new(Tensor::from_host_bytes(inputs(5).iter().flat_map(|v| v.to_le_bytes()).collect(), "x")));
+        let mut outs = TensorSet::new();
+        outs.add("y", Arc::new(Tensor::allocate_host((MLP_M * MLP_N * 4) as u64, "y").unwrap()));
+        host.execute(id, &ins, &outs).expect("execute");
+    };
+    let (_dev, host) = host();
+    let id = host.load(&mlp_neff("mlp"), -1, -1).expect("load");
+    let model = host.models().get(id).unwrap();
+    let core = model.program.as_ref().unwrap().cores[0].core.clone();
+    exec(&host, id);
+    let baseline = host.memory().ledger();
+    assert_eq!(core.dma_trace_rings(), 0, "no profile, no trace rings");
+    for round in 0..2 {
+        capture::start(&model, Keep::All).unwrap();
+        assert!(core.dma_trace_rings() > 0, "round {round}: the capture binds them");
+        exec(&host, id);
+        let captured = capture::stop(&model).unwrap();
+        assert!(!captured.executions()[0].trace.dma.is_empty(), "round {round}: the profile recorded DMA packets");
+        assert_eq!(core.dma_trace_rings(), 0, "round {round}: a trace ring stayed bound after the profile");
+        assert_eq!(host.memory().ledger(), baseline, "round {round}: the rings' memory is back");
+        exec(&host, id);
+    }
+    drop(model);
+    host.unload(id).unwrap();
+    host.close().unwrap();
+
+    for (mode, after_first) in [(DeviceProfile::Model, 0), (DeviceProfile::Session, 1)] {
+        let dir = std::env::temp_dir().join(format!("nrt-mlp-profile-rings-{}-{mode:?}", std::process::id()));
+        let (_dev, host) = host_with(nrt::load::LoadSettings { device_profile: mode, inspect_output_dir: dir.clone(), ..Default::default() });
+        let id = host.load(&mlp_neff("mlp"), -1, -1).expect("load");
+        let core = host.models().get(id).unwrap().program.as_ref().unwrap().cores[0].core.clone();
+        assert!(core.dma_trace_rings() > 0, "{mode:?}: the load-time profile binds them");
+        exec(&host, id);
+        assert_eq!(core.dma_trace_rings() > 0, after_first == 1, "{mode:?}: bound after the first execution");
+        host.unload(id).unwrap();
+        assert_eq!(core.dma_trace_rings(), 0, "{mode:?}: unbound after unload");
+        host.close().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

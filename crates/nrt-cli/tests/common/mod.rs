@@ -25,3 +25,11 @@ pub fn nrt_command() -> Command {
     c.env("XDG_RUNTIME_DIR", lock_dir());
     c
 }
+
+/// (header, data) of an .npy file.
+pub fn read_npy(path: &std::path::Path) -> (nrt_neff::NpyHeader, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let h = nrt_neff::npy::parse_npy_header(&path.display().to_string(), &bytes).unwrap();
+    let data = bytes[h.data_offset..].to_vec();
+    (h, data)
+}

@@ -183,6 +183,13 @@ impl UpdateMode {
         )
     }
 
+    /// Whether the update can raise a semaphore (an increment, an add or
+    /// a write): what a `>=` wait on it waits for.
+    pub fn raises_semaphore(self) -> bool {
+        use UpdateMode::*;
+        matches!(self, SemIncRead | SemAddImmRead | SemWrImmRead | SemIncComplete | SemAddImmComplete | SemWrImmComplete)
+    }
+
     /// Whether the update happens at completion rather than at read time.
     pub fn at_completion(self) -> bool {
         (UPDATE_COMPLETE_OFFSET..2 * UPDATE_COMPLETE_OFFSET).contains(&self.to_u8())

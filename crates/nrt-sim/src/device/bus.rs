@@ -70,6 +70,21 @@ impl Bus for Shared {
     fn store_route(&self, addr: DeviceAddr) -> HalResult<StoreRoute> {
         Shared::store_route(self, addr)
     }
+    fn memory_route(&self, addr: DeviceAddr, len: u64) -> Option<Target> {
+        match self.target(addr, len) {
+            Ok(t @ Target::Pool(..)) => Some(t),
+            Ok(t @ (Target::Sbuf(c, _) | Target::Psum(c, _))) => self.core_ref(c).map(|_| t),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn copy_routed(&self, src: Target, dst: Target, len: u64) -> HalResult<()> {
+        if Shared::copy_between(self, src, self, dst, len)? {
+            Ok(())
+        } else {
+            Err(HalError::invalid(DeviceAddr(0), len, "a routed copy met a register window"))
+        }
+    }
     fn lands_in_semaphores(&self, addr: DeviceAddr) -> bool {
         Shared::lands_in_semaphores(self, addr)
     }
@@ -253,11 +268,12 @@ impl Shared {
     }
 
     /// The backing pages of a memory target (not a register window), with
-    /// the core that owns them kept alive.
-    pub(super) fn pages_of(&self, t: Target) -> HalResult<Option<(Option<Arc<Core>>, u64)>> {
+    /// the core that owns them (borrowed: a created core lives as long as
+    /// the device, so a copy costs no reference-count traffic).
+    pub(super) fn pages_of(&self, t: Target) -> HalResult<Option<PagesOf<'_>>> {
         Ok(match t {
             Target::Pool(_, off) => Some((None, off)),
-            Target::Sbuf(c, off) | Target::Psum(c, off) => Some((Some(self.core(c)?), off)),
+            Target::Sbuf(c, off) | Target::Psum(c, off) => Some((Some(self.core_borrowed(c)?), off)),
             Target::EvtSem(..) | Target::DmaRegs(..) | Target::Q7(..) | Target::Peer(..) => None,
         })
     }
@@ -300,7 +316,7 @@ impl Shared {
             return Ok(false);
         };
         use crate::memory::onchip::{Region, copy};
-        fn region<'a>(shared: &'a Shared, t: Target, c: &'a Option<Arc<Core>>) -> Option<Region<'a>> {
+        fn region<'a>(shared: &'a Shared, t: Target, c: Option<&'a Arc<Core>>) -> Option<Region<'a>> {
             match (t, c) {
                 (Target::Pool(ch, _), _) => Some(Region::Paged(&shared.pool(ch).bytes)),
                 (Target::Sbuf(..), Some(c)) => Some(Region::OnChip(&c.sbuf)),
@@ -308,7 +324,7 @@ impl Shared {
                 (_, None) => None,
             }
         }
-        let (Some(sp), Some(dp)) = (region(s, ts, &sc), region(d, td, &dc)) else {
+        let (Some(sp), Some(dp)) = (region(s, ts, sc), region(d, td, dc)) else {
             return Ok(false);
         };
         copy(sp, so, dp, doff, len);
@@ -332,6 +348,10 @@ impl Shared {
         Ok(())
     }
 }
+
+/// What [`Shared::pages_of`] answers: the core holding on-chip pages
+/// (`None` for HBM and host memory) and the offset in them.
+type PagesOf<'a> = (Option<&'a Arc<Core>>, u64);
 
 /// The register an EVT_SEM window write changed.
 fn window_change(op: WindowOp) -> Change {

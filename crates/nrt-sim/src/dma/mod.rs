@@ -49,6 +49,9 @@ pub struct QueueRegs {
     /// The pages the last plain copy read and wrote (see
     /// [`rings::CopyPins`]).
     pub copy_pins: rings::CopyPins,
+    /// The pattern blocks the queue's transfers read, decoded (see
+    /// [`rings::PatternBlocks`]).
+    pub blocks: rings::PatternBlocks,
     /// The core's notification-binding generation ([`crate::core::Core::nq_generation`])
     /// at which the queue's DMA trace ring was last found unbound
     /// (`u64::MAX`: not known): while the generation reads the same, a
@@ -96,6 +99,7 @@ impl QueueRegs {
             clock: 0,
             rings: Default::default(),
             copy_pins: Default::default(),
+            blocks: Default::default(),
             trace_unbound_at: u64::MAX,
             packet: (0, 0),
         }

@@ -121,7 +121,8 @@ impl Runs {
 /// `scratch::recycle_bytes`).
 fn gather(mem: &dyn Bytes, side: &PatternSide) -> HalResult<Vec<u8>> {
     let runs = Runs::of(side)?;
-    let mut out = scratch::bytes_zeroed(runs.bytes());
+    // Every run is read into its place below.
+    let mut out = scratch::bytes_for_overwrite(runs.bytes());
     let len = runs.len;
     match runs.visit(|i, a| mem.read_bytes(DeviceAddr(a), &mut out[i * len..(i + 1) * len])) {
         Ok(()) => Ok(out),
@@ -184,13 +185,113 @@ pub fn execute(mem: &dyn Bytes, b: &PatternBlock) -> HalResult<u64> {
             }
         }
     } else {
-        scratch::bytes_zeroed(n as usize * b.dst.dtype.size_bytes())
+        // `transform` writes every element (or fails, and nothing is
+        // scattered).
+        scratch::bytes_for_overwrite(n as usize * b.dst.dtype.size_bytes())
     };
     let res = transform(mem, b, n, &src, &mut out).and_then(|()| scatter(mem, &b.dst, &out));
     let written = out.len() as u64;
     scratch::recycle_bytes(src);
     scratch::recycle_bytes(out);
     res.map(|()| written)
+}
+
+/// Most copies a [`CopyPlan`] keeps; a block that would need more (an
+/// element-wise strided gather) takes the general path every time.
+pub const MAX_PLAN_RUNS: usize = 512;
+
+/// A pattern block that moves its bytes unchanged (a COPY between sides of
+/// one storage type), decoded once into the copies it makes: the runs
+/// where both sides are contiguous, adjacent ones coalesced, so a block
+/// that loads a tile into SBUF is one copy per partition row, with no
+/// staging buffer, no conversion pass and no per-element walk.
+///
+/// Kept by the queue with the block's bytes ([`crate::dma::rings`]) and
+/// rebuilt when they change. A plan is made only for blocks whose two
+/// sides do not overlap, so copying run by run is the same as the general
+/// path's gather of the whole source before the scatter.
+#[derive(Clone, Debug, Default)]
+pub struct CopyPlan {
+    /// `(source, destination, bytes)` in pattern order.
+    runs: Vec<(u64, u64, u64)>,
+    /// Bytes the block writes (for the cost model).
+    bytes: u64,
+}
+
+impl CopyPlan {
+    /// Decodes `b` into this plan's storage (reusing it); false when the
+    /// block is not a plain copy (another op, a cast, overlapping sides,
+    /// a malformed side or more than [`MAX_PLAN_RUNS`] runs): the general
+    /// path ([`execute`]) then runs it, and reports what is wrong with it.
+    pub fn rebuild(&mut self, b: &PatternBlock) -> bool {
+        self.runs.clear();
+        self.bytes = 0;
+        let same_storage = b.src.dtype == b.dst.dtype
+            || matches!((b.src.dtype, b.dst.dtype), (Dtype::Float32, Dtype::Float32r) | (Dtype::Float32r, Dtype::Float32));
+        if b.op != DmaOp::Copy || !same_storage || b.src.elements() != b.dst.elements() {
+            return false;
+        }
+        let (Ok(s), Ok(d)) = (Runs::of(&b.src), Runs::of(&b.dst)) else { return false };
+        let total = s.bytes() as u64;
+        let whole = b.src.elements().saturating_mul(b.src.dtype.size_bytes() as u64);
+        if total != d.bytes() as u64 || total != whole || s.len == 0 || d.len == 0 {
+            return false;
+        }
+        if s.total.max(d.total) > MAX_PLAN_RUNS as u64 * 4 {
+            return false;
+        }
+        // Both sides' runs, then their byte streams merged: a piece ends
+        // where either side's run does.
+        let mut src = [0u64; MAX_PLAN_RUNS * 4];
+        let mut dst = [0u64; MAX_PLAN_RUNS * 4];
+        let collect = |r: &Runs, out: &mut [u64]| r.visit(|i, a| {
+            out[i] = a;
+            Ok(())
+        });
+        if collect(&s, &mut src).is_err() || collect(&d, &mut dst).is_err() {
+            return false;
+        }
+        let (sl, dl) = (s.len as u64, d.len as u64);
+        let extent = |addrs: &[u64], len: u64| {
+            let lo = addrs.iter().copied().min().unwrap_or(0);
+            let hi = addrs.iter().map(|a| a.saturating_add(len)).max().unwrap_or(0);
+            (lo, hi)
+        };
+        let ((slo, shi), (dlo, dhi)) = (extent(&src[..s.total as usize], sl), extent(&dst[..d.total as usize], dl));
+        if slo < dhi && dlo < shi {
+            return false;
+        }
+        let mut at = 0u64;
+        while at < total {
+            let (si, so) = ((at / sl) as usize, at % sl);
+            let (di, doff) = ((at / dl) as usize, at % dl);
+            let n = (sl - so).min(dl - doff);
+            let (sa, da) = (src[si] + so, dst[di] + doff);
+            match self.runs.last_mut() {
+                Some((ps, pd, pn)) if *ps + *pn == sa && *pd + *pn == da => *pn += n,
+                _ => {
+                    if self.runs.len() == MAX_PLAN_RUNS {
+                        self.runs.clear();
+                        return false;
+                    }
+                    self.runs.push((sa, da, n));
+                }
+            }
+            at += n;
+        }
+        self.bytes = total;
+        true
+    }
+
+    /// The copies, `(source, destination, bytes)` in pattern order.
+    pub fn runs(&self) -> &[(u64, u64, u64)] {
+        &self.runs
+    }
+
+    /// Bytes the block writes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
 }
 
 /// Bytes of one piece of a streamed reduction ([`reduce_streamed`]): a
@@ -438,6 +539,36 @@ mod tests {
         execute(&m, &block(DmaOp::Add, side(0, Dtype::Float32, &[(4, bytes)]), side(8, Dtype::Float32, &[(4, bytes)]))).unwrap();
         let want: Vec<f32> = (0..n).map(|i| old[i] + old[i + 2]).collect();
         assert_eq!(f32s(&m, 8, n), want);
+    }
+
+    /// A plain copy is planned as its coalesced runs, and executing the
+    /// runs gives the general path's bytes; casts, other ops and
+    /// overlapping sides are not planned.
+    #[test]
+    fn copy_plans_coalesce_runs_and_match_the_general_path() {
+        // 4 rows of 16 bytes, contiguous, into rows 64 bytes apart.
+        let b = block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, 64)]), side(1024, Dtype::Float32, &[(4, 16), (64, 4)]));
+        let mut plan = CopyPlan::default();
+        assert!(plan.rebuild(&b));
+        assert_eq!(plan.runs(), &[(0, 1024, 16), (16, 1088, 16), (32, 1152, 16), (48, 1216, 16)]);
+        assert_eq!(plan.bytes(), 64);
+        // Dense on both sides: one run.
+        assert!(plan.rebuild(&block(DmaOp::Copy, side(0, Dtype::Bfloat16, &[(2, 64), (64, 4)]), side(512, Dtype::Bfloat16, &[(2, 256)]))));
+        assert_eq!(plan.runs(), &[(0, 512, 256)]);
+        let m = Flat(RefCell::new((0..4096).map(|i| (i * 7) as u8).collect()));
+        let want = Flat(RefCell::new(m.0.borrow().clone()));
+        execute(&want, &b).unwrap();
+        assert!(plan.rebuild(&b));
+        for &(s, d, n) in plan.runs() {
+            let mut buf = vec![0u8; n as usize];
+            m.read_bytes(DeviceAddr(s), &mut buf).unwrap();
+            m.write_bytes(DeviceAddr(d), &buf).unwrap();
+        }
+        assert_eq!(m.0.borrow().as_slice(), want.0.borrow().as_slice());
+        assert!(!plan.rebuild(&block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, 64)]), side(1024, Dtype::Bfloat16, &[(2, 32)]))), "a cast");
+        assert!(!plan.rebuild(&block(DmaOp::Add, side(0, Dtype::Float32, &[(4, 64)]), side(1024, Dtype::Float32, &[(4, 64)]))), "a reduction");
+        assert!(!plan.rebuild(&block(DmaOp::Copy, side(0, Dtype::Float32, &[(4, 64)]), side(32, Dtype::Float32, &[(4, 64)]))), "overlapping sides");
+        assert!(plan.runs().is_empty());
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! through the [`Bus`] passed to each call.
 
 use crate::dma::desc::Descriptor;
+use crate::dma::pattern::CopyPlan;
+use crate::memory::Target;
 use crate::memory::pages::PinnedRange;
 use crate::port::Bus;
-use nrt_hal::{DeviceAddr, HalResult};
+use nrt_hal::{DeviceAddr, HalError, HalResult};
 use nrt_isa::dma_desc::RingSide;
+use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock};
 
 /// What the walk uses of a decoded descriptor pair (TX, RX), in one small
 /// value: the source (TX buffer), destination (RX buffer), the TX length
@@ -302,3 +305,127 @@ impl CopyPins {
     }
 }
 
+
+/// Pattern blocks kept per queue (direct-mapped by block address).
+const BLOCK_LINES: usize = 64;
+
+/// The pattern blocks a queue's TX descriptors point at, decoded once:
+/// each kept with the version of the 1 KiB page line it was read from
+/// ([`PinnedRange::line_version`]) and, for a plain copy, its
+/// [`CopyPlan`], routed ([`RoutedCopy`]). A small model's queue moves the same blocks every
+/// execution; while a block's line is unmodified, the next transfer of it
+/// costs one version load instead of a locked read, a parse and a walk of
+/// both sides. A write to the line (the block rewritten, or anything else
+/// sharing its line) makes the next transfer read and decode it again.
+#[derive(Clone, Debug, Default)]
+pub struct PatternBlocks {
+    lines: Vec<Option<KeptBlock>>,
+}
+
+#[derive(Clone, Debug)]
+struct KeptBlock {
+    addr: u64,
+    pin: PinnedRange,
+    /// The page line of the block through `pin`, and its version when
+    /// the block was read.
+    line: usize,
+    version: u64,
+    block: PatternBlock,
+    /// The block's copies as addresses (storage reused from block to
+    /// block of the slot).
+    plan: CopyPlan,
+    /// The same copies routed, when the block is a plain copy
+    /// ([`CopyPlan::rebuild`]) between memories (no register window or
+    /// peer device on either side).
+    routed: RoutedCopy,
+    planned: bool,
+}
+
+/// A plain-copy block's runs with both sides routed once
+/// ([`Bus::memory_route`]): a transfer of it is one
+/// [`Bus::copy_routed`] per run, with no address decode.
+#[derive(Clone, Debug, Default)]
+pub struct RoutedCopy {
+    runs: Vec<(Target, Target, u64)>,
+    bytes: u64,
+}
+
+impl RoutedCopy {
+    /// Routes every run of `plan`; false (and empty) when a side of one
+    /// is not memory of this device.
+    fn rebuild(&mut self, dev: &impl Bus, plan: &CopyPlan) -> bool {
+        self.runs.clear();
+        self.bytes = plan.bytes();
+        for &(s, d, n) in plan.runs() {
+            match (dev.memory_route(DeviceAddr(s), n), dev.memory_route(DeviceAddr(d), n)) {
+                (Some(ts), Some(td)) => self.runs.push((ts, td, n)),
+                _ => {
+                    self.runs.clear();
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The copies, `(source, destination, bytes)` in pattern order.
+    pub fn runs(&self) -> &[(Target, Target, u64)] {
+        &self.runs
+    }
+
+    /// Bytes the block writes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// What [`PatternBlocks::fetch`] found at a block address.
+pub enum Fetched<'a> {
+    /// A kept block (with its routed runs, when it is a plain copy).
+    Kept(&'a PatternBlock, Option<&'a RoutedCopy>),
+    /// A block read now that cannot be kept (its bytes are not in one
+    /// line of a backed page).
+    Read(PatternBlock),
+}
+
+impl PatternBlocks {
+    /// The pattern block at `addr`: kept while its line holds, else read,
+    /// decoded and kept. `Err`: the block cannot be read or does not
+    /// decode (the queue aborts).
+    #[inline]
+    pub fn fetch(&mut self, dev: &impl Bus, addr: u64) -> HalResult<Fetched<'_>> {
+        let slot = (addr / PATTERN_BLOCK_SIZE as u64) as usize % BLOCK_LINES;
+        let hit = matches!(self.lines.get(slot), Some(Some(k)) if k.addr == addr && k.pin.line_version_of(k.line) == k.version);
+        if !hit && let Some(b) = self.fetch_slow(dev, addr, slot)? {
+            return Ok(Fetched::Read(b));
+        }
+        let Some(Some(k)) = self.lines.get(slot) else { unreachable!("kept just now") };
+        Ok(Fetched::Kept(&k.block, k.planned.then_some(&k.routed)))
+    }
+
+    /// [`PatternBlocks::fetch`] of a block not kept (or changed): reads
+    /// and decodes it, keeping it in `slot` when it came through a pin
+    /// (`Ok(None)`), else returning it (`Ok(Some)`).
+    #[inline(never)]
+    fn fetch_slow(&mut self, dev: &impl Bus, addr: u64, slot: usize) -> HalResult<Option<PatternBlock>> {
+        let mut bytes = [0u8; PATTERN_BLOCK_SIZE];
+        let pinned = dev.pin_resident_page(DeviceAddr(addr), PATTERN_BLOCK_SIZE as u64).and_then(|(base, pin)| {
+            let at = (addr - base.get()) as usize;
+            let version = pin.read_line_versioned(at, &mut bytes)?;
+            Some((pin.line_of(at), version, pin))
+        });
+        if pinned.is_none() {
+            dev.read(DeviceAddr(addr), &mut bytes)?;
+        }
+        let block = PatternBlock::from_bytes(&bytes).map_err(|e| HalError::invalid(DeviceAddr(addr), PATTERN_BLOCK_SIZE as u64, e.to_string()))?;
+        let Some((line, version, pin)) = pinned else { return Ok(Some(block)) };
+        if self.lines.is_empty() {
+            self.lines = vec![None; BLOCK_LINES];
+        }
+        // The slot's plan storage is reused for the new block.
+        let (mut plan, mut routed) = self.lines[slot].take().map(|k| (k.plan, k.routed)).unwrap_or_default();
+        let planned = plan.rebuild(&block) && routed.rebuild(dev, &plan);
+        self.lines[slot] = Some(KeptBlock { addr, pin, line, version, block, plan, routed, planned });
+        Ok(None)
+    }
+}

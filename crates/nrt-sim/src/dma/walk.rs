@@ -9,12 +9,11 @@
 use crate::core::Core;
 use crate::cost;
 use crate::dma::pattern::{self, Bytes};
-use crate::dma::rings::{CopyPins, Pair};
+use crate::dma::rings::{CopyPins, Fetched, Pair, PatternBlocks};
 use crate::fault::{FaultKind, FaultState};
 use crate::port::Bus;
 use crate::wake::DmaWake;
-use nrt_hal::{ArchDesc, DeviceAddr, DmaQueueStatus, HalError, HalResult, NqType};
-use nrt_isa::dma_desc::{PATTERN_BLOCK_SIZE, PatternBlock};
+use nrt_hal::{ArchDesc, DeviceAddr, DmaQueueStatus, HalResult, NqType};
 use nrt_isa::notification::InferErrorSubtype;
 use std::sync::atomic::Ordering;
 
@@ -84,7 +83,8 @@ pub fn run_queue(dev: &impl Bus, faults: &FaultState, arch: &ArchDesc, core: &Co
         let (bytes, nan_at) = if fast {
             (u64::from(pair.len), pair.dst)
         } else {
-            match move_bytes(dev, faults, core.id.0, &mut regs.copy_pins, &pair, start) {
+            let r = &mut *regs;
+            match move_bytes(dev, faults, core.id.0, &mut r.copy_pins, &mut r.blocks, &pair, start) {
                 Ok(done) => done,
                 Err(_) => {
                     abort(&mut regs);
@@ -153,13 +153,21 @@ pub fn run_queue(dev: &impl Bus, faults: &FaultState, arch: &ArchDesc, core: &Co
 /// take effect at `start` plus the transfer's duration. Returns the bytes
 /// moved and the address a NaN fault poisons.
 #[inline(never)]
-fn move_bytes(dev: &impl Bus, faults: &FaultState, core: u32, pins: &mut CopyPins, pair: &Pair, start: u64) -> HalResult<(u64, u64)> {
+fn move_bytes(dev: &impl Bus, faults: &FaultState, core: u32, pins: &mut CopyPins, blocks: &mut PatternBlocks, pair: &Pair, start: u64) -> HalResult<(u64, u64)> {
     if pair.pattern() {
-        let mut block = [0u8; PATTERN_BLOCK_SIZE];
         let at = Stamped { dev, now: start };
-        dev.read(DeviceAddr(pair.src), &mut block)?;
-        let b = PatternBlock::from_bytes(&block).map_err(|e| HalError::invalid(DeviceAddr(pair.src), PATTERN_BLOCK_SIZE as u64, e.to_string()))?;
-        return pattern::execute(&at, &b).map(|n| (n, b.dst.addr));
+        return match blocks.fetch(dev, pair.src)? {
+            Fetched::Kept(b, Some(plan)) => {
+                // A plain copy between memories: its runs page to page,
+                // routed when the block was kept.
+                for &(s, d, n) in plan.runs() {
+                    dev.copy_routed(s, d, n)?;
+                }
+                Ok((plan.bytes(), b.dst.addr))
+            }
+            Fetched::Kept(b, None) => pattern::execute(&at, b).map(|n| (n, b.dst.addr)),
+            Fetched::Read(b) => pattern::execute(&at, &b).map(|n| (n, b.dst.addr)),
+        };
     }
     let len = u64::from(pair.len);
     if dev.copy_direct(DeviceAddr(pair.src), DeviceAddr(pair.dst), len)? {
@@ -372,6 +380,93 @@ mod tests {
         dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
         assert_eq!(trace.produced(), 4);
         assert_eq!(dev.semaphore_read(CoreId(0), 2).unwrap(), 5, "every packet completed");
+    }
+
+    /// A pattern block kept with its copy runs (a tile into SBUF rows)
+    /// moves the source's current bytes on every walk; rewritten in place
+    /// it is walked as rewritten (another destination, then a cast the
+    /// kept runs must not serve); one whose destination is a semaphore
+    /// register still raises it, through the general path.
+    #[test]
+    fn kept_pattern_blocks_follow_their_bytes() {
+        use nrt_hal::conformance::udma_copy_pair;
+        use nrt_isa::dma_desc::{DmaOp, PATTERN_BIT, PATTERN_BLOCK_SIZE, PatternBlock, PatternDim, PatternSide};
+        use nrt_isa::dtype::Dtype;
+        let config = SimConfig::builder().deterministic(true).hbm_bytes_per_channel(16 << 20).build();
+        let arch = config.arch.desc();
+        let dev = SimDevice::new(&config, 0);
+        let hbm = MemoryLocation::Hbm { channel: 0 };
+        let (rows, row_bytes) = (4u32, 64u32);
+        let src = dev.alloc(hbm, u64::from(rows * row_bytes), 64).unwrap();
+        let cast_dst = dev.alloc(hbm, u64::from(rows * row_bytes) / 2, 64).unwrap();
+        let sbuf = arch.sbuf_addr(CoreId(0)).get();
+        let pb = arch.sbuf_partition_bytes;
+        // Rows of `src` into partitions 0..4 at byte `at` (fp32, as is).
+        let into_rows = |at: u64| PatternBlock {
+            op: DmaOp::Copy,
+            src: PatternSide::contiguous(src.get(), Dtype::Float32, rows * row_bytes / 4),
+            dst: PatternSide {
+                addr: sbuf + at,
+                dtype: Dtype::Float32,
+                ndims: 2,
+                dims: [PatternDim { step: 4, size: row_bytes }, PatternDim { step: pb as i32, size: rows }, PatternDim::default(), PatternDim::default()],
+            },
+            scale: 1.0,
+            constant: None,
+            transpose: None,
+        };
+        let block = dev.alloc(hbm, PATTERN_BLOCK_SIZE as u64, 128).unwrap();
+        let tx = dev.alloc(hbm, 16, 64).unwrap();
+        let rx = dev.alloc(hbm, 16, 64).unwrap();
+        let (mut t, mut r) = udma_copy_pair(block, block, PATTERN_BLOCK_SIZE as u32);
+        t[3] |= (PATTERN_BIT >> 24) as u8;
+        r[3] |= (PATTERN_BIT >> 24) as u8;
+        dev.write(tx, &t).unwrap();
+        dev.write(rx, &r).unwrap();
+        let q = nrt_hal::DmaQueueId { engine: 0, queue: 4 };
+        dev.dma_queue_init(CoreId(0), q, DmaRingConfig { tx_ring: tx, rx_ring: rx, descriptors: 1, completion_semaphore: Some(5), completion_event: None }).unwrap();
+        let fill = |seed: u8| {
+            let bytes: Vec<u8> = (0..rows * row_bytes).map(|i| (i as u8).wrapping_mul(7).wrapping_add(seed)).collect();
+            dev.write(src, &bytes).unwrap();
+            bytes
+        };
+        let rows_at = |at: u64| -> Vec<u8> {
+            let mut got = vec![0u8; (rows * row_bytes) as usize];
+            for (p, row) in got.chunks_mut(row_bytes as usize).enumerate() {
+                dev.read(DeviceAddr(sbuf + p as u64 * pb + at), row).unwrap();
+            }
+            got
+        };
+        dev.write(block, &into_rows(128).to_bytes().unwrap()).unwrap();
+        for seed in [1u8, 2] {
+            let want = fill(seed);
+            dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+            assert_eq!(rows_at(128), want, "walk with source seed {seed}");
+        }
+        // Rewritten in place: another destination offset.
+        let want = fill(3);
+        dev.write(block, &into_rows(1024).to_bytes().unwrap()).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        assert_eq!(rows_at(1024), want);
+        assert_ne!(rows_at(128), want, "the old destination is left alone");
+        // Rewritten as a cast to bf16: converted, not copied as is.
+        let vals: Vec<f32> = (0..rows * row_bytes / 4).map(|i| i as f32 * 1.25 + 0.1).collect();
+        dev.write(src, &vals.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>()).unwrap();
+        let n = rows * row_bytes / 4;
+        dev.write(block, &PatternBlock::contiguous_copy(src.get(), Dtype::Float32, cast_dst.get(), Dtype::Bfloat16, n).to_bytes().unwrap()).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        let mut got = vec![0u8; 2 * n as usize];
+        dev.read(cast_dst, &mut got).unwrap();
+        let want: Vec<u8> = vals.iter().flat_map(|v| half::bf16::from_f32(*v).to_le_bytes()).collect();
+        assert_eq!(got, want);
+        // A block into a semaphore's SET register (4 bytes, as is).
+        let one = dev.alloc(hbm, 64, 64).unwrap();
+        dev.write(one, &9u32.to_le_bytes()).unwrap();
+        let sem = arch.semaphore_addr(CoreId(0), nrt_hal::arch::EVT_SEM_SEM_SET, 40).get();
+        dev.write(block, &PatternBlock::contiguous_copy(one.get(), Dtype::Uint32, sem, Dtype::Uint32, 1).to_bytes().unwrap()).unwrap();
+        dev.dma_tail_increment(CoreId(0), q, 1, 1).unwrap();
+        assert_eq!(dev.semaphore_read(CoreId(0), 40).unwrap(), 9);
+        assert_eq!(dev.semaphore_read(CoreId(0), 5).unwrap(), 5, "every packet completed");
     }
 
     #[test]

@@ -8,8 +8,7 @@
 /// Bytes per record.
 pub const RECORD_BYTES: usize = nrt_isa::record::RECORD_SIZE;
 
-/// Offset of EVENT_SEMAPHORE's second wait/update block.
-pub const EXTENDED_EVENTS_OFFSET: usize = 0x20;
+pub use nrt_isa::record::EXTENDED_EVENTS_OFFSET;
 
 /// Opcodes the sequencer executes itself.
 pub mod op {

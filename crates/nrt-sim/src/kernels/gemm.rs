@@ -30,6 +30,7 @@
 //! bit; a reference using `mul_add` matches exactly.
 
 use std::cell::RefCell;
+use std::marker::PhantomData;
 use std::sync::Mutex;
 
 use super::error::{KernelError, KernelResult};
@@ -152,6 +153,101 @@ impl<'a> MatMut<'a> {
     }
 }
 
+/// A destination whose rows are separate slices: the PE's PSUM, one
+/// slice per partition, multiplied into in place instead of being
+/// gathered into a tile and scattered back (two passes over C per
+/// MATMUL). Row `i`, column `j` is `rows[i][j]`.
+#[derive(Debug)]
+pub struct RowsMut<'r, 'a> {
+    rows: &'r mut [&'a mut [f32]],
+    cols: usize,
+}
+
+impl<'r, 'a> RowsMut<'r, 'a> {
+    /// `rows.len() x cols`; fails if a row is shorter than `cols`.
+    pub fn new(rows: &'r mut [&'a mut [f32]], cols: usize) -> KernelResult<Self> {
+        if let Some(short) = rows.iter().find(|r| r.len() < cols) {
+            return Err(KernelError::BufferTooSmall { what: "matrix destination row", needed: cols, have: short.len() });
+        }
+        Ok(Self { rows, cols })
+    }
+}
+
+/// C as the blocked loops reach it: element `(i, j)` at `row(i) + j * cs`.
+/// Built from a `&mut` destination ([`MatMut`] or [`RowsMut`]) whose
+/// extent was checked, and used only while that borrow lasts; the parts
+/// of a split GEMM write disjoint row bands through copies of it.
+#[derive(Clone, Copy)]
+struct Out<'c> {
+    rows: usize,
+    cols: usize,
+    cs: usize,
+    at: RowsAt,
+    _borrow: PhantomData<&'c mut f32>,
+}
+
+/// Where [`Out`]'s rows start.
+#[derive(Clone, Copy)]
+enum RowsAt {
+    /// One buffer, rows `rs` elements apart.
+    Strided { base: *mut f32, rs: usize },
+    /// Row `i` is the slice at `rows[i]` (a [`RowsMut`]'s).
+    Slices(*mut &'static mut [f32]),
+}
+
+// SAFETY: an `Out` stands for a `&mut` borrow of C held by the GEMM's
+// caller for the whole call; copies on other threads (the parts of a
+// split GEMM) write only their own rows, so no element is reached from
+// two threads.
+unsafe impl Send for Out<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Out<'_> {}
+
+impl<'c> Out<'c> {
+    fn mat(c: &'c mut MatMut<'_>) -> Self {
+        Out {
+            rows: c.rows,
+            cols: c.cols,
+            cs: c.col_stride,
+            at: RowsAt::Strided { base: c.data.as_mut_ptr(), rs: c.row_stride },
+            _borrow: PhantomData,
+        }
+    }
+
+    fn slices(c: &'c mut RowsMut<'_, '_>) -> Self {
+        Out {
+            rows: c.rows.len(),
+            cols: c.cols,
+            cs: 1,
+            at: RowsAt::Slices(c.rows.as_mut_ptr().cast()),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The first element of row `i < rows`.
+    #[inline(always)]
+    fn row(&self, i: usize) -> *mut f32 {
+        debug_assert!(i < self.rows);
+        match self.at {
+            RowsAt::Strided { base, rs } => base.wrapping_add(i * rs),
+            // SAFETY: `i < rows`, the length of the slice array the
+            // `RowsMut` lent for this borrow.
+            RowsAt::Slices(rows) => unsafe { (*rows.add(i)).as_mut_ptr() },
+        }
+    }
+
+    /// A pointer to element `(i, j)` (`i < rows`, `j < cols`).
+    #[inline(always)]
+    fn at(&self, i: usize, j: usize) -> *mut f32 {
+        self.row(i).wrapping_add(j * self.cs)
+    }
+
+    /// Whether each row's elements are adjacent.
+    fn unit_cols(&self) -> bool {
+        self.cs == 1
+    }
+}
+
 /// Which micro-kernel implementation this CPU runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MicroKernel {
@@ -193,7 +289,15 @@ pub fn gemm(a: MatRef<'_>, b: MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool) 
 /// Asking for [`MicroKernel::Avx2Fma`] on a CPU without it falls back to the
 /// portable kernel rather than faulting.
 pub fn gemm_with(kernel: MicroKernel, a: MatRef<'_>, b: MatRef<'_>, c: &mut MatMut<'_>, accumulate: bool) -> KernelResult<()> {
-    gemm_sources(kernel, &a, &b, c, accumulate)
+    gemm_sources(kernel, &a, &b, Dest::Mat(c), accumulate)
+}
+
+/// The destination of a GEMM: one strided buffer or separate rows.
+pub(crate) enum Dest<'c, 'r, 'a> {
+    /// A [`MatMut`].
+    Mat(&'c mut MatMut<'a>),
+    /// A [`RowsMut`].
+    Rows(&'c mut RowsMut<'r, 'a>),
 }
 
 /// An operand the packers can read: a strided `rows x cols` matrix whose
@@ -248,9 +352,13 @@ pub(crate) fn gemm_sources<A: PanelSource, B: PanelSource>(
     kernel: MicroKernel,
     a: &A,
     b: &B,
-    c: &mut MatMut<'_>,
+    c: Dest<'_, '_, '_>,
     accumulate: bool,
 ) -> KernelResult<()> {
+    let c = match c {
+        Dest::Mat(c) => Out::mat(c),
+        Dest::Rows(c) => Out::slices(c),
+    };
     let (m, k, n) = (a.rows(), a.cols(), b.cols());
     if b.rows() != k || c.rows != m || c.cols != n {
         return Err(KernelError::ShapeMismatch {
@@ -266,7 +374,9 @@ pub(crate) fn gemm_sources<A: PanelSource, B: PanelSource>(
         if !accumulate {
             for i in 0..m {
                 for j in 0..n {
-                    c.data[i * c.row_stride + j * c.col_stride] = 0.0;
+                    // SAFETY: (i, j) is inside C, whose extent the
+                    // destination's constructor checked.
+                    unsafe { *c.at(i, j) = 0.0 };
                 }
             }
         }
@@ -277,11 +387,11 @@ pub(crate) fn gemm_sources<A: PanelSource, B: PanelSource>(
     } else {
         kernel
     };
-    let parts = split_parts(m, n, k, c);
+    let parts = split_parts(m, n, k, &c);
     if parts <= 1 {
-        blocked_here(kernel, a, b, c, accumulate);
+        blocked_here(kernel, a, b, &c, accumulate);
     } else {
-        blocked_split(kernel, a, b, c, accumulate, parts);
+        blocked_split(kernel, a, b, &c, accumulate, parts);
     }
     Ok(())
 }
@@ -300,9 +410,10 @@ const MAX_SPLIT_PARTS: usize = 8;
 /// row-major with unit columns, and there are at least two `MR` row
 /// panels. Twice the CPUs, so a helper that joins late still finds work
 /// and the caller's last wait is for a small part.
-fn split_parts(m: usize, n: usize, k: usize, c: &MatMut<'_>) -> usize {
+fn split_parts(m: usize, n: usize, k: usize, c: &Out<'_>) -> usize {
     let macs = m.saturating_mul(n).saturating_mul(k);
-    if macs < SPLIT_MIN_MACS || c.col_stride != 1 || c.row_stride < c.cols {
+    let overlapping = matches!(c.at, RowsAt::Strided { rs, .. } if rs < c.cols);
+    if macs < SPLIT_MIN_MACS || !c.unit_cols() || overlapping {
         return 1;
     }
     (2 * cpus()).min(m.div_ceil(MR)).min(MAX_SPLIT_PARTS)
@@ -315,7 +426,7 @@ fn cpus() -> usize {
 }
 
 /// [`blocked`] with this thread's packing buffers.
-fn blocked_here<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: &B, c: &mut MatMut<'_>, accumulate: bool) {
+fn blocked_here<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: &B, c: &Out<'_>, accumulate: bool) {
     PACK.with(|cell| {
         let mut bufs = cell.borrow_mut();
         let (pa, pb) = &mut *bufs;
@@ -328,7 +439,7 @@ fn blocked<A: PanelSource, B: PanelSource>(
     kernel: MicroKernel,
     a: &A,
     b: &B,
-    c: &mut MatMut<'_>,
+    c: &Out<'_>,
     accumulate: bool,
     pa: &mut Vec<f32>,
     pb: &mut Vec<f32>,
@@ -358,7 +469,7 @@ struct Block {
 
 /// The block's product for rows `rows` of A and C, against the packed B
 /// block `pb` (the ic, jr, ir loops).
-fn multiply_rows<A: PanelSource>(kernel: MicroKernel, a: &A, pb: &[f32], c: &mut MatMut<'_>, rows: std::ops::Range<usize>, blk: &Block, pa: &mut Vec<f32>) {
+fn multiply_rows<A: PanelSource>(kernel: MicroKernel, a: &A, pb: &[f32], c: &Out<'_>, rows: std::ops::Range<usize>, blk: &Block, pa: &mut Vec<f32>) {
     let Block { jc, nc, pc, kc, add } = *blk;
     let mut acc = [0.0f32; MR * NR];
     for ic in rows.clone().step_by(MC) {
@@ -371,11 +482,10 @@ fn multiply_rows<A: PanelSource>(kernel: MicroKernel, a: &A, pb: &[f32], c: &mut
                 let mr = MR.min(mc - ir);
                 let ap = &pa[ir * kc..ir * kc + kc * MR];
                 let (i0, j0) = (ic + ir, jc + jr);
-                if kernel == MicroKernel::Avx2Fma && mr == MR && nr == NR && c.col_stride == 1 {
+                if kernel == MicroKernel::Avx2Fma && mr == MR && nr == NR && c.unit_cols() {
                     // Full tile, unit columns: the kernel updates C from registers.
-                    let at = i0 * c.row_stride + j0;
-                    let end = at + (MR - 1) * c.row_stride + NR;
-                    run_kernel_direct(kc, ap, bp, &mut c.data[at..end], c.row_stride, add);
+                    let tile: [*mut f32; MR] = std::array::from_fn(|ii| c.at(i0 + ii, j0));
+                    run_kernel_direct(kc, ap, bp, &tile, add);
                 } else {
                     load(c, i0, j0, mr, nr, &mut acc, add);
                     run_kernel(kernel, kc, ap, bp, &mut acc);
@@ -393,23 +503,13 @@ fn multiply_rows<A: PanelSource>(kernel: MicroKernel, a: &A, pb: &[f32], c: &mut
 /// Every element is computed as in [`blocked`] (same blocking over k, same
 /// kernel, same starting value), so the result is bit-identical whoever
 /// runs which part.
-fn blocked_split<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: &B, c: &mut MatMut<'_>, accumulate: bool, parts: usize) {
+fn blocked_split<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: &B, c: &Out<'_>, accumulate: bool, parts: usize) {
     let (m, k, n) = (a.rows(), a.cols(), b.cols());
     let parts = parts.min(MAX_SPLIT_PARTS);
     // Row bands of C, whole MR panels each (rounding can leave fewer
     // bands, never an empty one); each part owns its band's rows of C.
     let band = m.div_ceil(MR).div_ceil(parts) * MR;
     let parts = m.div_ceil(band);
-    let (rs, cols) = (c.row_stride, c.cols);
-    let mut bands: [Mutex<Option<(usize, MatMut<'_>)>>; MAX_SPLIT_PARTS] = Default::default();
-    let mut rest: &mut [f32] = &mut *c.data;
-    for (i, slot) in bands.iter_mut().enumerate().take(parts) {
-        let rows = band.min(m - i * band);
-        let take = if i + 1 == parts { rest.len() } else { (rows * rs).min(rest.len()) };
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(take);
-        rest = tail;
-        *slot.get_mut().unwrap_or_else(|e| e.into_inner()) = Some((i * band, MatMut { data: mine, rows, cols, row_stride: rs, col_stride: 1 }));
-    }
     PACK.with(|cell| {
         let mut bufs = cell.borrow_mut();
         let pb = &mut bufs.1;
@@ -441,12 +541,10 @@ fn blocked_split<A: PanelSource, B: PanelSource>(kernel: MicroKernel, a: &A, b: 
                 }
                 let packed: &[f32] = &pb[..panels * NR * kc];
                 split::run_parts(parts, &|i| {
-                    let mut held = bands[i].lock().unwrap_or_else(|e| e.into_inner());
-                    let Some((first, cb)) = held.as_mut() else { return };
-                    let rows_a = RowBand { src: a, first: *first, rows: cb.rows };
+                    let rows = i * band..m.min((i + 1) * band);
                     // This thread's own A buffer (a helper's fills on its
                     // first part, then is reused).
-                    A_PACK.with(|pa| multiply_rows(kernel, &rows_a, packed, cb, 0..cb.rows, &blk, &mut pa.borrow_mut()));
+                    A_PACK.with(|pa| multiply_rows(kernel, a, packed, c, rows, &blk, &mut pa.borrow_mut()));
                 });
             }
         }
@@ -457,32 +555,6 @@ thread_local! {
     /// The A panels of a split GEMM's part (apart from [`PACK`], which the
     /// caller holds for B while its parts run).
     static A_PACK: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Rows `first..first + rows` of a packable operand.
-struct RowBand<'a, A> {
-    src: &'a A,
-    first: usize,
-    rows: usize,
-}
-
-impl<A: PanelSource> PanelSource for RowBand<'_, A> {
-    fn rows(&self) -> usize {
-        self.rows
-    }
-    fn cols(&self) -> usize {
-        self.src.cols()
-    }
-    fn row_stride(&self) -> usize {
-        self.src.row_stride()
-    }
-    fn col_stride(&self) -> usize {
-        self.src.col_stride()
-    }
-    #[inline(always)]
-    fn read_run(&self, start: usize, step: usize, out: &mut [f32]) {
-        self.src.read_run(start + self.first * self.src.row_stride(), step, out);
-    }
 }
 
 /// Makes `buf` at least `len` long without rewriting what it holds: every
@@ -592,31 +664,26 @@ fn pack_b_body<B: PanelSource>(b: &B, blk: &Block, panels: std::ops::Range<usize
 /// (when `add`; zeros otherwise, and in the padding), so the kernel resumes
 /// each element's running sum instead of starting a separate one.
 #[inline]
-fn load(c: &MatMut<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &mut [f32; MR * NR], add: bool) {
+fn load(c: &Out<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &mut [f32; MR * NR], add: bool) {
     acc.fill(0.0);
     if !add {
         return;
     }
     for ii in 0..mr {
         for jj in 0..nr {
-            acc[ii * NR + jj] = c.data[(i0 + ii) * c.row_stride + (j0 + jj) * c.col_stride];
+            // SAFETY: the corner lies inside C (the caller's tile bounds).
+            acc[ii * NR + jj] = unsafe { *c.at(i0 + ii, j0 + jj) };
         }
     }
 }
 
 /// Writes the valid `mr x nr` corner of a micro-tile into C.
 #[inline]
-fn store(c: &mut MatMut<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &[f32; MR * NR]) {
-    if c.col_stride == 1 {
-        for ii in 0..mr {
-            let start = (i0 + ii) * c.row_stride + j0;
-            c.data[start..start + nr].copy_from_slice(&acc[ii * NR..ii * NR + nr]);
-        }
-    } else {
-        for ii in 0..mr {
-            for jj in 0..nr {
-                c.data[(i0 + ii) * c.row_stride + (j0 + jj) * c.col_stride] = acc[ii * NR + jj];
-            }
+fn store(c: &Out<'_>, i0: usize, j0: usize, mr: usize, nr: usize, acc: &[f32; MR * NR]) {
+    for ii in 0..mr {
+        for jj in 0..nr {
+            // SAFETY: as in `load`; this thread owns these rows of C.
+            unsafe { *c.at(i0 + ii, j0 + jj) = acc[ii * NR + jj] };
         }
     }
 }
@@ -636,29 +703,33 @@ fn run_kernel(kernel: MicroKernel, kc: usize, ap: &[f32], bp: &[f32], acc: &mut 
     }
 }
 
-/// The AVX2 kernel writing straight into a full `MR x NR` tile of C whose
-/// rows are `rs` apart (`c` starts at the tile's first element).
+/// The AVX2 kernel writing straight into a full `MR x NR` tile of C:
+/// row `i` of the tile is the `NR` floats at `tile[i]`.
 #[inline]
-fn run_kernel_direct(kc: usize, ap: &[f32], bp: &[f32], c: &mut [f32], rs: usize, add: bool) {
-    assert!(ap.len() >= kc * MR && bp.len() >= kc * NR && c.len() > (MR - 1) * rs + NR - 1 && rs >= NR);
+fn run_kernel_direct(kc: usize, ap: &[f32], bp: &[f32], tile: &[*mut f32; MR], add: bool) {
+    assert!(ap.len() >= kc * MR && bp.len() >= kc * NR);
     #[cfg(target_arch = "x86_64")]
     // SAFETY: only called when `gemm_with` selected Avx2Fma after run-time
-    // detection; the assert above bounds every read of the panels and every
-    // load/store of the C tile (rows i*rs .. i*rs+16 for i < MR).
+    // detection; the assert above bounds every read of the panels, and the
+    // caller hands only full tiles, whose rows' NR elements lie inside C.
     unsafe {
-        avx2::kernel_direct(kc, ap.as_ptr(), bp.as_ptr(), c.as_mut_ptr(), rs, add)
+        avx2::kernel_direct(kc, ap.as_ptr(), bp.as_ptr(), tile, add)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let mut acc = [0.0f32; MR * NR];
-        if add {
-            for i in 0..MR {
-                acc[i * NR..(i + 1) * NR].copy_from_slice(&c[i * rs..i * rs + NR]);
+        for (i, row) in tile.iter().enumerate() {
+            for j in 0..NR {
+                // SAFETY: as above.
+                acc[i * NR + j] = if add { unsafe { *row.add(j) } } else { 0.0 };
             }
         }
         portable_kernel(kc, ap, bp, &mut acc);
-        for i in 0..MR {
-            c[i * rs..i * rs + NR].copy_from_slice(&acc[i * NR..(i + 1) * NR]);
+        for (i, row) in tile.iter().enumerate() {
+            for j in 0..NR {
+                // SAFETY: as above.
+                unsafe { *row.add(j) = acc[i * NR + j] };
+            }
         }
     }
 }
@@ -744,21 +815,20 @@ mod avx2 {
     }
 
     /// The same micro-kernel updating C in place: row `i` of the tile is the
-    /// 16 floats at `out + i * rs`. With `add` the accumulators start from
+    /// 16 floats at `tile[i]`. With `add` the accumulators start from
     /// those values (C is loaded into the registers, then the products are
     /// added in order), otherwise from zero; the result overwrites C.
     ///
     /// # Safety
-    /// As [`product`], and `out` must be valid for reads and writes of
-    /// `(MR - 1) * rs + NR` floats.
+    /// As [`product`], and each `tile[i]` must be valid for reads and
+    /// writes of `NR` floats.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn kernel_direct(kc: usize, a: *const f32, b: *const f32, out: *mut f32, rs: usize, add: bool) {
+    pub(super) unsafe fn kernel_direct(kc: usize, a: *const f32, b: *const f32, tile: &[*mut f32; MR], add: bool) {
         let mut init = [[_mm256_setzero_ps(); 2]; MR];
         if add {
-            for (i, ci) in init.iter_mut().enumerate() {
-                // SAFETY: row i lies inside the caller-guaranteed extent.
+            for (ci, &row) in init.iter_mut().zip(tile) {
+                // SAFETY: row i is valid for NR floats (the caller's contract).
                 unsafe {
-                    let row = out.add(i * rs);
                     ci[0] = _mm256_loadu_ps(row);
                     ci[1] = _mm256_loadu_ps(row.add(8));
                 }
@@ -766,10 +836,9 @@ mod avx2 {
         }
         // SAFETY: forwarded from the caller.
         let c = unsafe { product(kc, a, b, init) };
-        for (i, ci) in c.iter().enumerate() {
-            // SAFETY: row i lies inside the caller-guaranteed extent.
+        for (ci, &row) in c.iter().zip(tile) {
+            // SAFETY: as above.
             unsafe {
-                let row = out.add(i * rs);
                 _mm256_storeu_ps(row, ci[0]);
                 _mm256_storeu_ps(row.add(8), ci[1]);
             }
@@ -960,13 +1029,13 @@ mod tests {
                     let mut split_c = start.clone();
                     let mut one_c = start.clone();
                     let (ar, br) = (MatRef::row_major(&a, m, k).unwrap(), MatRef::row_major(&b, k, n).unwrap());
-                    let parts = split_parts(m, n, k, &MatMut::row_major(&mut split_c, m, n).unwrap());
+                    let parts = split_parts(m, n, k, &Out::mat(&mut MatMut::row_major(&mut split_c, m, n).unwrap()));
                     assert!(parts > 1, "{m}x{n}x{k} splits");
                     for parts in [parts, 2, MAX_SPLIT_PARTS] {
                         split_c.copy_from_slice(&start);
-                        blocked_split(micro_kernel(), &ar, &br, &mut MatMut::row_major(&mut split_c, m, n).unwrap(), accumulate, parts);
+                        blocked_split(micro_kernel(), &ar, &br, &Out::mat(&mut MatMut::row_major(&mut split_c, m, n).unwrap()), accumulate, parts);
                         one_c.copy_from_slice(&start);
-                        blocked_here(micro_kernel(), &ar, &br, &mut MatMut::row_major(&mut one_c, m, n).unwrap(), accumulate);
+                        blocked_here(micro_kernel(), &ar, &br, &Out::mat(&mut MatMut::row_major(&mut one_c, m, n).unwrap()), accumulate);
                         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                         assert_eq!(bits(&split_c), bits(&one_c), "{m}x{n}x{k} in {parts} parts, helper {with_helper}");
                     }

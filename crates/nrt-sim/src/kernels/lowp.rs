@@ -12,7 +12,7 @@ use half::f16;
 use nrt_isa::dtype::Dtype;
 
 use super::error::{KernelError, KernelResult};
-use super::gemm::{MatMut, MatRef, MicroKernel, PanelSource, gemm_sources, micro_kernel};
+use super::gemm::{Dest, MatMut, MatRef, MicroKernel, PanelSource, RowsMut, gemm_sources, micro_kernel};
 
 /// An element encoding the packers can widen on the fly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,7 +366,14 @@ pub fn gemm_mixed_with(
     c: &mut MatMut<'_>,
     accumulate: bool,
 ) -> KernelResult<()> {
-    with_source!(a, sa => with_source!(b, sb => gemm_sources(kernel, &sa, &sb, c, accumulate)))
+    with_source!(a, sa => with_source!(b, sb => gemm_sources(kernel, &sa, &sb, Dest::Mat(&mut *c), accumulate)))
+}
+
+/// [`gemm_mixed`] into a destination whose rows are separate slices (the
+/// PE's PSUM partitions, multiplied into in place).
+pub fn gemm_mixed_rows(a: Operand<'_>, b: Operand<'_>, c: &mut RowsMut<'_, '_>, accumulate: bool) -> KernelResult<()> {
+    let kernel = micro_kernel();
+    with_source!(a, sa => with_source!(b, sb => gemm_sources(kernel, &sa, &sb, Dest::Rows(&mut *c), accumulate)))
 }
 
 #[cfg(test)]

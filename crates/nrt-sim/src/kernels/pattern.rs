@@ -272,10 +272,56 @@ pub trait OnChipRead {
     }
 }
 
+/// Most partitions [`OnChipWrite::with_rows_mut`] lends at once (the PE
+/// array's rows, SBUF's and PSUM's partitions).
+pub const MAX_LENT_ROWS: usize = 128;
+
 /// Write access to an on-chip memory laid out `[partition][bytes]`.
 pub trait OnChipWrite: OnChipRead {
     /// Stores `data` at `offset..offset + data.len()` of `partition`.
     fn write_partition(&mut self, partition: usize, offset: usize, data: &[u8]);
+
+    /// Lends bytes `offset..offset + len` of partitions `first..first +
+    /// count` to `f`, all at once, so a kernel can update them in place
+    /// (the PE multiplies into PSUM without gathering and scattering it);
+    /// other users of those partitions wait until `f` returns. Returns
+    /// false without calling `f` when the storage cannot lend them (the
+    /// default), the range is outside the memory, or `count` exceeds
+    /// [`MAX_LENT_ROWS`].
+    fn with_rows_mut(&mut self, _first: usize, _count: usize, _offset: usize, _len: usize, _f: &mut dyn FnMut(&mut [&mut [u8]])) -> bool {
+        false
+    }
+}
+
+/// Whether partitions `first..first + count`, bytes `offset..offset +
+/// len` of each, lie in a memory of `partitions x partition_bytes` and
+/// fit in one lending.
+pub fn lendable(partitions: usize, partition_bytes: usize, first: usize, count: usize, offset: usize, len: usize) -> bool {
+    count <= MAX_LENT_ROWS
+        && first.checked_add(count).is_some_and(|end| end <= partitions)
+        && offset.checked_add(len).is_some_and(|end| end <= partition_bytes)
+}
+
+/// Views lent rows of fp32 elements as f32 slices: `out[i]` is `rows[i]`.
+/// `None` when some row is not 4-byte aligned or not whole elements (the
+/// caller then takes its copying path).
+#[cfg(target_endian = "little")]
+pub(crate) fn f32_rows_mut<'a>(rows: &'a mut [&mut [u8]], out: &mut [&'a mut [f32]; MAX_LENT_ROWS]) -> Option<usize> {
+    let count = rows.len();
+    if count > MAX_LENT_ROWS {
+        return None;
+    }
+    for (o, r) in out.iter_mut().zip(rows.iter_mut()) {
+        // SAFETY: every bit pattern is a valid f32 and a valid u8, so
+        // reading and writing the bytes as f32 elements (little-endian
+        // host: their fp32 encodings) cannot create an invalid value.
+        let (head, mid, tail) = unsafe { r.align_to_mut::<f32>() };
+        if !head.is_empty() || !tail.is_empty() {
+            return None;
+        }
+        *o = mid;
+    }
+    Some(count)
 }
 
 /// A read-only view of a byte slice as `[partition][bytes]`.
@@ -360,6 +406,18 @@ impl OnChipWrite for MemoryMut<'_> {
     fn write_partition(&mut self, partition: usize, offset: usize, data: &[u8]) {
         let at = partition * self.partition_bytes + offset;
         self.bytes[at..at + data.len()].copy_from_slice(data);
+    }
+
+    fn with_rows_mut(&mut self, first: usize, count: usize, offset: usize, len: usize, f: &mut dyn FnMut(&mut [&mut [u8]])) -> bool {
+        if !lendable(self.partitions(), self.partition_bytes, first, count, offset, len) {
+            return false;
+        }
+        let mut rows: [&mut [u8]; MAX_LENT_ROWS] = std::array::from_fn(|_| Default::default());
+        for (r, part) in rows.iter_mut().zip(self.bytes.chunks_exact_mut(self.partition_bytes).skip(first).take(count)) {
+            *r = &mut part[offset..offset + len];
+        }
+        f(&mut rows[..count]);
+        true
     }
 }
 
@@ -563,7 +621,7 @@ fn f32_bytes(row: &[f32]) -> &[u8] {
 /// The in-partition byte offset of `pat` when it is one unit-step run per
 /// partition of fp32 elements, the shape that moves as whole rows.
 #[cfg(target_endian = "little")]
-fn f32_rows(pat: &Pattern, dtype: Dtype) -> Option<usize> {
+pub(crate) fn f32_rows(pat: &Pattern, dtype: Dtype) -> Option<usize> {
     let (axes, rank) = pat.canonical();
     (dtype == Dtype::Float32 && rank == 1 && axes[0].step == 1).then_some(pat.offset)
 }
@@ -663,7 +721,8 @@ pub fn gather_raw<M: OnChipRead + ?Sized>(mem: &M, pat: &Pattern, esize: usize) 
         // each partition's run straight into place, with no staging copy.
         check_bounds(pat, esize, mem)?;
         let row = free * esize;
-        let mut bytes = super::scratch::bytes_zeroed(pat.partitions * row);
+        // Every byte is read into below.
+        let mut bytes = super::scratch::bytes_for_overwrite(pat.partitions * row);
         if row > 0 {
             for (p, dst) in bytes.chunks_exact_mut(row).enumerate() {
                 mem.read_partition(pat.start_partition + p, pat.offset, dst);

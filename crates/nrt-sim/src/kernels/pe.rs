@@ -20,8 +20,10 @@ use std::borrow::Cow;
 use nrt_isa::dtype::{Dtype, Rounding, bytes_to_f32};
 
 use super::error::{KernelError, KernelResult, shape};
-use super::gemm::{MatMut, MatRef};
-use super::lowp::{LowFormat, LowRef, Operand, gemm_mixed};
+use super::gemm::{MatMut, MatRef, RowsMut};
+use super::lowp::{LowFormat, LowRef, Operand, gemm_mixed, gemm_mixed_rows};
+#[cfg(target_endian = "little")]
+use super::pattern::{MAX_LENT_ROWS, f32_rows, f32_rows_mut};
 use super::pattern::{OnChipWrite, Pattern, RawTile, gather_into, scatter};
 use super::tile::Tile;
 use super::transpose::{transpose, transpose_raw};
@@ -360,6 +362,10 @@ pub fn matmul_moving_into_psum<M: OnChipWrite + ?Sized>(
             got: shape(out.partitions(), out.free_len()),
         });
     }
+    #[cfg(target_endian = "little")]
+    if let Some(done) = matmul_in_place(psum, out, weights, moving, flags) {
+        return done;
+    }
     // Every element is written before it is read: by the gather when the
     // group resumes, by the GEMM (which then starts from +0.0) otherwise.
     let mut acc = Tile::for_overwrite(m, n);
@@ -368,6 +374,38 @@ pub fn matmul_moving_into_psum<M: OnChipWrite + ?Sized>(
     }
     matmul_moving(weights, moving, &mut acc, flags)?;
     scatter(psum, out, Dtype::Float32, &acc, &mut Rounding::NearestEven)
+}
+
+/// The MATMUL into PSUM's own rows, when the output is one fp32 run per
+/// partition and the memory lends its rows (`OnChipWrite::with_rows_mut`):
+/// the GEMM resumes from and stores into PSUM directly, the same
+/// elements in the same order as gathering them into a tile, multiplying
+/// and scattering the tile back. `None` when it cannot (the caller copies).
+#[cfg(target_endian = "little")]
+fn matmul_in_place<M: OnChipWrite + ?Sized>(
+    psum: &mut M,
+    out: &Pattern,
+    weights: &Weights,
+    moving: Moving<'_>,
+    flags: AccFlags,
+) -> Option<KernelResult<()>> {
+    let (m, n) = (out.partitions(), out.free_len());
+    let offset = f32_rows(out, Dtype::Float32)?;
+    if m == 0 || n == 0 {
+        return None;
+    }
+    let (a, b) = match (weights.operand(), moving.operand()) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+    };
+    let mut done = None;
+    psum.with_rows_mut(out.start_partition(), m, offset, n * 4, &mut |rows| {
+        let mut f32_rows: [&mut [f32]; MAX_LENT_ROWS] = std::array::from_fn(|_| Default::default());
+        if let Some(count) = f32_rows_mut(rows, &mut f32_rows) {
+            done = Some(RowsMut::new(&mut f32_rows[..count], n).and_then(|mut c| gemm_mixed_rows(a, b, &mut c, !flags.start)));
+        }
+    });
+    done
 }
 
 #[cfg(test)]

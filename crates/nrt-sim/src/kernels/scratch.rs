@@ -42,13 +42,14 @@ static SHARED_F32: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
 static SHARED_BYTES: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// Removes from `pool` the smallest vector with capacity for `len`
-/// elements; `None` when none is large enough.
+/// elements, among equals one that already holds `len` (a buffer taken
+/// for overwriting then needs no fill); `None` when none is large enough.
 fn take_best<T>(pool: &mut Vec<Vec<T>>, len: usize) -> Option<Vec<T>> {
     let best = pool
         .iter()
         .enumerate()
         .filter(|(_, v)| v.capacity() >= len)
-        .min_by_key(|(_, v)| v.capacity())
+        .min_by_key(|(_, v)| (v.capacity(), v.len() < len))
         .map(|(i, _)| i)?;
     Some(pool.swap_remove(best))
 }
@@ -139,6 +140,22 @@ pub fn bytes_zeroed(len: usize) -> Vec<u8> {
     }
 }
 
+/// A byte vector of `len` bytes whose values are whatever its pooled
+/// storage last held (zeros where it grows): for a buffer every byte of
+/// which is written before it is read (a gathered operand, a transposed
+/// tile), where [`bytes_zeroed`] would write the whole buffer once for
+/// nothing.
+pub fn bytes_for_overwrite(len: usize) -> Vec<u8> {
+    match BYTES.with(|p| take_as_is(p, &SHARED_BYTES, len)) {
+        Some(mut v) => {
+            v.truncate(len);
+            v.resize(len, 0);
+            v
+        }
+        None => vec![0; len],
+    }
+}
+
 /// An empty byte vector with room for `cap` bytes, reusing pooled storage.
 pub fn bytes_with_capacity(cap: usize) -> Vec<u8> {
     BYTES.with(|p| take(p, &SHARED_BYTES, cap)).unwrap_or_else(|| Vec::with_capacity(cap))
@@ -169,8 +186,30 @@ mod tests {
         let c = bytes_zeroed(10);
         assert_eq!(c, vec![0u8; 10]);
         recycle_bytes(c);
+        let o = bytes_for_overwrite(7);
+        assert_eq!(o.len(), 7);
+        recycle_bytes(o);
         let d = bytes_with_capacity(5);
         assert!(d.is_empty() && d.capacity() >= 5);
+    }
+
+    /// Of two pooled vectors of one capacity, a buffer taken for
+    /// overwriting is the one already that long (no zero fill), whichever
+    /// came back first.
+    #[test]
+    fn overwriting_takes_a_vector_already_that_long() {
+        // An unusual size, so no other buffer of this thread fits it.
+        const CAP: usize = 1_234_567;
+        let mut short = Vec::with_capacity(CAP);
+        short.resize(10, 1u8);
+        let long = vec![7u8; CAP];
+        assert_eq!((short.capacity(), long.capacity()), (CAP, CAP));
+        let want = long.as_ptr();
+        recycle_bytes(short);
+        recycle_bytes(long);
+        let got = bytes_for_overwrite(CAP);
+        assert_eq!((got.as_ptr(), got.len()), (want, CAP));
+        recycle_bytes(got);
     }
 
     #[test]

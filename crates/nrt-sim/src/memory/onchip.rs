@@ -21,7 +21,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use crate::memory::copy::copy_bytes;
-use crate::kernels::pattern::{OnChipRead, OnChipWrite};
+use crate::kernels::pattern::{MAX_LENT_ROWS, OnChipRead, OnChipWrite, lendable};
 use crate::memory::pages::SparsePages;
 
 /// SBUF or PSUM of one core: `partitions` slices of `partition_bytes`.
@@ -93,6 +93,27 @@ impl OnChipMemory {
     /// bounds.
     pub fn write_partition(&self, partition: usize, offset: usize, data: &[u8]) {
         copy_bytes(&mut self.part_backed(partition)[offset..offset + data.len()], data);
+    }
+
+    /// Lends bytes `offset..offset + len` of partitions `first..first +
+    /// count` to `f` at once (see `OnChipWrite::with_rows_mut`): the
+    /// partitions are locked in ascending order, as every holder of more
+    /// than one on-chip lock takes them, and allocated if untouched.
+    /// Returns false without calling `f` when the range is not lendable.
+    pub fn with_rows_mut(&self, first: usize, count: usize, offset: usize, len: usize, f: &mut dyn FnMut(&mut [&mut [u8]])) -> bool {
+        if !lendable(self.parts.len(), self.partition_bytes, first, count, offset, len) {
+            return false;
+        }
+        let mut guards: [Option<MutexGuard<'_, Vec<u8>>>; MAX_LENT_ROWS] = std::array::from_fn(|_| None);
+        for (g, p) in guards.iter_mut().zip(first..first + count) {
+            *g = Some(self.part_backed(p));
+        }
+        let mut rows: [&mut [u8]; MAX_LENT_ROWS] = std::array::from_fn(|_| Default::default());
+        for (r, g) in rows.iter_mut().zip(guards.iter_mut().flatten()) {
+            *r = &mut g[offset..offset + len];
+        }
+        f(&mut rows[..count]);
+        true
     }
 
     /// Walks the flat range `off..off + len` partition by partition, calling
@@ -265,6 +286,10 @@ impl OnChipWrite for OnChipView<'_> {
             self.mem.write_partition(partition, offset, data);
         }
     }
+
+    fn with_rows_mut(&mut self, first: usize, count: usize, offset: usize, len: usize, f: &mut dyn FnMut(&mut [&mut [u8]])) -> bool {
+        self.mem.with_rows_mut(first, count, offset, len, f)
+    }
 }
 
 #[cfg(test)]
@@ -291,6 +316,31 @@ mod tests {
         assert_eq!(mem.resident_partitions(), 1, "zero-filling untouched partitions allocates nothing");
         mem.clear();
         assert_eq!(mem.resident_partitions(), 0);
+    }
+
+    #[test]
+    fn rows_are_lent_in_place_and_only_in_range() {
+        let mem = OnChipMemory::new(4, 64);
+        let mut v = OnChipView::new(&mem);
+        let mut seen = 0;
+        assert!(v.with_rows_mut(1, 2, 8, 4, &mut |rows| {
+            seen = rows.len();
+            for (i, r) in rows.iter_mut().enumerate() {
+                r.copy_from_slice(&[i as u8 + 1; 4]);
+            }
+        }));
+        assert_eq!(seen, 2);
+        let mut b = [0u8; 4];
+        mem.read(64 + 8, &mut b);
+        assert_eq!(b, [1; 4]);
+        mem.read(2 * 64 + 8, &mut b);
+        assert_eq!(b, [2; 4]);
+        assert_eq!(mem.resident_partitions(), 2, "lending allocates only the lent partitions");
+        let mut called = false;
+        for (first, count, offset, len) in [(3, 2, 0, 4), (0, 1, 61, 4), (0, 129, 0, 1)] {
+            assert!(!v.with_rows_mut(first, count, offset, len, &mut |_| called = true), "{first} {count} {offset} {len}");
+        }
+        assert!(!called, "an out-of-range lending never calls back");
     }
 
     /// A flat model of every region kind, for the copy property.

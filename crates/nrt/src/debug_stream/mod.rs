@@ -21,6 +21,13 @@
 //! process's (libnrt's streams are per process too); the runtime's init
 //! sets it up ([`configure`]) and its close ends every connection
 //! ([`close_all`]).
+//!
+//! A connection is named by its descriptor (the C API's handle) or by a
+//! [`Connection`]: the descriptor and a serial number no other connection
+//! of the process shares. A holder that may outlive its connection (a
+//! Python object across `nrt.reset()`) uses the latter, so once the
+//! runtime's close ended it, a later connection that reuses the
+//! descriptor's number is never read or closed in its name.
 
 mod dump;
 pub mod event;
@@ -67,9 +74,42 @@ impl Default for Settings {
     }
 }
 
+/// A connection as its holder knows it (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Connection {
+    /// The descriptor the client polls.
+    pub fd: i32,
+    /// The connection's serial number, unique for the life of the process.
+    pub serial: u64,
+}
+
+/// The connection a call means: its descriptor alone (the C API's
+/// handle), or a [`Connection`], which must still be the one the
+/// descriptor belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Whatever connection the descriptor belongs to.
+    Fd(i32),
+    /// That connection, if it has not ended.
+    Connection(Connection),
+}
+
+impl From<i32> for Target {
+    fn from(fd: i32) -> Target {
+        Target::Fd(fd)
+    }
+}
+
+impl From<Connection> for Target {
+    fn from(c: Connection) -> Target {
+        Target::Connection(c)
+    }
+}
+
 /// One connection.
 struct Client {
     lnc: u32,
+    serial: u64,
     /// The end the client polls (its descriptor is the connection's handle).
     reader: UnixStream,
     /// The end the runtime marks readiness on.
@@ -89,6 +129,8 @@ struct Hub {
     clients: HashMap<i32, Client>,
     /// Events of each (core, prefix) the runtime's consumer has written.
     iterations: HashMap<(u32, String), u64>,
+    /// Connections made so far (the next one's serial number).
+    connections: u64,
 }
 
 static HUB: LazyLock<Mutex<Hub>> = LazyLock::new(|| Mutex::new(Hub::default()));
@@ -120,27 +162,32 @@ fn report_close(c: &Client) {
 }
 
 /// `nrt_debug_client_connect`: a connection to logical core `lnc`'s
-/// stream; returns its pollable descriptor. NRT_INVALID for a core
-/// outside the visible ones or one that has a client already.
-pub fn connect(lnc: i32) -> NrtResult<i32> {
+/// stream (its pollable descriptor is the C API's handle). NRT_INVALID
+/// for a core outside the visible ones or one that has a client already.
+pub fn connect(lnc: i32) -> NrtResult<Connection> {
     hub().connect(lnc)
 }
 
+/// Whether `c` is still open (the runtime's close has not ended it).
+pub fn is_open(c: Connection) -> bool {
+    hub().client(c.into()).is_ok()
+}
+
 /// `nrt_debug_client_read_one_event`: the oldest waiting event of the
-/// connection `fd`, `None` when none waits (NRT_QUEUE_EMPTY in C).
-pub fn read_one(fd: i32) -> NrtResult<Option<DebugEvent>> {
-    hub().read_one(fd)
+/// connection, `None` when none waits (NRT_QUEUE_EMPTY in C).
+pub fn read_one(c: impl Into<Target>) -> NrtResult<Option<DebugEvent>> {
+    hub().read_one(c.into())
 }
 
-/// Events dropped so far on connection `fd` because its queue was full.
-pub fn dropped(fd: i32) -> NrtResult<u64> {
-    hub().clients.get(&fd).map(|c| c.dropped).ok_or_else(|| unknown(fd))
+/// Events dropped so far on the connection because its queue was full.
+pub fn dropped(c: impl Into<Target>) -> NrtResult<u64> {
+    hub().client(c.into()).map(|c| c.dropped)
 }
 
-/// `nrt_debug_client_connect_close`: ends connection `fd` (its
-/// descriptor is closed; waiting events are discarded).
-pub fn disconnect(fd: i32) -> NrtResult<()> {
-    let c = hub().clients.remove(&fd).ok_or_else(|| unknown(fd))?;
+/// `nrt_debug_client_connect_close`: ends the connection (its descriptor
+/// is closed; waiting events are discarded).
+pub fn disconnect(c: impl Into<Target>) -> NrtResult<()> {
+    let c = hub().disconnect(c.into())?;
     report_close(&c);
     crate::log_debug!(Module::Nrt, "debug stream of logical core {} closed", c.lnc);
     Ok(())
@@ -165,8 +212,29 @@ fn unknown(fd: i32) -> NrtError {
     NrtError::invalid(format!("stream_fd {fd} is not an open debug stream connection (see nrt_debug_client_connect)"))
 }
 
+fn ended(c: Connection) -> NrtError {
+    NrtError::invalid(format!("debug stream connection {} (stream_fd {}) has ended: the runtime was closed; connect again", c.serial, c.fd))
+}
+
 impl Hub {
-    fn connect(&mut self, lnc: i32) -> NrtResult<i32> {
+    /// The open connection `t` means.
+    fn client(&mut self, t: Target) -> NrtResult<&mut Client> {
+        match t {
+            Target::Fd(fd) => self.clients.get_mut(&fd).ok_or_else(|| unknown(fd)),
+            Target::Connection(c) => self.clients.get_mut(&c.fd).filter(|x| x.serial == c.serial).ok_or_else(|| ended(c)),
+        }
+    }
+
+    fn disconnect(&mut self, t: Target) -> NrtResult<Client> {
+        let fd = match t {
+            Target::Fd(fd) => fd,
+            Target::Connection(c) => c.fd,
+        };
+        self.client(t)?;
+        self.clients.remove(&fd).ok_or_else(|| unknown(fd))
+    }
+
+    fn connect(&mut self, lnc: i32) -> NrtResult<Connection> {
         let visible = self.settings.logical_cores;
         let Some(lnc) = u32::try_from(lnc).ok().filter(|&l| visible.is_none_or(|n| l < n)) else {
             let range = visible.map_or_else(|| "a logical core index >= 0".to_string(), |n| format!("0..{}", n.saturating_sub(1)));
@@ -182,13 +250,15 @@ impl Hub {
         reader.set_nonblocking(true).map_err(io)?;
         writer.set_nonblocking(true).map_err(io)?;
         let fd = reader.as_raw_fd();
-        self.clients.insert(fd, Client { lnc, reader, writer, queue: VecDeque::new(), dropped: 0, dropping: false });
+        self.connections += 1;
+        let serial = self.connections;
+        self.clients.insert(fd, Client { lnc, serial, reader, writer, queue: VecDeque::new(), dropped: 0, dropping: false });
         crate::log_debug!(Module::Nrt, "debug stream of logical core {lnc} connected (stream_fd {fd})");
-        Ok(fd)
+        Ok(Connection { fd, serial })
     }
 
-    fn read_one(&mut self, fd: i32) -> NrtResult<Option<DebugEvent>> {
-        let c = self.clients.get_mut(&fd).ok_or_else(|| unknown(fd))?;
+    fn read_one(&mut self, t: impl Into<Target>) -> NrtResult<Option<DebugEvent>> {
+        let c = self.client(t.into())?;
         let e = c.queue.pop_front();
         if c.queue.is_empty() {
             let mut buf = [0u8; 16];
@@ -287,7 +357,7 @@ mod tests {
         assert!(h.deliver(0, vec![ev("before", 0, 0)]).is_empty(), "no consumer: nothing written");
         assert_eq!(h.connect(2).unwrap_err().status, crate::status::NrtStatus::Invalid);
         assert_eq!(h.connect(-1).unwrap_err().status, crate::status::NrtStatus::Invalid);
-        let fd = h.connect(0).unwrap();
+        let fd = h.connect(0).unwrap().fd;
         let e = h.connect(0).unwrap_err();
         assert!(e.status == crate::status::NrtStatus::Invalid && e.message.contains("already has a client"), "{e}");
         assert_eq!(h.read_one(fd).unwrap(), None, "events before the connection are not kept");
@@ -303,13 +373,36 @@ mod tests {
         assert!(h.clients.remove(&fd).is_some());
         assert_eq!(h.read_one(fd).unwrap_err().status, crate::status::NrtStatus::Invalid);
         let again = h.connect(0).unwrap();
-        assert!(h.clients.contains_key(&again));
+        assert!(h.clients.contains_key(&again.fd));
+    }
+
+    /// A holder whose connection ended (the runtime closed) never reads
+    /// or closes a later connection that reuses its descriptor's number.
+    #[test]
+    fn an_ended_connection_never_acts_on_a_later_one_with_its_number() {
+        let mut h = Hub::default();
+        let old = h.connect(0).unwrap();
+        // The runtime's close ends it; a new client gets a connection.
+        h.clients.clear();
+        let new = h.connect(0).unwrap();
+        assert_ne!(new.serial, old.serial);
+        h.deliver(0, vec![ev("p", 0, 5)]);
+        // The old holder's view, should the number come back to it.
+        let stale = Connection { fd: new.fd, ..old };
+        let e = h.read_one(stale).unwrap_err();
+        assert!(e.status == crate::status::NrtStatus::Invalid && e.message.contains("has ended"), "{e}");
+        assert!(h.disconnect(stale.into()).is_err());
+        assert!(h.client(stale.into()).is_err());
+        // The new connection is untouched: its event waits, its descriptor is open.
+        assert_eq!(h.read_one(new).unwrap().map(|e| e.data), Some(vec![5]));
+        assert!(h.disconnect(new.into()).is_ok());
+        assert!(h.read_one(new.fd).is_err(), "closed by its own holder");
     }
 
     #[test]
     fn a_full_queue_drops_and_counts() {
         let mut h = Hub { settings: Settings { buffer_events: 4, ..Settings::default() }, ..Hub::default() };
-        let fd = h.connect(7).unwrap();
+        let fd = h.connect(7).unwrap().fd;
         h.deliver(7, (0..7).map(|i| ev("x", 7, i)).collect());
         assert_eq!(h.clients[&fd].dropped, 3);
         assert_eq!(h.read_one(fd).unwrap().map(|e| e.data), Some(vec![0]), "the oldest are kept");
@@ -323,7 +416,7 @@ mod tests {
         let files = h.deliver(3, vec![ev("p", 3, 0), ev("q", 3, 1), ev("p", 3, 2)]);
         let paths: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
         assert_eq!(paths, ["/d/p/core_3/0/tensor.npy", "/d/q/core_3/0/tensor.npy", "/d/p/core_3/1/tensor.npy"]);
-        let fd = h.connect(3).unwrap();
+        let fd = h.connect(3).unwrap().fd;
         assert!(h.deliver(3, vec![ev("p", 3, 0)]).is_empty(), "a connected client takes the events");
         assert_eq!(h.clients[&fd].queue.len(), 1);
     }

@@ -72,8 +72,8 @@ pub struct CoreDispatch {
     exec: Mutex<CoreExec>,
     doorbells: AtomicU64,
     q7: Mutex<Option<crate::custom_ops::Q7Cluster>>,
-    /// The TRACE rings of a profiled core (one per engine), made on the
-    /// first profiled load.
+    /// The TRACE rings of a core while a profile holds them
+    /// ([`CoreDispatch::enable_trace`], [`CoreDispatch::release_trace`]).
     trace: Mutex<Option<TraceRings>>,
 }
 
@@ -91,6 +91,9 @@ struct TraceRings {
     rings: Vec<Arc<dyn NqRing>>,
     heads: Vec<u64>,
     memory: Vec<DeviceAddr>,
+    /// The profiles holding them: a model profiled from its load, a
+    /// capture on a model (one per core of its program).
+    holders: u32,
 }
 
 /// Bytes of each DMA engine's TRACE_DMA ring of a profiled core (4096
@@ -512,11 +515,13 @@ impl CoreDispatch {
 
     /// Gives every engine of the core a TRACE ring of
     /// [`crate::profile::TRACE_RING_BYTES`] and every DMA engine but the
-    /// transfers' a TRACE_DMA ring of [`DMA_TRACE_RING_BYTES`] (once;
-    /// later calls keep them).
+    /// transfers' a TRACE_DMA ring of [`DMA_TRACE_RING_BYTES`] for one
+    /// more holder (a profile); a core that has them keeps them, and each
+    /// call is matched by one [`CoreDispatch::release_trace`].
     pub fn enable_trace(&self) -> NrtResult<()> {
         let mut t = lock(&self.trace);
-        if t.is_some() {
+        if let Some(t) = t.as_mut() {
+            t.holders += 1;
             return Ok(());
         }
         let dma_engines = (0..self.device.info().dma_engines() as u8).filter(|e| *e != crate::transfer::TRANSFER_ENGINE);
@@ -525,7 +530,7 @@ impl CoreDispatch {
             .map(|e| (e.index() as u8, NqType::Trace, crate::profile::TRACE_RING_BYTES))
             .chain(dma_engines.map(|e| (e, NqType::TraceDma, DMA_TRACE_RING_BYTES)))
             .collect();
-        let mut rings = TraceRings { rings: Vec::with_capacity(specs.len()), heads: vec![0; specs.len()], memory: Vec::with_capacity(specs.len()) };
+        let mut rings = TraceRings { rings: Vec::with_capacity(specs.len()), heads: vec![0; specs.len()], memory: Vec::with_capacity(specs.len()), holders: 1 };
         let result = (|| {
             for (engine_index, nq_type, bytes) in specs {
                 let ring = self.memory.alloc(self.core, MemOwner::Runtime, MemUsage::Notification, u64::from(bytes), u64::from(bytes))?;
@@ -541,15 +546,50 @@ impl CoreDispatch {
                 Ok(())
             }
             Err(e) => {
-                for r in &rings.rings {
-                    let _ = self.device.nq_destroy(r.spec());
-                }
-                for a in rings.memory {
-                    let _ = self.memory.free(a);
-                }
+                let _ = self.unbind_trace(rings);
                 Err(e)
             }
         }
+    }
+
+    /// Ends one holder's use of the TRACE rings ([`CoreDispatch::enable_trace`]):
+    /// the last unbinds them and frees their memory, so the core's DMA
+    /// queues stop writing two trace records per packet and executions
+    /// after a profile cost what they did before it.
+    pub fn release_trace(&self) {
+        let mut t = lock(&self.trace);
+        let Some(rings) = t.as_mut() else { return };
+        rings.holders = rings.holders.saturating_sub(1);
+        if rings.holders > 0 {
+            return;
+        }
+        if let Some(rings) = t.take()
+            && let Err(e) = self.unbind_trace(rings)
+        {
+            crate::log_warn!(crate::log::Module::Tdrv, "NC {}: releasing the trace rings: {e}", self.core.0);
+        }
+    }
+
+    /// Whether the core has TRACE rings bound (some profile holds them).
+    pub fn traced(&self) -> bool {
+        lock(&self.trace).is_some()
+    }
+
+    /// Unbinds `rings` from the device and frees their memory; the first
+    /// error, after trying all.
+    fn unbind_trace(&self, rings: TraceRings) -> NrtResult<()> {
+        for r in &rings.rings {
+            let _ = self.device.nq_destroy(r.spec());
+        }
+        let mut first = Ok(());
+        for a in rings.memory {
+            if let Err(e) = self.memory.free(a)
+                && first.is_ok()
+            {
+                first = Err(e);
+            }
+        }
+        first
     }
 
     /// Reads the next records of engine `engine`'s TRACE ring into `out`;
@@ -562,7 +602,7 @@ impl CoreDispatch {
     }
 
     /// How many TRACE_DMA rings [`CoreDispatch::read_dma_trace`] reads
-    /// (none before [`CoreDispatch::enable_trace`]).
+    /// (none while no profile holds them).
     pub fn dma_trace_rings(&self) -> usize {
         lock(&self.trace).as_ref().map_or(0, |t| t.rings.len().saturating_sub(EngineId::ALL.len()))
     }
@@ -612,11 +652,11 @@ impl CoreDispatch {
         }
         let mut addrs = vec![self.arena_base, self.request];
         addrs.extend(self.ring_memory.iter().copied());
-        if let Some(t) = lock(&self.trace).take() {
-            for r in &t.rings {
-                let _ = self.device.nq_destroy(r.spec());
-            }
-            addrs.extend(t.memory);
+        if let Some(t) = lock(&self.trace).take()
+            && let Err(e) = self.unbind_trace(t)
+            && first.is_ok()
+        {
+            first = Err(e);
         }
         if let Some(s) = lock(&self.scratchpad).addr.take() {
             addrs.push(s);

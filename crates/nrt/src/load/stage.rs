@@ -42,6 +42,8 @@ struct Taken {
     queues: Vec<DmaQueueId>,
     shared_scratchpad: bool,
     gpsimd_libs: Option<Arc<StagedLibSet>>,
+    /// Whether the core's trace rings are held for a profile from the load.
+    trace: bool,
 }
 
 fn hal(what: &str, e: impl std::fmt::Display) -> NrtError {
@@ -83,6 +85,9 @@ fn undo(core: &CoreDispatch, taken: &Taken, memory: &crate::memory::DeviceMemory
     if taken.shared_scratchpad {
         core.release_scratchpad();
     }
+    if taken.trace {
+        core.release_trace();
+    }
     match &taken.gpsimd_libs {
         Some(set) => custom_ops::libs::release_model(memory, set),
         None => Ok(()),
@@ -93,7 +98,13 @@ fn undo(core: &CoreDispatch, taken: &Taken, memory: &crate::memory::DeviceMemory
 pub fn release(p: &DeviceProgram) -> NrtResult<()> {
     let mut first = Ok(());
     for c in &p.cores {
-        let taken = Taken { images: c.images.to_vec(), queues: c.queues.clone(), shared_scratchpad: c.shared_scratchpad, gpsimd_libs: c.gpsimd_libs.clone() };
+        let taken = Taken {
+            images: c.images.to_vec(),
+            queues: c.queues.clone(),
+            shared_scratchpad: c.shared_scratchpad,
+            gpsimd_libs: c.gpsimd_libs.clone(),
+            trace: c.trace_held.swap(false, std::sync::atomic::Ordering::AcqRel),
+        };
         if let Err(e) = undo(&c.core, &taken, p.memory.device_memory())
             && first.is_ok()
         {
@@ -361,6 +372,7 @@ fn stage_subgraph(
     // A device profile instruments every record and needs the core's TRACE rings.
     let mut traced = if host.settings.device_profile != crate::config::DeviceProfile::Off {
         core.enable_trace()?;
+        taken.trace = true;
         Some(crate::profile::TracedImages::default())
     } else {
         None
@@ -450,6 +462,7 @@ fn stage_subgraph(
         subgraph: sg.name.clone(),
         sites,
         image_records,
+        trace_held: std::sync::atomic::AtomicBool::new(traced.is_some()),
         trace: traced,
         cc_claim: collectives.claim.take(),
         cc_ops: collectives.ops,

@@ -7,9 +7,10 @@
 //! while the cores are still locked ([`Capture::after_execution`]) and
 //! kept as [`Keep`] says; [`stop`] writes the original bytes back and
 //! hands the captured executions to the caller, who writes them
-//! ([`write_profile`]). A model instrumented at load
-//! (NEURON_RT_INSPECT_DEVICE_PROFILE) is captured as it is and left
-//! instrumented.
+//! ([`write_profile`]), and lets go of the cores' trace rings (the last
+//! profile on a core unbinds them). A model instrumented at load
+//! (NEURON_RT_INSPECT_DEVICE_PROFILE) whose profile still runs is
+//! captured as it is and left instrumented.
 
 use super::{ExecutionTrace, TracedImages};
 use crate::model::{DeviceProgram, LoadedModel};
@@ -104,12 +105,15 @@ pub fn start(model: &LoadedModel, keep: Keep) -> NrtResult<()> {
     }
     let mut originals: Vec<Option<TracedImages>> = Vec::with_capacity(prog.cores.len());
     for c in &prog.cores {
-        if c.trace.is_some() {
+        if c.trace.is_some() && c.trace_held.load(Ordering::Acquire) {
             originals.push(None);
             continue;
         }
+        if let Err(e) = c.core.enable_trace() {
+            restore_all(prog, &originals);
+            return Err(e);
+        }
         let r = (|| {
-            c.core.enable_trace()?;
             // Nothing from an earlier capture may mix in.
             c.core.discard_trace();
             let mut t = TracedImages::default();
@@ -129,6 +133,7 @@ pub fn start(model: &LoadedModel, keep: Keep) -> NrtResult<()> {
         match r {
             Ok(t) => originals.push(Some(t)),
             Err(e) => {
+                c.core.release_trace();
                 restore_all(prog, &originals);
                 return Err(e);
             }
@@ -138,13 +143,15 @@ pub fn start(model: &LoadedModel, keep: Keep) -> NrtResult<()> {
     Ok(())
 }
 
+/// Ends what [`start`] did on each core it instrumented: the original
+/// images back, the core's trace rings let go.
 fn restore_all(prog: &DeviceProgram, originals: &[Option<TracedImages>]) {
     for (c, t) in prog.cores.iter().zip(originals) {
-        if let Some(t) = t
-            && let Err(e) = super::restore_images(c, t)
-        {
+        let Some(t) = t else { continue };
+        if let Err(e) = super::restore_images(c, t) {
             crate::log_warn!(crate::log::Module::Nrt, "restoring the uninstrumented images of {} failed: {}", c.subgraph, e.message);
         }
+        c.core.release_trace();
     }
 }
 

@@ -360,3 +360,67 @@ proptest! {
         }
     }
 }
+
+/// A PSUM that cannot lend its rows: MATMUL takes the copying path
+/// (gather the partials, multiply a tile, scatter it back).
+struct Copying<'a>(MemoryMut<'a>);
+
+impl crate::kernels::pattern::OnChipRead for Copying<'_> {
+    fn partitions(&self) -> usize {
+        self.0.partitions()
+    }
+    fn partition_bytes(&self) -> usize {
+        self.0.partition_bytes()
+    }
+    fn read_partition(&self, partition: usize, offset: usize, buf: &mut [u8]) {
+        self.0.read_partition(partition, offset, buf)
+    }
+}
+
+impl OnChipWrite for Copying<'_> {
+    fn write_partition(&mut self, partition: usize, offset: usize, data: &[u8]) {
+        self.0.write_partition(partition, offset, data)
+    }
+}
+
+/// MATMUL into PSUM's own rows writes exactly the bytes of the copying
+/// path, starting a group or resuming one, at a partition and bank
+/// offset, on the compiler's full shape (128 x 128 x 512, split across
+/// parts) and ragged ones, fp16 and fp32 moving operands; bytes outside
+/// the output stay as they were.
+#[test]
+fn psum_in_place_matches_the_copying_path_bit_for_bit() {
+    use crate::kernels::lowp::LowFormat;
+    for &(k, m, n, first, col) in &[(128usize, 128usize, 512usize, 0usize, 512usize), (37, 13, 70, 3, 9), (128, 40, 512, 88, 0)] {
+        let pb = 4 * (col + n + 5);
+        let weights = Weights::from_raw_columns(
+            RawTile { partitions: k, free: m, esize: 2, bytes: f16_codes(k * m, 3) },
+            LowFormat::Float16,
+        )
+        .unwrap();
+        let raw_x = RawTile { partitions: k, free: n, esize: 2, bytes: f16_codes(k * n, 5) };
+        let wide_x = Tile::from_fn(k, n, |p, j| half::f16::from_bits(u16::from_le_bytes([raw_x.bytes[2 * (p * n + j)], raw_x.bytes[2 * (p * n + j) + 1]])).to_f32());
+        let out = Pattern::contiguous(first, m, col * 4, n as u32);
+        for moving in [Moving::Low { raw: &raw_x, format: LowFormat::Float16 }, Moving::Wide(&wide_x)] {
+            for flags in [AccFlags::SINGLE, AccFlags { start: true, stop: false }, AccFlags::ACCUMULATE] {
+                let mut start: Vec<u8> = (0..(first + m) * pb / 4).flat_map(|i| (((i % 977) as f32) / 61.0 - 8.0).to_le_bytes()).collect();
+                start.resize(128 * pb, 0);
+                let (mut copied, mut in_place) = (start.clone(), start.clone());
+                matmul_moving_into_psum(&mut Copying(MemoryMut::new(&mut copied, pb).unwrap()), &out, &weights, moving, flags).unwrap();
+                let mut lent = MemoryMut::new(&mut in_place, pb).unwrap();
+                assert!(lent.with_rows_mut(first, m, col * 4, n * 4, &mut |_| {}), "the test memory lends rows");
+                matmul_moving_into_psum(&mut lent, &out, &weights, moving, flags).unwrap();
+                assert!(copied == in_place, "{k}x{m}x{n} at partition {first}, column {col}, {flags:?}: PSUM bytes differ");
+                assert!(copied != start, "the MATMUL wrote its output");
+            }
+        }
+    }
+}
+
+/// `len` finite fp16 codes in [-2, 2).
+fn f16_codes(len: usize, seed: u64) -> Vec<u8> {
+    raw_bytes(2 * len, seed)
+        .chunks_exact(2)
+        .flat_map(|w| half::f16::from_f32(f32::from(u16::from_le_bytes([w[0], w[1]])) / 16384.0 - 2.0).to_bits().to_le_bytes())
+        .collect()
+}
