@@ -154,7 +154,7 @@ enum Command {
         command: GenCommand,
     },
     /// List the simulated devices, their cores and memory and the processes
-    /// using them (neuron-ls; read from the devices' status files).
+    /// using them (neuron-ls; read from the devices' datastores).
     Ls {
         /// Show the PID, whole command line and runtime version of the processes.
         #[arg(short, long)]

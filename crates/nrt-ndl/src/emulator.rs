@@ -21,6 +21,7 @@ use nrt_hal::{
     CoreId, CoreReservation, Device, DeviceAddr, DmaQueueId, DmaQueueStatus, DmaRingConfig, EngineId, EngineRun,
     EngineWaitOn, HalError, MemoryLocation, NqRing, NqSpec, NqType,
 };
+use nrt_hal::status::{self, SlotWriter};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,6 +54,11 @@ pub struct EmulatedDriver {
     nqs: Mutex<HashMap<u64, Arc<dyn NqRing>>>,
     next_nq: AtomicU64,
     locks: Mutex<HashMap<u32, CoreReservation>>,
+    /// HBM windows by mmap offset (RESOURCE_MMAP_INFO answered them).
+    hbm: Mutex<HashMap<u64, nrt_hal::HostWindow>>,
+    /// The datastore entry this file acquired (ACQUIRE_NEURON_DS), kept
+    /// until RELEASE_NEURON_DS or the file's close.
+    ds: Mutex<Option<Arc<SlotWriter>>>,
 }
 
 thread_local! {
@@ -101,6 +107,8 @@ impl EmulatedDriver {
             nqs: Mutex::new(HashMap::new()),
             next_nq: AtomicU64::new(0),
             locks: Mutex::new(HashMap::new()),
+            hbm: Mutex::new(HashMap::new()),
+            ds: Mutex::new(None),
         }
     }
 
@@ -154,6 +162,10 @@ impl EmulatedDriver {
         ffi::copy_to_user(ptr, &v.to_ne_bytes()).ok_or_else(|| refuse(libc::EFAULT, "null out pointer"))
     }
 
+    fn put_user_i32(ptr: u64, v: i32) -> R {
+        ffi::copy_to_user(ptr, &v.to_ne_bytes()).ok_or_else(|| refuse(libc::EFAULT, "null out pointer"))
+    }
+
     fn dispatch(&self, c: u32, buf: &mut [u8]) -> R {
         let dev = &*self.device;
         let hal = errno_of;
@@ -198,6 +210,25 @@ impl EmulatedDriver {
                     return Err(e);
                 }
                 Ok(())
+            }
+            cmd::RESOURCE_MMAP_INFO => {
+                let mut a: abi::ResourceMmapInfo = Self::arg(buf)?;
+                if a.block != abi::DM_BLOCK_HBM || a.resource != abi::DM_RESOURCE_DMEM {
+                    return Err(refuse(libc::EINVAL, format!("resource {} of block {}: the emulated driver maps HBM device memory only", a.resource, a.block)));
+                }
+                let w = dev.map_hbm(a.block_id).map_err(hal)?.ok_or_else(|| refuse(libc::EINVAL, format!("HBM {} does not exist", a.block_id)))?;
+                lock(&self.hbm).insert(w.base.get(), w);
+                a.offset = w.base.get();
+                a.size = w.len;
+                Self::out(buf, &a)
+            }
+            cmd::DMABUF_FD => {
+                let a: abi::DmabufFd = Self::arg(buf)?;
+                if a.fd == 0 {
+                    return Err(refuse(libc::EFAULT, "null fd pointer"));
+                }
+                let fd = dev.dmabuf_fd(a.va as usize, a.size).map_err(hal)?;
+                Self::put_user_i32(a.fd, std::os::fd::IntoRawFd::into_raw_fd(fd))
             }
             cmd::MEM_FREE => {
                 let a: abi::MemFree = Self::arg(buf)?;
@@ -423,6 +454,24 @@ impl EmulatedDriver {
                 }
                 Ok(())
             }
+            cmd::ACQUIRE_NEURON_DS => {
+                let mut a: abi::NeuronDsInfo = Self::arg(buf)?;
+                let w = self.acquire_ds(a.pid)?;
+                a.mmap_offset = status::entry_offset(w.index());
+                a.size = status::ENTRY_BYTES as u32;
+                Self::out(buf, &a)?;
+                Ok(())
+            }
+            cmd::RELEASE_NEURON_DS => {
+                // The owner's release drops this file's reference; the
+                // device lets go of its own when it closes, and the last
+                // reference clears the entry (neuron_ds.h's reference count).
+                let a: abi::NeuronDsInfo = Self::arg(buf)?;
+                if a.pid == 0 || a.pid as u32 == std::process::id() {
+                    lock(&self.ds).take();
+                }
+                Ok(())
+            }
             cmd::COMPATIBLE_VERSION => {
                 let arch = arch_number(dev);
                 let v = abi::CompatibleVersion { max: abi::rt_version(arch), min: if arch == abi::ARCH_V3 { 10 } else { 5 } };
@@ -463,6 +512,21 @@ impl EmulatedDriver {
                 Ok(())
             }
             other => Err(refuse(libc::ENOTTY, format!("ioctl {other:#010x} ({}) is not emulated", abi::command_name(other)))),
+        }
+    }
+
+    /// ACQUIRE_NEURON_DS: pid 0 (or our own) acquires this process's
+    /// entry, creating it; another pid finds that process's entry
+    /// (ENOENT when it has none), as `neuron_ds_acquire_pid` does.
+    fn acquire_ds(&self, pid: i32) -> Result<Arc<SlotWriter>, i32> {
+        let own = self.device.datastore().ok_or_else(|| refuse(libc::ENOMEM, "no datastore entry: publishing is off or every entry is taken"))?;
+        if pid == 0 || pid as u32 == std::process::id() {
+            *lock(&self.ds) = Some(Arc::clone(&own));
+            return Ok(own);
+        }
+        match own.entry_of(pid as u32) {
+            Some(_) => Err(refuse(libc::EACCES, format!("the datastore of pid {pid} is read by mapping the store (nrt_ndl::nds), not through this file"))),
+            None => Err(refuse(libc::ENOENT, format!("pid {pid} has no datastore entry"))),
         }
     }
 
@@ -532,6 +596,28 @@ impl Transport for EmulatedDriver {
 
     fn map_nq(&self, mmap_offset: u64) -> Result<Arc<dyn NqRing>, i32> {
         lock(&self.nqs).get(&mmap_offset).cloned().ok_or_else(|| refuse(libc::EINVAL, format!("no NQ at mmap offset {mmap_offset:#x}")))
+    }
+
+    /// The simulator's own mapping of the channel RESOURCE_MMAP_INFO
+    /// answered for (the emulated driver lives in the caller's process,
+    /// so "mapping into the caller" is handing over that window).
+    fn map(&self, offset: u64, len: u64) -> Result<usize, i32> {
+        match lock(&self.hbm).get(&offset) {
+            Some(w) if w.len == len => Ok(w.va),
+            Some(w) => Err(refuse(libc::EINVAL, format!("mmap of {len} bytes at offset {offset:#x}: the region there has {} (partial maps are refused)", w.len))),
+            None => Err(refuse(libc::EINVAL, format!("nothing to mmap at offset {offset:#x}"))),
+        }
+    }
+
+    /// The simulator keeps its mapping for its own life.
+    fn unmap(&self, _va: usize, _len: u64) {}
+
+    fn map_ds(&self, mmap_offset: u64) -> Result<Arc<SlotWriter>, i32> {
+        lock(&self.ds)
+            .as_ref()
+            .filter(|w| status::entry_offset(w.index()) == mmap_offset)
+            .cloned()
+            .ok_or_else(|| refuse(libc::EINVAL, format!("no datastore acquired at mmap offset {mmap_offset:#x}")))
     }
 
     fn core_count(&self) -> Result<u32, i32> {

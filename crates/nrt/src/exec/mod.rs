@@ -370,7 +370,7 @@ pub fn execute(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet) -> 
     result
 }
 
-/// Counts a finished execution into the device's status file (the tools'
+/// Counts a finished execution into the device's datastore (the tools'
 /// view): outcome, error class and host latency, on the model's first core.
 #[inline]
 fn publish_execution(model: &LoadedModel, started: Instant, result: &NrtResult<()>) {
