@@ -1,5 +1,5 @@
 //! `nrt ls`: neuron-ls for the simulated instance: devices, cores, memory
-//! and the processes using them (read from the status files), as the
+//! and the processes using them (read from the devices' datastores), as the
 //! default table, `--wide`, `--show-all-procs` or `--json-output`.
 
 use crate::observe::{Instance, Sample};

@@ -1,6 +1,6 @@
 //! `nrt monitor`: neuron-monitor for the simulated instance. Every period
 //! it writes one JSON report (neuron-monitor's groups and field names) to
-//! stdout, built from two reads of the status files, or with
+//! stdout, built from two reads of the devices' datastores, or with
 //! `--prometheus` the same metrics in the Prometheus text format under
 //! the names neuron-monitor-prometheus.py exports.
 
@@ -155,7 +155,7 @@ fn system_cpu() -> (BTreeMap<String, [u64; 7]>, u64) {
     (cpus, ctxt)
 }
 
-/// What one tick reads besides the status files.
+/// What one tick reads besides the datastores.
 struct HostSample {
     cpus: BTreeMap<String, [u64; 7]>,
     ctxt: u64,

@@ -1,10 +1,11 @@
 //! What the observing tools (`nrt ls`, `nrt monitor`, `nrt top`) share:
 //! the simulated instance the environment describes and the devices'
-//! status files (`docs/status-file.md`), read as one sample.
+//! datastores (`docs/status-file.md`), read through the driver portal
+//! (`nrt_ndl::nds`) as one sample.
 
 use anyhow::{Context, Result};
 use nrt_hal::status::{self, MemCategory};
-use nrt_hal::status_read::{self, DeviceStatus, ProcessStatus};
+use nrt_hal::status_read::{DeviceStatus, ProcessStatus};
 use nrt_hal::ArchDesc;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -99,7 +100,7 @@ fn shown_instance_type(cfg: &nrt_sim::SimConfig) -> String {
         .map_or_else(|| cfg.instance.clone(), |t| t.name.to_string())
 }
 
-/// One read of every device's status file.
+/// One read of every device's datastore.
 #[derive(Clone, Debug)]
 pub struct Sample {
     /// When it was read.
@@ -109,7 +110,7 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// Reads every device of `inst`; a missing file means no process has
+    /// Reads every device of `inst`; a missing store means no process has
     /// used the device yet (an empty status, not an error).
     pub fn read(inst: &Instance) -> Sample {
         let devices = (0..inst.devices)
@@ -130,7 +131,7 @@ impl Sample {
                         hardware: Default::default(),
                     });
                 }
-                status_read::read(&path)
+                nrt_ndl::nds::read(&path)
             })
             .collect();
         Sample { at: Instant::now(), devices }

@@ -1,7 +1,7 @@
 //! `nrt top`: neuron-top for the simulated instance, a live terminal view
 //! (ratatui over crossterm) of core utilisation, vCPU use, memory by
 //! category and the models and processes using the devices, refreshed
-//! from the status files every interval.
+//! from the devices' datastores every interval.
 
 use crate::observe::{DeviceColumns, HostColumns, Instance, Sample, human_bytes, utilization};
 use anyhow::Result;

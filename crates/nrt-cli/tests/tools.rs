@@ -118,23 +118,28 @@ fn ls_lists_the_executing_process_with_neuron_ls_fields() {
 }
 
 #[test]
-fn a_killed_process_is_stale_and_its_slot_is_reused() {
+fn a_killed_process_is_stale_and_its_entry_is_reused_last() {
     let dir = status_dir("stale");
     let mut w = Workload::start(&dir);
     w.wait_visible(&dir);
     let dead = w.pid();
-    drop(w); // SIGKILL: the slot is never released.
+    drop(w); // SIGKILL: the entry is never released.
     let v: Value = serde_json::from_slice(&nrt(&dir, &["ls", "-j"]).stdout).unwrap();
     assert_eq!(v[0]["neuron_processes"], serde_json::json!([]), "a dead process is not listed: {v}");
-    let file = dir.join("sim-trn2-1-nd0.status");
-    let bytes = std::fs::read(&file).unwrap();
-    let pid_word = u64::from_le_bytes(bytes[16 * 8..17 * 8].try_into().unwrap());
-    assert_eq!(pid_word, u64::from(dead), "the dead process's slot is still claimed in the file");
+    let file = dir.join("sim-trn2-1-nd0.nds");
+    // The table's record of entry e: pid, start time, clear tick.
+    let pid_of = |bytes: &[u8], e: usize| {
+        let at = nrt_hal::status::table::record(e, nrt_hal::status::table::PID) * 8;
+        u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+    };
+    assert_eq!(pid_of(&std::fs::read(&file).unwrap(), 0), u64::from(dead), "the dead process's entry 0 is still taken in the store");
     let mut w2 = Workload::start(&dir);
     w2.wait_visible(&dir);
     let bytes = std::fs::read(&file).unwrap();
-    let pid_word = u64::from_le_bytes(bytes[16 * 8..17 * 8].try_into().unwrap());
-    assert_eq!(pid_word, u64::from(w2.pid()), "the stale slot 0 was claimed by the next process");
+    // The driver hands out a never-used entry before a cleared one.
+    assert_eq!((pid_of(&bytes, 0), pid_of(&bytes, 1)), (u64::from(dead), u64::from(w2.pid())), "the next process took entry 1");
+    let v: Value = serde_json::from_slice(&nrt(&dir, &["ls", "-j"]).stdout).unwrap();
+    assert_eq!(v[0]["neuron_processes"].as_array().map(Vec::len), Some(1), "only the live process is listed: {v}");
 }
 
 #[test]

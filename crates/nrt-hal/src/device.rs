@@ -485,12 +485,21 @@ pub trait Device: Send + Sync {
     /// has queued is its workers' again. Called once per `lending_begin`.
     fn lending_end(&self) {}
 
-    /// The status-file slot this process owns on the device, once it has
-    /// reserved cores ([`crate::status`]): where the runtime publishes its
-    /// memory, execution and model counters for the tools, as libnrt does
-    /// through the driver's datastore. `None` when the backend publishes
-    /// nothing (the default) or publishing is off.
+    /// This process's datastore entry on the device ([`crate::status`]):
+    /// where the runtime publishes its memory, execution and model
+    /// counters for the tools, as libnrt does through the driver's `nds`
+    /// store. `None` when the backend publishes nothing (the default) or
+    /// publishing is off.
     fn status(&self) -> Option<&crate::status::SlotWriter> {
+        None
+    }
+
+    /// The same entry to hold beyond a borrow: what a driver in front of
+    /// the device hands out for ACQUIRE_NEURON_DS (the emulated driver maps
+    /// it into its caller). The device keeps its own reference; the entry
+    /// is cleared when the device lets go of it. `None` as for
+    /// [`Device::status`].
+    fn datastore(&self) -> Option<std::sync::Arc<crate::status::SlotWriter>> {
         None
     }
 }

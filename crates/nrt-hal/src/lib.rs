@@ -10,7 +10,7 @@
 //! - [`error`]: the four device errors.
 //! - [`reservation`]: exclusive core reservation through lock files.
 //! - [`conformance`]: the backend-independent conformance suite.
-//! - [`status`], [`status_read`]: the per-device status file the tools read.
+//! - [`status`], [`status_read`]: the per-device datastore the tools read.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

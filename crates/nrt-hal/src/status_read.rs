@@ -1,12 +1,10 @@
-//! Reading a device status file ([`crate::status`]) from any process: a
-//! copy of the file's bytes decoded into plain structs, with stale slots
-//! (their process gone, or its pid reused) told apart.
+//! Decoding a device datastore ([`crate::status`]) read by any process:
+//! the table and each entry's bytes into plain structs, with stale
+//! entries (their process gone, or its pid reused) told apart. Reading
+//! the bytes is the portal's (`nrt_ndl::nds`), as the tools reach the
+//! driver's store.
 
-use crate::status::{
-    self, CORE_WORDS, ErrorClass, LATENCY_BUCKETS, MAX_CORES, MAX_MODELS, MODEL_WORDS, MemCategory, Outcome,
-    HEADER_WORDS, SLOT_WORDS, SLOTS,
-};
-use std::path::Path;
+use crate::status::{self, ENTRIES, ErrorClass, LATENCY_BUCKETS, MAX_CORES, MAX_MODELS, MemCategory, Outcome, nds, object, ours, table};
 
 /// One device's status as read at one instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,9 +19,9 @@ pub struct DeviceStatus {
     pub host_memory_bytes: u64,
     /// Architecture name.
     pub arch: String,
-    /// Slots of live processes.
+    /// Entries of live processes.
     pub processes: Vec<ProcessStatus>,
-    /// Slots whose owner is gone (crashed without releasing).
+    /// Entries whose owner is gone (crashed without releasing).
     pub stale: Vec<u32>,
     /// The device's memory-error counters (since the file was created).
     pub hardware: HardwareCounters,
@@ -40,7 +38,7 @@ pub struct HardwareCounters {
     pub sram_ecc_uncorrected: u64,
 }
 
-/// Counters of one physical core in one process's slot.
+/// Counters of one physical core in one process's entry.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CoreCounters {
     /// Engines inside an execution right now.
@@ -99,10 +97,10 @@ pub struct ModelEntry {
     pub name: String,
 }
 
-/// One live process's slot.
+/// One live process's entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessStatus {
-    /// Slot index.
+    /// Entry index in the datastore.
     pub slot: u32,
     /// Pid.
     pub pid: u32,
@@ -112,8 +110,9 @@ pub struct ProcessStatus {
     pub cores_mask: u64,
     /// Logical NeuronCore config (0 when the runtime did not say).
     pub lnc: u32,
-    /// Command line: the slot's copy (its first 63 bytes), which
-    /// [`read`] replaces by the whole line from `/proc` while the owner runs.
+    /// Command line: the entry's copy (its first 63 bytes), which the
+    /// portal's reader replaces by the whole line from `/proc` while the
+    /// owner runs.
     pub command: String,
     /// `NEURON_PROCESS_TAG` or empty.
     pub tag: String,
@@ -182,133 +181,153 @@ fn word(b: &[u8], i: usize) -> u64 {
     b.get(i * 8..i * 8 + 8).map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or_default()))
 }
 
-fn text(b: &[u8], at: usize, words: usize) -> String {
-    let bytes = b.get(at * 8..(at + words) * 8).unwrap_or(&[]);
+fn text(b: &[u8], at: usize, bytes: usize) -> String {
+    let bytes = b.get(at..at + bytes).unwrap_or(&[]);
     let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
-/// Decodes a status file's bytes; `alive(pid, start_time)` decides which
-/// slots are live ([`status::process_alive`] for real files).
-pub fn decode(bytes: &[u8], alive: impl Fn(u32, u64) -> bool) -> Result<DeviceStatus, String> {
-    if bytes.len() < status::FILE_BYTES {
-        return Err(format!("status file has {} bytes, expected {}", bytes.len(), status::FILE_BYTES));
+/// The driver's table as read: the device and every taken entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    /// The device (its `processes` and `stale` empty).
+    pub device: DeviceStatus,
+    /// Taken entries: (entry index, pid, start time).
+    pub entries: Vec<(u32, u32, u64)>,
+}
+
+/// Decodes the table page of a store ([`status::TABLE_BYTES`] bytes).
+pub fn decode_table(bytes: &[u8]) -> Result<Table, String> {
+    if bytes.len() < status::TABLE_BYTES {
+        return Err(format!("datastore has {} bytes, at least {} expected", bytes.len(), status::TABLE_BYTES));
     }
-    if word(bytes, status::header::MAGIC) != status::MAGIC {
-        return Err("status file has no NRTSTAT1 magic (not initialised yet, or not a status file)".into());
+    if word(bytes, table::MAGIC) != status::MAGIC {
+        return Err("datastore has no NRTNDS01 magic (not initialised yet, or not a datastore)".into());
     }
-    let v = word(bytes, status::header::VERSION);
+    let v = word(bytes, table::VERSION);
     if v != status::VERSION {
-        return Err(format!("status file layout version {v} is not supported (supported: {})", status::VERSION));
+        return Err(format!("datastore layout version {v} is not supported (supported: {})", status::VERSION));
     }
-    let mut d = DeviceStatus {
-        device_index: word(bytes, status::header::DEVICE_INDEX) as u32,
-        physical_cores: word(bytes, status::header::PHYSICAL_CORES) as u32,
-        memory_bytes: word(bytes, status::header::MEMORY_BYTES),
-        host_memory_bytes: word(bytes, status::header::HOST_MEMORY_BYTES),
-        arch: text(bytes, status::header::ARCH_NAME, 2),
+    let device = DeviceStatus {
+        device_index: word(bytes, table::DEVICE_INDEX) as u32,
+        physical_cores: word(bytes, table::PHYSICAL_CORES) as u32,
+        memory_bytes: word(bytes, table::MEMORY_BYTES),
+        host_memory_bytes: word(bytes, table::HOST_MEMORY_BYTES),
+        arch: text(bytes, table::ARCH_NAME * 8, 16),
         processes: Vec::new(),
         stale: Vec::new(),
         hardware: HardwareCounters {
-            mem_ecc_uncorrected: word(bytes, status::header::MEM_ECC_UNCORRECTED),
-            mem_ecc_repairable_uncorrected: word(bytes, status::header::MEM_ECC_REPAIRABLE_UNCORRECTED),
-            sram_ecc_uncorrected: word(bytes, status::header::SRAM_ECC_UNCORRECTED),
+            mem_ecc_uncorrected: word(bytes, table::MEM_ECC_UNCORRECTED),
+            mem_ecc_repairable_uncorrected: word(bytes, table::MEM_ECC_REPAIRABLE_UNCORRECTED),
+            sram_ecc_uncorrected: word(bytes, table::SRAM_ECC_UNCORRECTED),
         },
     };
-    for s in 0..SLOTS {
-        let base = HEADER_WORDS + s * SLOT_WORDS;
-        let w = |i: usize| word(bytes, base + i);
-        let pid = w(status::slot::PID) as u32;
-        if pid == 0 {
-            continue;
-        }
-        let start_time = w(status::slot::START_TIME);
-        if !alive(pid, start_time) {
-            d.stale.push(s as u32);
-            continue;
-        }
-        let cores = (0..MAX_CORES.min(d.physical_cores as usize))
-            .map(|c| {
-                let cb = status::slot::CORES_BASE + c * CORE_WORDS;
-                let mut cc = CoreCounters {
-                    running: w(cb + status::core::RUNNING),
-                    busy_ns: w(cb + status::core::BUSY_NS),
-                    device_executions: w(cb + status::core::DEVICE_EXECUTIONS),
-                    flops: w(cb + status::core::FLOPS),
-                    ..CoreCounters::default()
-                };
-                for i in 0..6 {
-                    cc.outcomes[i] = w(cb + status::core::OUTCOMES + i);
-                    cc.errors[i] = w(cb + status::core::ERRORS + i);
-                }
-                for i in 0..MemCategory::COUNT {
-                    cc.memory[i] = w(cb + status::core::MEMORY + i);
-                }
-                cc
-            })
-            .collect();
-        let mut host_memory = [0; MemCategory::COUNT];
-        for (i, m) in host_memory.iter_mut().enumerate() {
-            *m = w(status::HOST_MEMORY + i);
-        }
-        let models = (0..MAX_MODELS)
-            .filter_map(|e| {
-                let at = status::MODELS + e * MODEL_WORDS;
-                if w(at + status::model::SEQ) != 2 {
-                    return None;
-                }
-                let mut m = ModelEntry {
-                    id: w(at + status::model::ID),
-                    vnc: w(at + status::model::VNC) as u32,
-                    core: w(at + status::model::CORE) as u32,
-                    host_bytes: w(at + status::model::HOST_BYTES),
-                    name: text(bytes, base + at + status::model::NAME, status::model::NAME_END - status::model::NAME),
-                    ..ModelEntry::default()
-                };
-                for i in 0..MemCategory::COUNT {
-                    m.memory[i] = w(at + status::model::MEMORY + i);
-                    m.host_memory[i] = w(at + status::model::HOST_MEMORY + i);
-                }
-                m.uuid[..8].copy_from_slice(&w(at + status::model::UUID).to_le_bytes());
-                m.uuid[8..].copy_from_slice(&w(at + status::model::UUID + 1).to_le_bytes());
-                Some(m)
-            })
-            .collect();
-        d.processes.push(ProcessStatus {
-            slot: s as u32,
-            pid,
-            start_time,
-            cores_mask: w(status::slot::CORES),
-            lnc: w(status::slot::LNC) as u32,
-            command: text(bytes, base + status::slot::COMMAND, 8),
-            tag: text(bytes, base + status::slot::TAG, 8),
-            runtime_version: text(bytes, base + status::slot::RUNTIME_VERSION, 4),
-            cores,
-            host_memory,
-            total_latency: (0..LATENCY_BUCKETS).map(|b| w(status::TOTAL_LATENCY + b)).collect(),
-            device_latency: (0..LATENCY_BUCKETS).map(|b| w(status::DEVICE_LATENCY + b)).collect(),
-            total_samples: Samples { count: w(status::TOTAL_SAMPLES), ring: (0..status::LATENCY_SAMPLES).map(|i| w(status::TOTAL_SAMPLES + 1 + i)).collect() },
-            device_samples: Samples { count: w(status::DEVICE_SAMPLES), ring: (0..status::LATENCY_SAMPLES).map(|i| w(status::DEVICE_SAMPLES + 1 + i)).collect() },
-            models,
-        });
-    }
-    Ok(d)
+    let entries = (0..ENTRIES)
+        .filter_map(|e| {
+            let pid = word(bytes, table::record(e, table::PID)) as u32;
+            (pid != 0).then(|| (e as u32, pid, word(bytes, table::record(e, table::START_TIME))))
+        })
+        .collect();
+    Ok(Table { device, entries })
 }
 
-/// Reads and decodes one status file, with live slots judged by `/proc`
-/// and each live process's whole command line read from there (the slot
-/// holds only its first 63 bytes).
-pub fn read(path: &Path) -> Result<DeviceStatus, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("reading status file {}: {e}", path.display()))?;
-    let mut d = decode(&bytes, status::process_alive).map_err(|e| format!("{}: {e}", path.display()))?;
-    for p in &mut d.processes {
-        // Read, then check the pid still names the owner: a pid reused in
-        // between keeps the slot's own copy.
-        if let Some(line) = status::command_line(p.pid).filter(|_| status::process_alive(p.pid, p.start_time)) {
-            p.command = line;
-        }
+/// Decodes one entry's bytes ([`status::ENTRY_BYTES`]) of the process
+/// `pid` (started at `start_time`) in entry `index` of a device with
+/// `physical_cores` cores.
+pub fn decode_entry(bytes: &[u8], index: u32, pid: u32, start_time: u64, physical_cores: u32) -> ProcessStatus {
+    let w = |i: usize| word(bytes, i);
+    let nc = |core: usize, k: usize| nds::nc_word(core, k).map_or(0, &w);
+    let cores = (0..MAX_CORES.min(physical_cores as usize))
+        .map(|c| {
+            let cb = ours::CORES_BASE + c * ours::CORE_WORDS;
+            let mut cc = CoreCounters {
+                running: w(cb + status::core::RUNNING),
+                busy_ns: w(cb + status::core::BUSY_NS),
+                device_executions: w(cb + status::core::DEVICE_EXECUTIONS),
+                flops: 2 * nc(c, nds::nc::MAC_COUNT),
+                ..CoreCounters::default()
+            };
+            for (i, o) in cc.outcomes.iter_mut().enumerate() {
+                *o = nc(c, nds::nc::INFER + i);
+            }
+            for (i, e) in ErrorClass::ALL.iter().enumerate() {
+                cc.errors[i] = nc(c, e.nc_counter());
+            }
+            for i in 0..MemCategory::COUNT {
+                cc.memory[i] = w(cb + status::core::MEMORY + i);
+            }
+            cc
+        })
+        .collect();
+    let mut host_memory = [0; MemCategory::COUNT];
+    for (i, m) in host_memory.iter_mut().enumerate() {
+        *m = w(ours::HOST_MEMORY + i);
     }
-    Ok(d)
+    let models = (0..MAX_MODELS)
+        .filter_map(|e| {
+            let at = object::MODEL_NODES + e * object::NODE_WORDS;
+            if w(at + object::STATE) != 2 || w(at + object::TYPE) != nds::OBJECT_TYPE_MODEL_NODE_INFO {
+                return None;
+            }
+            let info = (at + object::NODE_INFO) * 8;
+            let mut m = ModelEntry {
+                id: w(at + object::NODE_INFO) & 0xffff_ffff,
+                vnc: w(at + object::NODE_VNC) as u32,
+                core: u32::from(bytes.get(info + 280).copied().unwrap_or(0)),
+                host_bytes: w(at + object::NODE_HOST_BYTES),
+                name: text(bytes, info + 8, 256),
+                ..ModelEntry::default()
+            };
+            for i in 0..MemCategory::COUNT {
+                m.memory[i] = w(at + object::NODE_MEMORY + i);
+                m.host_memory[i] = w(at + object::NODE_HOST_MEMORY + i);
+            }
+            if let Some(u) = bytes.get(info + 264..info + 280) {
+                m.uuid.copy_from_slice(u);
+            }
+            Some(m)
+        })
+        .collect();
+    let tag = if w(object::PROCESS_INFO_EXT + object::STATE) == 2 {
+        text(bytes, (object::PROCESS_INFO_EXT + object::PAYLOAD) * 8, 256)
+    } else {
+        String::new()
+    };
+    ProcessStatus {
+        slot: index,
+        pid,
+        start_time,
+        cores_mask: w(ours::CORES),
+        lnc: w(ours::LNC) as u32,
+        command: text(bytes, ours::COMMAND * 8, 64),
+        tag,
+        runtime_version: text(bytes, ours::RUNTIME_VERSION * 8, 32),
+        cores,
+        host_memory,
+        total_latency: (0..LATENCY_BUCKETS).map(|b| w(ours::TOTAL_LATENCY + b)).collect(),
+        device_latency: (0..LATENCY_BUCKETS).map(|b| w(ours::DEVICE_LATENCY + b)).collect(),
+        total_samples: Samples { count: w(ours::TOTAL_SAMPLES), ring: (0..status::LATENCY_SAMPLES).map(|i| w(ours::TOTAL_SAMPLES + 1 + i)).collect() },
+        device_samples: Samples { count: w(ours::DEVICE_SAMPLES), ring: (0..status::LATENCY_SAMPLES).map(|i| w(ours::DEVICE_SAMPLES + 1 + i)).collect() },
+        models,
+    }
+}
+
+/// Decodes a whole store file's bytes; `alive(pid, start_time)` decides
+/// which entries are live ([`status::process_alive`] for real files).
+pub fn decode(bytes: &[u8], alive: impl Fn(u32, u64) -> bool) -> Result<DeviceStatus, String> {
+    if bytes.len() < status::FILE_BYTES {
+        return Err(format!("datastore has {} bytes, expected {}", bytes.len(), status::FILE_BYTES));
+    }
+    let Table { mut device, entries } = decode_table(bytes)?;
+    for (e, pid, start) in entries {
+        if !alive(pid, start) {
+            device.stale.push(e);
+            continue;
+        }
+        let at = status::entry_offset(e as usize) as usize;
+        device.processes.push(decode_entry(&bytes[at..at + status::ENTRY_BYTES], e, pid, start, device.physical_cores));
+    }
+    Ok(device)
 }
 
 #[cfg(test)]
@@ -320,6 +339,7 @@ mod tests {
         assert!(decode(&[0; 8], |_, _| true).unwrap_err().contains("expected"));
         let b = vec![0u8; status::FILE_BYTES];
         assert!(decode(&b, |_, _| true).unwrap_err().contains("magic"));
+        assert!(decode_table(&b[..16]).unwrap_err().contains("at least"));
         let mut b = b;
         b[..8].copy_from_slice(&status::MAGIC.to_le_bytes());
         b[8..16].copy_from_slice(&7u64.to_le_bytes());

@@ -17,7 +17,8 @@ use nrt_hal::{
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use nrt_hal::status::SlotWriter;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// An ioctl that failed: the command, its errno and the driver's words.
 #[derive(Debug)]
@@ -116,10 +117,16 @@ pub struct NdlDevice {
     /// Device memory this device mapped into the process (`map_hbm`), as
     /// (host address, bytes): unmapped when the device goes.
     mapped: Mutex<Vec<(usize, u64)>>,
+    /// This process's datastore entry (ACQUIRE_NEURON_DS and its mapping),
+    /// acquired by the runtime's first publication.
+    ds: OnceLock<Option<Arc<SlotWriter>>>,
 }
 
 impl Drop for NdlDevice {
     fn drop(&mut self) {
+        if let Some(Some(_)) = self.ds.get() {
+            self.release_ds();
+        }
         let mapped = std::mem::take(self.mapped.get_mut().unwrap_or_else(|e| e.into_inner()));
         for (va, len) in mapped {
             self.portal.transport.unmap(va, len);
@@ -151,6 +158,7 @@ impl NdlDevice {
             portal: Arc::new(Portal { transport, counts: std::array::from_fn(|_| AtomicU64::new(0)) }),
             chunks: RwLock::new(BTreeMap::new()),
             mapped: Mutex::new(Vec::new()),
+            ds: OnceLock::new(),
         };
         let d = dev.discover(index)?;
         dev.info = match info {
@@ -230,6 +238,43 @@ impl NdlDevice {
 
     fn call<A: Arg>(&self, cmd: u32, arg: &mut A) -> Result<(), IoctlError> {
         self.portal.call(cmd, arg)
+    }
+
+    /// This process's datastore entry: ACQUIRE_NEURON_DS (pid 0) and the
+    /// mapping of the offset it answers, once; `None` (said once on
+    /// stderr) when the driver has no entry for us or it cannot be mapped.
+    fn ds(&self) -> Option<&Arc<SlotWriter>> {
+        self.ds
+            .get_or_init(|| {
+                let mut a = abi::NeuronDsInfo { pid: 0, mmap_offset: 0, size: 0 };
+                if let Err(e) = self.call(cmd::ACQUIRE_NEURON_DS, &mut a) {
+                    // ENOMEM: no entry for us (every one taken, or the
+                    // emulated device publishes nothing), which the device
+                    // side reports itself.
+                    if e.errno != libc::ENOMEM {
+                        eprintln!("nrt-ndl: ND {}: not publishing to the datastore: {e}", self.info.device_index);
+                    }
+                    return None;
+                }
+                match self.portal.transport.map_ds(a.mmap_offset) {
+                    Ok(w) => Some(w),
+                    Err(errno) => {
+                        let os = std::io::Error::from_raw_os_error(errno);
+                        eprintln!("nrt-ndl: ND {}: not publishing to the datastore: cannot map it at {:#x}: {os}", self.info.device_index, a.mmap_offset);
+                        self.release_ds();
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    /// RELEASE_NEURON_DS of our own entry.
+    fn release_ds(&self) {
+        let mut a = abi::NeuronDsInfo { pid: 0, mmap_offset: 0, size: 0 };
+        // Releasing cannot fail in the driver; a dead transport drops the
+        // entry with the file anyway.
+        let _ = self.call(cmd::RELEASE_NEURON_DS, &mut a);
     }
 
     /// The allocation holding `addr .. addr + len`: its handle and the
@@ -606,6 +651,14 @@ impl Device for NdlDevice {
         }
         Ok(())
     }
+
+    fn status(&self) -> Option<&SlotWriter> {
+        self.ds().map(|w| &**w)
+    }
+
+    fn datastore(&self) -> Option<Arc<SlotWriter>> {
+        self.ds().cloned()
+    }
 }
 
 #[cfg(test)]
@@ -643,6 +696,9 @@ mod tests {
             Err(libc::ENOTTY)
         }
         fn unmap(&self, _: usize, _: u64) {}
+        fn map_ds(&self, _: u64) -> Result<Arc<SlotWriter>, i32> {
+            Err(libc::ENOTTY)
+        }
         fn core_count(&self) -> Result<u32, i32> {
             Ok(8)
         }

@@ -21,6 +21,7 @@ use nrt_hal::{
     CoreId, CoreReservation, Device, DeviceAddr, DmaQueueId, DmaQueueStatus, DmaRingConfig, EngineId, EngineRun,
     EngineWaitOn, HalError, MemoryLocation, NqRing, NqSpec, NqType,
 };
+use nrt_hal::status::{self, SlotWriter};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,6 +56,9 @@ pub struct EmulatedDriver {
     locks: Mutex<HashMap<u32, CoreReservation>>,
     /// HBM windows by mmap offset (RESOURCE_MMAP_INFO answered them).
     hbm: Mutex<HashMap<u64, nrt_hal::HostWindow>>,
+    /// The datastore entry this file acquired (ACQUIRE_NEURON_DS), kept
+    /// until RELEASE_NEURON_DS or the file's close.
+    ds: Mutex<Option<Arc<SlotWriter>>>,
 }
 
 thread_local! {
@@ -104,6 +108,7 @@ impl EmulatedDriver {
             next_nq: AtomicU64::new(0),
             locks: Mutex::new(HashMap::new()),
             hbm: Mutex::new(HashMap::new()),
+            ds: Mutex::new(None),
         }
     }
 
@@ -449,6 +454,24 @@ impl EmulatedDriver {
                 }
                 Ok(())
             }
+            cmd::ACQUIRE_NEURON_DS => {
+                let mut a: abi::NeuronDsInfo = Self::arg(buf)?;
+                let w = self.acquire_ds(a.pid)?;
+                a.mmap_offset = status::entry_offset(w.index());
+                a.size = status::ENTRY_BYTES as u32;
+                Self::out(buf, &a)?;
+                Ok(())
+            }
+            cmd::RELEASE_NEURON_DS => {
+                // The owner's release drops this file's reference; the
+                // device lets go of its own when it closes, and the last
+                // reference clears the entry (neuron_ds.h's reference count).
+                let a: abi::NeuronDsInfo = Self::arg(buf)?;
+                if a.pid == 0 || a.pid as u32 == std::process::id() {
+                    lock(&self.ds).take();
+                }
+                Ok(())
+            }
             cmd::COMPATIBLE_VERSION => {
                 let arch = arch_number(dev);
                 let v = abi::CompatibleVersion { max: abi::rt_version(arch), min: if arch == abi::ARCH_V3 { 10 } else { 5 } };
@@ -489,6 +512,21 @@ impl EmulatedDriver {
                 Ok(())
             }
             other => Err(refuse(libc::ENOTTY, format!("ioctl {other:#010x} ({}) is not emulated", abi::command_name(other)))),
+        }
+    }
+
+    /// ACQUIRE_NEURON_DS: pid 0 (or our own) acquires this process's
+    /// entry, creating it; another pid finds that process's entry
+    /// (ENOENT when it has none), as `neuron_ds_acquire_pid` does.
+    fn acquire_ds(&self, pid: i32) -> Result<Arc<SlotWriter>, i32> {
+        let own = self.device.datastore().ok_or_else(|| refuse(libc::ENOMEM, "no datastore entry: publishing is off or every entry is taken"))?;
+        if pid == 0 || pid as u32 == std::process::id() {
+            *lock(&self.ds) = Some(Arc::clone(&own));
+            return Ok(own);
+        }
+        match own.entry_of(pid as u32) {
+            Some(_) => Err(refuse(libc::EACCES, format!("the datastore of pid {pid} is read by mapping the store (nrt_ndl::nds), not through this file"))),
+            None => Err(refuse(libc::ENOENT, format!("pid {pid} has no datastore entry"))),
         }
     }
 
@@ -573,6 +611,14 @@ impl Transport for EmulatedDriver {
 
     /// The simulator keeps its mapping for its own life.
     fn unmap(&self, _va: usize, _len: u64) {}
+
+    fn map_ds(&self, mmap_offset: u64) -> Result<Arc<SlotWriter>, i32> {
+        lock(&self.ds)
+            .as_ref()
+            .filter(|w| status::entry_offset(w.index()) == mmap_offset)
+            .cloned()
+            .ok_or_else(|| refuse(libc::EINVAL, format!("no datastore acquired at mmap offset {mmap_offset:#x}")))
+    }
 
     fn core_count(&self) -> Result<u32, i32> {
         Ok(self.device.info().physical_cores)

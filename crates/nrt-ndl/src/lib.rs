@@ -13,6 +13,8 @@
 //! - [`NdlDevice`]: `nrt_hal::Device` over a transport, every call one or
 //!   a few ioctls, each counted.
 //! - [`devices`]: the device list of the backend `NRT_DEVICE` chose.
+//! - [`nds`]: the datastore as the tools read it (the process list, then
+//!   each process's entry by pid).
 //! - `ffi`: the crate's only `unsafe` code.
 //!
 //! What runs on hardware and what was tested only against the emulator is
@@ -26,6 +28,7 @@ mod device;
 mod emulator;
 #[allow(unsafe_code)]
 mod ffi;
+pub mod nds;
 mod transport;
 
 pub use device::NdlDevice;

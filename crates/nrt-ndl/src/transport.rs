@@ -10,6 +10,7 @@
 use crate::abi;
 use crate::ffi;
 use nrt_hal::NqRing;
+use nrt_hal::status::SlotWriter;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +30,9 @@ pub(crate) trait Transport: Send + Sync {
     fn map(&self, offset: u64, len: u64) -> Result<usize, i32>;
     /// Undoes one [`Transport::map`].
     fn unmap(&self, va: usize, len: u64);
+    /// The datastore entry behind ACQUIRE_NEURON_DS's mmap offset (its
+    /// mapping into this process, read-write for the owner).
+    fn map_ds(&self, mmap_offset: u64) -> Result<Arc<SlotWriter>, i32>;
     /// The device's physical core count (sysfs `core_count`).
     fn core_count(&self) -> Result<u32, i32>;
     /// The driver's own words about the last failure of this thread's
@@ -85,6 +89,14 @@ impl Transport for KernelTransport {
 
     fn unmap(&self, va: usize, len: u64) {
         ffi::munmap(va, len);
+    }
+
+    fn map_ds(&self, _mmap_offset: u64) -> Result<Arc<SlotWriter>, i32> {
+        // The kernel's store is libnrt's to fill: its counters are
+        // published, where libnrt puts its objects is not, and our writer
+        // would put ours there (docs/hardware.md). The runtime does not
+        // publish through the kernel driver.
+        Err(libc::EOPNOTSUPP)
     }
 
     fn core_count(&self) -> Result<u32, i32> {

@@ -35,27 +35,105 @@ fn numbers_sizes_and_offsets_match_the_driver_header() {
             writeln!(want, "offset {n}.{f} {off}").unwrap();
         }
     }
+    // "0x0" prints as "0" with %#x.
+    let want = want.replace(" 0x0\n", " 0\n");
+    let diffs = compile_and_compare(&cc, &headers, "layout", c, &want);
+    assert!(diffs.is_empty(), "the ABI differs from the driver's header:\n{}", diffs.join("\n"));
+    assert!(COMMANDS.len() > 30 && STRUCTS.len() > 25, "the tables shrank");
+}
+
+/// The datastore entry's published layout (`nrt_hal::status::nds`)
+/// against `share/neuron_driver_shared.h`: section offsets, counts, and
+/// the word of every NC counter of every core as the driver's own macros
+/// place it.
+#[test]
+fn the_datastore_layout_matches_the_driver_header() {
+    use nrt_hal::status::{self, nds};
+    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
+    if !headers.join("share/neuron_driver_shared.h").is_file() {
+        skip!("{} is absent (the driver's headers are not in ../shared)", headers.join("share/neuron_driver_shared.h").display());
+    }
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    if Command::new(&cc).arg("--version").output().is_err() {
+        skip!("no C compiler ({cc}) to compile against the driver's header");
+    }
+    let mut c = String::from(
+        "#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n#include \"share/neuron_driver_shared.h\"\n\
+         static uint64_t ds[262144 / 8];\nint main(void) {\n  char *b = (char *)ds;\n",
+    );
+    let mut want = String::new();
+    let mut check = |expr: &str, value: usize| {
+        writeln!(c, "  printf(\"{} %zu\\n\", (size_t)({expr}));", expr.replace('"', "'")).unwrap();
+        writeln!(want, "{} {value}", expr.replace('"', "'")).unwrap();
+    };
+    check("sizeof(nds_header_t)", 8);
+    check("NDS_ND_COUNTERS_START", nds::ND_COUNTERS * 8);
+    check("NDS_ND_COUNTER_COUNT", nds::ND_COUNTER_COUNT);
+    check("NDS_NEURONCORE_COUNTERS_START", nds::NC_COUNTERS * 8);
+    check("NDS_NC_COUNTER_COUNT", nds::NC_COUNTER_COUNT);
+    check("NDS_MAX_NEURONCORE_COUNT", nds::MAX_NEURONCORE_COUNT);
+    check("NDS_EXT_NC_COUNTER_COUNT", nds::EXT_NC_COUNTER_COUNT);
+    check("NDS_TOTAL_NC_COUNTER_COUNT", nds::TOTAL_NC_COUNTER_COUNT);
+    check("NDS_EXT_MAX_NEURONCORE_COUNT", nds::EXT_MAX_NEURONCORE_COUNT);
+    check("NDS_EXT_NEURONCORE_COUNTERS_START", nds::EXT_NC_COUNTERS * 8);
+    check("NDS_EXT_NEURONCORE_NC_DATA_START", nds::EXT_NC_DATA * 8);
+    check("NDS_EXT_NEURONCORE_NC_DATA_COUNT", nds::EXT_NC_DATA_COUNT);
+    check("NDS_NEURONCORE_COUNTERS_START + NDS_NEURONCORE_COUNTERS_SIZE", nds::OBJECTS * 8);
+    check("NDS_EXT_OFFSET_OLD / 8", nds::OBJECTS_END);
+    check("NEURON_MAX_PROCESS_PER_DEVICE", status::ENTRIES);
+    check("NDS_ND_COUNTER_RUNTIME_VERSION", nds::nd::RUNTIME_VERSION);
+    check("NDS_ND_COUNTER_MEM_USAGE_CODE_HOST", nds::nd::MEM_USAGE_HOST);
+    check("NDS_ND_COUNTER_MEM_USAGE_MISC_HOST", nds::nd::MEM_USAGE_HOST + nds::MemSlot::Misc as usize);
+    check("NDS_NC_COUNTER_INFER_COMPLETED", nds::nc::INFER);
+    check("NDS_NC_COUNTER_INFER_FAILED_TO_QUEUE", nds::nc::INFER + nrt_hal::status::Outcome::FailedToQueue as usize);
+    check("NDS_NC_COUNTER_ERR_GENERIC", nds::nc::ERR_GENERIC);
+    check("NDS_NC_COUNTER_ERR_NUMERICAL", nds::nc::ERR_NUMERICAL);
+    check("NDS_NC_COUNTER_ERR_MODEL", nds::nc::ERR_MODEL);
+    check("NDS_NC_COUNTER_ERR_TRANSIENT", nds::nc::ERR_TRANSIENT);
+    check("NDS_NC_COUNTER_ERR_HW", nds::nc::ERR_HW);
+    check("NDS_NC_COUNTER_ERR_RT", nds::nc::ERR_RT);
+    check("NDS_NC_COUNTER_MEM_USAGE_CODE_DEVICE", nds::nc::MEM_USAGE_DEVICE);
+    check("NDS_NC_COUNTER_MEM_USAGE_MISC_DEVICE", nds::nc::MEM_USAGE_DEVICE + nds::MemSlot::Misc as usize);
+    check("NDS_NC_COUNTER_MODEL_LOAD_COUNT", nds::nc::MODEL_LOAD_COUNT);
+    check("NDS_NC_COUNTER_INFERENCE_COUNT", nds::nc::INFERENCE_COUNT);
+    check("NDS_NC_COUNTER_MAC_COUNT", nds::nc::MAC_COUNT);
+    for (slot, name) in [(nds::MemSlot::Code, "CODE"), (nds::MemSlot::Tensors, "TENSORS"), (nds::MemSlot::Constants, "CONSTANTS"), (nds::MemSlot::Scratchpad, "SCRATCHPAD"), (nds::MemSlot::Misc, "MISC")] {
+        check(&format!("NDS_NC_COUNTER_MEM_USAGE_{name}_DEVICE - NDS_NC_COUNTER_MEM_USAGE_CODE_DEVICE"), slot as usize);
+    }
+    // Every counter of every core: the word get_neuroncore_counter_value
+    // reads, by the header's macros.
+    for nc in 0..status::MAX_CORES {
+        for k in 0..nds::TOTAL_NC_COUNTER_COUNT {
+            let expr = if nc < nds::MAX_NEURONCORE_COUNT && k < nds::NC_COUNTER_COUNT {
+                format!("(char *)&NDS_NEURONCORE_COUNTERS(b, {nc})[{k}] - b")
+            } else if nc < nds::MAX_NEURONCORE_COUNT {
+                format!("(char *)&NDS_EXT_NEURONCORE_COUNTERS(b, {nc})[{k} - NDS_NC_COUNTER_COUNT] - b")
+            } else {
+                // The macro does not parenthesise its index: pass a number.
+                format!("(char *)&NDS_EXT_NEURONCORE_NC_DATA(b, {})[{k}] - b", nc - nds::MAX_NEURONCORE_COUNT)
+            };
+            check(&expr, nds::nc_word(nc, k).unwrap() * 8);
+        }
+    }
+    let diffs = compile_and_compare(&cc, &headers, "nds_layout", c, &want);
+    assert!(diffs.is_empty(), "the datastore layout differs from the driver's header:\n{}", diffs.join("\n"));
+}
+
+/// Ends the C program `c`, compiles it against `headers`, runs it and
+/// answers the lines that differ from `want` (ours, then the driver's).
+fn compile_and_compare(cc: &str, headers: &std::path::Path, name: &str, mut c: String, want: &str) -> Vec<String> {
     c.push_str("  return 0;\n}\n");
-    let dir = std::env::temp_dir().join(format!("nrt-ndl-layout-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("nrt-ndl-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("layout.c");
-    let exe = dir.join("layout");
+    let src = dir.join(format!("{name}.c"));
+    let exe = dir.join(name);
     std::fs::write(&src, &c).unwrap();
-    let out = Command::new(&cc).arg("-I").arg(&headers).arg(&src).arg("-o").arg(&exe).output().unwrap();
+    let out = Command::new(cc).arg("-I").arg(headers).arg(&src).arg("-o").arg(&exe).output().unwrap();
     assert!(out.status.success(), "compiling against the driver header failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success());
     let got = String::from_utf8(run.stdout).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    // "0x0" prints as "0" with %#x.
-    let want = want.replace(" 0x0\n", " 0\n");
-    let diffs: Vec<String> = want
-        .lines()
-        .zip(got.lines())
-        .filter(|(w, g)| w != g)
-        .map(|(w, g)| format!("  nrt-ndl: {w}\n  driver:  {g}"))
-        .collect();
     assert_eq!(want.lines().count(), got.lines().count(), "the C program printed a different number of lines");
-    assert!(diffs.is_empty(), "the ABI differs from the driver's header:\n{}", diffs.join("\n"));
-    assert!(COMMANDS.len() > 30 && STRUCTS.len() > 25, "the tables shrank");
+    want.lines().zip(got.lines()).filter(|(w, g)| w != g).map(|(w, g)| format!("  ours:   {w}\n  driver: {g}")).collect()
 }

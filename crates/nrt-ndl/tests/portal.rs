@@ -95,3 +95,39 @@ fn an_ioctl_failure_names_the_command_and_errno() {
     }
     assert!(matches!(dev.free(DeviceAddr(12345)), Err(HalError::InvalidAddress { .. })));
 }
+
+/// Over the emulated driver the runtime's datastore is one
+/// ACQUIRE_NEURON_DS (pid 0) and the mapping of the entry it answers: the
+/// same entry the simulator behind it writes (the cores it marked), which
+/// the tools read through `nrt_ndl::nds` as they read the driver's store,
+/// and which is cleared when the last holder closes.
+#[test]
+fn the_datastore_is_acquired_once_and_the_tools_read_what_both_sides_wrote() {
+    use nrt_hal::status::{MemCategory, Outcome};
+    let ns = unique_namespace("nds");
+    let dir = std::env::temp_dir().join(format!("nrt-ndl-nds-{ns}"));
+    let cfg = SimConfig::builder().locks(lock_dir(), &ns).status_dir(Some(dir.clone())).build();
+    let dev = portal(&cfg);
+    assert_eq!(dev.ioctl_count(cmd::ACQUIRE_NEURON_DS), 0, "nothing acquired before the first publication");
+    let w = dev.status().expect("an entry through the portal");
+    w.add_memory(Some(0), MemCategory::Tensors, 4096);
+    w.execution(0, Outcome::Completed, None, 1_000);
+    assert!(dev.status().is_some());
+    assert_eq!(dev.ioctl_count(cmd::ACQUIRE_NEURON_DS), 1, "acquired once, then the mapping is used");
+    let held = dev.reserve_cores(&[CoreId(1)]).unwrap();
+    let store = nrt_hal::status::status_file(&dir, &ns, 0);
+    let ds = nrt_ndl::nds::Datastore::open(&store).unwrap();
+    let me = std::process::id();
+    assert_eq!(ds.apps().iter().map(|a| a.1).collect::<Vec<_>>(), vec![me], "one entry for this process");
+    assert_eq!(ds.acquire(u32::MAX), Err(libc::ENOENT), "a pid without an entry");
+    let d = ds.read().unwrap();
+    let p = &d.processes[0];
+    assert_eq!(p.reserved_cores(), vec![1], "the simulator's write, in the runtime's entry");
+    assert_eq!((p.cores[0].mem(MemCategory::Tensors), p.cores[0].outcome(Outcome::Completed)), (4096, 1));
+    assert_eq!(p.total_samples.since(0), vec![1_000]);
+    drop(held);
+    drop(dev);
+    let d = nrt_ndl::nds::read(&store).unwrap();
+    assert!(d.processes.is_empty() && d.stale.is_empty(), "released and cleared on close: {:?}", d.processes);
+    let _ = std::fs::remove_dir_all(&dir);
+}

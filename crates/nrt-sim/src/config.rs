@@ -6,7 +6,7 @@
 //! | `NEURON_SIM_DETERMINISTIC` | `1`/`true`: single-threaded, fixed-order stepping, bit-identical runs | off |
 //! | `NEURON_SIM_THREADS` | worker threads in the non-deterministic pool (1..=64) | 2 |
 //! | `NEURON_SIM_INJECT` | faults to inject, see [`crate::fault`] | none |
-//! | `NEURON_SIM_STATUS_DIR` | directory of the status files the tools read (`docs/status-file.md`); `off` publishes none | `$XDG_RUNTIME_DIR/nrt-sim`, else `/dev/shm/nrt-sim-<uid>` |
+//! | `NEURON_SIM_STATUS_DIR` | directory of the datastores the tools read (`docs/status-file.md`); `off` publishes none | `$XDG_RUNTIME_DIR/nrt-sim`, else `/dev/shm/nrt-sim-<uid>` |
 
 use crate::fault::{FaultParseError, FaultSpec, parse_faults};
 use nrt_hal::arch::{Arch, instance_type, INSTANCE_TYPES};
@@ -39,9 +39,9 @@ pub struct SimConfig {
     /// Directory of the core-reservation lock files.
     pub lock_dir: PathBuf,
     /// Namespace of the lock files (separates unrelated simulated
-    /// instances; tests use a unique one). Also names the status files.
+    /// instances; tests use a unique one). Also names the datastores.
     pub lock_namespace: String,
-    /// Directory of the status files the tools read (`NEURON_SIM_STATUS_DIR`,
+    /// Directory of the datastores the tools read (`NEURON_SIM_STATUS_DIR`,
     /// see [`nrt_hal::status::status_dir`]); `None` publishes nothing.
     pub status_dir: Option<PathBuf>,
 }
@@ -232,7 +232,7 @@ impl SimConfigBuilder {
         self
     }
 
-    /// Directory of the status files (`None`: publish nothing).
+    /// Directory of the datastores (`None`: publish nothing).
     pub fn status_dir(mut self, dir: Option<PathBuf>) -> SimConfigBuilder {
         self.0.status_dir = dir;
         self

@@ -83,7 +83,7 @@ pub struct Core {
     /// Latest virtual time (ps) any agent of this core has reached; host
     /// register writes are stamped with it.
     pub now: AtomicU64,
-    /// Busy time and executions counted into the status file's slot.
+    /// Busy time and executions counted into the datastore entry.
     pub activity: crate::status::CoreActivity,
 }
 

@@ -23,13 +23,13 @@
 //! - [`cost`]: virtual durations.
 //! - [`fault`]: fault injection.
 //! - [`wake`]: targeted wake-ups of blocked sequencers.
-//! - [`status`]: the memory-mapped status file the tools read.
+//! - [`status`]: the memory-mapped datastore the tools read.
 //! - [`kernels`]: the numerical kernels of the compute engines.
 //! - [`q7`]: the POOL engine's eight Q7 cores running WebAssembly
 //!   custom-op kernels (`docs/gpsimd.md`).
 //!
 //! The device infrastructure (everything but `kernels`) contains no
-//! `unsafe` outside `memory::slab` and `status` (the status file's mapping), which hands out the pages' bytes from
+//! `unsafe` outside `memory::slab` and `status` (the datastore's mapping), which hands out the pages' bytes from
 //! huge-page-sized slabs; the memory core is built on per-page locks.
 //! `deny(unsafe_code)` enforces it: those two modules alone allow it.
 //!

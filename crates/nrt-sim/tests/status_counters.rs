@@ -1,13 +1,14 @@
-//! What the device itself publishes in its status file for the tools
-//! (`docs/status-file.md`): the PE array's floating-point operations per
-//! physical core, and the memory errors it detected, counted in the
-//! header by kind (the driver's `stats/hardware` counters).
+//! What the device itself publishes in its datastore for the tools
+//! (`docs/status-file.md`): the PE array's multiply-accumulates per
+//! physical core (`NDS_NC_COUNTER_MAC_COUNT`, shown as two floating-point
+//! operations each), and the memory errors it detected, counted in the
+//! store's table by kind (the driver's `stats/hardware` counters).
 
 mod common;
 
 use common::{C0, PSUM, Rig, t3};
 use nrt_hal::EngineId;
-use nrt_hal::status_read::{DeviceStatus, read};
+use nrt_hal::status_read::{DeviceStatus, decode};
 use nrt_isa::dtype::Dtype;
 use nrt_isa::instr::{Accumulate, DtypeCode, EventSemaphore, Instruction, LdWeights, Matmul};
 use nrt_isa::operand::{Addr4, Tensor3d};
@@ -22,11 +23,12 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn status(dir: &Path, ns: &str) -> DeviceStatus {
-    read(&nrt_hal::status::status_file(dir, ns, 0)).unwrap()
+    let bytes = std::fs::read(nrt_hal::status::status_file(dir, ns, 0)).unwrap();
+    decode(&bytes, nrt_hal::status::process_alive).unwrap()
 }
 
 fn own(s: &DeviceStatus) -> &nrt_hal::status_read::ProcessStatus {
-    s.processes.iter().find(|p| p.pid == std::process::id()).expect("this process's slot")
+    s.processes.iter().find(|p| p.pid == std::process::id()).expect("this process's entry")
 }
 
 #[test]
@@ -52,7 +54,7 @@ fn matmuls_count_two_flops_per_multiply_accumulate_on_their_core() {
 }
 
 #[test]
-fn memory_errors_are_counted_by_kind_in_the_header() {
+fn memory_errors_are_counted_by_kind_in_the_table() {
     for (kind, which) in [(FaultKind::HbmUe, 0), (FaultKind::HbmUeRepairable, 1), (FaultKind::SramParity, 2)] {
         let d = dir(kind.name());
         let rig = Rig::publishing(&[FaultSpec::new(kind)], Some((d.clone(), kind.name())));

@@ -298,7 +298,7 @@ impl TopologyPlan {
             }
             match devices[d].reserve_cores(cores) {
                 Ok(r) => {
-                    // The tools read logical cores from the status file.
+                    // The tools read logical cores from the datastore.
                     if let Some(s) = devices[d].status() {
                         s.set_lnc(self.lnc);
                     }

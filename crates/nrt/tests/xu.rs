@@ -440,9 +440,9 @@ fn async_executions_publish_outcomes_and_latencies_to_the_status_file() {
         last = xus.schedule_execute(0, model.clone(), ins.clone(), outs.clone(), 0, None).unwrap();
     }
     assert!(xus.wait(last, LONG).unwrap(), "the executions completed");
-    let file = std::fs::read_dir(dir.join("status")).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "status")).expect("a status file");
-    let status = nrt_hal::status_read::read(&file).unwrap();
-    let me = status.processes.iter().find(|p| p.pid == std::process::id()).expect("this process's slot");
+    let file = std::fs::read_dir(dir.join("status")).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "nds")).expect("a datastore");
+    let status = nrt_ndl::nds::read(&file).unwrap();
+    let me = status.processes.iter().find(|p| p.pid == std::process::id()).expect("this process's entry");
     let completed: u64 = me.cores.iter().map(|c| c.outcome(nrt_hal::status::Outcome::Completed)).sum();
     assert_eq!(completed, runs, "outcomes per core: {:?}", me.cores.iter().map(|c| c.outcomes).collect::<Vec<_>>());
     assert_eq!(me.total_latency.iter().sum::<u64>(), runs, "one host latency per execution");

@@ -110,9 +110,9 @@ impl SimDevice {
         SimDevice { shared }
     }
 
-    /// This process's slot in the device's status file, claimed on first
+    /// This process's entry in the device's datastore, acquired on first
     /// call (`docs/status-file.md`); `None` when publishing is off or the
-    /// file cannot be used (said once on stderr).
+    /// store cannot be used (said once on stderr).
     fn status_slot(&self) -> Option<&Arc<nrt_hal::status::SlotWriter>> {
         self.shared
             .status
@@ -128,8 +128,8 @@ impl SimDevice {
                     arch: self.shared.arch.name,
                 };
                 let path = nrt_hal::status::status_file(dir, &cfg.lock_namespace, info.device_index);
-                match crate::status::claim(&path, &h) {
-                    Ok(w) => Some(Arc::new(w)),
+                match crate::status::acquire(&path, &h) {
+                    Ok(w) => Some(w),
                     Err(e) => {
                         eprintln!("nrt-sim: not publishing device status: {e}");
                         None
@@ -139,7 +139,7 @@ impl SimDevice {
             .as_ref()
     }
 
-    /// Marks `core` as used by this process in the status file (a
+    /// Marks `core` as used by this process in the datastore (a
     /// reservation or an engine brought up) and lets its engines count
     /// their busy time there.
     fn publish_core_use(&self, core: CoreId) -> HalResult<()> {
@@ -269,7 +269,7 @@ impl Drop for SimDevice {
     fn drop(&mut self) {
         self.shared.instance.leave();
         if let Some(Some(s)) = self.shared.status.get() {
-            s.release();
+            crate::status::release(s);
         }
     }
 }
@@ -453,9 +453,13 @@ impl Device for SimDevice {
     }
 
     fn status(&self) -> Option<&nrt_hal::status::SlotWriter> {
-        // Claimed by the first thing the runtime publishes (its first
+        // Acquired by the first thing the runtime publishes (its first
         // allocation comes before any core is brought up).
         self.status_slot().map(|s| &**s)
+    }
+
+    fn datastore(&self) -> Option<Arc<nrt_hal::status::SlotWriter>> {
+        self.status_slot().cloned()
     }
 
     fn start_engine(&self, core: CoreId, engine: EngineId, addr: DeviceAddr, len: u64) -> HalResult<()> {

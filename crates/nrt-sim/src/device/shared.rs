@@ -42,7 +42,7 @@ pub(crate) struct Shared {
     /// Whether `lost` is set (every `Device` call checks this first).
     pub(super) is_lost: std::sync::atomic::AtomicBool,
     pub(super) me: Weak<Shared>,
-    /// This process's status-file slot, claimed at the first core
+    /// This process's datastore entry, claimed at the first core
     /// reservation (`None` inside when publishing is off or failed).
     pub(super) status: OnceLock<Option<Arc<nrt_hal::status::SlotWriter>>>,
 }

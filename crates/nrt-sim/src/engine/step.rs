@@ -581,7 +581,7 @@ impl Issuer {
                     self.notify(dev, core, self.kinds.explicit, RuntimeSubtype::Custom, 0, sub as u16);
                 }
                 if done.flops > 0 {
-                    core.activity.flops(core.id.0, done.flops);
+                    core.activity.macs(core.id.0, done.flops / 2);
                 }
                 Ok(cost::cycles(self.engine, done.cycles))
             }

@@ -1,4 +1,4 @@
-//! What an execution tells the device's status file (`docs/status-file.md`):
+//! What an execution tells the device's datastore (`docs/status-file.md`):
 //! its outcome, error class and latencies, counted with a few atomic adds
 //! so the allocation-free execute path stays so.
 

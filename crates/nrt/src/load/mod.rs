@@ -284,7 +284,7 @@ impl ModelHost {
         r
     }
 
-    /// Describes a loaded model in the device's status file (the tools'
+    /// Describes a loaded model in the device's datastore (the tools'
     /// `loaded_models`), with what the memory ledger booked to it.
     fn publish_model(&self, id: ModelId, vnc: u32, cores: &[nrt_hal::CoreId], name: &str, uuid: [u8; 16]) {
         let Some(s) = self.device.status() else { return };

@@ -2,7 +2,7 @@
 //! host tensors from the driver, which counts them as host memory of
 //! category `tensors` (`stats/memory_usage/host_mem/tensors`). Here they
 //! are heap buffers; every one made or dropped moves one process-wide
-//! count, published into the status file of the device the running
+//! count, published into the datastore of the device the running
 //! runtime named ([`publish_to`]), where `nrt monitor` and `nrt top` read
 //! the process's host memory.
 
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, Weak};
 struct Sink {
     /// Bytes of live host tensors.
     bytes: u64,
-    /// The device whose status slot shows them.
+    /// The device whose datastore entry shows them.
     device: Option<Weak<dyn Device>>,
 }
 
@@ -35,7 +35,7 @@ pub fn tensor_bytes_changed(delta: i64) {
 }
 
 /// Publishes the host tensors (those alive now and every later change) to
-/// `device`'s status slot, as runtime init does with its first device.
+/// `device`'s datastore entry, as runtime init does with its first device.
 pub fn publish_to(device: &Arc<dyn Device>) {
     let mut s = SINK.lock().unwrap_or_else(|e| e.into_inner());
     s.device = Some(Arc::downgrade(device));

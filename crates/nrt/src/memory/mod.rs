@@ -315,7 +315,7 @@ impl DeviceMemory {
         }
     }
 
-    /// Tells the device's status file (the tools' view, `docs/status-file.md`)
+    /// Tells the device's datastore (the tools' view, `docs/status-file.md`)
     /// that `delta` bytes of `usage` moved on `core`, as libnrt tells the
     /// driver's datastore.
     fn publish(&self, core: CoreId, owner: MemOwner, usage: MemUsage, location: MemoryLocation, delta: i64) {

@@ -96,7 +96,7 @@ impl MemUsage {
         self as u8
     }
 
-    /// The category the device's status file shows this usage under
+    /// The category the device's datastore shows this usage under
     /// (`docs/status-file.md`).
     pub const fn status_category(self) -> nrt_hal::status::MemCategory {
         use nrt_hal::status::MemCategory as C;
