@@ -13,14 +13,10 @@ use std::process::Command;
 
 #[test]
 fn numbers_sizes_and_offsets_match_the_driver_header() {
-    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
-    if !headers.join("neuron_ioctl.h").is_file() {
-        skip!("{} is absent (the driver's headers are not in ../shared)", headers.join("neuron_ioctl.h").display());
-    }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    if Command::new(&cc).arg("--version").output().is_err() {
-        skip!("no C compiler ({cc}) to compile against the driver's header");
-    }
+    let (cc, headers) = match compiler_and_headers("neuron_ioctl.h") {
+        Ok(found) => found,
+        Err(why) => skip!("{why}"),
+    };
     // The header is written for the kernel, where pid_t is always defined.
     let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n#include <sys/types.h>\n#include \"neuron_ioctl.h\"\nint main(void) {\n");
     let mut want = String::new();
@@ -51,14 +47,10 @@ fn numbers_sizes_and_offsets_match_the_driver_header() {
 #[test]
 fn the_datastore_layout_matches_the_driver_header() {
     use nrt_hal::status::{self, nds};
-    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
-    if !headers.join("share/neuron_driver_shared.h").is_file() {
-        skip!("{} is absent (the driver's headers are not in ../shared)", headers.join("share/neuron_driver_shared.h").display());
-    }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    if Command::new(&cc).arg("--version").output().is_err() {
-        skip!("no C compiler ({cc}) to compile against the driver's header");
-    }
+    let (cc, headers) = match compiler_and_headers("share/neuron_driver_shared.h") {
+        Ok(found) => found,
+        Err(why) => skip!("{why}"),
+    };
     let mut c = String::from(
         "#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n#include \"share/neuron_driver_shared.h\"\n\
          static uint64_t ds[262144 / 8];\nint main(void) {\n  char *b = (char *)ds;\n",
@@ -131,14 +123,10 @@ fn the_datastore_layout_matches_the_driver_header() {
 fn the_register_map_matches_the_driver_headers() {
     use nrt_hal::arch::*;
     use nrt_hal::{CoreId, DmaQueueId};
-    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
-    if !headers.join("udma/udma_regs.h").is_file() {
-        skip!("{} is absent (the driver's headers are not in ../shared)", headers.join("udma/udma_regs.h").display());
-    }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    if Command::new(&cc).arg("--version").output().is_err() {
-        skip!("no C compiler ({cc}) to compile against the driver's header");
-    }
+    let (cc, headers) = match compiler_and_headers("udma/udma_regs.h") {
+        Ok(found) => found,
+        Err(why) => skip!("{why}"),
+    };
     // udma_regs.h is a kernel header: its u32 comes from a stand-in
     // linux/types.h (written by compile_and_compare).
     let mut c = String::from(
@@ -216,6 +204,20 @@ fn the_register_map_matches_the_driver_headers() {
     check("V3_MAX_NQ_QUEUES", u64::from(TRN2.nqs_per_type));
     let diffs = compile_and_compare(&cc, &headers, "register_map", c, &want);
     assert!(diffs.is_empty(), "the register map differs from the driver's headers:\n{}", diffs.join("\n"));
+}
+
+/// The C compiler (`$CC`, else `cc`) and the driver's header directory
+/// in `../shared`, or why a test against `header` cannot run here.
+fn compiler_and_headers(header: &str) -> Result<(String, std::path::PathBuf), String> {
+    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
+    if !headers.join(header).is_file() {
+        return Err(format!("{} is absent (the driver's headers are not in ../shared)", headers.join(header).display()));
+    }
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    if Command::new(&cc).arg("--version").output().is_err() {
+        return Err(format!("no C compiler ({cc}) to compile against the driver's header"));
+    }
+    Ok((cc, headers))
 }
 
 /// Ends the C program `c`, compiles it against `headers` (and a stand-in
