@@ -1028,6 +1028,37 @@ fn sanitizer_runs(dir: &Path) -> Vec<CRun> {
     ]
 }
 
+/// The C test programs through the driver portal: every run of
+/// [`sanitizer_runs`] and the custom-ops example, built as the tests
+/// above build them, with `NRT_DEVICE=emulated-driver` (each device call
+/// an ioctl to the emulated driver, docs/hardware.md); each program
+/// checks its own results, so the whole C API answers through the portal
+/// as it does in-process.
+#[test]
+fn the_c_tests_pass_through_the_driver_portal() {
+    let dir = scratch("portal");
+    let mut runs = sanitizer_runs(&dir);
+    let (good, bad) = custom_ops_neffs(&dir);
+    let log = dir.join("nrt.log");
+    runs.push(CRun {
+        name: "execute_custom_ops",
+        args: vec![good, bad, log.clone()],
+        env: vec![("NEURON_RT_LOG_LOCATION", log.display().to_string()), ("NEURON_RT_LOG_LEVEL", "INFO".into()), ("NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "4096".into())],
+    });
+    let mut failed = Vec::new();
+    for r in &runs {
+        let exe = build(r.name, &dir, false);
+        let mut env: Vec<(&str, &str)> = r.env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        env.push(("NRT_DEVICE", "emulated-driver"));
+        let args: Vec<&Path> = r.args.iter().map(PathBuf::as_path).collect();
+        if let Err(e) = std::panic::catch_unwind(|| run_env(&exe, &dir, &args, &env)) {
+            let why = e.downcast_ref::<String>().cloned().unwrap_or_default();
+            failed.push(format!("{} {:?}: {}", r.name, r.args.first(), why.lines().take(12).collect::<Vec<_>>().join("\n")));
+        }
+    }
+    assert!(failed.is_empty(), "through NRT_DEVICE=emulated-driver:\n{}", failed.join("\n\n"));
+}
+
 /// Compiles tests/c/<name>.c with `flags` (a sanitizer) against libnrt.so.
 fn build_sanitized(name: &str, dir: &Path, tag: &str, flags: &[&str]) -> PathBuf {
     let exe = dir.join(format!("{name}-{tag}"));

@@ -83,13 +83,6 @@ pub fn placement(hosts: &[ModelHost], ranks: usize) -> Option<Vec<(&ModelHost, u
     (all.len() == ranks).then_some(all)
 }
 
-/// Rank `rank`'s part on logical core `vnc` of `host`, every rank of the
-/// world in this process.
-fn run_rank(host: &ModelHost, vnc: usize, job: &DecoderJob<'_>, weights: &DecoderWeights, rank: usize) -> Result<RankOutputs, String> {
-    let me = CcRank::local(rank as u32, job.spec.ranks as u32, job.peer_timeout);
-    run_rank_as(host, job, weights, &me, vnc)
-}
-
 /// Rank `me.rank`'s part on logical core `vnc`: load both NEFFs, bind,
 /// prefill, decode, unload. With `me` from `CcRank::of`, the rank's peers
 /// may run in other processes (one rank per process, as torchrun runs
@@ -152,6 +145,15 @@ pub fn run_rank_as(host: &ModelHost, job: &DecoderJob<'_>, weights: &DecoderWeig
 /// it over `hosts` (one per device of the instance); each rank's outputs,
 /// by rank.
 pub fn run(hosts: &[ModelHost], job: &DecoderJob<'_>) -> Result<Vec<RankOutputs>, String> {
+    let me: Vec<CcRank> = (0..job.spec.ranks).map(|r| CcRank::local(r as u32, job.spec.ranks as u32, job.peer_timeout)).collect();
+    run_as(hosts, job, &me)
+}
+
+/// Runs this process's ranks `me` (with `CcRank::of`, their peers may run
+/// in other processes, as `nrt run --ranks N --processes P` splits them)
+/// from their own thread each, the i-th on the i-th logical core of
+/// `hosts` ([`placement`]); each rank's outputs, in `me`'s order.
+pub fn run_as(hosts: &[ModelHost], job: &DecoderJob<'_>, me: &[CcRank]) -> Result<Vec<RankOutputs>, String> {
     let s = &job.spec;
     s.validate().map_err(|e| e.to_string())?;
     if job.prefill.len() != s.ranks || job.decode.len() != s.ranks {
@@ -160,15 +162,15 @@ pub fn run(hosts: &[ModelHost], job: &DecoderJob<'_>) -> Result<Vec<RankOutputs>
     if job.steps > s.context - s.prompt {
         return Err(format!("{} decode steps after a {}-token prompt overrun the {}-position cache", job.steps, s.prompt, s.context));
     }
-    let places = placement(hosts, s.ranks).ok_or_else(|| {
+    let places = placement(hosts, me.len()).ok_or_else(|| {
         let visible: usize = hosts.iter().map(|h| h.vcores().len()).sum();
-        format!("{visible} logical cores are visible on {} device(s); {} ranks need one each", hosts.len(), s.ranks)
+        format!("{visible} logical cores are visible on {} device(s); {} ranks need one each", hosts.len(), me.len())
     })?;
     let weights = DecoderWeights::generate(s, job.seed);
     let results: Vec<Result<RankOutputs, String>> = std::thread::scope(|scope| {
-        let hs: Vec<_> = places.into_iter().enumerate().map(|(r, (host, vnc))| (r, scope.spawn({
+        let hs: Vec<_> = places.into_iter().zip(me).map(|((host, vnc), me)| (me.rank, scope.spawn({
             let weights = &weights;
-            move || run_rank(host, vnc, job, weights, r)
+            move || run_rank_as(host, job, weights, me, vnc)
         }))).collect();
         hs.into_iter().map(|(r, h)| h.join().unwrap_or_else(|_| Err("the rank thread panicked".into())).map_err(|e| format!("rank {r}: {e}"))).collect()
     });

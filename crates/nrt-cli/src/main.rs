@@ -474,10 +474,7 @@ fn main() -> ExitCode {
         Command::Gen { command: GenCommand::TpDecoder { ranks, layers, lnc, seed, data, output_dir } } => {
             gen_cmd::tp_decoder(&gen_cmd::TpDecoderArgs { ranks, layers, lnc: usize::from(lnc), seed, data }, &output_dir)
         }
-        Command::Run { model, ranks: Some(_), processes, .. } if processes != 1 && decoder_cmd::is_decoder_tree(&model) => {
-            Err(anyhow::anyhow!("--processes {processes}: a tp-decoder tree runs its ranks in one process; leave --processes at 1"))
-        }
-        Command::Run { model, inputs, output_dir, ranks: Some(ranks), .. } if decoder_cmd::is_decoder_tree(&model) => decoder_cmd::run(&model, ranks, &inputs, output_dir.as_deref()),
+        Command::Run { model, inputs, output_dir, ranks: Some(ranks), processes, .. } if decoder_cmd::is_decoder_tree(&model) => decoder_cmd::run(&model, ranks, processes, &inputs, output_dir.as_deref()),
         Command::Run { model, inputs, output_dir, ranks: Some(ranks), processes, .. } => run_ranks::run(&model, ranks, processes, &inputs, output_dir.as_deref()),
         Command::Run { model, inputs, output_dir, profile, ranks: None, .. } => run_cmd::run(&model, &inputs, output_dir.as_deref(), profile.as_deref()),
         Command::Bench { model, iterations, warmup, json, mode, depth, .. } if mode == "async" => bench_async::bench(&model, iterations, warmup, depth, json),

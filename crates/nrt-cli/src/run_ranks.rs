@@ -96,48 +96,70 @@ pub fn run(dir: &Path, ranks: usize, processes: usize, given: &[(String, PathBuf
     if ranks == 0 || ranks > 64 {
         bail!("--ranks {ranks}: expected 1..=64");
     }
-    if processes == 0 || ranks % processes != 0 {
-        bail!("--processes {processes}: the {ranks} ranks must split evenly over the processes (--ranks a multiple of --processes)");
-    }
+    check_split(ranks, processes)?;
     let worker = crate::local_workers::index(WORKER_VAR, processes)?;
     if processes > 1 && worker.is_none() {
         for r in 0..ranks {
             rank_path(dir, r)?;
         }
-        return launch(ranks, processes);
+        return launch(ranks, processes, output_checksum).map(|_| ());
     }
     let per = ranks / processes;
     let first = worker.unwrap_or(0) * per;
     let gids: Vec<usize> = (first..first + per).collect();
     let neffs: Vec<Vec<u8>> = gids.iter().map(|&r| rank_path(dir, r).and_then(|p| model_io::neff_bytes(&p))).collect::<Result<_>>()?;
+    // Every rank at the logical-core size its NEFF was compiled for (one
+    // subgraph per physical core: LNC 2 runs a ring per physical core).
+    let mut lnc = None;
     for (&r, n) in gids.iter().zip(&neffs) {
-        let lnc = nrt_neff::NeffHeader::parse(n).with_context(|| format!("rank {r}: reading the NEFF header"))?.lnc_size.max(1);
-        if lnc != 1 {
-            bail!("rank {r}: the NEFF asks for logical cores of {lnc} physical cores; collectives NEFFs run on LNC 1");
+        let l = nrt_neff::NeffHeader::parse(n).with_context(|| format!("rank {r}: reading the NEFF header"))?.lnc_size.max(1);
+        match lnc {
+            Some((first, was)) if was != l => bail!("rank {r}: the NEFF asks for logical cores of {l} physical cores but rank {first}'s for {was}; every rank of a world runs at one LNC"),
+            Some(_) => {}
+            None => lnc = Some((r, l)),
         }
     }
     // The runtime libnrt.so's nrt_init brings up (visible cores,
-    // reservations), at LNC 1 unless the environment says otherwise.
-    let rt = model_io::start_runtime(Some(1), &[])?;
+    // reservations), at the NEFFs' LNC unless the environment says
+    // otherwise.
+    let rt = model_io::start_runtime(Some(lnc.map_or(1, |l| l.1)), &[])?;
     let ran = run_on(&rt, &neffs, &gids, ranks, worker.is_some(), given, output_dir);
     let closed = rt.close().map_err(|e| anyhow!("close: {e}"));
     ran.and(closed)
 }
 
+/// `--ranks N` over `--processes P`: P divides N.
+pub fn check_split(ranks: usize, processes: usize) -> Result<()> {
+    if processes == 0 || !ranks.is_multiple_of(processes) {
+        bail!("--processes {processes}: the {ranks} ranks must split evenly over the processes (--ranks a multiple of --processes)");
+    }
+    Ok(())
+}
+
+/// A worker's line of one of rank `R`'s outputs: `rank R output NAME …
+/// checksum X` gives (R, X).
+fn output_checksum(line: &str) -> Option<(usize, String)> {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next().and_then(|r| r.parse::<usize>().ok()), words.next()) {
+        (Some("rank"), Some(r), Some("output")) => Some((r, line.rsplit(' ').next()?.to_string())),
+        _ => None,
+    }
+}
+
 /// `--processes P`: runs the workers, prints their lines in rank order
-/// and whether every rank's outputs are the same (by their checksums).
-fn launch(ranks: usize, processes: usize) -> Result<()> {
+/// and whether every rank's outputs are the same (by the checksums
+/// `checksum` finds in their lines: (rank, checksum)); fails when a
+/// worker failed. Whether the ranks' outputs are the same.
+pub fn launch(ranks: usize, processes: usize, checksum: fn(&str) -> Option<(usize, String)>) -> Result<bool> {
     let finished = crate::local_workers::run(processes, ranks / processes, WORKER_VAR)?;
     let mut sums: Vec<Vec<String>> = vec![Vec::new(); ranks];
     for f in &finished {
         for line in f.stdout.lines() {
             println!("{line}");
-            let mut words = line.split_whitespace();
-            if let (Some("rank"), Some(r), Some("output")) = (words.next(), words.next().and_then(|r| r.parse::<usize>().ok()), words.next())
+            if let Some((r, sum)) = checksum(line)
                 && r < ranks
-                && let Some(sum) = line.rsplit(' ').next()
             {
-                sums[r].push(sum.to_string());
+                sums[r].push(sum);
             }
         }
     }
@@ -146,7 +168,7 @@ fn launch(ranks: usize, processes: usize) -> Result<()> {
     }
     let same = sums.windows(2).all(|w| w[0] == w[1]);
     println!("{ranks} ranks in {processes} processes: outputs {}", if same { "identical on every rank" } else { "differ between ranks" });
-    Ok(())
+    Ok(same)
 }
 
 /// Loads and runs rank `gids[v]` on logical core `v` of this process, one

@@ -130,6 +130,20 @@ fn processes_split_the_ranks_and_gather_one_checked_report() {
         assert_eq!(results.len(), 2, "{report}");
         assert!(results.iter().all(|r| r["check"] == "pass"), "{op}: {report}");
     }
+    // At LNC 2 (trn2's default) each process publishes connections for
+    // both physical cores' ring channels; the standalone all-reduce runs
+    // on the first's.
+    let dir = std::env::temp_dir().join(format!("nrt-cc-test-{}-procs-lnc2", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nrt"))
+        .args(["cc-test", "-r", "4", "--processes", "2", "-b", "4k", "-e", "16k", "-f", "4", "-n", "2", "-w", "1", "-d", "fp32", "-c", "random", "allr"])
+        .env("XDG_RUNTIME_DIR", &dir)
+        .env_remove("NEURON_SIM_INSTANCE")
+        .env("NEURON_LOGICAL_NC_CONFIG", "2")
+        .output()
+        .expect("run nrt");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains(" Check: pass (2 of 2 sizes)"), "LNC 2: {text}\n{}", String::from_utf8_lossy(&out.stderr));
     let out = cc_test(&["-r", "3", "--processes", "2", "allr"], "uneven");
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("must split evenly"), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -301,9 +301,8 @@ fn run_ranks_names_a_missing_rank_and_a_short_world() {
 /// libfabric; the same outputs as the one-process run.
 #[test]
 fn run_ranks_splits_the_tp_mlp_over_two_processes() {
-    let found = std::process::Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
-    if !found {
-        nrt_test_support::skip!("libfabric.so.1 is not installed (Debian package libfabric1; scripts/test-all installs it)");
+    if !common::libfabric_installed() {
+        return;
     }
     let dir = scratch("tp-mlp-procs");
     let o = nrt(&["run", "--ranks", "2", "--processes", "2", &example("tp-mlp"), "--output-dir", dir.to_str().unwrap()]);
@@ -314,6 +313,42 @@ fn run_ranks_splits_the_tp_mlp_over_two_processes() {
     for r in ["rank0", "rank1"] {
         assert_eq!(read_npy(&dir.join(r).join("output0.npy")).1, read_npy(&dir.join("one").join(r).join("output0.npy")).1, "{r}: two processes and one give the same bytes");
     }
+}
+
+/// `--processes 2` on a tp-decoder tree at LNC 2 (each NEFF a subgraph
+/// per physical core, each with its all-reduces): one rank per process,
+/// as torchrun runs them, both physical cores' rings crossing the
+/// processes; every execution within the reference's bound, the ranks
+/// identical, and every `hidden` the bytes one process computes. The
+/// prefill NEFFs alone, as a plain tree of rank models at LNC 2, run the
+/// same way.
+#[test]
+fn run_ranks_splits_a_tp_decoder_at_lnc_2_over_two_processes() {
+    if !common::libfabric_installed() {
+        return;
+    }
+    let dir = scratch("tp-decoder-lnc2-procs");
+    let tree = dir.join("tree");
+    assert!(nrt(&["gen", "tp-decoder", "--ranks", "2", "--layers", "1", "--lnc", "2", "-o", tree.to_str().unwrap()]).status.success());
+    let o = nrt(&["run", "--ranks", "2", "--processes", "2", tree.to_str().unwrap(), "--output-dir", dir.join("two").to_str().unwrap()]);
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}{}", text(&o.stderr));
+    assert!(stdout.contains("2 ranks in 2 processes: outputs identical on every rank"), "{stdout}");
+    assert!(stdout.contains("every output within its worst-case fp32 bound"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.contains(" decode ")).count(), 8, "4 decode steps on each rank: {stdout}");
+    let one = nrt(&["run", "--ranks", "2", tree.to_str().unwrap(), "--output-dir", dir.join("one").to_str().unwrap()]);
+    assert!(one.status.success(), "{}", text(&one.stderr));
+    for r in ["rank0", "rank1"] {
+        for i in 0..5 {
+            let f = format!("{r}/hidden_{i}.npy");
+            let (h, two) = read_npy(&dir.join("two").join(&f));
+            assert_eq!(h.shape[0], 2, "{f}: a sequence per physical core");
+            assert_eq!(two, read_npy(&dir.join("one").join(&f)).1, "{f}: two processes and one give the same bytes");
+        }
+    }
+    let o = nrt(&["run", "--ranks", "2", "--processes", "2", tree.join("prefill").to_str().unwrap()]);
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("2 ranks in 2 processes: outputs identical on every rank"), "{}", text(&o.stdout));
 }
 
 #[test]

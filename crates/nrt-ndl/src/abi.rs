@@ -279,6 +279,19 @@ abi_struct!(
     "neuron_ioctl_neuron_ds_info", NeuronDsInfo { pid: i32, mmap_offset: u64, size: u32 }
 );
 abi_struct!(
+    /// RESOURCE_MMAP_INFO: where a special device resource (an HBM
+    /// channel's memory, a block's semaphores) can be mmapped.
+    "neuron_ioctl_resource_mmap_info", ResourceMmapInfo { block: u32, block_id: u32, resource: u32, offset: u64, size: u64 }
+);
+abi_struct!(
+    /// DMABUF_FD: a dma-buf file descriptor for mapped device memory.
+    "neuron_ioctl_dmabuf_fd", DmabufFd {
+        va: u64, size: u64,
+        /// Where the driver writes the `int` descriptor.
+        fd: u64,
+    }
+);
+abi_struct!(
     /// HOST_DEVICE_ID_TO_RID_MAP: routing ids of the instance's devices.
     "neuron_ioctl_host_device_id_to_rid_map", HostDeviceIdToRidMap { count: u32, host_did_to_rid_map: [u32; 64] }
 );
@@ -289,6 +302,10 @@ pub const NC_MAP_DEVICE: u32 = 0xFFFF_FFFF;
 pub const FEATURE_MEM_ALLOC64: u64 = 1 << 6;
 /// `NEURON_DRIVER_FEATURE_DMABUF`.
 pub const FEATURE_DMABUF: u64 = 1;
+/// `NEURON_DM_BLOCK_HBM` (`enum neuron_dm_block_type`).
+pub const DM_BLOCK_HBM: u32 = 2;
+/// `NEURON_DM_RESOURCE_DMEM` (`enum neuron_dm_resource_type`): device memory.
+pub const DM_RESOURCE_DMEM: u32 = 3;
 /// `NQ_DEVICE_TYPE_NEURON_CORE`.
 pub const NQ_DEVICE_TYPE_NEURON_CORE: u32 = 0;
 /// `enum neuron_arch`: Trn1 / Inf2.
@@ -387,6 +404,10 @@ pub mod cmd {
     /// DEVICE_BDF_EXT (#106, pointer-sized; the 1-byte sibling is the
     /// deprecated DEVICE_RESET_STATUS).
     pub const DEVICE_BDF_EXT: u32 = ior(106, PTR);
+    /// DMABUF_FD (#107, pointer-sized).
+    pub const DMABUF_FD: u32 = ior(107, PTR);
+    /// RESOURCE_MMAP_INFO (#112).
+    pub const RESOURCE_MMAP_INFO: u32 = iowr(112, std::mem::size_of::<ResourceMmapInfo>());
     /// DRIVER_INFO_GET (#110).
     pub const DRIVER_INFO_GET: u32 = ior(110, std::mem::size_of::<DriverInfo>());
     /// HOST_DEVICE_ID_TO_RID_MAP (#115).
@@ -431,6 +452,8 @@ pub const COMMANDS: &[(&str, u32)] = &[
     ("NEURON_IOCTL_NC_RESET", cmd::NC_RESET),
     ("NEURON_IOCTL_NC_RESET_READY", cmd::NC_RESET_READY),
     ("NEURON_IOCTL_DEVICE_BDF_EXT", cmd::DEVICE_BDF_EXT),
+    ("NEURON_IOCTL_DMABUF_FD", cmd::DMABUF_FD),
+    ("NEURON_IOCTL_RESOURCE_MMAP_INFO", cmd::RESOURCE_MMAP_INFO),
     ("NEURON_IOCTL_DRIVER_INFO_GET", cmd::DRIVER_INFO_GET),
     ("NEURON_IOCTL_HOST_DEVICE_ID_TO_RID_MAP", cmd::HOST_DEVICE_ID_TO_RID_MAP),
     ("NEURON_IOCTL_DEVICE_RESET", cmd::DEVICE_RESET),
@@ -486,6 +509,8 @@ pub const STRUCTS: &[StructLayout] = &[
     layout::<CompatibleVersion>(),
     layout::<DeviceBasicInfo>(),
     layout::<DriverInfo>(),
+    layout::<ResourceMmapInfo>(),
+    layout::<DmabufFd>(),
     layout::<DeviceBdfExt>(),
     layout::<NeuronDsInfo>(),
     layout::<HostDeviceIdToRidMap>(),

@@ -12,13 +12,13 @@ use crate::abi::{self, Arg, cmd, ext};
 use crate::transport::Transport;
 use nrt_hal::{
     CoreId, CoreReservation, Device, DeviceAddr, DeviceInfo, DmaQueueId, DmaQueueState, DmaQueueStatus, DmaRingConfig,
-    EngineId, EngineRun, EngineState, EngineWaitOn, HalError, HalResult, HbmChannelDesc, MemoryLocation, NqRing,
-    NqSpec,
+    EngineId, EngineRun, EngineState, EngineWaitOn, HalError, HalResult, HbmChannelDesc, HostWindow, MemoryLocation,
+    NqRing, NqSpec,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use nrt_hal::status::SlotWriter;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// An ioctl that failed: the command, its errno and the driver's words.
 #[derive(Debug)]
@@ -114,9 +114,24 @@ pub struct NdlDevice {
     info: DeviceInfo,
     /// Allocations by start address.
     chunks: RwLock<BTreeMap<u64, Chunk>>,
+    /// Device memory this device mapped into the process (`map_hbm`), as
+    /// (host address, bytes): unmapped when the device goes.
+    mapped: Mutex<Vec<(usize, u64)>>,
     /// This process's datastore entry (ACQUIRE_NEURON_DS and its mapping),
     /// acquired by the runtime's first publication.
     ds: OnceLock<Option<Arc<SlotWriter>>>,
+}
+
+impl Drop for NdlDevice {
+    fn drop(&mut self) {
+        if let Some(Some(_)) = self.ds.get() {
+            self.release_ds();
+        }
+        let mapped = std::mem::take(self.mapped.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for (va, len) in mapped {
+            self.portal.transport.unmap(va, len);
+        }
+    }
 }
 
 impl std::fmt::Debug for NdlDevice {
@@ -142,6 +157,7 @@ impl NdlDevice {
             info: placeholder_info(transport.backend()),
             portal: Arc::new(Portal { transport, counts: std::array::from_fn(|_| AtomicU64::new(0)) }),
             chunks: RwLock::new(BTreeMap::new()),
+            mapped: Mutex::new(Vec::new()),
             ds: OnceLock::new(),
         };
         let d = dev.discover(index)?;
@@ -359,14 +375,6 @@ fn kernel_info(index: u32, devices: u32, d: &Discovery) -> HalResult<DeviceInfo>
         host_memory: HbmChannelDesc { base: arch.host_dma_base, size: host },
         topology: nrt_hal::Topology::of("", arch.arch, devices),
     })
-}
-
-impl Drop for NdlDevice {
-    fn drop(&mut self) {
-        if let Some(Some(_)) = self.ds.get() {
-            self.release_ds();
-        }
-    }
 }
 
 impl Device for NdlDevice {
@@ -600,6 +608,39 @@ impl Device for NdlDevice {
         Ok(Some(EngineState { run, pc: a.pc, waiting_on }))
     }
 
+    /// RESOURCE_MMAP_INFO for the channel's device memory (block HBM,
+    /// resource DMEM), then an mmap of the offset and size the driver
+    /// gives. The driver answers EINVAL for a channel its table does not
+    /// have: no more channels. The window's device address is the mmap
+    /// offset, as the driver's offsets of device memory are its physical
+    /// addresses (MEM_GET_EXTENDED_INFO's `mmap_offset` equals `pa`).
+    fn map_hbm(&self, channel: u32) -> HalResult<Option<HostWindow>> {
+        let mut a = abi::ResourceMmapInfo { block: abi::DM_BLOCK_HBM, block_id: channel, resource: abi::DM_RESOURCE_DMEM, offset: 0, size: 0 };
+        match self.call(cmd::RESOURCE_MMAP_INFO, &mut a) {
+            Ok(()) => {}
+            Err(e) if e.errno == libc::EINVAL => return Ok(None),
+            Err(e) => return Err(e.hal(DeviceAddr(0), 0)),
+        }
+        let va = self.portal.transport.map(a.offset, a.size).map_err(|errno| HalError::System {
+            reason: format!(
+                "mmap of HBM {channel} ({} bytes at offset {:#x}) failed: errno {errno} ({})",
+                a.size,
+                a.offset,
+                std::io::Error::from_raw_os_error(errno)
+            ),
+        })?;
+        self.mapped.lock().unwrap_or_else(|e| e.into_inner()).push((va, a.size));
+        Ok(Some(HostWindow { va, len: a.size, base: DeviceAddr(a.offset) }))
+    }
+
+    /// DMABUF_FD for mapped device memory.
+    fn dmabuf_fd(&self, va: usize, len: u64) -> HalResult<std::os::fd::OwnedFd> {
+        let mut fd: i32 = -1;
+        let mut a = abi::DmabufFd { va: va as u64, size: len, fd: std::ptr::from_mut(&mut fd) as u64 };
+        self.call(cmd::DMABUF_FD, &mut a).map_err(|e| e.hal(DeviceAddr(0), len))?;
+        crate::ffi::own_fd(fd).ok_or_else(|| HalError::System { reason: format!("NEURON_IOCTL_DMABUF_FD succeeded without a descriptor ({fd})") })
+    }
+
     fn reset_core(&self, core: CoreId) -> HalResult<()> {
         let mut r = abi::DeviceReset { nc_map: 1 << core.0, request_id: 0 };
         self.call(cmd::NC_RESET, &mut r).map_err(|e| e.hal(DeviceAddr(0), 0))?;
@@ -651,6 +692,10 @@ mod tests {
         fn map_nq(&self, _: u64) -> Result<Arc<dyn NqRing>, i32> {
             Err(libc::ENOTTY)
         }
+        fn map(&self, _: u64, _: u64) -> Result<usize, i32> {
+            Err(libc::ENOTTY)
+        }
+        fn unmap(&self, _: usize, _: u64) {}
         fn map_ds(&self, _: u64) -> Result<Arc<SlotWriter>, i32> {
             Err(libc::ENOTTY)
         }

@@ -54,6 +54,8 @@ pub struct EmulatedDriver {
     nqs: Mutex<HashMap<u64, Arc<dyn NqRing>>>,
     next_nq: AtomicU64,
     locks: Mutex<HashMap<u32, CoreReservation>>,
+    /// HBM windows by mmap offset (RESOURCE_MMAP_INFO answered them).
+    hbm: Mutex<HashMap<u64, nrt_hal::HostWindow>>,
     /// The datastore entry this file acquired (ACQUIRE_NEURON_DS), kept
     /// until RELEASE_NEURON_DS or the file's close.
     ds: Mutex<Option<Arc<SlotWriter>>>,
@@ -105,6 +107,7 @@ impl EmulatedDriver {
             nqs: Mutex::new(HashMap::new()),
             next_nq: AtomicU64::new(0),
             locks: Mutex::new(HashMap::new()),
+            hbm: Mutex::new(HashMap::new()),
             ds: Mutex::new(None),
         }
     }
@@ -159,6 +162,10 @@ impl EmulatedDriver {
         ffi::copy_to_user(ptr, &v.to_ne_bytes()).ok_or_else(|| refuse(libc::EFAULT, "null out pointer"))
     }
 
+    fn put_user_i32(ptr: u64, v: i32) -> R {
+        ffi::copy_to_user(ptr, &v.to_ne_bytes()).ok_or_else(|| refuse(libc::EFAULT, "null out pointer"))
+    }
+
     fn dispatch(&self, c: u32, buf: &mut [u8]) -> R {
         let dev = &*self.device;
         let hal = errno_of;
@@ -203,6 +210,25 @@ impl EmulatedDriver {
                     return Err(e);
                 }
                 Ok(())
+            }
+            cmd::RESOURCE_MMAP_INFO => {
+                let mut a: abi::ResourceMmapInfo = Self::arg(buf)?;
+                if a.block != abi::DM_BLOCK_HBM || a.resource != abi::DM_RESOURCE_DMEM {
+                    return Err(refuse(libc::EINVAL, format!("resource {} of block {}: the emulated driver maps HBM device memory only", a.resource, a.block)));
+                }
+                let w = dev.map_hbm(a.block_id).map_err(hal)?.ok_or_else(|| refuse(libc::EINVAL, format!("HBM {} does not exist", a.block_id)))?;
+                lock(&self.hbm).insert(w.base.get(), w);
+                a.offset = w.base.get();
+                a.size = w.len;
+                Self::out(buf, &a)
+            }
+            cmd::DMABUF_FD => {
+                let a: abi::DmabufFd = Self::arg(buf)?;
+                if a.fd == 0 {
+                    return Err(refuse(libc::EFAULT, "null fd pointer"));
+                }
+                let fd = dev.dmabuf_fd(a.va as usize, a.size).map_err(hal)?;
+                Self::put_user_i32(a.fd, std::os::fd::IntoRawFd::into_raw_fd(fd))
             }
             cmd::MEM_FREE => {
                 let a: abi::MemFree = Self::arg(buf)?;
@@ -571,6 +597,20 @@ impl Transport for EmulatedDriver {
     fn map_nq(&self, mmap_offset: u64) -> Result<Arc<dyn NqRing>, i32> {
         lock(&self.nqs).get(&mmap_offset).cloned().ok_or_else(|| refuse(libc::EINVAL, format!("no NQ at mmap offset {mmap_offset:#x}")))
     }
+
+    /// The simulator's own mapping of the channel RESOURCE_MMAP_INFO
+    /// answered for (the emulated driver lives in the caller's process,
+    /// so "mapping into the caller" is handing over that window).
+    fn map(&self, offset: u64, len: u64) -> Result<usize, i32> {
+        match lock(&self.hbm).get(&offset) {
+            Some(w) if w.len == len => Ok(w.va),
+            Some(w) => Err(refuse(libc::EINVAL, format!("mmap of {len} bytes at offset {offset:#x}: the region there has {} (partial maps are refused)", w.len))),
+            None => Err(refuse(libc::EINVAL, format!("nothing to mmap at offset {offset:#x}"))),
+        }
+    }
+
+    /// The simulator keeps its mapping for its own life.
+    fn unmap(&self, _va: usize, _len: u64) {}
 
     fn map_ds(&self, mmap_offset: u64) -> Result<Arc<SlotWriter>, i32> {
         lock(&self.ds)

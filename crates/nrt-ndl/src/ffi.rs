@@ -10,7 +10,7 @@
 //! the duration of the call. The transports are crate-private: nothing
 //! outside this crate can hand them an argument.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// `ioctl(fd, cmd, arg)`: `Ok` on success, the `errno` otherwise.
 pub(crate) fn ioctl(fd: &OwnedFd, cmd: u32, arg: &mut [u8]) -> Result<(), i32> {
@@ -85,4 +85,33 @@ pub(crate) fn with_user<R>(ptr: u64, len: usize, f: impl FnOnce(&[u8]) -> R) -> 
     // live bytes the caller borrowed for the call; only read.
     let src = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
     Some(f(src))
+}
+
+/// `mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset)`: the
+/// address of the new mapping, or the `errno`.
+pub(crate) fn mmap(fd: &OwnedFd, offset: u64, len: u64) -> Result<usize, i32> {
+    let len = usize::try_from(len).map_err(|_| libc::EINVAL)?;
+    let offset = libc::off_t::try_from(offset).map_err(|_| libc::EINVAL)?;
+    // SAFETY: a new shared mapping at an address the kernel picks: it
+    // aliases no Rust object. Its bytes are device memory the caller only
+    // reaches through raw addresses (nrt_hal::HostWindow), and it stays
+    // mapped until `munmap` below.
+    let va = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), offset) };
+    if va == libc::MAP_FAILED { Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)) } else { Ok(va as usize) }
+}
+
+/// `munmap(va, len)` of a mapping [`mmap`] made.
+pub(crate) fn munmap(va: usize, len: u64) {
+    // SAFETY: `va .. va + len` is a mapping `mmap` returned that the
+    // device owns and unmaps once, when it is dropped, after the runtime
+    // that used its windows has gone.
+    unsafe { libc::munmap(va as *mut libc::c_void, len as usize) };
+}
+
+/// Takes ownership of the descriptor a driver call just created for this
+/// process (DMABUF_FD's out field).
+pub(crate) fn own_fd(fd: i32) -> Option<OwnedFd> {
+    // SAFETY: the driver created `fd` for this call and handed it to
+    // nobody else; checked non-negative.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }

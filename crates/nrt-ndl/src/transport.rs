@@ -24,6 +24,12 @@ pub(crate) trait Transport: Send + Sync {
     /// The notification ring behind an NQ's mmap offset (the mapping of
     /// the ring into this process).
     fn map_nq(&self, mmap_offset: u64) -> Result<Arc<dyn NqRing>, i32>;
+    /// Maps `len` bytes of the device at an mmap offset the driver gave
+    /// (RESOURCE_MMAP_INFO, MEM_GET_EXTENDED_INFO) into this process: the
+    /// host address of the first byte.
+    fn map(&self, offset: u64, len: u64) -> Result<usize, i32>;
+    /// Undoes one [`Transport::map`].
+    fn unmap(&self, va: usize, len: u64);
     /// The datastore entry behind ACQUIRE_NEURON_DS's mmap offset (its
     /// mapping into this process, read-write for the owner).
     fn map_ds(&self, mmap_offset: u64) -> Result<Arc<SlotWriter>, i32>;
@@ -75,6 +81,14 @@ impl Transport for KernelTransport {
         // (NRT_EXT_NQ_INIT), so no offset of ours reaches here; the
         // driver's own NQ record format is not public (docs/hardware.md).
         Err(libc::ENOTTY)
+    }
+
+    fn map(&self, offset: u64, len: u64) -> Result<usize, i32> {
+        ffi::mmap(&self.fd, offset, len)
+    }
+
+    fn unmap(&self, va: usize, len: u64) {
+        ffi::munmap(va, len);
     }
 
     fn map_ds(&self, _mmap_offset: u64) -> Result<Arc<SlotWriter>, i32> {

@@ -10,14 +10,16 @@
 //!
 //! Checked: several executions of 2 processes, each bit for bit against
 //! the ring's reduction order and the same on both ranks; chains of 2 x 1
-//! and 2 x 2 ranks against their reference; the tp-decoder at TP 2 with
-//! one rank per process, bit-identical across the ranks and within its
-//! bound of the f64 reference; a peer killed between executions and a
+//! and 2 x 2 ranks against their reference, at LNC 1 and at LNC 2 (both
+//! physical cores' rings across the processes); the tp-decoder at TP 2
+//! with one rank per process, bit-identical across the ranks and within
+//! its bound of the f64 reference, at LNC 2 also bit for bit what one
+//! process computes; a peer killed between executions (also at LNC 2) and a
 //! peer that never loads each give the survivor its status within the
 //! bound with a message naming the rank, and the survivor still unloads
 //! (also for a chain); peers that loaded different collectives both fail
 //! their load naming both sides; an injected proxy failure is 1206 on
-//! both ranks (also for a chain). Without libfabric these skip with a
+//! both ranks (also for a chain, and at LNC 2). Without libfabric these skip with a
 //! note naming the package.
 
 use nrt::cc::neff::CcRank;
@@ -52,6 +54,14 @@ const DIE_AFTER: &str = "NRT_XNEFF_DIE_AFTER";
 const NO_LOAD: &str = "NRT_XNEFF_NO_LOAD";
 /// What the ranks load: `all_reduce` (unset), `chain` or `decoder`.
 const KIND: &str = "NRT_XNEFF_KIND";
+/// The logical core size the ranks run at and the chain and decoder are
+/// generated for (unset: 1).
+const LNC: &str = "NRT_XNEFF_LNC";
+
+/// The rank process's LNC ([`LNC`]).
+fn lnc() -> usize {
+    std::env::var(LNC).map_or(1, |v| v.parse().unwrap())
+}
 
 #[allow(dead_code)]
 #[path = "../../nrt-cli/src/decoder_run.rs"]
@@ -68,7 +78,7 @@ fn runtime(root: &str) -> Runtime {
     let dir = std::env::temp_dir().join(format!("nrt-xneff-{}", std::process::id()));
     let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(128 << 20).locks(dir, "xneff").build();
     let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
-    let mut pairs: Vec<(String, String)> = vec![("NEURON_LOGICAL_NC_CONFIG".into(), "1".into()), ("NEURON_RT_ROOT_COMM_ID".into(), root.into())];
+    let mut pairs: Vec<(String, String)> = vec![("NEURON_LOGICAL_NC_CONFIG".into(), lnc().to_string()), ("NEURON_RT_ROOT_COMM_ID".into(), root.into())];
     for k in ["NEURON_RT_CC_NET_TIMEOUT", "NEURON_RT_CC_BOOTSTRAP_TIMEOUT", "NEURON_SIM_INJECT", "NEURON_RT_EXEC_TIMEOUT", "NEURON_RT_RANKS_PER_NETWORK_PROXY", "NEURON_RT_ONE_THREAD_PER_CORE", "NEURON_RT_CC_CHUNK_SIZE"] {
         if let Ok(v) = std::env::var(k) {
             pairs.push((k.into(), v));
@@ -210,7 +220,7 @@ fn chain(world: u32) -> ChainSpec {
     ChainSpec {
         world,
         cols: 8,
-        lnc: 1,
+        lnc: lnc(),
         sets: vec![vec![(0..world).collect()], vec![(0..world / 2).collect(), (world / 2..world).collect()], vec![(0..world).step_by(2).collect(), (1..world).step_by(2).collect()]],
         pairs: vec![(0..world).map(|r| (r, (r + 1) % world)).collect(), (0..world).map(|r| (r, world - 1 - r)).collect()],
         ops: vec![
@@ -272,14 +282,16 @@ fn chain_ranks(host: &ModelHost, gids: &[u32], ccs: &[CcRank], world: u32, runs:
     println!("DONE");
 }
 
-/// The tp-decoder's rank `cc.rank` of `world` on logical core 0: its
+/// The tp-decoder's rank `cc.rank` of `world` on logical core 0, generated
+/// for the process's [`LNC`] (at LNC 2 each NEFF's second subgraph runs
+/// the batch's second sequence with all-reduces of its own): its
 /// prefill and decode NEFFs (4 layers: 8 all-reduces each), the prefill
 /// then [`DECODE_STEPS`] decode steps; `EXEC k g OK us digest` per
 /// execution within the bound of the f64 reference, then `UNLOAD g OK`
 /// (the runner unloads both).
 fn decoder_rank(host: &ModelHost, cc: &CcRank, world: u32) {
     let g = cc.rank;
-    let spec = TpDecoderSpec::new(world as usize, 4, 1);
+    let spec = TpDecoderSpec::new(world as usize, 4, lnc());
     let (prefill, decode): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (0..world).map(|_| (tp_decoder_neff(&spec, Phase::Prefill).unwrap(), tp_decoder_neff(&spec, Phase::Decode).unwrap())).unzip();
     let job = decoder_run::DecoderJob { spec, seed: 7, prefill: &prefill, decode: &decode, steps: DECODE_STEPS, peer_timeout: cc.peer_timeout };
     let weights = DecoderWeights::generate(&spec, 7);
@@ -459,24 +471,77 @@ fn a_chain_of_collectives_runs_across_2_processes_of_1_and_of_2_ranks() {
 #[test]
 fn the_tp_decoder_runs_with_one_rank_per_process() {
     if fabric_here() {
-        let (digests, report) = each_ok(2, 1, 0, 1 + DECODE_STEPS as u64, &[(KIND, "decoder".to_string())]);
+        decoder_across_processes(1);
+    }
+}
+
+/// The same at LNC 2, trn2's default and torchrun's common shape: each
+/// NEFF has a subgraph per physical core, each with its 8 all-reduces, so
+/// the second physical core's ring crosses the processes on its own
+/// connections, gate and proxy chain. Every output is within its bound,
+/// and bit for bit what the same ranks compute in one process.
+#[test]
+fn the_tp_decoder_at_lnc_2_runs_with_one_rank_per_process_as_in_one_process() {
+    if fabric_here() {
+        let digests = decoder_across_processes(2);
+        let spec = TpDecoderSpec::new(2, 4, 2);
+        let (prefill, decode): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (0..2).map(|_| (tp_decoder_neff(&spec, Phase::Prefill).unwrap(), tp_decoder_neff(&spec, Phase::Decode).unwrap())).unzip();
+        let rt = local_runtime(2);
+        let host = ModelHost::for_runtime_device(&rt, 0, Arc::new(ModelDb::default())).unwrap();
+        let job = decoder_run::DecoderJob { spec, seed: 7, prefill: &prefill, decode: &decode, steps: DECODE_STEPS, peer_timeout: Duration::from_secs(60) };
+        let here = decoder_run::run(std::slice::from_ref(&host), &job).unwrap();
         for (k, d) in digests.iter().enumerate() {
-            assert_eq!(d[0], d[1], "execution {k}: the ranks' hidden states differ\n{report}");
+            let one: Vec<String> = here.iter().map(|r| format!("{:016x}", digest(&r.hidden[k]))).collect();
+            assert_eq!(*d, one, "execution {k}: across processes (left) and in one process (right)");
         }
+    }
+}
+
+/// Runs the tp-decoder at TP 2 and `lnc`, one rank per process, and checks
+/// both ranks' outputs agree; each execution's digests by rank.
+fn decoder_across_processes(lnc: usize) -> Vec<Vec<String>> {
+    let (digests, report) = each_ok(2, 1, 0, 1 + DECODE_STEPS as u64, &[(KIND, "decoder".to_string()), (LNC, lnc.to_string())]);
+    for (k, d) in digests.iter().enumerate() {
+        assert_eq!(d[0], d[1], "execution {k}: the ranks' hidden states differ\n{report}");
+    }
+    digests
+}
+
+/// A runtime of one trn2 device at `lnc` for ranks that all run in this
+/// process.
+fn local_runtime(lnc: usize) -> Runtime {
+    let dir = std::env::temp_dir().join(format!("nrt-xneff-{}", std::process::id()));
+    let cfg = SimConfig::builder().arch(Arch::Trn2).devices(1).hbm_bytes_per_channel(128 << 20).locks(dir, "xneff").build();
+    let devs: Vec<Arc<dyn Device>> = SimDevice::all(&cfg).into_iter().map(|d| Arc::new(d) as Arc<dyn Device>).collect();
+    Runtime::init(RuntimeOptions::new(devs, Env::from_pairs([("NEURON_LOGICAL_NC_CONFIG".to_string(), lnc.to_string())]))).unwrap()
+}
+
+/// The chain of eight collectives at LNC 2: both subgraphs run it, each
+/// on the ring of its physical core, so at 2 x 1 ranks each execution
+/// runs two proxy chains per rank side by side (one per physical core),
+/// at 2 x 2 with device and network steps mixed on both; every rank's
+/// output the reference's, execution after execution.
+#[test]
+fn a_chain_of_collectives_runs_across_processes_on_both_physical_cores_at_lnc_2() {
+    if fabric_here() {
+        let (chain, lnc2) = ((KIND, "chain".to_string()), (LNC, "2".to_string()));
+        each_ok(2, 1, 0, 2, &[chain.clone(), lnc2.clone()]);
+        each_ok(2, 2, 0, 2, &[chain, lnc2]);
     }
 }
 
 /// Rank 1's process (running `kind`) kills itself after its first
 /// execution: the survivor's second fails within the bound naming rank 1,
 /// its third at once, and it still unloads.
-fn a_killed_peer_fails_the_survivor(kind: &str) {
+fn a_killed_peer_fails_the_survivor(kind: &str, lnc: usize) {
     if !fabric_here() {
         return;
     }
     let root = format!("127.0.0.1:{}", free_port());
     let net = ("NEURON_RT_CC_NET_TIMEOUT", "3".to_string());
     let kind = (KIND, kind.to_string());
-    let out = finish(vec![spawn(0, 1, 2, &root, 4096, 3, &[net.clone(), kind.clone()]), spawn(1, 1, 2, &root, 4096, 3, &[net, kind, (DIE_AFTER, "1".into())])], Duration::from_secs(120));
+    let lnc = (LNC, lnc.to_string());
+    let out = finish(vec![spawn(0, 1, 2, &root, 4096, 3, &[net.clone(), kind.clone(), lnc.clone()]), spawn(1, 1, 2, &root, 4096, 3, &[net, kind, lnc, (DIE_AFTER, "1".into())])], Duration::from_secs(120));
     let report = report(&out);
     assert!(out[0].line("EXEC 0 0 OK").is_some(), "{report}");
     let (status, ms, msg) = err_of(&out[0], "EXEC 1 0");
@@ -493,12 +558,19 @@ fn a_killed_peer_fails_the_survivor(kind: &str) {
 
 #[test]
 fn a_peer_killed_between_executions_fails_the_survivor_within_the_bound_naming_it() {
-    a_killed_peer_fails_the_survivor("all_reduce");
+    a_killed_peer_fails_the_survivor("all_reduce", 1);
 }
 
 #[test]
 fn a_peer_killed_between_executions_of_a_chain_fails_the_survivor_within_the_bound() {
-    a_killed_peer_fails_the_survivor("chain");
+    a_killed_peer_fails_the_survivor("chain", 1);
+}
+
+/// At LNC 2 both physical cores' proxies wait for the dead peer: the
+/// survivor still fails within the bound naming it, and unloads.
+#[test]
+fn a_peer_killed_between_executions_at_lnc_2_fails_the_survivor_within_the_bound() {
+    a_killed_peer_fails_the_survivor("chain", 2);
 }
 
 #[test]
@@ -537,14 +609,15 @@ fn peers_that_load_different_collectives_both_fail_naming_both_sides() {
 /// execution gets the proxy's failure (1206 whose message contains
 /// `says`) rather than waiting at the barrier or for the core; both
 /// models unload.
-fn an_injected_proxy_fault_is_1206_on_both_ranks(kind: &str, inject: &str, says: &str) {
+fn an_injected_proxy_fault_is_1206_on_both_ranks(kind: &str, inject: &str, says: &str, lnc: usize) {
     if !fabric_here() {
         return;
     }
     let root = format!("127.0.0.1:{}", free_port());
     let inject = ("NEURON_SIM_INJECT", inject.to_string());
     let kind = (KIND, kind.to_string());
-    let out = finish(vec![spawn(0, 1, 2, &root, 1024, 2, &[inject, kind.clone()]), spawn(1, 1, 2, &root, 1024, 2, &[kind])], Duration::from_secs(120));
+    let lnc = (LNC, lnc.to_string());
+    let out = finish(vec![spawn(0, 1, 2, &root, 1024, 2, &[inject, kind.clone(), lnc.clone()]), spawn(1, 1, 2, &root, 1024, 2, &[kind, lnc])], Duration::from_secs(120));
     let report = report(&out);
     for (g, o) in out.iter().enumerate() {
         let (status, _, msg) = err_of(o, &format!("EXEC 0 {g}"));
@@ -556,20 +629,27 @@ fn an_injected_proxy_fault_is_1206_on_both_ranks(kind: &str, inject: &str, says:
 
 #[test]
 fn an_injected_proxy_failure_is_1206_on_both_ranks() {
-    an_injected_proxy_fault_is_1206_on_both_ranks("all_reduce", "proxy_fail:after=1", "injected network proxy failure");
+    an_injected_proxy_fault_is_1206_on_both_ranks("all_reduce", "proxy_fail:after=1", "injected network proxy failure", 1);
 }
 
 /// In a chain the failure comes in a later collective of the execution
 /// (after 6 messages): both ranks still get 1206 and unload.
 #[test]
 fn an_injected_proxy_failure_in_a_chain_is_1206_on_both_ranks() {
-    an_injected_proxy_fault_is_1206_on_both_ranks("chain", "proxy_fail:after=6", "injected network proxy failure");
+    an_injected_proxy_fault_is_1206_on_both_ranks("chain", "proxy_fail:after=6", "injected network proxy failure", 1);
+}
+
+/// At LNC 2 each physical core's chain has its own proxy operation (both
+/// fail after 6 messages): both ranks get 1206 and unload.
+#[test]
+fn an_injected_proxy_failure_at_lnc_2_is_1206_on_both_ranks() {
+    an_injected_proxy_fault_is_1206_on_both_ranks("chain", "proxy_fail:after=6", "injected network proxy failure", 2);
 }
 
 /// The proxy thread panics: the panic is the operation's failure.
 #[test]
 fn an_injected_proxy_panic_is_1206_on_both_ranks() {
-    an_injected_proxy_fault_is_1206_on_both_ranks("all_reduce", "proxy_panic:after=1", "injected panic (NEURON_SIM_INJECT=proxy_panic)");
+    an_injected_proxy_fault_is_1206_on_both_ranks("all_reduce", "proxy_panic:after=1", "injected panic (NEURON_SIM_INJECT=proxy_panic)", 1);
 }
 
 /// The persistent proxy thread of rank 0's process panics outside any

@@ -33,3 +33,13 @@ pub fn read_npy(path: &std::path::Path) -> (nrt_neff::NpyHeader, Vec<u8>) {
     let data = bytes[h.data_offset..].to_vec();
     (h, data)
 }
+
+/// Whether libfabric (`libfabric.so.1`) is installed, which `--processes`
+/// runs need; the calling test reports itself skipped if not.
+pub fn libfabric_installed() -> bool {
+    let found = Command::new("ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libfabric.so.1")).unwrap_or(false);
+    if !found {
+        nrt_test_support::skip!(return false; "libfabric.so.1 is not installed (Debian package libfabric1; scripts/test-all installs it)");
+    }
+    true
+}

@@ -39,7 +39,8 @@
 //! A logical core of several physical cores (LNC 2) runs one subgraph per
 //! physical core; each subgraph's collectives form their own rings over
 //! the same subgraph of every rank of the group (a channel per physical
-//! core), moving the data that subgraph names.
+//! core), moving the data that subgraph names. Across processes each
+//! channel has its own connections, gate word and proxy chain.
 //!
 //! A replica group with ranks in other processes (the world bootstrapped
 //! by [`CcRank::of`]): the barrier and the meeting cover this process's
@@ -515,11 +516,8 @@ fn prepare(ctx: &StageCtx<'_>, op: &Op, lanes: &[DmaQueueId], ready_sem: u32) ->
         if !local[op.me] {
             return Err(NrtError::invalid(format!("rank {} of the collectives world runs in another process ({}), not here", ctx.rank.rank, w.who(ctx.rank.rank))));
         }
-        if ctx.subgraph > 0 {
-            return Err(bad(
-                &ctx.sg.name,
-                format!("collectives on physical core {} of the logical core with ranks in other processes: this release runs collectives across processes on the first physical core of a logical core only (LNC 1)", ctx.subgraph),
-            ));
+        if ctx.subgraph >= super::net::MAX_CHANNELS {
+            return Err(bad(&ctx.sg.name, format!("collectives on physical core {} of the logical core: a logical core has at most {} ring channels", ctx.subgraph, super::net::MAX_CHANNELS)));
         }
     }
     // Across processes a pass is NEURON_RT_CC_CHUNK_SIZE (a message is
@@ -620,14 +618,15 @@ fn write_ready(ctx: &StageCtx<'_>, claim: &CcClaim, ops: &[Prepared]) -> NrtResu
 
 /// Across processes: the op's index words, then the load-time meeting
 /// with the peers there (signatures, connections). `ordinal`: the op's
-/// place among the NEFF's cross-process ops.
+/// place among the subgraph's cross-process ops; the subgraph's index is
+/// its ring channel (connections of its own).
 fn join_network(ctx: &StageCtx<'_>, op: &Op, m: &Prepared, np: &NetPart, claim: &CcClaim, ordinal: u32) -> NrtResult<OpNet> {
     for (off, v) in &np.split.areas[m.me].words {
         ctx.device.write(DeviceAddr(np.area + off), &v.to_le_bytes()).map_err(|e| hal("proxy word write", e))?;
     }
     let place = RankPlace { me: m.me, area: np.area, image: &m.met.images[m.me], core: ctx.core, queues: claim.lanes() };
     let sig = &m.met.sig;
-    let net = OpNet::new(&np.world, ctx.device, &np.split, &op.group, &place, sig.to_string(), ordinal);
+    let net = OpNet::new(&np.world, ctx.device, &np.split, &op.group, &place, sig.to_string(), ordinal, ctx.subgraph);
     net.meet_peers(&np.world, ctx.device)?;
     Ok(net)
 }
@@ -878,7 +877,7 @@ mod tests {
     fn rings_hold_whole_copies_of_the_schedule() {
         for t in 1..200u64 {
             let l = ring_len(t);
-            assert!(l >= 32 && l % 16 == 0 && l % t == 0, "{t} -> {l}");
+            assert!(l >= 32 && l.is_multiple_of(16) && l.is_multiple_of(t), "{t} -> {l}");
         }
         assert_eq!(ring_len(16), 32);
         assert_eq!(ring_len(48), 48);
@@ -894,7 +893,7 @@ mod tests {
         }
         assert_eq!(pool_queues().count(), usize::from(POOL_QUEUES));
         use crate::exec::dispatch::{MODEL_SEMAPHORES, SWITCH_COUNT_SEM};
-        assert!(READY_SEMS.start >= MODEL_SEMAPHORES && READY_SEMS.end <= DONE_SEM && DONE_SEM < SWITCH_COUNT_SEM);
-        assert!(compose::CC_SEM > SWITCH_COUNT_SEM, "the standalone collectives' semaphore is the runtime's");
+        const { assert!(READY_SEMS.start >= MODEL_SEMAPHORES && READY_SEMS.end <= DONE_SEM && DONE_SEM < SWITCH_COUNT_SEM) };
+        const { assert!(compose::CC_SEM > SWITCH_COUNT_SEM, "the standalone collectives' semaphore is the runtime's") };
     }
 }

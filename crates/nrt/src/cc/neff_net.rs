@@ -12,8 +12,11 @@
 //!   fail (NRT_INVALID, naming both sides), and a peer that never loads
 //!   fails the load within `NEURON_RT_CC_NET_TIMEOUT`. It also makes the
 //!   connections, which every op and execution then reuse.
-//! - The chain of a NEFF's cross-process collectives is one
-//!   [`NeffNet`]. Each execution is one proxy operation over all of them
+//! - The chain of a NEFF subgraph's cross-process collectives is one
+//!   [`NeffNet`]; at LNC 2 each physical core's subgraph has its own (its
+//!   ring channel, with its own gate word and connections), so the two
+//!   chains run side by side as the two rings do, both on the rank's
+//!   proxy thread. Each execution is one proxy operation per chain
 //!   ([`NeffNet::begin`], then [`NeffNet::finish`]): the proxy starts
 //!   before the doorbell, its header names the execution's sequence
 //!   number (the k-th execution of each rank meets the k-th of the
@@ -48,6 +51,8 @@ pub struct OpNet {
     /// The op's signature (what every rank of the NEFF runs, whatever
     /// its group).
     signature: String,
+    /// Its ring channel: the physical core of the logical core it runs on.
+    channel: usize,
     work: Work,
     /// The proxy area registered with the world's transports (empty:
     /// messages staged through host buffers).
@@ -82,16 +87,28 @@ impl std::fmt::Debug for NeffNet {
     }
 }
 
+/// What names a ring channel in messages and headers: nothing for the
+/// first physical core's, `, physical core 1` for the second's.
+fn on_channel(channel: usize) -> String {
+    match channel {
+        0 => String::new(),
+        c => format!(", physical core {c}"),
+    }
+}
+
 impl OpNet {
     /// The proxy work of rank `at.me` of `group` in split `sp`, the
-    /// `ordinal`-th cross-process collective of its NEFF: its sending
-    /// lanes, the connections it sends and receives on, and the steps
-    /// the proxy submits on its queues.
-    pub fn new(world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>, sp: &Split, group: &[u32], at: &RankPlace<'_>, signature: String, ordinal: u32) -> OpNet {
-        let what = format!("{signature} on replica group {group:?}");
-        let work = Work::of_split(sp, group, std::slice::from_ref(at), ordinal);
+    /// `ordinal`-th cross-process collective of its NEFF's subgraph
+    /// `channel` (the physical core of the logical core it runs on, whose
+    /// ring channel has connections of its own): its sending lanes, the
+    /// connections it sends and receives on, and the steps the proxy
+    /// submits on its queues.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>, sp: &Split, group: &[u32], at: &RankPlace<'_>, signature: String, ordinal: u32, channel: usize) -> OpNet {
+        let what = format!("{signature} on replica group {group:?}{}", on_channel(channel));
+        let work = Work::of_split(sp, group, std::slice::from_ref(at), ordinal, channel);
         let regions = world.register_areas(device, &[(at.area, sp.areas[at.me].bytes)]);
-        OpNet { what, signature, work, regions }
+        OpNet { what, signature, channel, work, regions }
     }
 
     /// The load-time meeting with the peers in other processes: every
@@ -100,7 +117,7 @@ impl OpNet {
     /// (NRT_INVALID), one that never loads fails this one within
     /// `NEURON_RT_CC_NET_TIMEOUT`.
     pub fn meet_peers(&self, world: &Arc<NetWorld>, device: &Arc<dyn nrt_hal::Device>) -> NrtResult<()> {
-        let job = Job { world: world.clone(), device: Box::new(device.clone()), op: self.signature.clone(), work: Arc::new(self.work.links_only()), inject: Injected::default(), gate: None, regions: Vec::new() };
+        let job = Job { world: world.clone(), device: Box::new(device.clone()), op: format!("{}{}", self.signature, on_channel(self.channel)), work: Arc::new(self.work.links_only()), inject: Injected::default(), gate: None, regions: Vec::new() };
         Proxy::start(job)?.outcome(|_| {})
     }
 }
@@ -113,7 +130,7 @@ impl NeffNet {
         // chain's other collectives: a chain names the signatures only.
         let what = match ops.as_slice() {
             [one] => one.what.clone(),
-            _ => format!("{} collectives ({})", ops.len(), ops.iter().map(|o| o.signature.as_str()).collect::<Vec<_>>().join("; ")),
+            _ => format!("{} collectives ({}){}", ops.len(), ops.iter().map(|o| o.signature.as_str()).collect::<Vec<_>>().join("; "), on_channel(ops.first().map_or(0, |o| o.channel))),
         };
         let position = world.local.keys().position(|&g| g == gid).unwrap_or(0);
         let mut work = Work::default();

@@ -9,15 +9,20 @@
 //! this process did not register and `NEURON_RT_ROOT_COMM_ID` is set, the
 //! first local rank to get there bootstraps the world: every registered
 //! local rank joins the rendezvous (one thread each), publishing one
-//! transport listen handle per (source rank, lane) it may receive from.
+//! transport listen handle per (source rank, connection) it may receive
+//! from: a data and a credit connection per lane of each ring channel,
+//! one channel per physical core of the process's logical cores (LNC 2:
+//! two, so a NEFF's collectives on its second physical core run on
+//! connections of their own).
 //! A world that failed once (bootstrap, a dead peer, a mismatch) stays
 //! failed until the runtime is re-initialised.
 //!
 //! The transport is chosen per peer ([`nrt_net::fabric::providers`]):
 //! libfabric's shared-memory provider between processes of one host, the
 //! network provider between hosts, one provider for all when
-//! `FI_PROVIDER` names it. Each rank publishes, after its host key, one
-//! listen handle per (source rank, lane) for each transport it opened;
+//! `FI_PROVIDER` names it. Each rank publishes, after its host key and
+//! its channel count, one listen handle per (source rank, connection) for
+//! each transport it opened;
 //! both ends of a connection derive the same choice from the bootstrap's
 //! table, so the sender connects to the listener the receiver accepts on.
 
@@ -32,35 +37,91 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Lanes a connection set covers (the ring's two half-chunk lanes).
+/// Lanes of one ring channel (the ring's two half-chunk lanes).
 pub const LANES: usize = super::plan::RING_LANES;
-/// Channels between two ranks in each direction: a data connection per
-/// lane, then a credit connection per lane ([`credit_link`]).
-pub const CHANNELS: usize = 2 * LANES;
+/// Ring channels a rank may run at most: one per physical core of its
+/// logical core (LNC 2), each a ring of its own over the same physical
+/// core of every rank, on connections of its own (NCCL's channels, each
+/// "a separate directed cycle on mutually exclusive links").
+pub const MAX_CHANNELS: usize = 2;
+/// Data connections between two ranks in each direction: one per lane of
+/// each channel ([`data_conn`]); the credit connections follow
+/// ([`credit_link`]).
+pub const DATA_CONNS: usize = LANES * MAX_CHANNELS;
+
+/// The connection index of lane `lane` of ring channel `channel` (the
+/// physical core of the logical core whose collectives it carries).
+pub fn data_conn(channel: usize, lane: usize) -> usize {
+    channel * LANES + lane
+}
 
 /// The connection that carries the credits of data connection `data`:
-/// from its receiver back to its sender, on channel `LANES + lane`.
+/// from its receiver back to its sender, at `DATA_CONNS + ` its index.
 pub fn credit_link(data: Link) -> Link {
-    (data.1, data.0, LANES + data.2)
+    (data.1, data.0, DATA_CONNS + data.2)
 }
 
 /// The data connection whose credits `link` carries, when it is a credit
 /// connection.
 pub fn data_link(link: Link) -> Option<Link> {
-    (link.2 >= LANES).then(|| (link.1, link.0, link.2 - LANES))
+    (link.2 >= DATA_CONNS).then(|| (link.1, link.0, link.2 - DATA_CONNS))
 }
 
-/// A connection: (source global rank, destination global rank, lane).
+/// A connection: (source global rank, destination global rank,
+/// connection index: [`data_conn`] of a channel's lane, or a credit
+/// connection's).
 pub type Link = (u32, u32, usize);
+
+/// Connections a rank of a process running `channels` ring channels (its
+/// LNC) listens on per source rank: the data connections of its
+/// channels' lanes, then their credit connections.
+fn conns_published(channels: usize) -> usize {
+    2 * LANES * channels
+}
+
+/// Where connection `conn` sits among the `conns_published(channels)`
+/// listen handles a rank publishes per source; `None` when that rank runs
+/// fewer channels than `conn` needs.
+fn handle_slot(conn: usize, channels: usize) -> Option<usize> {
+    let per = LANES * channels;
+    match conn.checked_sub(DATA_CONNS) {
+        None => (conn < per).then_some(conn),
+        Some(c) => (c < per).then_some(per + c),
+    }
+}
+
+/// The connection of listen handle `slot` (the inverse of [`handle_slot`]).
+fn slot_conn(slot: usize, channels: usize) -> usize {
+    let per = LANES * channels;
+    if slot < per { slot } else { DATA_CONNS + slot - per }
+}
+
+/// A connection's lane for messages: `lane 1`, or on the second physical
+/// core's channel `lane 1 of physical core 1`.
+#[derive(Clone, Copy, Debug)]
+pub struct LaneName(pub usize);
+
+impl std::fmt::Display for LaneName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let conn = self.0 % DATA_CONNS;
+        match conn / LANES {
+            0 => write!(f, "lane {}", conn % LANES),
+            c => write!(f, "lane {} of physical core {c}", conn % LANES),
+        }
+    }
+}
 
 /// Index of the network transport in [`NetWorld`]'s transports (every
 /// peer on another host; every peer when `FI_PROVIDER` names one).
 const NETWORK: usize = 0;
 /// Index of the same-host transport (libfabric `shm`), when opened.
 const SAME_HOST: usize = 1;
-/// An endpoint's header: the host key, then how many transports' handle
-/// tables follow.
-const ENDPOINT_HEADER: usize = 17;
+/// An endpoint's header: the host key, how many transports' handle
+/// tables follow, and how many ring channels (the process's LNC) each
+/// table has connections for.
+const ENDPOINT_HEADER: usize = 18;
+/// Where the header says how many ring channels the tables cover.
+const ENDPOINT_CHANNELS: usize = 17;
 
 /// The bootstrapped world.
 pub struct NetWorld {
@@ -247,13 +308,18 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
     let mut listeners: HashMap<(Link, usize), Box<dyn Listener>> = HashMap::new();
     let mut mine: Vec<(u32, Vec<u8>)> = Vec::new();
     let key = nrt_net::fabric::host_key();
+    // One ring channel per physical core of a logical core: a collective
+    // on the second physical core runs on connections of its own.
+    let channels = (rt.topology().lnc() as usize).clamp(1, MAX_CHANNELS);
+    let per_src = conns_published(channels);
     for &gid in registered.keys() {
-        let mut endpoint = Vec::with_capacity(ENDPOINT_HEADER + transports.len() * size as usize * CHANNELS * nrt_net::transport::HANDLE_BYTES);
+        let mut endpoint = Vec::with_capacity(ENDPOINT_HEADER + transports.len() * size as usize * per_src * nrt_net::transport::HANDLE_BYTES);
         endpoint.extend_from_slice(&key);
         endpoint.push(transports.len() as u8);
+        endpoint.push(channels as u8);
         for (kind, transport) in transports.iter().enumerate() {
             for src in 0..size {
-                for lane in 0..CHANNELS {
+                for slot in 0..per_src {
                     // A rank of this process never sends to us over the network.
                     if registered.contains_key(&src) {
                         endpoint.extend_from_slice(&[0u8; nrt_net::transport::HANDLE_BYTES]);
@@ -261,7 +327,7 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
                     }
                     let (h, l) = transport.listen().map_err(|e| net_err(&format!("rank {gid}: listening for rank {src}"), &e))?;
                     endpoint.extend_from_slice(h.as_bytes());
-                    listeners.insert(((src, gid, lane), kind), l);
+                    listeners.insert(((src, gid, slot_conn(slot, channels)), kind), l);
                 }
             }
         }
@@ -293,8 +359,15 @@ fn bootstrap_world(rt: &Runtime, size: u32, registered: &BTreeMap<u32, u32>, boo
     }
     for (r, e) in world.endpoints.iter().enumerate() {
         let kinds = e.get(16).copied().unwrap_or(0) as usize;
-        if kinds == 0 || e.len() != ENDPOINT_HEADER + kinds * size as usize * CHANNELS * nrt_net::transport::HANDLE_BYTES {
-            return Err(NrtError::failure(format!("{} published an endpoint of {} bytes that is not this release's (a host key and 1 or 2 tables of {size} x {CHANNELS} listen handles)", world.members[r], e.len())));
+        let theirs = e.get(ENDPOINT_CHANNELS).copied().unwrap_or(0) as usize;
+        if kinds == 0 || !(1..=MAX_CHANNELS).contains(&theirs) || e.len() != ENDPOINT_HEADER + kinds * size as usize * conns_published(theirs) * nrt_net::transport::HANDLE_BYTES {
+            return Err(NrtError::failure(format!(
+                "{} published an endpoint of {} bytes that is not this release's (a host key, 1 or 2 tables of {size} x {} or {} listen handles: 1 or 2 ring channels)",
+                world.members[r],
+                e.len(),
+                conns_published(1),
+                conns_published(MAX_CHANNELS)
+            )));
         }
     }
     let mut w = NetWorld {
@@ -429,11 +502,21 @@ impl NetWorld {
         if let Some(c) = lock(&self.sends).remove(&link) {
             return Ok(c);
         }
-        let (src, dst, lane) = link;
+        let (src, dst, conn) = link;
         let kind = self.route(src, dst);
-        let table = (self.size as usize) * CHANNELS * nrt_net::transport::HANDLE_BYTES;
-        let at = ENDPOINT_HEADER + kind * table + ((src as usize) * CHANNELS + lane) * nrt_net::transport::HANDLE_BYTES;
-        let bytes = self.endpoints.get(dst as usize).and_then(|e| e.get(at..at + nrt_net::transport::HANDLE_BYTES)).ok_or_else(|| NrtError::failure(format!("{} published no endpoint for rank {src} lane {lane}", self.who(dst))))?;
+        let endpoint = self.endpoints.get(dst as usize).map_or(&[][..], |e| e.as_slice());
+        let theirs = endpoint.get(ENDPOINT_CHANNELS).copied().unwrap_or(0) as usize;
+        let Some(slot) = handle_slot(conn, theirs) else {
+            return Err(NrtError::invalid(format!(
+                "rank {src} sends on {} to {}, which runs {theirs} ring channel(s) (its logical cores have {theirs} physical core(s)): every process of a collectives world needs the same NEURON_LOGICAL_NC_CONFIG",
+                LaneName(conn),
+                self.who(dst)
+            )));
+        };
+        let per_src = conns_published(theirs);
+        let table = (self.size as usize) * per_src * nrt_net::transport::HANDLE_BYTES;
+        let at = ENDPOINT_HEADER + kind * table + ((src as usize) * per_src + slot) * nrt_net::transport::HANDLE_BYTES;
+        let bytes = endpoint.get(at..at + nrt_net::transport::HANDLE_BYTES).ok_or_else(|| NrtError::failure(format!("{} published no endpoint for rank {src} {}", self.who(dst), LaneName(conn))))?;
         let h = Handle::from_bytes(bytes).map_err(|e| net_err("endpoint handle", &e))?;
         let t = &self.transports[kind];
         t.connect(&h).map_err(|e| net_err(&format!("rank {src} connecting to {} over {}", self.who(dst), t.name()), &e))
@@ -446,9 +529,9 @@ impl NetWorld {
             return Ok(c);
         }
         let Some(mut l) = lock(&self.listeners).remove(&link) else {
-            return Err(NrtError::failure(format!("no listener of rank {} for {} lane {}", link.1, self.who(link.0), link.2)));
+            return Err(NrtError::failure(format!("no listener of rank {} for {} {}", link.1, self.who(link.0), LaneName(link.2))));
         };
-        let r = l.accept(self.net).map_err(|e| net_err(&format!("rank {} waiting for {} to connect (lane {})", link.1, self.who(link.0), link.2), &e));
+        let r = l.accept(self.net).map_err(|e| net_err(&format!("rank {} waiting for {} to connect ({})", link.1, self.who(link.0), LaneName(link.2)), &e));
         if r.is_err() {
             lock(&self.listeners).insert(link, l);
         }
@@ -462,5 +545,38 @@ impl NetWorld {
         }
         lock(&self.sends).extend(sends);
         lock(&self.recvs).extend(recvs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_channel_has_its_own_connections_and_every_one_a_listen_handle() {
+        let mut seen = std::collections::BTreeSet::new();
+        for channel in 0..MAX_CHANNELS {
+            for lane in 0..LANES {
+                let data = (3, 5, data_conn(channel, lane));
+                let credit = credit_link(data);
+                assert_eq!(data_link(credit), Some(data));
+                assert_eq!(data_link(data), None);
+                assert!(seen.insert(data.2) && seen.insert(credit.2), "channel {channel} lane {lane} shares a connection");
+            }
+        }
+        for channels in 1..=MAX_CHANNELS {
+            let slots: Vec<usize> = (0..conns_published(channels)).map(|s| slot_conn(s, channels)).collect();
+            for (s, &conn) in slots.iter().enumerate() {
+                assert_eq!(handle_slot(conn, channels), Some(s));
+            }
+            // Exactly the connections of the first `channels` channels.
+            let want: Vec<usize> = seen.iter().copied().filter(|&c| (c % DATA_CONNS) / LANES < channels).collect();
+            let mut got = slots.clone();
+            got.sort_unstable();
+            assert_eq!(got, want);
+        }
+        assert_eq!(handle_slot(data_conn(1, 0), 1), None, "a process at LNC 1 has no second channel");
+        assert_eq!(LaneName(data_conn(0, 1)).to_string(), "lane 1");
+        assert_eq!(LaneName(credit_link((0, 1, data_conn(1, 1))).2).to_string(), "lane 1 of physical core 1");
     }
 }

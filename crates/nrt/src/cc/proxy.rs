@@ -30,7 +30,7 @@
 //! without an outcome, or that neither progressed nor failed for its
 //! bound plus [`STALL_GRACE`], is a failure naming it.
 
-use super::net::{Link, NetWorld, data_link};
+use super::net::{LaneName, Link, NetWorld, data_link};
 use super::proxy_work::{CREDIT_LEN, Work};
 use crate::log::{Level, Module};
 use crate::status::{NrtError, NrtResult, NrtStatus};
@@ -400,12 +400,12 @@ fn read_word(dev: &dyn DeviceBytes, at: u64) -> NrtResult<u64> {
 }
 
 /// Message `i` (counted from 0) of `n` on `link`, for messages:
-/// `message 3 of 5 on lane 0`, or `credit 3 of 5 on lane 0` on a credit
-/// channel.
+/// `message 3 of 5 on lane 0`, or `credit 3 of 5 for lane 0` on a credit
+/// connection (`lane 0 of physical core 1` on the second ring channel).
 fn what_of(link: Link, i: usize, n: usize) -> String {
     match data_link(link) {
-        Some(d) => format!("credit {} of {n} for lane {}", i + 1, d.2),
-        None => format!("message {} of {n} on lane {}", i + 1, link.2),
+        Some(d) => format!("credit {} of {n} for {}", i + 1, LaneName(d.2)),
+        None => format!("message {} of {n} on {}", i + 1, LaneName(link.2)),
     }
 }
 
@@ -820,7 +820,7 @@ impl Running {
                 progress = true;
             }
             while o.q.in_flight() > 0 {
-                let got = o.q.test_oldest().map_err(|e| net(e, || format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)))?;
+                let got = o.q.test_oldest().map_err(|e| net(e, || format!("a send to {} on {}", world.who(o.link.1), LaneName(o.link.2))))?;
                 if got.is_none() {
                     break;
                 }
@@ -847,9 +847,9 @@ impl Running {
                 .filter(|c| !c.header_done || c.next_done < recv_of(c.link).msgs.len())
                 .map(|c| format!("{} from {}", what_of(c.link, c.next_done + usize::from(c.header_done), recv_of(c.link).msgs.len() + 1), world.who(c.link.0)))
                 .collect();
-            w.extend(work.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of lane {} of rank {}'s device", n + 1, s.lane, s.gid)));
-            w.extend(outs.iter().filter(|o| o.held).map(|o| format!("a credit from {} for lane {} (its inbox slots are full)", world.who(o.link.1), o.link.2)));
-            w.extend(outs.iter().filter(|o| o.q.in_flight() > 0).map(|o| format!("a send to {} on lane {}", world.who(o.link.1), o.link.2)));
+            w.extend(work.sends.iter().zip(posted.iter()).filter(|(s, n)| **n < s.posts.len()).map(|(s, n)| format!("step {} of {} of rank {}'s device", n + 1, LaneName(s.lane), s.gid)));
+            w.extend(outs.iter().filter(|o| o.held).map(|o| format!("a credit from {} for {} (its inbox slots are full)", world.who(o.link.1), LaneName(o.link.2))));
+            w.extend(outs.iter().filter(|o| o.q.in_flight() > 0).map(|o| format!("a send to {} on {}", world.who(o.link.1), LaneName(o.link.2))));
             if open <= self.last_op && work.submits.iter().any(|s| s.op >= open) {
                 w.push(if self.last_op == 0 { "this process's device to reach the collective".to_string() } else { format!("this process's device to reach collective {} of {}", open + 1, self.last_op + 1) });
             }

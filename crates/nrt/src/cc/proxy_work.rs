@@ -8,7 +8,7 @@
 //! [`Work`] per execution ([`Work::then`]).
 
 use super::compose::RankImage;
-use super::net::{Link, credit_link};
+use super::net::{Link, credit_link, data_conn};
 use super::split::{SLOTS, Split};
 use nrt_hal::{CoreId, DmaQueueId};
 
@@ -31,7 +31,8 @@ pub struct OutPost {
 pub struct SendLane {
     /// Its rank (global id), for messages.
     pub gid: u32,
-    /// Its lane.
+    /// The connection index of its lane ([`super::net::data_conn`]: the
+    /// lane of its ring channel).
     pub lane: usize,
     /// The ordinal of its collective in the job (see `Job::gate`): its
     /// posts are read once every earlier collective's are queued, so a
@@ -135,8 +136,11 @@ pub const CREDIT_LEN: u64 = 16;
 
 impl Work {
     /// The proxy work of the local ranks `places` of `group` in split
-    /// `sp`, the `op`-th collective of its job.
-    pub fn of_split(sp: &Split, group: &[u32], places: &[RankPlace<'_>], op: u32) -> Work {
+    /// `sp`, the `op`-th collective of its job, on ring channel `channel`
+    /// (the physical core of the logical core it runs on: each channel's
+    /// lanes have connections of their own).
+    pub fn of_split(sp: &Split, group: &[u32], places: &[RankPlace<'_>], op: u32, channel: usize) -> Work {
+        let conn = |l: usize| data_conn(channel, l);
         let mut w = Work::default();
         for at in places {
             let me = at.me;
@@ -153,13 +157,13 @@ impl Work {
                         pairs: at.image.lanes[l].step_pairs[s.step],
                         landing: s.landing,
                         relay: s.relay.then_some(s.step as u64),
-                        outbox: s.outbox.iter().map(|&(q, m)| ((group[me], group[q], l), m + 1 - SLOTS)).collect(),
+                        outbox: s.outbox.iter().map(|&(q, m)| ((group[me], group[q], conn(l)), m + 1 - SLOTS)).collect(),
                     })
                     .collect();
                 w.submits.push(SubmitLane { core: at.core, queue: at.queues[l], op, relay_word: f.relay_word.map(|o| at.area + o), steps });
             }
             for (&(r, q, l), link) in sp.inbound.iter().filter(|(c, _)| c.1 == me) {
-                let data = (group[r], group[q], l);
+                let data = (group[r], group[q], conn(l));
                 let msgs = link
                     .msgs
                     .iter()
@@ -177,10 +181,10 @@ impl Work {
             }
             for (&(r, l), pl) in sp.posts.range((me, 0)..(me + 1, 0)) {
                 let posts = pl.posts.iter().map(|msgs| msgs.iter().map(|m| OutPost { dst: group[m.dst], addr: at.area + m.offset, bytes: m.bytes, credit: (m.index + 1).saturating_sub(SLOTS) }).collect()).collect();
-                w.sends.push(SendLane { gid: group[r], lane: l, op, post_word: at.area + pl.word, posts });
+                w.sends.push(SendLane { gid: group[r], lane: conn(l), op, post_word: at.area + pl.word, posts });
             }
             for &(q, r, l) in sp.outbound.iter().filter(|o| o.1 == me) {
-                let data = (group[r], group[q], l);
+                let data = (group[r], group[q], conn(l));
                 w.out_links.push(data);
                 let total = sp.posts.get(&(r, l)).map_or(0, |pl| pl.posts.iter().flatten().filter(|m| m.dst == q).count() as u64);
                 if total > SLOTS {
@@ -322,9 +326,10 @@ mod tests {
 
     /// Runs `kind` over `n` ranks of `count` elements, passes of `pass`,
     /// the ranks with `local[r]` in one process and the others in another,
-    /// interleaving every enabled action by `seed`. Returns the outputs
-    /// and how often a sender waited for a credit or a slot.
-    fn run(kind: &CcKind, n: usize, count: u64, pass: u64, local: &[bool], seed: u64) -> (Vec<Vec<i64>>, u64) {
+    /// on ring channel `channel`, interleaving every enabled action by
+    /// `seed`. Returns the outputs and how often a sender waited for a
+    /// credit or a slot.
+    fn run(kind: &CcKind, n: usize, count: u64, pass: u64, local: &[bool], seed: u64, channel: usize) -> (Vec<Vec<i64>>, u64) {
         let p = plan_passes(kind, n, count, &vec![false; n], pass);
         let other: Vec<bool> = local.iter().map(|l| !l).collect();
         let splits = [split(&p, local, E).unwrap(), split(&p, &other, E).unwrap()];
@@ -348,9 +353,15 @@ mod tests {
         let works: Vec<Work> = (0..2)
             .map(|pi| {
                 let places: Vec<RankPlace<'_>> = (0..n).filter(|&r| here(r) == pi).map(|r| RankPlace { me: r, area: base(r), image: &images[r], core: CoreId(r as u32), queues: &queues }).collect();
-                Work::of_split(&splits[pi], &group, &places, 0)
+                Work::of_split(&splits[pi], &group, &places, 0, channel)
             })
             .collect();
+        for w in &works {
+            let links = w.out_links.iter().chain(w.recvs.iter().map(|r| &r.link));
+            for l in links.chain(w.submits.iter().flat_map(|s| s.steps.iter().flat_map(|st| st.outbox.iter().map(|o| &o.0)))) {
+                assert_eq!((l.2 % crate::cc::net::DATA_CONNS) / crate::cc::net::LANES, channel, "{l:?} is a connection of channel {channel}");
+            }
+        }
         let mut ps: Vec<ProxyState> = works.iter().map(|w| ProxyState { posted: vec![0; w.sends.len()], submitted: vec![0; w.submits.len()], landed: w.submits.iter().map(|s| s.steps.iter().map(|st| !st.landing).collect()).collect(), ..Default::default() }).collect();
         // The device: per rank and lane, steps submitted and run.
         let lanes = |r: usize| &splits[here(r)].plan.lanes[r];
@@ -529,11 +540,26 @@ mod tests {
             let count = 12 * *n as u64 + 3;
             for seed in 1..12u64 {
                 let inputs: Vec<Vec<i64>> = (0..*n).map(|r| (0..kind.sizes(*n, count).0 as i64).map(|i| i * 7 + r as i64 * 1000 + 1).collect()).collect();
-                let (out, h) = run(kind, *n, count, 4, local, seed * 0x9E37_79B9);
+                let (out, h) = run(kind, *n, count, 4, local, seed * 0x9E37_79B9, 0);
                 assert_eq!(out, reference(kind, *n, count, &inputs), "{kind} n={n} local={local:?} seed={seed}");
                 held += h;
             }
         }
         assert!(held > 0, "somewhere a sender waited for its receiver");
+    }
+
+    /// The second physical core's ring channel (LNC 2) runs the same
+    /// protocol on connections of its own: every link of its work is one
+    /// of channel 1's, and the results are right in any order.
+    #[test]
+    fn the_second_channel_runs_the_protocol_on_its_own_connections() {
+        for (kind, n, local) in [(CcKind::AllReduce, 3usize, [true, false, true].as_slice()), (CcKind::ReduceScatter, 4, &[false, true, true, false])] {
+            let count = 12 * n as u64 + 3;
+            let inputs: Vec<Vec<i64>> = (0..n).map(|r| (0..kind.sizes(n, count).0 as i64).map(|i| i * 7 + r as i64 * 1000 + 1).collect()).collect();
+            for seed in 1..4u64 {
+                let (out, _) = run(&kind, n, count, 4, local, seed * 0x9E37_79B9, 1);
+                assert_eq!(out, reference(&kind, n, count, &inputs), "{kind} n={n} channel 1 seed={seed}");
+            }
+        }
     }
 }

@@ -127,7 +127,7 @@ pub(super) fn launch(rt: &Runtime, world: &Arc<NetWorld>, local: &[bool], arriva
             device.semaphore_set(core, CC_SEM, 0).map_err(|e| hal("semaphore reset", e))?;
         }
         let places: Vec<RankPlace<'_>> = core_of.iter().map(|(&r, &core)| RankPlace { me: r, area: area_base[r], image: &images[r], core, queues: &CC_QUEUES }).collect();
-        let work = Arc::new(Work::of_split(&sp, group, &places, 0));
+        let work = Arc::new(Work::of_split(&sp, group, &places, 0, 0));
         let op = format!("operation {seq} on replica group {group:?}: {}", first.describe());
         let areas: Vec<(u64, u64)> = core_of.keys().map(|&r| (area_base[r], sp.areas[r].bytes)).collect();
         let regions = world.register_areas(&device, &areas);

@@ -60,8 +60,28 @@ struct ModelRings<'a> {
     /// Each output slot's position in `outputs`, when the execution
     /// reuses the sets the last one matched (empty: match by name).
     output_positions: &'a [usize],
-    /// The execution's network proxy (a cross-process collective).
-    proxy: Option<&'a crate::cc::proxy::Proxy>,
+    /// The execution's network proxies (cross-process collectives), by
+    /// core: one per ring channel, the physical cores of the logical core.
+    proxies: &'a Proxies,
+}
+
+/// An execution's network proxies, by the index of the program's core
+/// whose chain of cross-process collectives each runs (LNC 2: one per
+/// physical core); a fixed array, so an execution allocates none.
+type Proxies = [Option<Arc<crate::cc::proxy::Proxy>>; harvest::MAX_CORES];
+
+/// Ends the execution's proxies after the harvest returned `status`
+/// ([`crate::cc::neff_net::NeffNet::finish`]): the first proxy error in
+/// core order, the cause when one failed.
+fn finish_proxies(prog: &DeviceProgram, proxies: &Proxies, status: NrtStatus) -> Option<NrtError> {
+    let mut first = None;
+    for (c, p) in prog.cores.iter().zip(proxies) {
+        if let (Some(n), Some(p)) = (&c.cc_net, p) {
+            let e = n.finish(p, status);
+            first = first.or(e);
+        }
+    }
+    first
 }
 
 impl NqSource for ModelRings<'_> {
@@ -82,12 +102,18 @@ impl NqSource for ModelRings<'_> {
     }
     fn network(&self) -> harvest::Network {
         use crate::cc::proxy::ProxyState;
-        match self.proxy.map(|p| p.state()) {
-            None => harvest::Network::None,
-            Some(ProxyState::Barrier) => harvest::Network::Barrier,
-            Some(ProxyState::Running) => harvest::Network::Running,
-            Some(ProxyState::Failed(s)) => harvest::Network::Failed(s),
+        // Failed when any channel's proxy failed; at the barrier while
+        // any waits for its peers.
+        let mut net = harvest::Network::None;
+        for p in self.proxies.iter().flatten() {
+            match p.state() {
+                ProxyState::Failed(s) => return harvest::Network::Failed(s),
+                ProxyState::Barrier => net = harvest::Network::Barrier,
+                ProxyState::Running if net == harvest::Network::None => net = harvest::Network::Running,
+                ProxyState::Running => {}
+            }
         }
+        net
     }
     fn describe_pc(&self, core: usize, engine: usize, pc: u64) -> String {
         self.prog.cores.get(core).map_or_else(|| format!("instruction {pc}"), |c| c.describe_pc(engine, pc))
@@ -450,13 +476,21 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
         }
         g.posted_repeat_of = (!switch).then_some(model.id);
     }
-    // A collective with ranks in other processes: its proxy runs from
-    // before the doorbell to the end of the harvest.
-    let net = prog.cores.iter().find_map(|c| c.cc_net.as_ref());
-    let proxy = match net {
-        Some(n) => Some(n.begin()?),
-        None => None,
-    };
+    // Collectives with ranks in other processes: each core's chain (its
+    // ring channel) has a proxy, running from before the doorbell to the
+    // end of the harvest.
+    let mut proxies: Proxies = Default::default();
+    for (i, c) in prog.cores.iter().enumerate() {
+        if let Some(n) = &c.cc_net {
+            match n.begin() {
+                Ok(p) => proxies[i] = Some(p),
+                Err(e) => {
+                    finish_proxies(prog, &proxies, e.status);
+                    return Err(e);
+                }
+            }
+        }
+    }
     // From the doorbell to the end of the harvest this thread lends
     // itself to the device.
     let lending = Lending::begin(device.as_ref());
@@ -467,9 +501,7 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
         let g = guards.get(i);
         if let Err(e) = c.core.ring_doorbell(g) {
             model.poison(NrtStatus::ExecUnitUnrecoverable);
-            if let (Some(n), Some(p)) = (net, &proxy) {
-                n.finish(p, NrtStatus::ExecUnitUnrecoverable);
-            }
+            finish_proxies(prog, &proxies, NrtStatus::ExecUnitUnrecoverable);
             return Err(e);
         }
         if g.last_model != Some(model.id) {
@@ -485,15 +517,12 @@ fn execute_inner(model: &LoadedModel, inputs: &TensorSet, outputs: &TensorSet, m
     // Split borrows of the execution state: the harvest is driven while
     // the ring source reads the output positions.
     let state = &mut *st;
-    let src = ModelRings { prog, outputs, n_in, output_positions: &state.output_positions, proxy: proxy.as_deref() };
+    let src = ModelRings { prog, outputs, n_in, output_positions: &state.output_positions, proxies: &proxies };
     let status = drive_harvest(&mut state.harvest, &src);
     drop(lending);
-    // The proxy ends with the execution; when it failed, its error is the
-    // cause (a peer in another process, the network).
-    let net_error = match (net, &proxy) {
-        (Some(n), Some(p)) => n.finish(p, status),
-        _ => None,
-    };
+    // The proxies end with the execution; when one failed, its error is
+    // the cause (a peer in another process, the network).
+    let net_error = finish_proxies(prog, &proxies, status);
     let status = net_error.as_ref().map_or(status, |e| e.status);
     if let Some(s) = device.status()
         && let Some(ps) = st.harvest.observation().device_time_ps()
