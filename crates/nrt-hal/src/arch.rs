@@ -59,9 +59,9 @@ pub struct HbmChannelDesc {
 /// TPB window (`tpb_base + tpb_stride * core`).
 ///
 /// SBUF and the semaphore block sit where the driver's mmap table puts
-/// them; the DMA queue register banks use the UDMA register offsets of
-/// `neuron-facts` §3.7 inside a bank layout chosen by this project (the
-/// real banks are reached through BAR0, not through device addresses).
+/// them; PSUM and the Q7 portal are placed by this project. A core's DMA
+/// engines' registers are not in the TPB window: they sit where the
+/// driver's address map puts them ([`DmaEngineMap`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoreWindowLayout {
     /// SBUF, partition-major: partition `p` starts at `p * sbuf_partition_bytes`.
@@ -71,9 +71,6 @@ pub struct CoreWindowLayout {
     /// The EVT_SEM block: events at +0x0, semaphore read/set/inc/dec aliases
     /// at +0x1000/+0x1400/+0x1800/+0x1C00, four bytes per register.
     pub evt_sem: u64,
-    /// DMA queue register banks, one [`DMA_QUEUE_BANK_STRIDE`] bank per
-    /// (DMA engine, queue), in engine-major order.
-    pub dma_regs: u64,
     /// The Q7 cluster portal (ours, `docs/gpsimd.md` §1): CSRs at +0,
     /// Q7 core `q`'s IRAM at +[`Q7_IRAM_OFFSET`] + `q` * [`Q7_CORE_STRIDE`],
     /// its DRAM at +[`Q7_DRAM_OFFSET`] + `q` * [`Q7_CORE_STRIDE`].
@@ -91,24 +88,58 @@ pub const Q7_CSR_SIZE: u64 = 0x4000;
 /// Bytes the Q7 portal spans inside a core window.
 pub const Q7_PORTAL_SIZE: u64 = Q7_DRAM_OFFSET + 8 * Q7_CORE_STRIDE;
 
-/// Byte stride between two DMA queue register banks.
-pub const DMA_QUEUE_BANK_STRIDE: u64 = 0x1000;
-/// Offset of the M2S (transmit, source side) register group in a bank.
-pub const DMA_M2S_GROUP: u64 = 0x000;
-/// Offset of the S2M (receive, destination side) register group in a bank.
-pub const DMA_S2M_GROUP: u64 = 0x100;
-/// UDMA register: ring base, low 32 bits.
+/// Bytes of one DMA engine's UDMA register unit (`V2_APB_SENG_UDMA_SIZE`
+/// in the driver's `v2/address_map.h`; `struct unit_regs_v4` of
+/// `udma/udma_regs.h` fits inside): the M2S block at +0, the S2M block at
+/// +0x2_0000, the engine's general registers from +0x3_8000.
+pub const DMA_ENGINE_REGS_SIZE: u64 = 0x4_0000;
+/// Offset of the M2S (transmit, source side) queue 0 registers in an
+/// engine's unit: `offsetof(struct unit_regs_v4, m2s)` +
+/// `offsetof(struct udma_m2s_regs_v4, m2s_q)` (`udma/udma_regs.h`). Queue
+/// `q`'s block is [`DMA_QUEUE_REGS_STRIDE`] * `q` further.
+pub const DMA_M2S_GROUP: u64 = 0x1000;
+/// Offset of the S2M (receive, destination side) queue 0 registers in an
+/// engine's unit: `offsetof(struct unit_regs_v4, s2m)` (0x2_0000) +
+/// `offsetof(struct udma_s2m_regs_v4, s2m_q)` (0x1000).
+pub const DMA_S2M_GROUP: u64 = 0x2_1000;
+/// Bytes of one queue's register block in either group
+/// (`sizeof(struct udma_m2s_q)` = `sizeof(struct udma_s2m_q)`).
+pub const DMA_QUEUE_REGS_STRIDE: u64 = 0x1000;
+/// UDMA queue register: ring status and information (`status`). The
+/// simulated queue answers its software status there (`enum
+/// udma_queue_status` of `udma/udma.h`: DISABLED 1, ENABLED 2, ABORTED
+/// 3); the hardware register's bits are not published.
+pub const DMA_REG_STATUS: u64 = 0x24;
+/// UDMA queue register: ring base, low 32 bits (`tdrbp_low` / `rdrbp_low`).
 pub const DMA_REG_DRBP_LOW: u64 = 0x28;
-/// UDMA register: ring base, high 32 bits.
+/// UDMA queue register: ring base, high 32 bits (`tdrbp_high` / `rdrbp_high`).
 pub const DMA_REG_DRBP_HIGH: u64 = 0x2C;
-/// UDMA register: ring length in descriptors.
+/// UDMA queue register: ring length in descriptors (`tdrl` / `rdrl`).
 pub const DMA_REG_DRL: u64 = 0x30;
-/// UDMA register: head (next descriptor the engine will process).
+/// UDMA queue register: head, the next descriptor the engine will process (`tdrhp` / `rdrhp`).
 pub const DMA_REG_DRHP: u64 = 0x34;
-/// UDMA register: tail increment doorbell (write the number of new descriptors).
+/// UDMA queue register: the tail-increment doorbell, written with the number of new descriptors (`tdrtp_inc` / `rdrtp_inc`).
 pub const DMA_REG_DRTP_INC: u64 = 0x38;
-/// UDMA register: tail (one past the last submitted descriptor).
+/// UDMA queue register: tail, one past the last submitted descriptor (`tdrtp` / `rdrtp`).
 pub const DMA_REG_DRTP: u64 = 0x3C;
+
+/// Where a generation's DMA engines' register units sit in the device
+/// address space, as the driver's address map places them: the engines
+/// of one SEngine follow each other `engine_stride` apart from its base,
+/// the engines of its first core first. v2 (`v2/address_map.h`): one
+/// core per SEngine, `V2_APB_SENG_n_UDMA_0_BASE`, 0x4_0000 apart; v3
+/// (`v3/address_map.h`, `neuron_dhal_v3.c`'s engine init): two cores per
+/// SEngine, `V3_APB_SE_n_SDMA_0_BASE`, `V3_APB_SDMA_DIST` (0x10_0000)
+/// apart, the UDMA unit first in each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaEngineMap {
+    /// Device address of engine 0 of each SEngine, in SEngine order.
+    pub seng_bases: &'static [u64],
+    /// Physical cores one SEngine's engines serve.
+    pub cores_per_seng: u32,
+    /// Distance between two engines' units inside an SEngine.
+    pub engine_stride: u64,
+}
 
 /// EVT_SEM block offset of the event registers.
 pub const EVT_SEM_EVENTS: u64 = 0x0000;
@@ -187,6 +218,8 @@ pub struct ArchDesc {
     pub tpb_stride: u64,
     /// Layout inside one TPB window.
     pub windows: CoreWindowLayout,
+    /// Where the DMA engines' register units are.
+    pub dma_engines: DmaEngineMap,
     /// IRAM bytes of one Q7 core (`seed-siblings` §8.1: 64 KiB on v2,
     /// 128 KiB on v3/v4); a larger code image is "ucode too big".
     pub q7_iram_bytes: u64,
@@ -250,11 +283,43 @@ impl ArchDesc {
         self.evt_sem_addr(core).offset(alias + 4 * u64::from(index))
     }
 
-    /// Device address of a DMA queue's register bank.
-    pub fn dma_queue_bank(&self, core: CoreId, q: DmaQueueId) -> DeviceAddr {
-        let bank = u64::from(q.engine) * u64::from(self.queues_per_dma_engine) + u64::from(q.queue);
-        self.tpb_window(core)
-            .offset(self.windows.dma_regs + bank * DMA_QUEUE_BANK_STRIDE)
+    /// Device address of DMA engine `engine`'s register unit of `core`
+    /// (`core` below [`ArchDesc::cores_per_device`]; a larger index
+    /// answers an address outside every window).
+    pub fn dma_engine_regs(&self, core: CoreId, engine: u32) -> DeviceAddr {
+        let m = &self.dma_engines;
+        let Some(base) = m.seng_bases.get((core.0 / m.cores_per_seng) as usize) else {
+            return DeviceAddr(!(DMA_ENGINE_REGS_SIZE - 1));
+        };
+        let index = (core.0 % m.cores_per_seng) * self.dma_engines_per_core + engine;
+        DeviceAddr(base + u64::from(index) * m.engine_stride)
+    }
+
+    /// Device address of a queue's register block in one direction
+    /// ([`DMA_M2S_GROUP`] or [`DMA_S2M_GROUP`]): `m2s_q[queue]` or
+    /// `s2m_q[queue]` of its engine's unit.
+    pub fn dma_queue_regs(&self, core: CoreId, q: DmaQueueId, group: u64) -> DeviceAddr {
+        self.dma_engine_regs(core, u32::from(q.engine))
+            .offset(group + u64::from(q.queue) * DMA_QUEUE_REGS_STRIDE)
+    }
+
+    /// The core, engine and offset inside the engine's register unit an
+    /// address names, or `None` outside every DMA engine's unit (the
+    /// inverse of [`ArchDesc::dma_engine_regs`]).
+    pub fn dma_engine_at(&self, addr: DeviceAddr) -> Option<(CoreId, u32, u64)> {
+        let m = &self.dma_engines;
+        let engines = u64::from(m.cores_per_seng * self.dma_engines_per_core);
+        let a = addr.get();
+        let (seng, rel) = m.seng_bases.iter().enumerate().find_map(|(s, &b)| {
+            let rel = a.checked_sub(b)?;
+            (rel < engines * m.engine_stride).then_some((s as u32, rel))
+        })?;
+        let (index, off) = ((rel / m.engine_stride) as u32, rel % m.engine_stride);
+        if off >= DMA_ENGINE_REGS_SIZE {
+            return None;
+        }
+        let core = seng * m.cores_per_seng + index / self.dma_engines_per_core;
+        Some((CoreId(core), index % self.dma_engines_per_core, off))
     }
 
     /// Device address of a core's Q7 cluster CSR page.
@@ -298,7 +363,7 @@ impl ArchDesc {
     /// Device address of a queue's tail-increment doorbell for one
     /// direction (`DMA_M2S_GROUP` or `DMA_S2M_GROUP`).
     pub fn dma_tail_inc_addr(&self, core: CoreId, q: DmaQueueId, group: u64) -> DeviceAddr {
-        self.dma_queue_bank(core, q).offset(group + DMA_REG_DRTP_INC)
+        self.dma_queue_regs(core, q, group).offset(DMA_REG_DRTP_INC)
     }
 }
 
@@ -306,11 +371,24 @@ const V2_WINDOWS: CoreWindowLayout = CoreWindowLayout {
     sbuf: 0,
     psum: 0x0200_0000,
     evt_sem: 0x0270_0000,
-    dma_regs: 0x0280_0000,
     q7: 0x0300_0000,
 };
 
 const ENGINES: [EngineId; 5] = EngineId::ALL;
+
+/// v2: `V2_APB_SENG_0_UDMA_0_BASE`, `V2_APB_SENG_1_UDMA_0_BASE`.
+const V2_DMA_ENGINES: DmaEngineMap = DmaEngineMap {
+    seng_bases: &[0x0FFF_F000_0000, 0x0FFF_F070_0000],
+    cores_per_seng: 1,
+    engine_stride: DMA_ENGINE_REGS_SIZE,
+};
+
+/// v3: `V3_APB_SE_0_SDMA_0_BASE` .. `V3_APB_SE_3_SDMA_0_BASE`.
+const V3_DMA_ENGINES: DmaEngineMap = DmaEngineMap {
+    seng_bases: &[0x10_0200_0000, 0x50_0400_0000, 0x8010_0200_0000, 0x8050_0400_0000],
+    cores_per_seng: 2,
+    engine_stride: 0x10_0000,
+};
 
 const V2_HBM: [HbmChannelDesc; 2] = [
     HbmChannelDesc { base: DeviceAddr(0), size: 16 << 30 },
@@ -358,9 +436,10 @@ pub static TRN1: ArchDesc = ArchDesc {
     tpb_base: DeviceAddr(0x0FFF_C000_0000),
     tpb_stride: 0x0400_0000,
     windows: V2_WINDOWS,
+    dma_engines: V2_DMA_ENGINES,
     q7_iram_bytes: 64 << 10,
     q7_dram_bytes: 64 << 10,
-    guesses: "PSUM/DMA-register window offsets are this project's choice",
+    guesses: "PSUM and Q7 portal window offsets are this project's choice",
 };
 
 /// Inferentia2: the same NeuronCore-v2 device as Trn1.
@@ -384,9 +463,10 @@ pub static TRN2: ArchDesc = ArchDesc {
     sbuf_partition_bytes: 224 << 10,
     nq_types: 5,
     tpb_base: DeviceAddr(0x20_0000_0000),
+    dma_engines: V3_DMA_ENGINES,
     q7_iram_bytes: 128 << 10,
     q7_dram_bytes: 256 << 10,
-    guesses: "PSUM/DMA-register window offsets are this project's choice",
+    guesses: "PSUM and Q7 portal window offsets are this project's choice",
     ..TRN1
 };
 
@@ -399,7 +479,7 @@ pub static TRN3: ArchDesc = ArchDesc {
     pci_device_id: None,
     hbm: &V4_HBM,
     sbuf_partition_bytes: 256 << 10,
-    guesses: "driver arch id, core count (8), HBM layout (4 x 36 GiB), address map",
+    guesses: "driver arch id, core count (8), HBM layout (4 x 36 GiB), address map (trn2's, DMA engines included)",
     ..TRN2
 };
 
@@ -429,11 +509,10 @@ mod tests {
     }
 
     #[test]
-    fn q7_portal_sits_after_the_dma_registers_and_inside_the_window() {
+    fn q7_portal_sits_after_the_evt_sem_block_and_inside_the_window() {
         for a in [&TRN1, &TRN2, &TRN3] {
             let w = &a.windows;
-            let dma_end = w.dma_regs + u64::from(a.dma_queues_per_core()) * DMA_QUEUE_BANK_STRIDE;
-            assert!(w.q7 >= dma_end && w.q7 >= w.sbuf + a.sbuf_bytes());
+            assert!(w.q7 >= w.evt_sem + EVT_SEM_SIZE && w.q7 >= w.sbuf + a.sbuf_bytes());
             assert!(w.q7 + Q7_PORTAL_SIZE <= a.tpb_stride);
             assert!(a.q7_iram_bytes <= Q7_CORE_STRIDE && a.q7_dram_bytes <= Q7_CORE_STRIDE);
             const { assert!(Q7_CSR_SIZE <= Q7_IRAM_OFFSET && Q7_IRAM_OFFSET + 8 * Q7_CORE_STRIDE <= Q7_DRAM_OFFSET) };
@@ -454,11 +533,61 @@ mod tests {
                 assert!(last <= lo || first >= hi, "{} TPB windows overlap HBM", a.name);
             }
             assert!(a.host_dma_base.get() >= last || a.host_dma_base.get() + (1 << 40) <= first);
-            // PSUM, EVT_SEM and DMA banks fit inside the TPB window.
-            let dma_end = a.windows.dma_regs + u64::from(a.dma_queues_per_core()) * DMA_QUEUE_BANK_STRIDE;
+            // PSUM and EVT_SEM fit inside the TPB window.
             assert!(a.windows.psum >= a.sbuf_bytes());
             assert!(a.windows.evt_sem >= a.windows.psum + a.psum_bytes());
-            assert!(dma_end <= a.tpb_stride);
+            assert!(a.windows.evt_sem + EVT_SEM_SIZE <= a.tpb_stride);
+            // Every DMA engine's unit lies outside HBM, the host tag's
+            // window and the TPB windows.
+            for c in 0..a.cores_per_device {
+                for e in 0..a.dma_engines_per_core {
+                    let (lo, hi) = (a.dma_engine_regs(CoreId(c), e).get(), a.dma_engine_regs(CoreId(c), e).get() + DMA_ENGINE_REGS_SIZE);
+                    assert!(hi <= first || lo >= last, "{} core {c} engine {e} inside the TPB windows", a.name);
+                    assert!(a.hbm.iter().all(|h| hi <= h.base.get() || lo >= h.base.get() + h.size), "{} engine {e} inside HBM", a.name);
+                    assert!(hi <= a.host_dma_base.get() || lo >= a.host_dma_base.get() + (1 << 40));
+                    assert!(hi <= 1 << PEER_DEVICE_SHIFT);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dma_engines_sit_at_the_drivers_published_bases() {
+        // v2/address_map.h: V2_APB_SENG_0_UDMA_0_BASE, V2_APB_SENG_1_UDMA_3_BASE.
+        assert_eq!(TRN1.dma_engine_regs(CoreId(0), 0), DeviceAddr(0x0FFF_F000_0000));
+        assert_eq!(TRN1.dma_engine_regs(CoreId(1), 3), DeviceAddr(0x0FFF_F07C_0000));
+        assert_eq!(INF2.dma_engine_regs(CoreId(0), 15), DeviceAddr(0x0FFF_F03C_0000));
+        // v3: V3_APB_SE_1_SDMA_0_BASE + (16 + 5) * V3_APB_SDMA_DIST (core 3
+        // is SEngine 1's second core).
+        assert_eq!(TRN2.dma_engine_regs(CoreId(3), 5), DeviceAddr(0x50_0400_0000 + 21 * 0x10_0000));
+        assert_eq!(TRN2.dma_engine_regs(CoreId(4), 0), DeviceAddr(0x8010_0200_0000));
+        // Queue blocks: m2s_q[q] and s2m_q[q] of udma_regs.h.
+        let q = DmaQueueId { engine: 2, queue: 7 };
+        let e = TRN1.dma_engine_regs(CoreId(1), 2).get();
+        assert_eq!(TRN1.dma_queue_regs(CoreId(1), q, DMA_M2S_GROUP).get(), e + 0x1000 + 7 * 0x1000);
+        assert_eq!(TRN1.dma_tail_inc_addr(CoreId(1), q, DMA_S2M_GROUP).get(), e + 0x2_0000 + 0x1000 + 7 * 0x1000 + 0x38);
+        assert_eq!(TRN2.dma_engine_regs(CoreId(8), 0).get() % DMA_ENGINE_REGS_SIZE, 0, "a core past the table");
+        assert_eq!(TRN2.dma_engine_at(TRN2.dma_engine_regs(CoreId(8), 0)), None);
+    }
+
+    #[test]
+    fn every_engines_unit_decodes_back_to_it() {
+        for a in [&TRN1, &INF2, &TRN2, &TRN3] {
+            for c in 0..a.cores_per_device {
+                for e in 0..a.dma_engines_per_core {
+                    let base = a.dma_engine_regs(CoreId(c), e);
+                    for off in [0, DMA_M2S_GROUP + 0x38, DMA_S2M_GROUP + 15 * DMA_QUEUE_REGS_STRIDE + 0x3C, DMA_ENGINE_REGS_SIZE - 4] {
+                        assert_eq!(a.dma_engine_at(base.offset(off)), Some((CoreId(c), e, off)), "{} core {c} engine {e} +{off:#x}", a.name);
+                    }
+                    if a.dma_engines.engine_stride > DMA_ENGINE_REGS_SIZE {
+                        assert_eq!(a.dma_engine_at(base.offset(DMA_ENGINE_REGS_SIZE)), None, "the SDMA block after the unit");
+                    }
+                }
+            }
+            let first = a.dma_engines.seng_bases[0];
+            assert_eq!(a.dma_engine_at(DeviceAddr(first - 4)), None);
+            let per_seng = u64::from(a.dma_engines.cores_per_seng * a.dma_engines_per_core) * a.dma_engines.engine_stride;
+            assert_eq!(a.dma_engine_at(DeviceAddr(first + per_seng)), None);
         }
     }
 

@@ -12,7 +12,10 @@
 //! `seed-siblings` §3.1), since producing records is the device's job.
 
 use crate::addr::{CoreId, DeviceAddr, DmaQueueId, EngineId};
-use crate::arch::{DMA_M2S_GROUP, DMA_S2M_GROUP, EVT_SEM_SEM_INC, EVT_SEM_SEM_READ};
+use crate::arch::{
+    DMA_M2S_GROUP, DMA_REG_DRBP_HIGH, DMA_REG_DRBP_LOW, DMA_REG_DRHP, DMA_REG_DRL, DMA_REG_DRTP, DMA_REG_DRTP_INC, DMA_REG_STATUS, DMA_S2M_GROUP,
+    EVT_SEM_SEM_INC, EVT_SEM_SEM_READ,
+};
 use crate::device::{Device, DmaQueueStatus, DmaRingConfig, MemoryLocation, NqSpec, NqType};
 use crate::error::HalError;
 use std::time::{Duration, Instant};
@@ -39,6 +42,7 @@ pub const CASES: &[Case] = &[
     Case { name: "semaphore_windows", run: semaphore_windows },
     Case { name: "dma_ring_copy", run: dma_ring_copy },
     Case { name: "dma_doorbell_by_device_write", run: dma_doorbell_by_device_write },
+    Case { name: "dma_queue_programmed_by_its_registers", run: dma_queue_programmed_by_its_registers },
     Case { name: "nq_wrap_and_phase", run: nq_wrap_and_phase },
     Case { name: "nq_overflow_flag", run: nq_overflow_flag },
     Case { name: "reservation_exclusive", run: reservation_exclusive },
@@ -61,8 +65,8 @@ macro_rules! device_conformance_tests {
         $crate::device_conformance_tests!($factory;
             memory_roundtrip, memory_every_channel_and_host, out_of_memory, invalid_address,
             semaphores_and_events, semaphore_windows, dma_ring_copy,
-            dma_doorbell_by_device_write, nq_wrap_and_phase, nq_overflow_flag,
-            engine_state_names_the_wait, reservation_exclusive);
+            dma_doorbell_by_device_write, dma_queue_programmed_by_its_registers, nq_wrap_and_phase,
+            nq_overflow_flag, engine_state_names_the_wait, reservation_exclusive);
     };
 }
 
@@ -330,6 +334,49 @@ pub fn dma_doorbell_by_device_write(factory: Factory<'_>) {
     let mut back = [0u8; 256];
     dev.read(dst, &mut back).unwrap();
     assert_eq!(back.to_vec(), pattern(256, 9));
+}
+
+/// A queue programmed only by 32-bit writes to its UDMA registers, where
+/// the driver's `udma_regs.h` puts them in its engine's unit (ring base
+/// low and high and length of `m2s_q[q]` and `s2m_q[q]`, then the two
+/// tail increments), copies, and its registers read back the ring, the
+/// heads and tails past the pair and the enabled status.
+pub fn dma_queue_programmed_by_its_registers(factory: Factory<'_>) {
+    let dev = factory();
+    let arch = dev.info().arch;
+    let c = CoreId(1);
+    let q = DmaQueueId { engine: 6, queue: 11 };
+    let r = rings(&*dev, 32);
+    let src = dev.alloc(HBM0, 512, 0).unwrap();
+    let dst = dev.alloc(HBM0, 512, 0).unwrap();
+    dev.write(src, &pattern(512, 3)).unwrap();
+    let (tx, rx) = udma_copy_pair(src, dst, 512);
+    dev.write(r.tx, &tx).unwrap();
+    dev.write(r.rx, &rx).unwrap();
+    let reg = |group, off| arch.dma_queue_regs(c, q, group).offset(off);
+    let write = |group, off, v: u32| dev.write(reg(group, off), &v.to_le_bytes()).unwrap();
+    let read = |group, off| {
+        let mut w = [0u8; 4];
+        dev.read(reg(group, off), &mut w).unwrap();
+        u32::from_le_bytes(w)
+    };
+    for (group, ring) in [(DMA_M2S_GROUP, r.tx), (DMA_S2M_GROUP, r.rx)] {
+        write(group, DMA_REG_DRBP_LOW, ring.get() as u32);
+        write(group, DMA_REG_DRBP_HIGH, (ring.get() >> 32) as u32);
+        write(group, DMA_REG_DRL, r.n);
+    }
+    write(DMA_M2S_GROUP, DMA_REG_DRTP_INC, 1);
+    write(DMA_S2M_GROUP, DMA_REG_DRTP_INC, 1);
+    wait_until("the register-programmed queue's pair", || read(DMA_S2M_GROUP, DMA_REG_DRHP) == 1);
+    let mut back = [0u8; 512];
+    dev.read(dst, &mut back).unwrap();
+    assert_eq!(back.to_vec(), pattern(512, 3), "the queue programmed by its registers copied other bytes");
+    for (group, ring) in [(DMA_M2S_GROUP, r.tx), (DMA_S2M_GROUP, r.rx)] {
+        let base = u64::from(read(group, DMA_REG_DRBP_HIGH)) << 32 | u64::from(read(group, DMA_REG_DRBP_LOW));
+        assert_eq!(base, ring.get(), "ring base read back");
+        assert_eq!((read(group, DMA_REG_DRL), read(group, DMA_REG_DRHP), read(group, DMA_REG_DRTP)), (r.n, 1, 1));
+        assert_eq!(read(group, DMA_REG_STATUS), 2, "status ENABLED (udma_queue_status)");
+    }
 }
 
 /// Raw 64-byte instruction records for the NQ cases (seed layout: opcode,

@@ -1,6 +1,8 @@
-//! The ABI against the driver's own header: a C program compiled against
-//! `../shared/data/headers/driver/neuron_ioctl.h` prints every command
-//! number, struct size and field offset nrt-ndl uses, and each must equal
+//! The ABI against the driver's own headers: C programs compiled against
+//! `../shared/data/headers/driver` print every command number, struct
+//! size and field offset nrt-ndl uses (`neuron_ioctl.h`), the datastore's
+//! layout (`share/neuron_driver_shared.h`) and the device's register map
+//! (`udma/udma_regs.h`, `v2/` and `v3/address_map.h`), and each must equal
 //! the Rust value. Skipped (with the marker) when the header copy or a C
 //! compiler is absent.
 
@@ -11,14 +13,10 @@ use std::process::Command;
 
 #[test]
 fn numbers_sizes_and_offsets_match_the_driver_header() {
-    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
-    if !headers.join("neuron_ioctl.h").is_file() {
-        skip!("{} is absent (the driver's headers are not in ../shared)", headers.join("neuron_ioctl.h").display());
-    }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    if Command::new(&cc).arg("--version").output().is_err() {
-        skip!("no C compiler ({cc}) to compile against the driver's header");
-    }
+    let (cc, headers) = match compiler_and_headers("neuron_ioctl.h") {
+        Ok(found) => found,
+        Err(why) => skip!("{why}"),
+    };
     // The header is written for the kernel, where pid_t is always defined.
     let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n#include <sys/types.h>\n#include \"neuron_ioctl.h\"\nint main(void) {\n");
     let mut want = String::new();
@@ -49,14 +47,10 @@ fn numbers_sizes_and_offsets_match_the_driver_header() {
 #[test]
 fn the_datastore_layout_matches_the_driver_header() {
     use nrt_hal::status::{self, nds};
-    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
-    if !headers.join("share/neuron_driver_shared.h").is_file() {
-        skip!("{} is absent (the driver's headers are not in ../shared)", headers.join("share/neuron_driver_shared.h").display());
-    }
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    if Command::new(&cc).arg("--version").output().is_err() {
-        skip!("no C compiler ({cc}) to compile against the driver's header");
-    }
+    let (cc, headers) = match compiler_and_headers("share/neuron_driver_shared.h") {
+        Ok(found) => found,
+        Err(why) => skip!("{why}"),
+    };
     let mut c = String::from(
         "#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n#include \"share/neuron_driver_shared.h\"\n\
          static uint64_t ds[262144 / 8];\nint main(void) {\n  char *b = (char *)ds;\n",
@@ -119,16 +113,125 @@ fn the_datastore_layout_matches_the_driver_header() {
     assert!(diffs.is_empty(), "the datastore layout differs from the driver's header:\n{}", diffs.join("\n"));
 }
 
-/// Ends the C program `c`, compiles it against `headers`, runs it and
-/// answers the lines that differ from `want` (ours, then the driver's).
+/// The device's register and memory map (`nrt_hal::arch`) against the
+/// driver's: the UDMA unit's queue blocks and queue registers
+/// (`udma/udma_regs.h`), every DMA engine's unit, the TPB windows, the
+/// EVT_SEM block, HBM and the host tag (`v2/address_map.h`,
+/// `v3/address_map.h`; v3's engine placement is `neuron_dhal_v3.c`'s
+/// formula over the header's macros).
+#[test]
+fn the_register_map_matches_the_driver_headers() {
+    use nrt_hal::arch::*;
+    use nrt_hal::{CoreId, DmaQueueId};
+    let (cc, headers) = match compiler_and_headers("udma/udma_regs.h") {
+        Ok(found) => found,
+        Err(why) => skip!("{why}"),
+    };
+    // udma_regs.h is a kernel header: its u32 comes from a stand-in
+    // linux/types.h (written by compile_and_compare).
+    let mut c = String::from(
+        "#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\n#include \"udma/udma_regs.h\"\n\
+         #include \"v2/address_map.h\"\n#include \"v3/address_map.h\"\nint main(void) {\n",
+    );
+    let mut want = String::new();
+    let mut check = |expr: &str, value: u64| {
+        writeln!(c, "  printf(\"{expr} %llu\\n\", (unsigned long long)({expr}));").unwrap();
+        writeln!(want, "{expr} {value}").unwrap();
+    };
+    check("offsetof(struct unit_regs_v4, m2s) + offsetof(struct udma_m2s_regs_v4, m2s_q)", DMA_M2S_GROUP);
+    check("offsetof(struct unit_regs_v4, s2m) + offsetof(struct udma_s2m_regs_v4, s2m_q)", DMA_S2M_GROUP);
+    check("sizeof(struct udma_m2s_q)", DMA_QUEUE_REGS_STRIDE);
+    check("sizeof(struct udma_s2m_q)", DMA_QUEUE_REGS_STRIDE);
+    check("sizeof(((struct udma_m2s_regs_v4 *)0)->m2s_q) / sizeof(struct udma_m2s_q)", u64::from(TRN2.queues_per_dma_engine));
+    check("sizeof(struct unit_regs_v4) <= V2_APB_SENG_UDMA_SIZE", 1);
+    check("V2_APB_SENG_UDMA_SIZE", DMA_ENGINE_REGS_SIZE);
+    for (reg, value) in [("status", DMA_REG_STATUS), ("drbp_low", DMA_REG_DRBP_LOW), ("drbp_high", DMA_REG_DRBP_HIGH), ("drl", DMA_REG_DRL), ("drhp", DMA_REG_DRHP), ("drtp_inc", DMA_REG_DRTP_INC), ("drtp", DMA_REG_DRTP)] {
+        check(&format!("offsetof(union udma_q_regs, rings.{reg})"), value);
+        let tx = reg.replacen('d', "td", 1);
+        let rx = reg.replacen('d', "rd", 1);
+        if reg != "status" {
+            check(&format!("offsetof(struct udma_m2s_q, {tx})"), value);
+            check(&format!("offsetof(struct udma_s2m_q, {rx})"), value);
+        }
+    }
+    check("V2_DMA_ENG_PER_NC", u64::from(TRN1.dma_engines_per_core));
+    check("V2_DMA_QUEUE_PER_ENG", u64::from(TRN1.queues_per_dma_engine));
+    check("V3_DMA_ENG_PER_NC", u64::from(TRN2.dma_engines_per_core));
+    check("V3_DMA_QUEUE_PER_ENG", u64::from(TRN2.queues_per_dma_engine));
+    check("V3_NC_PER_SENG", u64::from(TRN2.dma_engines.cores_per_seng));
+    check("V3_APB_SDMA_DIST", TRN2.dma_engines.engine_stride);
+    for core in 0..TRN1.cores_per_device {
+        for e in 0..TRN1.dma_engines_per_core {
+            check(&format!("V2_APB_SENG_{core}_UDMA_{e}_BASE"), TRN1.dma_engine_regs(CoreId(core), e).get());
+        }
+    }
+    for core in 0..TRN2.cores_per_device {
+        for e in 0..TRN2.dma_engines_per_core {
+            let (seng, within) = (core / 2, (core % 2) * 16 + e);
+            check(&format!("V3_APB_SE_{seng}_SDMA_0_BASE + {within} * V3_APB_SDMA_DIST"), TRN2.dma_engine_regs(CoreId(core), e).get());
+        }
+    }
+    // One doorbell by the driver's structs, end to end.
+    let q = DmaQueueId { engine: 9, queue: 4 };
+    check(
+        "V3_APB_SE_3_SDMA_0_BASE + 25 * V3_APB_SDMA_DIST + offsetof(struct unit_regs_v4, s2m) + offsetof(struct udma_s2m_regs_v4, s2m_q[4].rdrtp_inc)",
+        TRN2.dma_tail_inc_addr(CoreId(7), q, DMA_S2M_GROUP).get(),
+    );
+    // The windows around them.
+    check("V2_MMAP_TPB_OFFSET", TRN1.tpb_base.get());
+    check("V2_MMAP_TPB_SIZE", TRN1.tpb_stride);
+    check("V3_MMAP_TPB_0_BASE", TRN2.tpb_base.get());
+    check("V3_PCIE_BAR0_TPB_DIST", TRN2.tpb_stride);
+    check("V2_MMAP_NC_EVENT_OFFSET", TRN1.windows.evt_sem);
+    check("V3_MMAP_NC_EVENT_OFFSET", TRN2.windows.evt_sem);
+    check("V2_MMAP_NC_SEMA_SIZE", EVT_SEM_SIZE);
+    for (alias, value) in [("READ", EVT_SEM_SEM_READ), ("SET", EVT_SEM_SEM_SET), ("INCR", EVT_SEM_SEM_INC), ("DECR", EVT_SEM_SEM_DEC)] {
+        check(&format!("V2_MMAP_NC_SEMA_{alias}_OFFSET - V2_MMAP_NC_EVENT_OFFSET"), value);
+        check(&format!("V3_MMAP_NC_SEMA_{alias}_OFFSET - V3_MMAP_NC_EVENT_OFFSET"), value);
+    }
+    check("V2_SEMAPHORE_COUNT", u64::from(TRN1.semaphores));
+    check("V3_EVENTS_COUNT", u64::from(TRN2.events));
+    check("V2_PCIE_A0_BASE", TRN1.host_dma_base.get());
+    check("V3_PCIE_A0_BASE", TRN2.host_dma_base.get());
+    check("V2_HBM_0_BASE", TRN1.hbm[0].base.get());
+    check("V2_HBM_1_BASE", TRN1.hbm[1].base.get());
+    for (i, h) in TRN2.hbm.iter().enumerate() {
+        check(&format!("V3_HBM_{i}_BASE"), h.base.get());
+        check("V3_HBM_ACTIVE_SIZE", h.size);
+    }
+    check("V2_MAX_NQ_TYPE", u64::from(TRN1.nq_types));
+    check("V3_MAX_NQ_TYPE", u64::from(TRN2.nq_types));
+    check("V3_MAX_NQ_QUEUES", u64::from(TRN2.nqs_per_type));
+    let diffs = compile_and_compare(&cc, &headers, "register_map", c, &want);
+    assert!(diffs.is_empty(), "the register map differs from the driver's headers:\n{}", diffs.join("\n"));
+}
+
+/// The C compiler (`$CC`, else `cc`) and the driver's header directory
+/// in `../shared`, or why a test against `header` cannot run here.
+fn compiler_and_headers(header: &str) -> Result<(String, std::path::PathBuf), String> {
+    let headers = nrt_test_support::repo_root().join("../shared/data/headers/driver");
+    if !headers.join(header).is_file() {
+        return Err(format!("{} is absent (the driver's headers are not in ../shared)", headers.join(header).display()));
+    }
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    if Command::new(&cc).arg("--version").output().is_err() {
+        return Err(format!("no C compiler ({cc}) to compile against the driver's header"));
+    }
+    Ok((cc, headers))
+}
+
+/// Ends the C program `c`, compiles it against `headers` (and a stand-in
+/// `linux/types.h` giving the kernel's `u32`), runs it and answers the
+/// lines that differ from `want` (ours, then the driver's).
 fn compile_and_compare(cc: &str, headers: &std::path::Path, name: &str, mut c: String, want: &str) -> Vec<String> {
     c.push_str("  return 0;\n}\n");
     let dir = std::env::temp_dir().join(format!("nrt-ndl-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(dir.join("linux")).unwrap();
+    std::fs::write(dir.join("linux/types.h"), "#pragma once\n#include_next <linux/types.h>\n#include <stdint.h>\ntypedef uint32_t u32;\n").unwrap();
     let src = dir.join(format!("{name}.c"));
     let exe = dir.join(name);
     std::fs::write(&src, &c).unwrap();
-    let out = Command::new(cc).arg("-I").arg(headers).arg(&src).arg("-o").arg(&exe).output().unwrap();
+    let out = Command::new(cc).arg("-I").arg(&dir).arg("-I").arg(headers).arg(&src).arg("-o").arg(&exe).output().unwrap();
     assert!(out.status.success(), "compiling against the driver header failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success());

@@ -17,14 +17,10 @@ pub mod walk;
 
 pub use regs::{RegRef, reg_ref};
 
-use nrt_hal::arch::{DMA_REG_DRBP_HIGH, DMA_REG_DRBP_LOW, DMA_REG_DRHP, DMA_REG_DRL, DMA_REG_DRTP, DMA_REG_DRTP_INC};
+use nrt_hal::arch::{DMA_REG_DRBP_HIGH, DMA_REG_DRBP_LOW, DMA_REG_DRHP, DMA_REG_DRL, DMA_REG_DRTP, DMA_REG_DRTP_INC, DMA_REG_STATUS};
 use nrt_hal::{DeviceAddr, DmaQueueState, DmaQueueStatus, DmaRingConfig};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-/// UDMA register: queue status (ours: the software status code, DISABLED 1,
-/// ENABLED 2, ABORTED 3).
-pub const DMA_REG_STATUS: u64 = 0x24;
 
 /// Programming and progress of one queue, owned by whoever holds the lock
 /// (the queue worker while it walks, or the programming path).
@@ -262,9 +258,17 @@ mod tests {
 
     #[test]
     fn register_offsets_decode() {
-        assert_eq!(reg_ref(0x38), Some(RegRef { queue: 0, rx: false, reg: 0x38 }));
-        assert_eq!(reg_ref(0x5000 + 0x138), Some(RegRef { queue: 5, rx: true, reg: 0x38 }));
-        assert_eq!(reg_ref(0x5000 + 0x300), None);
+        use nrt_hal::arch::DMA_ENGINE_REGS_SIZE;
+        // m2s_q[0] of engine 0, s2m_q[5] of engine 0, m2s_q[15] of engine 2.
+        assert_eq!(reg_ref(0x1000 + 0x38), Some(RegRef { queue: 0, rx: false, reg: 0x38 }));
+        assert_eq!(reg_ref(0x2_1000 + 5 * 0x1000 + 0x38), Some(RegRef { queue: 5, rx: true, reg: 0x38 }));
+        assert_eq!(reg_ref(2 * DMA_ENGINE_REGS_SIZE + 0x1000 + 15 * 0x1000 + 0x28), Some(RegRef { queue: 47, rx: false, reg: 0x28 }));
+        // The engine-wide blocks: the M2S state register, the S2M block's
+        // head, the general registers.
+        assert_eq!(reg_ref(0x200), None);
+        assert_eq!(reg_ref(0x2_0000), None);
+        assert_eq!(reg_ref(0x1_1000), None);
+        assert_eq!(reg_ref(0x3_8000), None);
     }
 
     proptest::proptest! {

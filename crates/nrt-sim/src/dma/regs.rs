@@ -1,8 +1,10 @@
-//! The decode of an offset in a core's DMA register window into the
-//! queue and register it names (a leaf: the address routing and the
-//! [`crate::port::StoreRoute`] of a doorbell keep its answer).
+//! The decode of an offset in a core's DMA engines' register units into
+//! the queue and register it names (a leaf: the address routing and the
+//! [`crate::port::StoreRoute`] of a doorbell keep its answer). The units
+//! are the driver's (`udma/udma_regs.h`): queue `q`'s M2S registers at
+//! `m2s_q[q]`, its S2M registers at `s2m_q[q]`.
 
-use nrt_hal::arch::{DMA_M2S_GROUP, DMA_QUEUE_BANK_STRIDE, DMA_S2M_GROUP};
+use nrt_hal::arch::{DMA_ENGINE_REGS_SIZE, DMA_M2S_GROUP, DMA_QUEUE_REGS_STRIDE, DMA_S2M_GROUP};
 
 /// Which register of which queue a DMA-window offset names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,17 +17,25 @@ pub struct RegRef {
     pub reg: u64,
 }
 
-/// Decodes an offset inside the core's DMA register window.
+/// Queue register blocks per group in a unit (`m2s_q[16]`, `s2m_q[16]`).
+const QUEUES_PER_ENGINE: u64 = 16;
+
+/// Decodes an offset into the core's DMA register units (engine `e`'s
+/// unit at `e * DMA_ENGINE_REGS_SIZE`); `None` for the engine-wide
+/// registers (state, AXI, interrupt and general blocks), which the
+/// simulated engines do not have.
 pub fn reg_ref(offset: u64) -> Option<RegRef> {
-    let queue = (offset / DMA_QUEUE_BANK_STRIDE) as usize;
-    let in_bank = offset % DMA_QUEUE_BANK_STRIDE;
-    let (rx, reg) = if (DMA_S2M_GROUP..DMA_S2M_GROUP + 0x100).contains(&in_bank) {
-        (true, in_bank - DMA_S2M_GROUP)
-    } else if in_bank < DMA_M2S_GROUP + 0x100 {
-        (false, in_bank - DMA_M2S_GROUP)
+    let engine = offset / DMA_ENGINE_REGS_SIZE;
+    let in_unit = offset % DMA_ENGINE_REGS_SIZE;
+    let span = QUEUES_PER_ENGINE * DMA_QUEUE_REGS_STRIDE;
+    let (rx, in_group) = if let Some(o) = in_unit.checked_sub(DMA_S2M_GROUP).filter(|o| *o < span) {
+        (true, o)
+    } else if let Some(o) = in_unit.checked_sub(DMA_M2S_GROUP).filter(|o| *o < span) {
+        (false, o)
     } else {
         return None;
     };
-    Some(RegRef { queue, rx, reg })
+    let queue = engine * QUEUES_PER_ENGINE + in_group / DMA_QUEUE_REGS_STRIDE;
+    Some(RegRef { queue: queue as usize, rx, reg: in_group % DMA_QUEUE_REGS_STRIDE })
 }
 

@@ -11,8 +11,8 @@
 //! | `tpb_base + tpb_stride*n + windows.sbuf` | core `n` SBUF, partition-major (`p * partition_bytes + offset`) |
 //! | `... + windows.psum` | core `n` PSUM, partition-major (16 KiB per partition = 8 banks of 2 KiB) |
 //! | `... + windows.evt_sem` | core `n` EVT_SEM block (events, semaphore READ/SET/INC/DEC aliases) |
-//! | `... + windows.dma_regs` | core `n` DMA queue register banks |
 //! | `... + windows.q7` | core `n` Q7 cluster portal: CSRs, 8 IRAM and 8 DRAM apertures |
+//! | `dma_engine_regs(n, e) .. + DMA_ENGINE_REGS_SIZE` | core `n`'s DMA engine `e`'s UDMA register unit, where the driver's address map puts it (`nrt_hal::arch::DmaEngineMap`) |
 //! | `PEER_WINDOW_TAG \| d << PEER_DEVICE_SHIFT \| a` | device `d`'s address `a` (the peer window, `nrt_hal::arch::ArchDesc::peer_addr`), routed by the instance |
 //!
 //! Anything else is an invalid address. An access must lie inside one
@@ -33,7 +33,7 @@ pub mod slab;
 
 use crate::memory::alloc::{AllocError, FreeListAllocator};
 use crate::memory::pages::SparsePages;
-use nrt_hal::arch::{ArchDesc, DMA_QUEUE_BANK_STRIDE, EVT_SEM_SIZE};
+use nrt_hal::arch::{ArchDesc, DMA_ENGINE_REGS_SIZE, EVT_SEM_SIZE};
 use nrt_hal::{CoreId, DeviceAddr, HalError, HalResult, HbmChannelDesc, HostWindow, MemoryLocation};
 use std::sync::Mutex;
 
@@ -162,7 +162,8 @@ pub enum Target {
     Psum(CoreId, u64),
     /// A core's EVT_SEM block at an offset.
     EvtSem(CoreId, u64),
-    /// A core's DMA register banks at an offset.
+    /// A core's DMA engines' register units at an offset: engine `e`'s
+    /// unit is `e * DMA_ENGINE_REGS_SIZE` on (see [`crate::dma::reg_ref`]).
     DmaRegs(CoreId, u64),
     /// A core's Q7 cluster portal (CSRs, IRAM, DRAM) at an offset.
     Q7(CoreId, u64),
@@ -209,23 +210,27 @@ pub fn decode(arch: &ArchDesc, memory: &Memory, cores: u32, addr: DeviceAddr, le
         if let Some(o) = inside(off, l, w.evt_sem, EVT_SEM_SIZE) {
             return Ok(Target::EvtSem(core, o));
         }
-        let dma_span = u64::from(arch.dma_queues_per_core()) * DMA_QUEUE_BANK_STRIDE;
-        if let Some(o) = inside(off, l, w.dma_regs, dma_span) {
-            return Ok(Target::DmaRegs(core, o));
-        }
         if let Some(o) = inside(off, l, w.q7, nrt_hal::arch::Q7_PORTAL_SIZE) {
             return Ok(Target::Q7(core, o));
         }
         return Err(HalError::invalid(
             addr,
             len,
-            format!("not inside one window of {core}'s TPB space (SBUF, PSUM, EVT_SEM, DMA registers or Q7 portal)"),
+            format!("not inside one window of {core}'s TPB space (SBUF, PSUM, EVT_SEM or Q7 portal)"),
         ));
+    }
+    if let Some((core, engine, off)) = arch.dma_engine_at(addr)
+        && core.0 < cores
+    {
+        if off + len > DMA_ENGINE_REGS_SIZE {
+            return Err(HalError::invalid(addr, len, format!("runs past the end of {core}'s DMA engine {engine}'s registers")));
+        }
+        return Ok(Target::DmaRegs(core, u64::from(engine) * DMA_ENGINE_REGS_SIZE + off));
     }
     Err(HalError::invalid(
         addr,
         len,
-        "not inside one HBM channel, host-DMA memory or a core window",
+        "not inside one HBM channel, host-DMA memory, a core window or a DMA engine's registers",
     ))
 }
 
@@ -244,6 +249,10 @@ mod tests {
         assert_eq!(d(TRN2.sbuf_addr(CoreId(1)).get() + 7, 1).unwrap(), Target::Sbuf(CoreId(1), 7));
         assert_eq!(d(TRN2.psum_addr(CoreId(7)).get(), 2048).unwrap(), Target::Psum(CoreId(7), 0));
         assert_eq!(d(TRN2.evt_sem_addr(CoreId(2)).get() + 0x1800, 4).unwrap(), Target::EvtSem(CoreId(2), 0x1800));
+        let q = nrt_hal::DmaQueueId { engine: 3, queue: 9 };
+        let tail = TRN2.dma_tail_inc_addr(CoreId(5), q, nrt_hal::arch::DMA_S2M_GROUP);
+        assert_eq!(d(tail.get(), 4).unwrap(), Target::DmaRegs(CoreId(5), 3 * DMA_ENGINE_REGS_SIZE + 0x2_1000 + 9 * 0x1000 + 0x38));
+        assert!(d(TRN2.dma_engine_regs(CoreId(5), 3).get() + DMA_ENGINE_REGS_SIZE - 4, 8).is_err(), "runs past the unit");
         assert!(d((24 << 30) - 2, 4).is_err(), "straddles the end of HBM 0");
         assert!(d(TRN2.tpb_window(CoreId(8)).get(), 4).is_err(), "core 8 does not exist");
         assert!(d(TRN2.sbuf_addr(CoreId(0)).get() + TRN2.sbuf_bytes(), 4).is_err(), "gap after SBUF");

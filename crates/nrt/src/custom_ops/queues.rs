@@ -12,7 +12,7 @@
 //! Our table gives queue 15 of DMA engines 8..16 to custom ops; the model
 //! queue pool never hands those out ([`is_custom_op_dma`] is the filter).
 
-use nrt_hal::arch::{ArchDesc, DMA_M2S_GROUP, DMA_REG_DRTP_INC, DMA_S2M_GROUP};
+use nrt_hal::arch::{ArchDesc, DMA_M2S_GROUP, DMA_S2M_GROUP};
 use nrt_hal::{CoreId, DmaQueueId};
 
 /// `kbin_dma_ring_type` GENERIC: queues the model pool hands out.
@@ -166,9 +166,9 @@ pub fn stage_custom_op_queues_in(table: &[QueueBundleEntry], arch: &ArchDesc, co
                 continue;
             }
             let q = DmaQueueId { engine: engine as u8, queue: queue as u8 };
-            let engine_pa = arch.dma_queue_bank(core, DmaQueueId { engine: engine as u8, queue: 0 }).get();
-            let bank = arch.dma_queue_bank(core, q).get() - engine_pa;
-            out.push(CustomOpQueue { queue: q, engine_pa, m2s: bank + DMA_M2S_GROUP + DMA_REG_DRTP_INC, s2m: bank + DMA_S2M_GROUP + DMA_REG_DRTP_INC });
+            let engine_pa = arch.dma_engine_regs(core, engine).get();
+            let tail = |group| arch.dma_tail_inc_addr(core, q, group).get() - engine_pa;
+            out.push(CustomOpQueue { queue: q, engine_pa, m2s: tail(DMA_M2S_GROUP), s2m: tail(DMA_S2M_GROUP) });
             if out.len() == MAX_CUSTOM_OP_QUEUES {
                 break 'walk;
             }
@@ -227,6 +227,10 @@ mod tests {
             assert_eq!(q.queue, DmaQueueId { engine: 8 + i as u8, queue: 15 });
             assert_eq!(q.m2s_addr(), arch.dma_tail_inc_addr(CoreId(1), q.queue, DMA_M2S_GROUP).get());
             assert_eq!(q.s2m_addr(), arch.dma_tail_inc_addr(CoreId(1), q.queue, DMA_S2M_GROUP).get());
+            // The engine's UDMA unit and the tail registers of m2s_q[15]
+            // and s2m_q[15] in it (udma/udma_regs.h).
+            assert_eq!(q.engine_pa, 0x0FFF_F070_0000 + 0x4_0000 * (8 + i as u64));
+            assert_eq!((q.m2s, q.s2m), (0x1_0038, 0x3_0038));
         }
     }
 
