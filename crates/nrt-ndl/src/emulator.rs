@@ -158,12 +158,9 @@ impl EmulatedDriver {
         Ok(())
     }
 
-    fn put_user_u64(ptr: u64, v: u64) -> R {
-        ffi::copy_to_user(ptr, &v.to_ne_bytes()).ok_or_else(|| refuse(libc::EFAULT, "null out pointer"))
-    }
-
-    fn put_user_i32(ptr: u64, v: i32) -> R {
-        ffi::copy_to_user(ptr, &v.to_ne_bytes()).ok_or_else(|| refuse(libc::EFAULT, "null out pointer"))
+    /// Writes an out value's bytes (`to_ne_bytes`) to caller memory.
+    fn put_user(ptr: u64, bytes: &[u8]) -> R {
+        ffi::copy_to_user(ptr, bytes).ok_or_else(|| refuse(libc::EFAULT, "null out pointer"))
     }
 
     fn dispatch(&self, c: u32, buf: &mut [u8]) -> R {
@@ -204,7 +201,7 @@ impl EmulatedDriver {
                 let pa = dev.alloc(location, a.size, a.align).map_err(hal)?;
                 let h = self.next_handle.fetch_add(1, Ordering::Relaxed);
                 lock(&self.chunks).insert(h, Chunk { pa, size: a.size, host });
-                if let Err(e) = Self::put_user_u64(a.mem_handle, h) {
+                if let Err(e) = Self::put_user(a.mem_handle, &h.to_ne_bytes()) {
                     lock(&self.chunks).remove(&h);
                     let _ = dev.free(pa);
                     return Err(e);
@@ -228,7 +225,7 @@ impl EmulatedDriver {
                     return Err(refuse(libc::EFAULT, "null fd pointer"));
                 }
                 let fd = dev.dmabuf_fd(a.va as usize, a.size).map_err(hal)?;
-                Self::put_user_i32(a.fd, std::os::fd::IntoRawFd::into_raw_fd(fd))
+                Self::put_user(a.fd, &std::os::fd::IntoRawFd::into_raw_fd(fd).to_ne_bytes())
             }
             cmd::MEM_FREE => {
                 let a: abi::MemFree = Self::arg(buf)?;
